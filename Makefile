@@ -1,0 +1,51 @@
+# Herald — developer entry points. Every target installs what it needs first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+export AWS_DEFAULT_REGION ?= us-east-1
+export SAM_CLI_TELEMETRY := 0
+
+.PHONY: run test lint typecheck validate build invoke bench clean
+
+$(STAMP): requirements-dev.txt constraints.txt layers/herald/requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt -c constraints.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+## run: start the whole stack locally (moto, HTTP API, pollers, provider sandbox); Ctrl-C stops it
+run: $(STAMP)
+	$(BIN)/python -m herald_local
+
+## test: lint, type-check, validate the template, then unit, integration and end-to-end tests
+test: $(STAMP) lint typecheck
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+## validate: SAM and CloudFormation linting of template.yaml
+validate: $(STAMP)
+	$(BIN)/sam validate --lint
+	$(BIN)/cfn-lint template.yaml
+
+## build: sam build (needs python3.12 on PATH, e.g. PYENV_VERSION=3.12.1)
+build: $(STAMP)
+	$(BIN)/sam build
+
+## invoke: run one function on one event against the running local stack (make invoke FN=ApiFunction EVENT=events/api/ping.json)
+invoke: $(STAMP)
+	$(BIN)/python -m herald_local.invoke $(FN) $(EVENT)
+
+## bench: measure the accept and delivery paths (AWS calls, latency) against moto
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .aws-sam .herald-local .pytest_cache .mypy_cache .ruff_cache

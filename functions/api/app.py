@@ -1,0 +1,160 @@
+"""ApiFunction: the NotifyKit-compatible HTTP API. Parses requests, calls the herald core, answers."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import herald
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn
+from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from herald.api_responses import error_response, json_response, oversized_body, validation_error
+from herald.auth import TenantContext
+from herald.composition import api_services
+from herald.errors import HeraldError, not_found
+from herald.health import check_health
+from herald.notification_requests import EmailRequest, WebhookRequest
+from herald.observability import logger, metrics
+
+PUBLIC_PATHS = frozenset(
+    {"/api/v1/ping", "/api/v1/info", "/api/v1/health", "/api/v1/openapi.json", "/api/v1/docs"}
+)
+
+app = APIGatewayHttpResolver(enable_validation=True)
+app.enable_swagger(
+    path="/api/v1/docs",
+    title="Herald API",
+    version=herald.__version__,
+    description="Multi-tenant email and webhook notifications, wire-compatible with the NotifyKit SDK.",
+    security_schemes={"apiKey": APIKey(name="X-API-Key", in_=APIKeyIn.header)},
+    security=[{"apiKey": []}],
+)
+
+
+def tenant() -> TenantContext:
+    return api_services().auth.authenticate(app.current_event.headers)
+
+
+# ---------------------------------------------------------------- public, no key
+
+
+@app.get("/api/v1/ping", summary="Liveness")
+def ping() -> Response[str]:
+    return json_response(200, {"message": "pong"})
+
+
+@app.get("/api/v1/info", summary="Service information")
+def info() -> Response[str]:
+    return json_response(
+        200,
+        {
+            "name": "Herald",
+            "version": herald.__version__,
+            "description": "Multi-tenant email and webhook notifications (NotifyKit-compatible API).",
+            "documentation": "/api/v1/docs",
+        },
+    )
+
+
+@app.get("/api/v1/health", summary="Reachability of the table and the queues")
+def health() -> Response[str]:
+    healthy, checks = check_health(api_services().settings)
+    return json_response(
+        200 if healthy else 503, {"status": "ok" if healthy else "degraded", "checks": checks}
+    )
+
+
+@app.get("/api/v1/openapi.json", include_in_schema=False)
+def openapi_document() -> Response[str]:
+    return Response(
+        200, "application/json", app.get_openapi_json_schema(title="Herald API", version=herald.__version__)
+    )
+
+
+# ---------------------------------------------------------------- notifications
+
+
+@app.post("/api/v1/notifications/email", summary="Send an email", status_code=202)
+def send_email(
+    request: Annotated[EmailRequest, Body()],
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> Response[str]:
+    accepted = api_services().accept.accept_email(tenant(), request, idempotency_key)
+    metrics.add_metric(name="EmailAccepted", unit="Count", value=1)
+    return json_response(202, accepted.as_response())
+
+
+@app.post("/api/v1/notifications/webhook", summary="Send a webhook", status_code=202)
+def send_webhook(
+    request: Annotated[WebhookRequest, Body()],
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> Response[str]:
+    accepted = api_services().accept.accept_webhook(tenant(), request, idempotency_key)
+    metrics.add_metric(name="WebhookAccepted", unit="Count", value=1)
+    return json_response(202, accepted.as_response())
+
+
+@app.get("/api/v1/notifications/jobs/<job_id>", summary="Get a job")
+def get_job(job_id: Annotated[str, Path(max_length=64)]) -> Response[str]:
+    return json_response(200, api_services().jobs.get(tenant(), job_id))
+
+
+@app.get("/api/v1/notifications/jobs", summary="List jobs, newest first")
+def list_jobs(
+    page: Annotated[int, Query(ge=1)] = 1,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    type: Annotated[Literal["email", "webhook"] | None, Query()] = None,  # noqa: A002 (the query name)
+    status: Annotated[Literal["pending", "processing", "completed", "failed"] | None, Query()] = None,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> Response[str]:
+    listing = api_services().jobs.list(
+        tenant(), page=page, limit=limit, type_=type, status=status, cursor=cursor
+    )
+    return json_response(200, listing)
+
+
+@app.post("/api/v1/notifications/jobs/<job_id>/retry", summary="Retry a failed job", status_code=201)
+def retry_job(job_id: Annotated[str, Path(max_length=64)]) -> Response[str]:
+    return json_response(201, api_services().jobs.retry(tenant(), job_id))
+
+
+# ---------------------------------------------------------------- errors
+
+
+@app.exception_handler(HeraldError)
+def herald_error(error: HeraldError) -> Response[str]:
+    return error_response(error)
+
+
+@app.exception_handler(RequestValidationError)
+def invalid_request(error: RequestValidationError) -> Response[str]:
+    # The caller's identity is checked before their input: 401/403 win over body problems.
+    if app.current_event.path not in PUBLIC_PATHS:
+        try:
+            tenant()
+        except HeraldError as auth_error:
+            return error_response(auth_error)
+    return error_response(validation_error(error.errors()))
+
+
+@app.not_found
+def unknown_route(_: NotFoundError) -> Response[str]:
+    return error_response(not_found(f"No route {app.current_event.http_method} {app.current_event.path}."))
+
+
+@app.exception_handler(Exception)
+def unexpected(_error: Exception) -> Response[str]:
+    logger.exception("unhandled error")
+    return error_response(HeraldError("Something went wrong on our side.", "internal_error", 500))
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    oversized = oversized_body(event)
+    if oversized is not None:
+        return oversized
+    return app.resolve(event, context)

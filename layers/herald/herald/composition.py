@@ -1,0 +1,38 @@
+"""Composition root: builds each function's services from the process settings, once per container."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from herald.accept import AcceptService
+from herald.auth import Authenticator
+from herald.job_queries import JobQueries
+from herald.queueing import SqsJobQueue
+from herald.settings import Settings, get_settings
+from herald.store.job_store import JobStore
+from herald.store.table import ensure_bound
+from herald.store.tenant_store import TenantStore
+
+
+@dataclass(frozen=True)
+class ApiServices:
+    settings: Settings
+    auth: Authenticator
+    accept: AcceptService
+    jobs: JobQueries
+    tenants: TenantStore
+
+
+@lru_cache(maxsize=1)
+def api_services() -> ApiServices:
+    settings = get_settings()
+    ensure_bound()
+    jobs, queue, tenants = JobStore(), SqsJobQueue(settings), TenantStore()
+    return ApiServices(
+        settings=settings,
+        auth=Authenticator(tenants),
+        accept=AcceptService(settings, jobs, queue),
+        jobs=JobQueries(settings, jobs, queue),
+        tenants=tenants,
+    )

@@ -1,0 +1,56 @@
+"""Binding the models to the deployed table, and the connection transactions run on."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pynamodb.connection import Connection
+
+from herald.settings import Settings, get_settings
+from herald.store.models import HeraldItem
+
+
+def _model_classes() -> list[type[HeraldItem]]:
+    found: list[type[HeraldItem]] = [HeraldItem]
+    for cls in found:
+        found.extend(cls.__subclasses__())
+    return found
+
+
+def bind(settings: Settings) -> None:
+    """Point every model at the table of these settings (tests rebind per moto table)."""
+    meta = HeraldItem.Meta
+    meta.table_name = settings.table_name
+    meta.region = settings.region
+    meta.host = settings.dynamodb_endpoint
+    meta.max_retry_attempts = max(settings.aws_max_attempts - 1, 0)
+    meta.connect_timeout_seconds = 3
+    meta.read_timeout_seconds = 5
+    # PynamoDB caches a connection per class on first use; drop them all so the binding applies.
+    for cls in _model_classes():
+        cls._connection = None
+    connection.cache_clear()
+
+
+@lru_cache(maxsize=1)
+def connection() -> Connection:
+    """The low-level connection TransactWrite needs (same endpoint and retries as the models)."""
+    meta = HeraldItem.Meta
+    return Connection(
+        region=meta.region,
+        host=meta.host,
+        max_retry_attempts=meta.max_retry_attempts,
+        connect_timeout_seconds=meta.connect_timeout_seconds,
+        read_timeout_seconds=meta.read_timeout_seconds,
+    )
+
+
+@lru_cache(maxsize=1)
+def _bound_once() -> bool:
+    bind(get_settings())
+    return True
+
+
+def ensure_bound() -> None:
+    """Bind to the process settings once (handlers call this at cold start)."""
+    _bound_once()
