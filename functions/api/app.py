@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-import herald
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
+import herald
 from herald.api_responses import error_response, json_response, oversized_body, validation_error
+from herald.api_services import api_services
 from herald.auth import TenantContext
-from herald.composition import api_services
 from herald.errors import HeraldError, not_found
 from herald.health import check_health
 from herald.notification_requests import EmailRequest, WebhookRequest

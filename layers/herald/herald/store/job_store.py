@@ -149,8 +149,8 @@ class JobStore:
             counter = RateCounter(f"RATE#{job.tenant_id}#{rate.minute}", "RATE")
             tx.update(
                 counter,
-                actions=[RateCounter.count.add(1), RateCounter.expires_at.set(now + RATE_TTL_SECONDS)],
-                condition=RateCounter.count.does_not_exist() | (RateCounter.count < rate.limit),
+                actions=[RateCounter.requests.add(1), RateCounter.expires_at.set(now + RATE_TTL_SECONDS)],
+                condition=RateCounter.requests.does_not_exist() | (RateCounter.requests < rate.limit),
             )
             tx.update(
                 UsageCounter(f"USAGE#{job.tenant_id}#{usage.period}", "USAGE"), **_usage_update(usage, now)

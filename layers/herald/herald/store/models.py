@@ -53,6 +53,10 @@ class HeraldItem(Model):
         # Bound to the real table name, region and retry budget by herald.store.table.bind().
         table_name = "herald-unbound"
         region = "us-east-1"
+        host: str | None = None
+        max_retry_attempts = 2
+        connect_timeout_seconds = 3
+        read_timeout_seconds = 5
 
     pk = UnicodeAttribute(hash_key=True)
     sk = UnicodeAttribute(range_key=True)
@@ -178,6 +182,8 @@ class JobState(HeraldItem, discriminator="job"):
     completed_at = UnicodeAttribute(null=True, attr_name="completedAt")
     used_provider = UnicodeAttribute(null=True, attr_name="usedProvider")
     lease_until = NumberAttribute(null=True, attr_name="leaseUntil")
+    # Providers that failed permanently for this job (bad key, suspended): not tried again.
+    skip_providers = ListAttribute[str](null=True, attr_name="skipProviders")
     delivery_logs = ListAttribute(of=DeliveryLogAttribute, default=list, attr_name="deliveryLogs")
 
 
@@ -201,7 +207,8 @@ class IdempotencyRecord(HeraldItem, discriminator="idem"):
 
 
 class RateCounter(HeraldItem, discriminator="rate"):
-    count = NumberAttribute(default=0)
+    # Not named "count": that would shadow Model.count().
+    requests = NumberAttribute(default=0, attr_name="count")
 
 
 class UsageCounter(HeraldItem, discriminator="usage"):

@@ -17,15 +17,13 @@ def _model_classes() -> list[type[HeraldItem]]:
     return found
 
 
-def bind(settings: Settings) -> None:
-    """Point every model at the table of these settings (tests rebind per moto table)."""
+def bind(table_name: str, *, region: str, endpoint: str | None = None, max_attempts: int = 3) -> None:
+    """Point every model at this table (functions at cold start, the CLI, tests per moto table)."""
     meta = HeraldItem.Meta
-    meta.table_name = settings.table_name
-    meta.region = settings.region
-    meta.host = settings.dynamodb_endpoint
-    meta.max_retry_attempts = max(settings.aws_max_attempts - 1, 0)
-    meta.connect_timeout_seconds = 3
-    meta.read_timeout_seconds = 5
+    meta.table_name = table_name
+    meta.region = region
+    meta.host = endpoint
+    meta.max_retry_attempts = max(max_attempts - 1, 0)
     # PynamoDB caches a connection per class on first use; drop them all so the binding applies.
     for cls in _model_classes():
         cls._connection = None
@@ -47,7 +45,13 @@ def connection() -> Connection:
 
 @lru_cache(maxsize=1)
 def _bound_once() -> bool:
-    bind(get_settings())
+    settings: Settings = get_settings()
+    bind(
+        settings.table_name,
+        region=settings.region,
+        endpoint=settings.dynamodb_endpoint,
+        max_attempts=settings.aws_max_attempts,
+    )
     return True
 
 

@@ -1,4 +1,7 @@
-"""Composition root: builds each function's services from the process settings, once per container."""
+"""Composition root of the API function: its services, built once per container from the settings.
+
+Only what the API path needs is imported here (the workers' modules stay out of its cold start).
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""The operator CLI ``herald``: tenants and their keys, against the local stack or a deployed one."""

@@ -1,0 +1,113 @@
+"""herald: the operator CLI (tenants, plans, API keys)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from herald import tenants
+from herald.errors import DependencyError, HeraldError
+from herald.plans import Plan
+from herald.store.table import bind
+from herald.store.tenant_store import TenantNotFound, TenantStore
+from herald_cli.target import TargetError, deployed_target, local_target
+
+PLANS = [plan.value for plan in Plan]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="herald", description="Operate a Herald stack.")
+    parser.add_argument(
+        "--stack", help="deployed CloudFormation stack name (default: the running local stack)"
+    )
+    parser.add_argument("--region", help="AWS region of --stack")
+    groups = parser.add_subparsers(dest="group", required=True)
+
+    tenant = groups.add_parser("tenant", help="tenants").add_subparsers(dest="command", required=True)
+    create = tenant.add_parser("create", help="create a tenant and print its API key once")
+    create.add_argument("--name", required=True)
+    create.add_argument("--email", required=True)
+    create.add_argument("--plan", choices=PLANS, default=Plan.FREE.value)
+    create.add_argument("--json", action="store_true", help='print {"tenantId": ..., "apiKey": ...}')
+    listing = tenant.add_parser("list", help="list tenants, oldest first")
+    listing.add_argument("--json", action="store_true")
+    set_plan = tenant.add_parser("set-plan", help="change a tenant's plan")
+    set_plan.add_argument("tenant_id")
+    set_plan.add_argument("plan", choices=PLANS)
+    for name, text in (("disable", "refuse the tenant's requests (403)"), ("enable", "accept them again")):
+        tenant.add_parser(name, help=text).add_argument("tenant_id")
+
+    key = groups.add_parser("key", help="API keys").add_subparsers(dest="command", required=True)
+    rotate = key.add_parser("rotate", help="issue a new API key and print it once")
+    rotate.add_argument("tenant_id")
+    rotate.add_argument("--grace-seconds", type=int, default=0, help="keep the old key valid this long")
+    rotate.add_argument("--json", action="store_true")
+    return parser
+
+
+def _print_key(issued: tenants.IssuedKey, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"tenantId": issued.tenant_id, "apiKey": issued.api_key}))
+    else:
+        print(f"tenant  {issued.tenant_id}\napi key {issued.api_key}  (shown once: store it now)")
+
+
+def _list(store: TenantStore, as_json: bool) -> None:
+    rows = [
+        {
+            "tenantId": p.tenant_id,
+            "name": p.name,
+            "email": p.email,
+            "plan": p.plan,
+            "status": p.status,
+            "createdAt": p.created_at,
+        }
+        for p in store.all_profiles()
+    ]
+    if as_json:
+        print(json.dumps(rows))
+        return
+    for row in rows:
+        print(
+            f"{row['tenantId']}  {row['plan']:<8} {row['status']:<9} {row['createdAt']}  {row['name']} <{row['email']}>"
+        )
+
+
+def _run(args: argparse.Namespace, store: TenantStore) -> None:
+    if args.group == "tenant" and args.command == "create":
+        _print_key(tenants.create_tenant(store, args.name, args.email, args.plan), args.json)
+    elif args.group == "tenant" and args.command == "list":
+        _list(store, args.json)
+    elif args.group == "tenant" and args.command == "set-plan":
+        profile = tenants.set_plan(store, args.tenant_id, args.plan)
+        print(f"{args.tenant_id} is now on the {profile.plan} plan")
+    elif args.group == "tenant":
+        profile = tenants.set_status(store, args.tenant_id, active=args.command == "enable")
+        print(f"{args.tenant_id} is now {profile.status}")
+    else:
+        current = store.load(args.tenant_id).profile.api_key_hash
+        _print_key(tenants.rotate_api_key(store, args.tenant_id, current, args.grace_seconds), args.json)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        target = deployed_target(args.stack, args.region) if args.stack else local_target()
+        bind(target.table_name, region=target.region, endpoint=target.endpoint)
+        _run(args, TenantStore())
+    except TargetError as exc:
+        print(f"herald: {exc}", file=sys.stderr)
+        return 2
+    except TenantNotFound as exc:
+        print(f"herald: no tenant {exc}", file=sys.stderr)
+        return 1
+    except (HeraldError, DependencyError) as exc:
+        print(f"herald: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

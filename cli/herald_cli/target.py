@@ -1,0 +1,57 @@
+"""Which Herald the CLI talks to: the running local stack (default) or a deployed CloudFormation stack."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import boto3
+from botocore.config import Config
+
+# cli/herald_cli/target.py -> repository root; the local stack writes its state file there.
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class TargetError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Target:
+    table_name: str
+    region: str
+    endpoint: str | None
+
+
+def local_state_file() -> Path:
+    return Path(os.environ.get("HERALD_LOCAL_DIR") or REPO_ROOT / ".herald-local") / "stack.json"
+
+
+def local_target() -> Target:
+    path = local_state_file()
+    if not path.exists():
+        raise TargetError(
+            f"No local stack is running (no {path}). Start it with `make run`, or pass --stack NAME."
+        )
+    state = json.loads(path.read_text())
+    endpoint = state["awsEndpoint"]
+    # moto accepts any credentials; set them only if the operator has none configured.
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+    os.environ["AWS_ENDPOINT_URL"] = endpoint
+    return Target(state["outputs"]["TableName"], state["region"], endpoint)
+
+
+def deployed_target(stack_name: str, region: str | None) -> Target:
+    session = boto3.session.Session(region_name=region)
+    client = session.client("cloudformation", config=Config(connect_timeout=5, read_timeout=15))
+    try:
+        stack = client.describe_stacks(StackName=stack_name)["Stacks"][0]
+    except client.exceptions.ClientError as exc:
+        raise TargetError(f"Cannot read stack {stack_name}: {exc}") from exc
+    outputs = {output["OutputKey"]: output["OutputValue"] for output in stack.get("Outputs", [])}
+    if "TableName" not in outputs:
+        raise TargetError(f"Stack {stack_name} has no TableName output; is it a Herald stack?")
+    return Target(outputs["TableName"], session.region_name or "us-east-1", None)

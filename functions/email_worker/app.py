@@ -1,0 +1,18 @@
+"""EmailWorker: delivers email jobs from the three email queues through the tenant's providers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from herald.observability import logger, metrics
+from herald.worker import process_batch
+from herald.worker_services import email_worker
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    services = email_worker()
+    return process_batch(event, context, services.engine, services.dead_letters)

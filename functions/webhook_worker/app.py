@@ -1,0 +1,18 @@
+"""WebhookWorker: delivers webhook jobs from the three webhook queues, signed and SSRF-guarded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from herald.observability import logger, metrics
+from herald.worker import process_batch
+from herald.worker_services import webhook_worker
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    services = webhook_worker()
+    return process_batch(event, context, services.engine, services.dead_letters)

@@ -1,0 +1,23 @@
+"""The result of one delivery attempt, whatever the channel: what the delivery engine decides on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class AttemptOutcome:
+    delivered: bool
+    # The provider that delivered, or the last one tried (None for webhooks).
+    used_provider: str | None = None
+    error_message: str | None = None
+    # True when retrying cannot help: the job fails now.
+    final: bool = False
+    retry_after_seconds: float | None = None
+    # Every provider tried in this attempt, in order: {provider, outcome, status, code, error}.
+    tried: list[dict[str, Any]] = field(default_factory=list)
+    # Providers that failed permanently in this attempt: skipped by later attempts of the job.
+    skip_providers: list[str] = field(default_factory=list)
+    response_status: int | None = None
+    response_body: str | None = None

@@ -1,0 +1,66 @@
+"""The SQS side of the workers: a batch in, partial failures out (Powertools batch processing).
+
+A record that raises is reported in ``batchItemFailures`` and comes back after the visibility
+timeout; records the invocation has no time left for are reported too, without being touched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from herald.dead_letters import DeadLetters
+from herald.delivery import DeliveryEngine, Handled
+from herald.jobs import JobMessage
+from herald.observability import logger
+
+# A record is only started with this much time left: a full provider pass (three providers,
+# each with connect and read timeouts) must finish before Lambda stops the invocation.
+RECORD_BUDGET_MILLIS = 45_000
+
+
+class OutOfTime(Exception):
+    """Not started: too little time left in this invocation; SQS will deliver it again."""
+
+
+def process_batch(
+    event: dict[str, Any], context: LambdaContext, engine: DeliveryEngine, dead_letters: DeadLetters
+) -> dict[str, Any]:
+    processor = BatchProcessor(event_type=EventType.SQS)
+
+    def handle(record: SQSRecord) -> str:
+        if context.get_remaining_time_in_millis() < RECORD_BUDGET_MILLIS:
+            raise OutOfTime(record.message_id)
+        message = _parse(record, dead_letters)
+        if message is None:
+            return "malformed"
+        handled: Handled = engine.handle(message)
+        logger.info(
+            "job handled",
+            extra={"job_id": handled.job_id, "result": handled.result, "attempt": handled.attempt},
+        )
+        return handled.result
+
+    response: dict[str, Any] = dict(
+        process_partial_response(event=event, record_handler=handle, processor=processor, context=context)
+    )
+    return response
+
+
+def _parse(record: SQSRecord, dead_letters: DeadLetters) -> JobMessage | None:
+    """A message no worker can read goes straight to the operator instead of looping."""
+    try:
+        return JobMessage.from_json(record.body)
+    except (ValueError, KeyError, TypeError) as exc:
+        logger.error("malformed job message", extra={"message_id": record.message_id, "reason": str(exc)})
+        dead_letters.send(
+            {
+                "error": f"malformed job message: {exc}",
+                "messageId": record.message_id,
+                "body": record.body[:4096],
+            }
+        )
+        return None
