@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+from account_routes import router as account_router
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
@@ -33,6 +34,9 @@ app.enable_swagger(
     security_schemes={"apiKey": APIKey(name="X-API-Key", in_=APIKeyIn.header)},
     security=[{"apiKey": []}],
 )
+
+
+app.include_router(account_router)
 
 
 def tenant() -> TenantContext:

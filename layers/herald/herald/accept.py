@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from calendar import monthrange
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from herald.auth import TenantContext
@@ -31,7 +30,7 @@ from herald.errors import (
 from herald.jobs import DEFAULT_PRIORITY, LOWEST_PRIORITY, JobMessage, queue_priority
 from herald.notification_requests import EmailRequest, WebhookRequest, compact_json
 from herald.observability import logger
-from herald.plans import Plan, limits_for
+from herald.plans import Plan, limits_for, period_end, usage_period
 from herald.queueing import JobQueue
 from herald.settings import Channel, Settings
 from herald.ssrf import UrlNotAllowed, check_url
@@ -238,10 +237,8 @@ def _usage_guard(plan: str, channel: Channel, now: datetime) -> UsageGuard:
         limit = ("total", limits.shared_quota)
     elif channel_limit is not None:
         limit = (attr, channel_limit)
-    return UsageGuard(now.strftime("%Y-%m"), attr, limit)
+    return UsageGuard(usage_period(now), attr, limit)
 
 
 def _seconds_to_next_period(now: datetime) -> int:
-    days_left = monthrange(now.year, now.month)[1] - now.day + 1
-    next_period = (now + timedelta(days=days_left)).replace(hour=0, minute=0, second=0, microsecond=0)
-    return int((next_period - now).total_seconds())
+    return int((period_end(now) - now).total_seconds())

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from herald.accept import AcceptService
 from herald.auth import Authenticator
@@ -16,6 +17,9 @@ from herald.settings import Settings, get_settings
 from herald.store.job_store import JobStore
 from herald.store.table import ensure_bound
 from herald.store.tenant_store import TenantStore
+
+if TYPE_CHECKING:
+    from herald.account import AccountService
 
 
 @dataclass(frozen=True)
@@ -39,3 +43,13 @@ def api_services() -> ApiServices:
         jobs=JobQueries(settings, jobs, queue),
         tenants=tenants,
     )
+
+
+@lru_cache(maxsize=1)
+def account_service() -> AccountService:
+    """Built on first use of an account route, so the send path's cold start skips the vault."""
+    from herald.account import AccountService
+    from herald.store.account_store import AccountStore
+    from herald.vault import default_vault
+
+    return AccountService(api_services().tenants, AccountStore(), default_vault())

@@ -20,19 +20,19 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
 
-def client_config() -> Config:
+def client_config(max_attempts: int | None = None) -> Config:
     settings = get_settings()
     return Config(
         region_name=settings.region,
         connect_timeout=3,
         read_timeout=10,
-        retries={"mode": "standard", "total_max_attempts": settings.aws_max_attempts},
+        retries={"mode": "standard", "total_max_attempts": max_attempts or settings.aws_max_attempts},
     )
 
 
 @cache
-def _client(service: str) -> Any:
-    return boto3.session.Session().client(service, config=client_config())  # type: ignore[call-overload]
+def _client(service: str, max_attempts: int | None = None) -> Any:
+    return boto3.session.Session().client(service, config=client_config(max_attempts))  # type: ignore[call-overload]
 
 
 def sqs() -> SQSClient:
@@ -46,5 +46,7 @@ def kms() -> KMSClient:
 
 
 def sesv2() -> SESV2Client:
-    client: SESV2Client = _client("sesv2")
+    # One try per send: Herald's own backoff and provider fallback decide what happens next, and
+    # a send must stay well inside the worker's time budget.
+    client: SESV2Client = _client("sesv2", 1)
     return client

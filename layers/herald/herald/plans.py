@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from enum import StrEnum
 
 
@@ -31,3 +32,13 @@ LIMITS: dict[Plan, PlanLimits] = {
 
 def limits_for(plan: str) -> PlanLimits:
     return LIMITS[Plan(plan)]
+
+
+def usage_period(moment: datetime) -> str:
+    """Quotas count per calendar month (UTC); the monthly reset starts a new period key."""
+    return moment.strftime("%Y-%m")
+
+
+def period_end(moment: datetime) -> datetime:
+    first_of_month = moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    return (first_of_month + timedelta(days=32)).replace(day=1)

@@ -12,16 +12,12 @@ from collections.abc import Callable
 
 from herald.clock import now_iso
 from herald.providers.model import Credential
-from herald.store.models import SealedAttribute
+from herald.sealing import unseal_attribute
 from herald.store.tenant_store import TenantRecords, TenantStore
-from herald.vault import Purpose, SealedSecret, Vault
+from herald.vault import Purpose, Vault
 
 CACHE_TTL_SECONDS = 60.0
 CACHE_MAX_TENANTS = 1024
-
-
-def unseal(vault: Vault, tenant_id: str, purpose: Purpose, sealed: SealedAttribute) -> str:
-    return vault.open(tenant_id, purpose, SealedSecret.from_record(sealed.as_dict()))
 
 
 class TenantDirectory:
@@ -52,8 +48,8 @@ class TenantDirectory:
             if stored.provider == provider:
                 token = stored.account_token
                 return Credential(
-                    api_key=unseal(self._vault, tenant_id, Purpose.PROVIDER_KEY, stored.api_key),
-                    account_token=unseal(self._vault, tenant_id, Purpose.PROVIDER_KEY, token)
+                    api_key=unseal_attribute(self._vault, tenant_id, Purpose.PROVIDER_KEY, stored.api_key),
+                    account_token=unseal_attribute(self._vault, tenant_id, Purpose.PROVIDER_KEY, token)
                     if token
                     else None,
                 )
@@ -65,9 +61,11 @@ class TenantDirectory:
         secrets: list[str] = []
         previous = profile.previous_signing_secret
         if previous is not None and (profile.previous_valid_until or "") > now_iso():
-            secrets.append(unseal(self._vault, tenant_id, Purpose.SIGNING_SECRET, previous))
+            secrets.append(unseal_attribute(self._vault, tenant_id, Purpose.SIGNING_SECRET, previous))
         if profile.signing_secret is not None:
-            secrets.append(unseal(self._vault, tenant_id, Purpose.SIGNING_SECRET, profile.signing_secret))
+            secrets.append(
+                unseal_attribute(self._vault, tenant_id, Purpose.SIGNING_SECRET, profile.signing_secret)
+            )
         return secrets
 
     def verified_domains(self, tenant_id: str) -> list[str]:

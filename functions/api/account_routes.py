@@ -1,0 +1,135 @@
+"""Account routes: the tenant manages its key, provider keys, signing secret, domains and
+suppressions with its own API key (api.md, "Account routes")."""
+
+from __future__ import annotations
+
+from typing import Annotated, TypeVar
+from urllib.parse import unquote
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+
+from herald.account import DomainRequest, PriorityRequest, ProviderKeyRequest, RotateKeyRequest
+from herald.api_responses import json_response
+from herald.api_services import account_service, api_services
+from herald.auth import TenantContext
+
+T = TypeVar("T")
+router = Router()
+ProviderName = Annotated[str, Path(max_length=16, description="SENDGRID, RESEND or POSTMARK")]
+DomainName = Annotated[str, Path(max_length=253)]
+
+
+def _tenant() -> TenantContext:
+    return api_services().auth.authenticate(router.current_event.headers)
+
+
+def _refreshed(tenant: TenantContext, value: T) -> T:
+    """After an account change, drop this container's cached view of the tenant (other containers
+    refresh within the auth cache's 60 s)."""
+    api_services().auth.forget(tenant.tenant_id)
+    return value
+
+
+def _api_base() -> str:
+    headers = router.current_event.headers
+    host = headers.get("host") or router.current_event.request_context.domain_name
+    scheme = headers.get("x-forwarded-proto", "https")
+    return f"{scheme}://{host}/api/v1"
+
+
+@router.get("/api/v1/account", summary="Plan, limits, usage this period and rate limit")
+def account() -> Response[str]:
+    return json_response(200, account_service().overview(_tenant()))
+
+
+@router.post("/api/v1/account/api-key/rotate", summary="Issue a new API key (shown once)")
+def rotate_api_key(request: Annotated[RotateKeyRequest, Body()]) -> Response[str]:
+    tenant = _tenant()
+    return json_response(200, _refreshed(tenant, account_service().rotate_key(tenant, request)))
+
+
+@router.get("/api/v1/account/providers", summary="Configured providers, by priority (keys masked)")
+def list_providers() -> Response[str]:
+    return json_response(200, account_service().providers(_tenant(), _api_base()))
+
+
+@router.put("/api/v1/account/providers/<provider>", summary="Store a provider key after a live check")
+def put_provider(provider: ProviderName, request: Annotated[ProviderKeyRequest, Body()]) -> Response[str]:
+    tenant = _tenant()
+    created, view = _refreshed(tenant, account_service().put_provider(tenant, provider, request, _api_base()))
+    return json_response(201 if created else 200, view)
+
+
+@router.patch("/api/v1/account/providers/<provider>", summary="Change a provider's priority (swaps)")
+def set_priority(provider: ProviderName, request: Annotated[PriorityRequest, Body()]) -> Response[str]:
+    tenant = _tenant()
+    return json_response(
+        200, _refreshed(tenant, account_service().set_priority(tenant, provider, request, _api_base()))
+    )
+
+
+@router.delete("/api/v1/account/providers/<provider>", summary="Remove a provider key")
+def delete_provider(provider: ProviderName) -> Response[str]:
+    tenant = _tenant()
+    account_service().delete_provider(tenant, provider)
+    return json_response(200, _refreshed(tenant, {"deleted": True}))
+
+
+@router.post("/api/v1/account/webhook-secret", summary="Create the signing secret (shown once)")
+def create_signing_secret() -> Response[str]:
+    return json_response(201, account_service().create_signing_secret(_tenant()))
+
+
+@router.get("/api/v1/account/webhook-secret", summary="Signing secret status")
+def signing_secret_status() -> Response[str]:
+    return json_response(200, account_service().signing_secret_status(_tenant()))
+
+
+@router.post(
+    "/api/v1/account/webhook-secret/rotate", summary="Rotate the signing secret (old one valid 24 h)"
+)
+def rotate_signing_secret() -> Response[str]:
+    return json_response(200, account_service().rotate_signing_secret(_tenant()))
+
+
+@router.delete("/api/v1/account/webhook-secret", summary="Delete the signing secret")
+def delete_signing_secret() -> Response[str]:
+    account_service().delete_signing_secret(_tenant())
+    return json_response(200, {"deleted": True})
+
+
+@router.post("/api/v1/account/domains", summary="Register a sending domain with every configured provider")
+def add_domain(request: Annotated[DomainRequest, Body()]) -> Response[str]:
+    tenant = _tenant()
+    return json_response(201, _refreshed(tenant, account_service().add_domain(tenant, request)))
+
+
+@router.get("/api/v1/account/domains", summary="Sending domains and their DNS records")
+def list_domains() -> Response[str]:
+    return json_response(200, account_service().domains(_tenant()))
+
+
+@router.post("/api/v1/account/domains/<domain>/verify", summary="Ask every provider to verify the domain")
+def verify_domain(domain: DomainName) -> Response[str]:
+    tenant = _tenant()
+    return json_response(200, _refreshed(tenant, account_service().verify_domain(tenant, domain)))
+
+
+@router.delete("/api/v1/account/domains/<domain>", summary="Remove a sending domain")
+def delete_domain(domain: DomainName) -> Response[str]:
+    tenant = _tenant()
+    account_service().delete_domain(tenant, domain)
+    return json_response(200, _refreshed(tenant, {"deleted": True}))
+
+
+@router.get("/api/v1/account/suppressions", summary="The suppression list")
+def list_suppressions() -> Response[str]:
+    return json_response(200, account_service().suppressions(_tenant()))
+
+
+@router.delete("/api/v1/account/suppressions/<email>", summary="Remove an address from the suppression list")
+def delete_suppression(email: Annotated[str, Path(max_length=320)]) -> Response[str]:
+    account_service().delete_suppression(_tenant(), unquote(email))
+    return json_response(200, {"deleted": True})

@@ -1,0 +1,196 @@
+"""The shapes every email provider adapter speaks: what to send, with which key, and how it went.
+
+The delivery engine and the account routes are written against these types only; each adapter
+translates its provider's wire format and error vocabulary into them, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
+
+
+class ProviderName(StrEnum):
+    SENDGRID = "SENDGRID"
+    RESEND = "RESEND"
+    POSTMARK = "POSTMARK"
+    SES = "SES"
+
+
+# The providers a tenant brings its own key for; SES is the platform's own account.
+TENANT_PROVIDERS: tuple[ProviderName, ...] = (
+    ProviderName.SENDGRID,
+    ProviderName.RESEND,
+    ProviderName.POSTMARK,
+)
+
+# Names under which every send carries Herald's ids (SendGrid custom_args, Resend tags, Postmark
+# Metadata, SES EmailTags); the inbound webhooks read them back to find the job and its tenant.
+JOB_ID_TAG = "herald_job_id"
+TENANT_ID_TAG = "herald_tenant_id"
+
+
+class FailureKind(StrEnum):
+    """How the delivery engine reacts to a failed provider call (design.md, core rule 3)."""
+
+    # Bad or revoked key, suspended account, sender or domain not set up there, monthly quota:
+    # skip this provider for the rest of the job.
+    PROVIDER_PERMANENT = "provider_permanent"
+    # Invalid or rejected recipient, malformed content: the job fails now.
+    MESSAGE_PERMANENT = "message_permanent"
+    # Timeouts, connection errors, 408, 429, 5xx, daily quota: next provider, then retry later.
+    TRANSIENT = "transient"
+
+
+@dataclass(frozen=True, kw_only=True)
+class OutboundEmail:
+    job_id: str
+    tenant_id: str
+    to: str
+    from_address: str
+    subject: str
+    html: str
+    text: str | None = None
+    reply_to: str | None = None
+    from_name: str | None = None
+
+
+@dataclass(frozen=True)
+class Credential:
+    """A tenant's decrypted provider secrets; they live in memory only for the provider call."""
+
+    api_key: str
+    # Postmark only: the account token that manages sending domains.
+    account_token: str | None = None
+
+    def __repr__(self) -> str:
+        token = "None" if self.account_token is None else "'<redacted>'"
+        return f"Credential(api_key='<redacted>', account_token={token})"
+
+    def secret_values(self) -> tuple[str, ...]:
+        """The values that must never reach a log line or an error text."""
+        return tuple(value for value in (self.api_key, self.account_token) if value)
+
+
+@dataclass(frozen=True)
+class Delivered:
+    provider: ProviderName
+    # None when the provider accepted the mail without naming it (SendGrid without X-Message-Id).
+    provider_message_id: str | None
+
+
+class ProviderFailure(Exception):
+    """A provider call that did not succeed, already classified for the delivery engine.
+
+    ``reason`` is short and safe to store and show: at most a trimmed provider ``message`` with
+    every secret of the call removed, never a key and never a whole response body.
+    """
+
+    def __init__(
+        self,
+        provider: ProviderName,
+        kind: FailureKind,
+        reason: str,
+        *,
+        status: int | None = None,
+        code: str | None = None,
+        retry_after_seconds: float | None = None,
+        suppress_recipient: bool = False,
+    ) -> None:
+        super().__init__(reason)
+        self.provider = provider
+        self.kind = kind
+        self.reason = reason
+        self.status = status
+        self.code = code
+        self.retry_after_seconds = retry_after_seconds
+        self.suppress_recipient = suppress_recipient
+
+    def __str__(self) -> str:
+        facts = [f"HTTP {self.status}" if self.status is not None else None, self.code]
+        detail = ", ".join(fact for fact in facts if fact)
+        suffix = f" ({detail})" if detail else ""
+        return f"{self.provider.value} {self.kind.value}: {self.reason}{suffix}"
+
+    def __repr__(self) -> str:
+        return (
+            f"ProviderFailure(provider={self.provider.value}, kind={self.kind.value}, status={self.status}, "
+            f"code={self.code!r}, reason={self.reason!r})"
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class DnsRecord:
+    """One DNS record a tenant must publish; ``host`` is always fully qualified, ``type`` upper-case."""
+
+    type: str
+    host: str
+    value: str
+    purpose: str  # "dkim", "spf", "return-path", "mx", ...
+    priority: int | None = None
+    status: str | None = None  # "verified", "pending" or "failed" where the provider reports it
+
+
+@dataclass(frozen=True, kw_only=True)
+class DomainRegistration:
+    provider: ProviderName
+    provider_domain_id: str
+    records: tuple[DnsRecord, ...]
+    verified: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class DomainVerification:
+    verified: bool
+    records: tuple[DnsRecord, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeyCheck:
+    """The answer of a live key check. ``valid`` False means the provider refused the key for
+    Herald's needs; a provider that could not answer raises ``ProviderFailure`` instead."""
+
+    valid: bool
+    reason: str | None = None
+    details: Mapping[str, object] = field(default_factory=dict)
+
+
+class EmailProvider(Protocol):
+    """What the delivery engine needs: send one email, and a cheap live check of the credential."""
+
+    @property
+    def name(self) -> ProviderName: ...
+
+    def send(self, email: OutboundEmail, credential: Credential) -> Delivered:
+        """Hand the email to the provider; raises ``ProviderFailure``."""
+
+    def check_key(self, credential: Credential) -> KeyCheck:
+        """Ask the provider whether the credential can do what Herald needs; raises
+        ``ProviderFailure`` when the provider cannot answer (timeouts, 5xx, 429)."""
+
+
+class DomainProvider(EmailProvider, Protocol):
+    """A tenant provider: also registers, verifies and deletes the tenant's sending domains."""
+
+    def register_domain(self, domain: str, credential: Credential) -> DomainRegistration: ...
+
+    def verify_domain(self, registration_ref: str, credential: Credential) -> DomainVerification: ...
+
+    def delete_domain(self, registration_ref: str, credential: Credential) -> None:
+        """Remove the domain at the provider; a domain already gone counts as deleted."""
+
+
+def qualify_host(host: str, domain: str) -> str:
+    """Providers give record hosts either relative to the domain ("send") or fully qualified;
+    tenants paste them into different DNS consoles, so Herald always hands out the full name."""
+    name = host.strip().rstrip(".").lower()
+    domain = domain.strip().rstrip(".").lower()
+    if not domain:
+        return name
+    if name in {"", "@"}:
+        return domain
+    if name == domain or name.endswith(f".{domain}"):
+        return name
+    return f"{name}.{domain}"
