@@ -1,0 +1,16 @@
+"""A local imitation of the SendGrid, Resend and Postmark APIs plus an outbound-webhook receiver,
+for tests and the Docker-free local stack.
+
+- ``/sendgrid``, ``/resend``, ``/postmark``: each provider's API under its own prefix (these are the
+  providers' base URLs); keys and tokens that begin with ``sandbox-`` are valid. The modules of the
+  same names document which error bodies each status gets.
+- Recipients choose failures (``fail-<status>[-<provider>]@…``, ``timeout[-<provider>]@…``; see
+  ``failures``); domains whose first label starts with ``pending`` never verify.
+- ``/hooks/<name>`` receives outbound webhooks and checks their signatures (see ``hooks``).
+- ``/_sandbox/messages``, ``/_sandbox/attempts``, ``/_sandbox/hooks`` (JSON, filterable; DELETE to
+  clear), ``DELETE /_sandbox`` (reset everything), ``/`` (the HTML mailbox).
+"""
+
+from herald_local.sandbox.server import SandboxServer
+
+__all__ = ["SandboxServer"]

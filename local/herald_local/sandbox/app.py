@@ -1,0 +1,31 @@
+"""The sandbox's Flask application: one blueprint per imitated provider (each under its own path
+prefix, since Resend and Postmark both have ``/domains``), the hook receiver and the views."""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from herald_local.sandbox import postmark_domains, resend_domains, sendgrid_domains
+from herald_local.sandbox.context import SandboxContext
+from herald_local.sandbox.hooks import hooks_blueprint
+from herald_local.sandbox.postmark import postmark_blueprint
+from herald_local.sandbox.resend import resend_blueprint
+from herald_local.sandbox.sendgrid import sendgrid_blueprint
+from herald_local.sandbox.views import views_blueprint
+
+# Postmark's own limit per message; larger bodies get Werkzeug's 413.
+MAX_REQUEST_BYTES = 10 * 1024 * 1024
+
+
+def create_app(context: SandboxContext) -> Flask:
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
+    sendgrid = sendgrid_blueprint(context)
+    sendgrid_domains.register_domain_routes(sendgrid, context)
+    resend = resend_blueprint(context)
+    resend_domains.register_domain_routes(resend, context)
+    postmark = postmark_blueprint(context)
+    postmark_domains.register_domain_routes(postmark, context)
+    for blueprint in (sendgrid, resend, postmark, hooks_blueprint(context), views_blueprint(context)):
+        app.register_blueprint(blueprint)
+    return app

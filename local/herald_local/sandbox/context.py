@@ -1,0 +1,22 @@
+"""What every route of one sandbox instance shares: its store and its slow-answer switch."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from herald_local.sandbox.store import SandboxStore
+
+# Longer than any client timeout Herald uses (15 s for webhooks, 10 s provider reads).
+DEFAULT_SLOW_SECONDS = 30.0
+
+
+@dataclass
+class SandboxContext:
+    store: SandboxStore = field(default_factory=SandboxStore)
+    slow_seconds: float = DEFAULT_SLOW_SECONDS
+    stopping: threading.Event = field(default_factory=threading.Event)
+
+    def wait_slow(self) -> None:
+        """Hold a deliberately slow answer; returns early when the server stops."""
+        self.stopping.wait(self.slow_seconds)

@@ -1,0 +1,87 @@
+"""The outbound-webhook receiver, ``/hooks/<name>`` (any method), and the registration of the signing
+secrets its checks use, ``POST /_sandbox/secrets {"secret": "whsec_…"}``.
+
+The name chooses the answer: ``fail-<status>[-…]`` answers that status; ``timeout…`` answers 200
+only after the slow delay; ``redirect…`` answers 302 to ``/hooks/after-redirect`` (Herald must not
+follow it); anything else answers 200 ``{"received": true}``. Every delivery is recorded on arrival.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from flask import Blueprint, Request, Response, request
+
+from herald_local.sandbox.context import SandboxContext
+from herald_local.sandbox.json_fields import as_dict, as_str
+from herald_local.sandbox.records import Hook
+from herald_local.sandbox.replies import json_reply, safe_headers
+from herald_local.sandbox.signatures import check_all, is_valid_secret
+
+METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+REDIRECT_TARGET = "after-redirect"
+_FAIL = re.compile(r"^fail-(?P<status>[2-5]\d\d)(?:[-+].*)?$")
+
+
+def _parsed_json(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:  # also covers bytes that are not UTF-8
+        return None
+
+
+def _lower_case(req: Request) -> dict[str, str]:
+    return {name.lower(): value for name, value in req.headers.items()}
+
+
+def _status_for(name: str) -> int:
+    if name.startswith("redirect"):
+        return 302
+    fail = _FAIL.match(name)
+    return int(fail.group("status")) if fail else 200
+
+
+def _record(context: SandboxContext, name: str, req: Request, status: int) -> None:
+    body = req.get_data()
+    context.store.add_hook(
+        Hook(
+            name=name,
+            method=req.method,
+            query=req.query_string.decode("latin-1"),
+            headers=safe_headers(req.headers.items()),
+            body=body.decode("utf-8", errors="replace"),
+            json=_parsed_json(body),
+            job_id=req.headers.get("webhook-id"),
+            signatures=check_all(_lower_case(req), body, context.store.secrets()),
+            status=status,
+        )
+    )
+
+
+def _answer(context: SandboxContext, name: str, status: int, req: Request) -> Response:
+    if status == 302:
+        return Response(b"", status=302, headers={"Location": f"{req.host_url}hooks/{REDIRECT_TARGET}"})
+    if name.startswith("timeout"):
+        context.wait_slow()
+    return json_reply({"received": status < 300}, status)
+
+
+def hooks_blueprint(context: SandboxContext) -> Blueprint:
+    blueprint = Blueprint("hooks", __name__)
+
+    @blueprint.route("/hooks/<name>", methods=METHODS, provide_automatic_options=False)
+    def receive(name: str) -> Response:
+        status = _status_for(name)
+        _record(context, name, request, status)
+        return _answer(context, name, status, request)
+
+    @blueprint.post("/_sandbox/secrets")
+    def register_secret() -> Response:
+        secret = as_str(as_dict(request.get_json(force=True, silent=True)).get("secret"))
+        if not is_valid_secret(secret):
+            return json_reply({"error": "secret must be whsec_ followed by base64"}, 400)
+        return json_reply({"registered": True, "secrets": context.store.add_secret(secret)}, 201)
+
+    return blueprint

@@ -1,0 +1,95 @@
+"""One send request through any imitated provider: check the key, validate the body the way the
+provider does, apply the failure the recipient asks for, else keep the message and answer success.
+Every request is recorded as an attempt, whatever its outcome."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from flask import Request, Response
+
+from herald_local.sandbox.context import SandboxContext
+from herald_local.sandbox.failures import failure_for
+from herald_local.sandbox.records import Attempt, Message, Outcome, ProviderName, SendSummary
+from herald_local.sandbox.replies import safe_headers
+
+# What a send answers when its slow delay ends (the client has long given up by then).
+TIMEOUT_STATUS = 504
+
+
+class SendApi(Protocol):
+    """The provider-specific parts of a send; each imitated provider implements it."""
+
+    provider: ProviderName
+
+    def authenticate(self, request: Request, /) -> Response | None:
+        """The provider's refusal of a missing or unknown key, or None to go on."""
+
+    def summarize(self, body: Any, /) -> SendSummary:
+        """Recipients, sender, subject, job id and content, read leniently from any body."""
+
+    def validate(self, request: Request, body: Any, /) -> Response | None:
+        """The provider's 400/422 answer to a malformed request, or None when it is well formed."""
+
+    def error_reply(self, status: int, summary: SendSummary, /) -> Response:
+        """The provider's real error answer for ``status``."""
+
+    def success_reply(self, message_id: str, summary: SendSummary, /) -> Response:
+        """The provider's real success answer."""
+
+    def new_message_id(self) -> str:
+        """A fresh id in the provider's format."""
+
+
+@dataclass(frozen=True)
+class SendRequest:
+    body: Any  # the parsed JSON, None when the body is not JSON
+    summary: SendSummary
+    headers: dict[str, str]
+
+
+def read_send(api: SendApi, request: Request) -> SendRequest:
+    body = request.get_json(force=True, silent=True)
+    return SendRequest(body, api.summarize(body), safe_headers(request.headers.items()))
+
+
+def screen(context: SandboxContext, api: SendApi, request: Request, send: SendRequest) -> Response | None:
+    """The provider's refusal (bad key first, then a malformed body), recorded as an attempt."""
+    refusal = api.authenticate(request)
+    if refusal is None:
+        refusal = api.validate(request, send.body)
+    if refusal is not None:
+        record_attempt(context, api, send, refusal.status_code, Outcome.REJECTED)
+    return refusal
+
+
+def deliver(context: SandboxContext, api: SendApi, send: SendRequest) -> tuple[Response, str | None]:
+    """The answer to a well-formed send, and the new message id when it was accepted."""
+    failure = failure_for(send.summary.recipients, api.provider)
+    if failure is None:
+        message_id = api.new_message_id()
+        context.store.add_message(Message(message_id, api.provider, send.summary, send.headers, send.body))
+        reply = api.success_reply(message_id, send.summary)
+        record_attempt(context, api, send, reply.status_code, Outcome.ACCEPTED)
+        return reply, message_id
+    if failure.status is None:
+        record_attempt(context, api, send, TIMEOUT_STATUS, Outcome.TIMEOUT)
+        context.wait_slow()
+        return api.error_reply(TIMEOUT_STATUS, send.summary), None
+    record_attempt(context, api, send, failure.status, Outcome.REJECTED)
+    return api.error_reply(failure.status, send.summary), None
+
+
+def handle_send(context: SandboxContext, api: SendApi, request: Request) -> Response:
+    send = read_send(api, request)
+    refusal = screen(context, api, request, send)
+    if refusal is not None:
+        return refusal
+    return deliver(context, api, send)[0]
+
+
+def record_attempt(
+    context: SandboxContext, api: SendApi, send: SendRequest, status: int, outcome: Outcome
+) -> None:
+    context.store.add_attempt(Attempt(api.provider, send.summary, status, outcome))

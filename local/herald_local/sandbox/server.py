@@ -1,0 +1,73 @@
+"""``SandboxServer``: the sandbox on a threaded Werkzeug server in a background thread, so a
+deliberately slow answer never blocks the others."""
+
+from __future__ import annotations
+
+import threading
+
+from werkzeug.serving import BaseWSGIServer, make_server
+
+from herald_local.sandbox.app import create_app
+from herald_local.sandbox.context import DEFAULT_SLOW_SECONDS, SandboxContext
+from herald_local.sandbox.records import ProviderName
+from herald_local.sandbox.store import SandboxStore
+
+# How long stop() waits for the serving thread; slow answers are woken first, so it ends quickly.
+_STOP_JOIN_SECONDS = 5.0
+# How often the serving loop looks for a shutdown request (socketserver's default of 0.5 s makes
+# every stop() take that long).
+_POLL_SECONDS = 0.05
+
+
+class SandboxServer:
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, slow_seconds: float = DEFAULT_SLOW_SECONDS
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.context = SandboxContext(slow_seconds=slow_seconds)
+        self._server: BaseWSGIServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def store(self) -> SandboxStore:
+        return self.context.store
+
+    @property
+    def base_url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("the sandbox is not running")
+        return f"http://{self.host}:{self._server.server_port}"
+
+    def provider_base_url(self, name: str) -> str:
+        """What Herald's ``HERALD_<PROVIDER>_BASE_URL`` should be, e.g. ``…/sendgrid``."""
+        return f"{self.base_url}/{ProviderName(name.lower()).value}"
+
+    def start(self) -> None:
+        """Returns once the socket listens (``make_server`` binds and listens before returning)."""
+        if self._server is not None:
+            raise RuntimeError("the sandbox is already running")
+        self.context.stopping.clear()
+        self._server = make_server(self.host, self.port, create_app(self.context), threaded=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(_POLL_SECONDS,), name="herald-sandbox", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._server is None:
+            return
+        self.context.stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(_STOP_JOIN_SECONDS)
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> SandboxServer:
+        self.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()

@@ -1,0 +1,59 @@
+"""Read and reset what the sandbox has seen: JSON lists (oldest first, newest last) for tests, and
+the HTML mailbox page for people."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, request
+
+from herald_local.sandbox.context import SandboxContext
+from herald_local.sandbox.mailbox import CONTENT_SECURITY_POLICY, render_mailbox
+from herald_local.sandbox.replies import empty_reply, json_reply
+
+
+def views_blueprint(context: SandboxContext) -> Blueprint:
+    blueprint = Blueprint("views", __name__)
+    store = context.store
+
+    def send_filters() -> dict[str, str | None]:
+        args = request.args
+        return {"to": args.get("to"), "job_id": args.get("jobId"), "provider": args.get("provider")}
+
+    @blueprint.get("/_sandbox/messages")
+    def messages() -> Response:
+        return json_reply([message.as_json() for message in store.messages(**send_filters())])
+
+    @blueprint.get("/_sandbox/attempts")
+    def attempts() -> Response:
+        return json_reply([attempt.as_json() for attempt in store.attempts(**send_filters())])
+
+    @blueprint.get("/_sandbox/hooks")
+    def hooks() -> Response:
+        found = store.hooks(name=request.args.get("name"), job_id=request.args.get("jobId"))
+        return json_reply([hook.as_json() for hook in found])
+
+    @blueprint.delete("/_sandbox/messages")
+    def clear_messages() -> Response:
+        store.clear_messages()
+        return empty_reply(204)
+
+    @blueprint.delete("/_sandbox/hooks")
+    def clear_hooks() -> Response:
+        store.clear_hooks()
+        return empty_reply(204)
+
+    @blueprint.delete("/_sandbox")
+    def reset() -> Response:
+        store.reset()
+        return empty_reply(204)
+
+    @blueprint.get("/")
+    @blueprint.get("/_sandbox")
+    def mailbox() -> Response:
+        page = render_mailbox(store.messages(), store.hooks())
+        return Response(
+            page,
+            content_type="text/html; charset=utf-8",
+            headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY},
+        )
+
+    return blueprint
