@@ -26,12 +26,21 @@ class FakeTenantStore:
     profiles: dict[str, TenantProfile] = field(default_factory=dict)
     key_reads: int = 0
 
-    def add(self, tenant_id: str, key: str, *, status: str = "active", valid_until: str | None = None) -> None:
+    def add(
+        self, tenant_id: str, key: str, *, status: str = "active", valid_until: str | None = None
+    ) -> None:
         key_hash = hash_api_key(key)
-        self.keys[key_hash] = ApiKeyRecord(tenant_id=tenant_id, created_at=iso(utc_now()), valid_until=valid_until)
+        self.keys[key_hash] = ApiKeyRecord(
+            tenant_id=tenant_id, created_at=iso(utc_now()), valid_until=valid_until
+        )
         self.profiles[tenant_id] = TenantProfile(
-            tenant_id=tenant_id, name="t", email="t@example.com", plan="startup", status=status,
-            created_at=iso(utc_now()), api_key_hash=key_hash,
+            tenant_id=tenant_id,
+            name="t",
+            email="t@example.com",
+            plan="startup",
+            status=status,
+            created_at=iso(utc_now()),
+            api_key_hash=key_hash,
         )
 
     def find_api_key(self, key_hash: str) -> ApiKeyRecord | None:

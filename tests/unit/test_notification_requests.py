@@ -26,7 +26,9 @@ def _errors(model: type[EmailRequest] | type[WebhookRequest], body: dict[str, An
 
 
 def test_a_minimal_email_is_valid_and_keeps_the_sdk_field_names() -> None:
-    request = EmailRequest.model_validate({**EMAIL, "from": "app@mail.example.com", "replyTo": "r@example.com"})
+    request = EmailRequest.model_validate(
+        {**EMAIL, "from": "app@mail.example.com", "replyTo": "r@example.com"}
+    )
     dumped = request.model_dump(by_alias=True, exclude_none=True)
     assert dumped["from"] == "app@mail.example.com"
     assert dumped["replyTo"] == "r@example.com"
@@ -67,7 +69,10 @@ def test_fallback_needs_a_different_provider() -> None:
     assert _errors(EmailRequest, {**EMAIL, "fallback": "RESEND"})[0]["type"] == "invalid_fallback"
     same = {**EMAIL, "provider": "RESEND", "fallback": "RESEND"}
     assert _errors(EmailRequest, same)[0]["type"] == "invalid_fallback"
-    assert EmailRequest.model_validate({**EMAIL, "provider": "RESEND", "fallback": "SENDGRID"}).fallback == "SENDGRID"
+    assert (
+        EmailRequest.model_validate({**EMAIL, "provider": "RESEND", "fallback": "SENDGRID"}).fallback
+        == "SENDGRID"
+    )
 
 
 def test_a_body_over_256_kib_is_too_large_but_exactly_256_kib_passes() -> None:
@@ -79,7 +84,9 @@ def test_a_body_over_256_kib_is_too_large_but_exactly_256_kib_passes() -> None:
 
 
 def test_a_webhook_defaults_to_post_and_accepts_custom_headers() -> None:
-    request = WebhookRequest.model_validate({**WEBHOOK, "headers": {"Authorization": "Bearer t", "X-Trace": "1"}})
+    request = WebhookRequest.model_validate(
+        {**WEBHOOK, "headers": {"Authorization": "Bearer t", "X-Trace": "1"}}
+    )
     assert request.method == "POST"
     assert request.headers == {"Authorization": "Bearer t", "X-Trace": "1"}
 
@@ -93,7 +100,10 @@ def test_headers_herald_sets_cannot_be_supplied(name: str) -> None:
 
 
 def test_header_injection_and_too_many_headers_are_rejected() -> None:
-    assert _errors(WebhookRequest, {**WEBHOOK, "headers": {"X-A": "ok\r\nX-B: injected"}})[0]["type"] == "invalid_header"
+    assert (
+        _errors(WebhookRequest, {**WEBHOOK, "headers": {"X-A": "ok\r\nX-B: injected"}})[0]["type"]
+        == "invalid_header"
+    )
     assert _errors(WebhookRequest, {**WEBHOOK, "headers": {"Bad Name": "x"}})[0]["type"] == "invalid_header"
     many = {f"X-H{i}": "v" for i in range(21)}
     assert _errors(WebhookRequest, {**WEBHOOK, "headers": many})[0]["type"] == "too_many_headers"
