@@ -71,7 +71,8 @@ def test_an_accepted_email_is_stored_pending_then_queued_on_normal(
         QueuePriority.NORMAL,
         0,
     )
-    assert message.tenant_id == "t-1" and message.seen_attempts == 0
+    assert message.tenant_id == "t-1"
+    assert message.seen_attempts == 0
     assert message.payload == {"to": "u@example.com", "subject": "s", "body": "<p>b</p>"}
     assert accepted.as_response() == {
         "jobId": accepted.job_id,
@@ -124,7 +125,8 @@ def test_the_same_key_and_body_is_a_409_naming_the_first_job(
         service.accept_email(tenant(), email(), "order-1")  # the header carries the same key
     assert _code(caught) == (409, "duplicate_request")
     assert caught.value.extra["jobId"] == first.job_id
-    assert len(store.jobs) == 1 and len(queue.sent) == 1
+    assert len(store.jobs) == 1
+    assert len(queue.sent) == 1
 
 
 def test_the_same_key_with_another_body_is_a_422(
@@ -230,4 +232,5 @@ def test_a_refused_webhook_url_is_400_and_stores_nothing() -> None:
     with pytest.raises(HeraldError) as caught:
         service.accept_webhook(tenant(), webhook(), None)
     assert _code(caught) == (400, "url_not_allowed")
-    assert not store.jobs and not queue.sent
+    assert not store.jobs
+    assert not queue.sent
