@@ -301,8 +301,9 @@ class FakeDeadLetters:
 
 # ---------------------------------------------------------------- email providers
 
-# A scripted answer: None delivers, a ProviderFailure is raised.
-Answer = ProviderFailure | None
+# A scripted answer: None delivers; an exception is raised (a ProviderFailure, or anything else to
+# play an adapter bug).
+Answer = Exception | None
 
 
 def transient(
@@ -378,12 +379,14 @@ class FakeProviders:
 
 
 class FakeTenantStore(TenantStore):
-    """The tenant partitions behind a real ``TenantDirectory``, sealed with a real ``Vault``."""
+    """The tenant partitions behind a real ``TenantDirectory``, sealed with a real ``Vault``.
+    ``unavailable`` makes ``load`` fail as the real one does when DynamoDB cannot be reached."""
 
     def __init__(self, vault: Vault) -> None:
         self._vault = vault
         self._tenants: dict[str, TenantRecords] = {}
         self.loads = 0
+        self.unavailable = False
 
     def add_tenant(
         self,
@@ -437,8 +440,14 @@ class FakeTenantStore(TenantStore):
         ]
         self._tenants[tenant_id] = TenantRecords(profile, providers, domains)
 
+    def records_of(self, tenant_id: str) -> TenantRecords:
+        """The stored records, for a test to alter (not counted as a load)."""
+        return self._tenants[tenant_id]
+
     def load(self, tenant_id: str) -> TenantRecords:
         self.loads += 1
+        if self.unavailable:
+            raise DependencyError("tenant table read failed: ServiceUnavailable")
         records = self._tenants.get(tenant_id)
         if records is None:
             raise TenantNotFound(tenant_id)

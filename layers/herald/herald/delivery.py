@@ -35,6 +35,10 @@ LEASE_SECONDS = 120
 ChannelAttempt = Callable[[JobMessage, dict[str, Any], JobState], AttemptOutcome]
 
 
+class AttemptNotReleased(Exception):
+    """A re-send arrived before the attempt that sent it was released: SQS must deliver it again."""
+
+
 @dataclass(frozen=True)
 class Handled:
     """What happened to one message (for logs, metrics and tests)."""
@@ -132,6 +136,8 @@ class DeliveryEngine:
     def _not_claimed(self, message: JobMessage) -> Handled:
         """Someone else owns the job or it is finished, unless its last attempt crashed."""
         current = self._store.current(message.tenant_id, message.job_id)
+        if current is not None and self._sent_by_running_attempt(message, current):
+            raise AttemptNotReleased(message.job_id)
         crashed = (
             current is not None
             and current.status == JobStatus.PROCESSING
@@ -152,6 +158,15 @@ class DeliveryEngine:
         )
         payload = message.payload or self._store.payload(message.tenant_id, message.job_id)
         return self._fail(message, current, payload, record)
+
+    def _sent_by_running_attempt(self, message: JobMessage, current: JobState) -> bool:
+        """Only ``_retry`` of attempt N sends ``seen_attempts`` N; while N still holds its lease, the
+        re-send overtook the release (a slow write, a short delay). Dropping it would strand the job."""
+        return (
+            current.status == JobStatus.PROCESSING
+            and int(current.attempts) == message.seen_attempts
+            and (current.lease_until or 0) >= self._clock()
+        )
 
     def _lost_lease(self, message: JobMessage, record: AttemptRecord) -> Handled:
         logger.warning(

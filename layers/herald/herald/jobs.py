@@ -63,14 +63,20 @@ class JobMessage:
 
     @classmethod
     def from_json(cls, raw: str) -> JobMessage:
+        """Raises ValueError, KeyError or TypeError for a body no worker can use."""
         body = json.loads(raw)
+        if not isinstance(body, dict):
+            raise ValueError("a job message must be a JSON object")
         if body.get("v") != 1:
             raise ValueError(f"unsupported job message version {body.get('v')!r}")
+        payload = body.get("payload")
+        if payload is not None and not isinstance(payload, dict):
+            raise ValueError("a job message payload must be a JSON object")
         return cls(
             job_id=str(body["jobId"]),
             tenant_id=str(body["tenantId"]),
             channel=Channel(body["type"]),
             plan=str(body["plan"]),
             seen_attempts=int(body["seenAttempts"]),
-            payload=body.get("payload"),
+            payload=payload,
         )

@@ -18,7 +18,14 @@ def seal_attribute(vault: Vault, tenant_id: str, purpose: Purpose, plaintext: st
 
 
 def unseal_attribute(vault: Vault, tenant_id: str, purpose: Purpose, sealed: SealedAttribute) -> str:
-    return vault.open(tenant_id, purpose, SealedSecret.from_record(sealed.as_dict()))
+    # Not sealed.as_dict(): it names the fields as Python attributes (wrapped_key), not as stored.
+    record = {
+        "version": sealed.version,
+        "wrappedKey": sealed.wrapped_key,
+        "nonce": sealed.nonce,
+        "ciphertext": sealed.ciphertext,
+    }
+    return vault.open(tenant_id, purpose, SealedSecret.from_record(record))
 
 
 def provider_credential(vault: Vault, tenant_id: str, stored: ProviderCredential) -> Credential:

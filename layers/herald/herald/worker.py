@@ -29,7 +29,10 @@ class OutOfTime(Exception):
 def process_batch(
     event: dict[str, Any], context: LambdaContext, engine: DeliveryEngine, dead_letters: DeadLetters
 ) -> dict[str, Any]:
-    processor = BatchProcessor(event_type=EventType.SQS)
+    # A batch whose every record failed (or was skipped for time) is reported like any other:
+    # raising would return the same messages to the queue, but as a failed invocation (an error in
+    # the function's metrics and alarms) and with a stack trace for what is often just a timeout.
+    processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
     def handle(record: SQSRecord) -> str:
         if context.get_remaining_time_in_millis() < RECORD_BUDGET_MILLIS:

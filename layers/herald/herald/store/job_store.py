@@ -268,6 +268,8 @@ class JobStore:
                     JobState.error_message.remove(),
                     JobState.completed_at.remove(),
                     JobState.lease_until.remove(),
+                    # A manual retry usually follows a fixed key: every provider gets a new chance.
+                    JobState.skip_providers.remove(),
                 ],
                 condition=JobState.status == JobStatus.FAILED.value,
             )

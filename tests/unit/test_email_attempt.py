@@ -1,0 +1,322 @@
+"""One email attempt: a pass over the providers in order, classified as in design.md rule 3."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from herald.attempts import AttemptOutcome
+from herald.email_attempt import SUPPRESSED, EmailAttempt, provider_pass
+from herald.plans import Plan
+from herald.providers.model import ProviderName
+from herald.tenant_directory import TenantDirectory
+from herald.vault import KeyServiceUnavailable, Vault
+from tests.fakes.delivery import (
+    FakeDeliveryStore,
+    FakeProviders,
+    FakeTenantStore,
+    message_permanent,
+    provider_permanent,
+    settings_for_tests,
+    transient,
+)
+from tests.fakes.key_manager import InMemoryKeyManager
+
+SENDGRID, RESEND, POSTMARK, SES = (
+    ProviderName.SENDGRID,
+    ProviderName.RESEND,
+    ProviderName.POSTMARK,
+    ProviderName.SES,
+)
+TENANT = "tenant-trio"
+BARE = "tenant-bare"  # a paid tenant with no provider key and no domain
+UNVERIFIED = "tenant-unverified"  # a paid tenant with a key but no verified domain
+KEYS = {SENDGRID: "SG.trio-sendgrid-key-0001", RESEND: "re_trio_key_0002", POSTMARK: "pm-trio-server-0003"}
+EMAIL: dict[str, Any] = {"to": "ada@example.com", "subject": "Hello", "body": "<p>Hi</p>"}
+ALL = ["SENDGRID", "RESEND", "POSTMARK"]
+
+
+class SwitchableKeyManager(InMemoryKeyManager):
+    """A key service that can be taken down, as KMS is during an outage."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = False
+
+    def decrypt_data_key(self, wrapped: bytes, context: Mapping[str, str]) -> bytes:
+        if self.down:
+            raise KeyServiceUnavailable("key service unavailable: ThrottlingException")
+        return super().decrypt_data_key(wrapped, context)
+
+
+@dataclass
+class Setup:
+    store: FakeDeliveryStore
+    providers: FakeProviders
+    tenants: FakeTenantStore
+    keys: SwitchableKeyManager
+    attempt: EmailAttempt
+
+    def run(
+        self,
+        payload: Mapping[str, Any] = EMAIL,
+        *,
+        tenant: str = TENANT,
+        plan: str = Plan.STARTUP,
+        skip: Sequence[str] = (),
+    ) -> AttemptOutcome:
+        return self.attempt.run("job-1", tenant, plan, dict(payload), list(skip))
+
+
+@pytest.fixture
+def setup() -> Setup:
+    keys = SwitchableKeyManager()
+    vault = Vault(keys)  # no data key cache: every credential opens through the key manager
+    tenants = FakeTenantStore(vault)
+    tenants.add_tenant(
+        TENANT, Plan.STARTUP, provider_keys=list(KEYS.items()), verified_domains=["mail.trio.example"]
+    )
+    tenants.add_tenant(BARE, Plan.INDIE)
+    tenants.add_tenant(UNVERIFIED, Plan.INDIE, provider_keys=[(SENDGRID, "SG.unverified-0001")])
+    store, providers = FakeDeliveryStore(), FakeProviders()
+    attempt = EmailAttempt(settings_for_tests(), TenantDirectory(tenants, vault), store, providers)
+    return Setup(store, providers, tenants, keys, attempt)
+
+
+# ---------------------------------------------------------------- which providers, in which order
+
+
+@pytest.mark.parametrize(
+    ("plan", "payload", "skip", "expected"),
+    [
+        (Plan.STARTUP, {}, [], ALL),
+        (Plan.STARTUP, {}, ["SENDGRID"], ["RESEND", "POSTMARK"]),
+        (Plan.STARTUP, {"provider": "POSTMARK"}, [], ["POSTMARK"]),
+        (Plan.STARTUP, {"provider": "POSTMARK", "fallback": "SENDGRID"}, [], ["POSTMARK", "SENDGRID"]),
+        (Plan.STARTUP, {"provider": "POSTMARK", "fallback": "SENDGRID"}, ["POSTMARK"], ["SENDGRID"]),
+        (Plan.FREE, {}, [], ["SES"]),
+        (Plan.FREE, {"provider": "RESEND"}, [], ["SES"]),
+    ],
+    ids=["tenant-order", "skip", "forced", "forced-fallback", "forced-skip", "free", "free-ignores-forced"],
+)
+def test_given_plan_payload_and_skip_list_when_planning_a_pass_then_the_order_is_as_expected(
+    plan: str, payload: dict[str, Any], skip: list[str], expected: list[str]
+) -> None:
+    assert provider_pass(plan, ALL, payload, skip) == expected
+
+
+# ---------------------------------------------------------------- what is sent
+
+
+def test_given_a_paid_tenant_without_from_when_sending_then_its_first_verified_domain_is_the_sender(
+    setup: Setup,
+) -> None:
+    outcome = setup.run({**EMAIL, "text": "Hi", "replyTo": "support@trio.example"})
+
+    assert outcome.delivered
+    assert outcome.used_provider == "SENDGRID"
+    [(email, credential)] = setup.providers.by_name[SENDGRID].sent
+    assert email.from_address == "notifications@mail.trio.example"
+    assert (email.text, email.reply_to, email.tenant_id, email.job_id) == (
+        "Hi",
+        "support@trio.example",
+        TENANT,
+        "job-1",
+    )
+    assert credential.api_key == KEYS[SENDGRID]
+
+
+def test_given_an_explicit_from_when_sending_then_it_is_kept(setup: Setup) -> None:
+    setup.run({**EMAIL, "from": "billing@mail.trio.example"})
+
+    assert setup.providers.by_name[SENDGRID].sent[0][0].from_address == "billing@mail.trio.example"
+
+
+def test_given_a_paid_tenant_without_a_verified_domain_when_sending_then_the_platform_sender_is_used(
+    setup: Setup,
+) -> None:
+    setup.run(tenant=UNVERIFIED, plan=Plan.INDIE)
+
+    assert setup.providers.by_name[SENDGRID].sent[0][0].from_address == settings_for_tests().platform_sender
+
+
+def test_given_each_provider_when_tried_then_it_receives_its_own_decrypted_key(setup: Setup) -> None:
+    setup.providers.script(SENDGRID, transient(SENDGRID))
+    setup.providers.script(RESEND, transient(RESEND))
+
+    setup.run()
+
+    for name in (SENDGRID, RESEND, POSTMARK):
+        [(_, credential)] = setup.providers.by_name[name].sent
+        assert credential.api_key == KEYS[name]
+
+
+# ---------------------------------------------------------------- classification
+
+
+def test_given_a_transient_then_a_success_when_passing_then_it_delivers_and_logs_both(setup: Setup) -> None:
+    setup.providers.script(SENDGRID, transient(SENDGRID, 502))
+
+    outcome = setup.run()
+
+    assert (outcome.delivered, outcome.used_provider, outcome.error_message) == (True, "RESEND", None)
+    assert outcome.tried == [
+        {
+            "provider": "SENDGRID",
+            "outcome": "transient",
+            "status": 502,
+            "code": None,
+            "error": "the provider is having trouble",
+        },
+        {"provider": "RESEND", "outcome": "delivered", "messageId": "resend-1"},
+    ]
+
+
+def test_given_every_provider_transient_when_passing_then_the_attempt_is_retryable(setup: Setup) -> None:
+    for name in (SENDGRID, RESEND, POSTMARK):
+        setup.providers.script(name, transient(name))
+
+    outcome = setup.run()
+
+    assert (outcome.delivered, outcome.final, outcome.skip_providers) == (False, False, [])
+    assert outcome.used_provider == "POSTMARK"  # the last one tried
+    assert setup.providers.calls == ALL
+
+
+def test_given_a_message_permanent_failure_when_passing_then_the_pass_stops_and_is_final(
+    setup: Setup,
+) -> None:
+    setup.providers.script(SENDGRID, transient(SENDGRID))
+    setup.providers.script(RESEND, message_permanent(RESEND))
+
+    outcome = setup.run()
+
+    assert (outcome.delivered, outcome.final, outcome.used_provider) == (False, True, "RESEND")
+    assert setup.providers.calls == ["SENDGRID", "RESEND"]
+    assert outcome.error_message == "RESEND message_permanent: the recipient address is invalid (HTTP 422)"
+
+
+def test_given_every_provider_rejects_its_key_when_passing_then_the_attempt_is_final_and_all_are_skipped(
+    setup: Setup,
+) -> None:
+    for name in (SENDGRID, RESEND, POSTMARK):
+        setup.providers.script(name, provider_permanent(name))
+
+    outcome = setup.run()
+
+    assert (outcome.delivered, outcome.final) == (False, True)
+    assert outcome.skip_providers == ALL
+
+
+def test_given_permanent_and_transient_failures_when_passing_then_only_the_permanent_one_is_skipped(
+    setup: Setup,
+) -> None:
+    setup.providers.script(SENDGRID, provider_permanent(SENDGRID))
+    setup.providers.script(RESEND, transient(RESEND))
+    setup.providers.script(POSTMARK, provider_permanent(POSTMARK))
+
+    outcome = setup.run()
+
+    assert (outcome.final, outcome.skip_providers) == (False, ["SENDGRID", "POSTMARK"])
+
+
+def test_given_several_retry_after_hints_when_passing_then_the_longest_is_kept(setup: Setup) -> None:
+    setup.providers.script(SENDGRID, transient(SENDGRID, 429, retry_after_seconds=40))
+    setup.providers.script(RESEND, transient(RESEND, 429, retry_after_seconds=90))
+    setup.providers.script(POSTMARK, transient(POSTMARK, 503))
+
+    assert setup.run().retry_after_seconds == 90
+
+
+def test_given_every_provider_skipped_when_attempting_then_it_fails_for_good_without_calls(
+    setup: Setup,
+) -> None:
+    outcome = setup.run(skip=ALL)
+
+    assert outcome == AttemptOutcome(
+        delivered=False, error_message="every provider failed permanently", final=True
+    )
+    assert setup.providers.calls == []
+
+
+def test_given_a_paid_tenant_without_providers_when_attempting_then_it_fails_for_good(setup: Setup) -> None:
+    outcome = setup.run(tenant=BARE, plan=Plan.INDIE)
+
+    assert outcome == AttemptOutcome(
+        delivered=False, error_message="no email provider is available for this job", final=True
+    )
+
+
+def test_given_a_forced_provider_without_a_stored_key_when_passing_then_it_is_skipped_as_permanent(
+    setup: Setup,
+) -> None:
+    outcome = setup.run({**EMAIL, "provider": "SENDGRID"}, tenant=BARE, plan=Plan.INDIE)
+
+    assert (outcome.final, outcome.skip_providers) == (True, ["SENDGRID"])
+    assert outcome.tried[0]["error"] == "no key is configured for this provider"
+
+
+def test_given_the_key_service_is_down_when_passing_then_each_provider_fails_transiently(
+    setup: Setup,
+) -> None:
+    setup.keys.down = True
+
+    outcome = setup.run()
+
+    assert (outcome.delivered, outcome.final, outcome.skip_providers) == (False, False, [])
+    assert [entry["outcome"] for entry in outcome.tried] == ["transient"] * 3
+    assert setup.providers.calls == []  # no provider is called without its key
+
+
+def test_given_a_key_sealed_for_another_tenant_when_passing_then_that_provider_is_skipped_for_good(
+    setup: Setup,
+) -> None:
+    """A credential record copied into another tenant's partition must not open there."""
+    setup.tenants.add_tenant("tenant-thief", Plan.INDIE, provider_keys=[(SENDGRID, "SG.thief-0001")])
+    stolen = setup.tenants.records_of(TENANT).providers[0].api_key
+    setup.tenants.records_of("tenant-thief").providers[0].api_key = stolen
+
+    outcome = setup.run(tenant="tenant-thief", plan=Plan.INDIE)
+
+    assert (outcome.delivered, outcome.final, outcome.skip_providers) == (False, True, ["SENDGRID"])
+    assert outcome.tried[0]["error"] == "the stored key cannot be decrypted"
+    assert setup.providers.calls == []
+
+
+# ---------------------------------------------------------------- suppressions
+
+
+def test_given_a_suppressed_recipient_when_attempting_then_no_provider_is_called(setup: Setup) -> None:
+    setup.store.suppress(TENANT, "ada@example.com", "hard bounce", "SENDGRID", "2025-01-01T00:00:00.000Z")
+
+    outcome = setup.run({**EMAIL, "to": "Ada@Example.com"})
+
+    assert outcome == AttemptOutcome(delivered=False, error_message=SUPPRESSED, final=True)
+    assert setup.providers.calls == []
+
+
+def test_given_an_inactive_recipient_report_when_passing_then_the_address_is_suppressed_for_this_tenant(
+    setup: Setup,
+) -> None:
+    setup.providers.script(SENDGRID, message_permanent(SENDGRID, suppress_recipient=True))
+
+    outcome = setup.run({**EMAIL, "to": "Gone@Example.com"})
+
+    assert outcome.final
+    assert set(setup.store.suppressions) == {(TENANT, "gone@example.com")}
+    assert setup.store.suppressions[(TENANT, "gone@example.com")]["source"] == "SENDGRID"
+
+
+def test_given_the_suppression_write_fails_when_passing_then_the_attempt_still_ends_the_job(
+    setup: Setup,
+) -> None:
+    setup.providers.script(SENDGRID, message_permanent(SENDGRID, suppress_recipient=True))
+    setup.store.unavailable = {"suppress"}
+
+    outcome = setup.run()
+
+    assert (outcome.delivered, outcome.final) == (False, True)
+    assert not setup.store.suppressions

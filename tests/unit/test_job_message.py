@@ -1,0 +1,109 @@
+"""The job message on the queue: its wire format, the inline payload limit, and what it refuses."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from herald.jobs import INLINE_PAYLOAD_LIMIT, JobMessage
+from herald.settings import Channel
+
+EMAIL: dict[str, Any] = {"to": "ada@example.com", "subject": "Hello", "body": "<p>Hi</p>", "priority": 1}
+# '{"body":"' + n characters + '"}' is n + 11 bytes of compact JSON.
+BODY_WRAPPER_BYTES = 11
+
+
+def message(payload: dict[str, Any] | None = EMAIL, seen_attempts: int = 2) -> JobMessage:
+    return JobMessage("job-1", "tenant-a", Channel.EMAIL, "startup", seen_attempts, payload)
+
+
+def body_of(size: int) -> dict[str, Any]:
+    return {"body": "x" * (size - BODY_WRAPPER_BYTES)}
+
+
+def test_given_a_message_when_encoded_and_decoded_then_it_is_unchanged() -> None:
+    original = message()
+
+    assert JobMessage.from_json(original.to_json()) == original
+
+
+def test_given_a_message_when_encoded_then_the_wire_fields_are_named_as_documented() -> None:
+    assert json.loads(message().to_json()) == {
+        "v": 1,
+        "jobId": "job-1",
+        "tenantId": "tenant-a",
+        "type": "email",
+        "plan": "startup",
+        "seenAttempts": 2,
+        "payload": EMAIL,
+    }
+
+
+def test_given_a_webhook_with_unicode_when_round_tripped_then_the_payload_is_identical() -> None:
+    payload = {"url": "https://hooks.example.com/x", "payload": {"note": "café ✓ 💌", "n": [1, 2.5, None]}}
+    original = JobMessage("job-2", "tenant-a", Channel.WEBHOOK, "indie", 0, payload)
+
+    assert JobMessage.from_json(original.to_json()) == original
+
+
+def test_given_a_payload_at_the_inline_limit_when_encoded_then_it_travels_in_the_message() -> None:
+    payload = body_of(INLINE_PAYLOAD_LIMIT)
+
+    assert JobMessage.from_json(message(payload).to_json()).payload == payload
+
+
+def test_given_a_payload_over_the_inline_limit_when_encoded_then_it_is_left_out_for_the_store() -> None:
+    encoded = message(body_of(INLINE_PAYLOAD_LIMIT + 1)).to_json()
+
+    assert "payload" not in json.loads(encoded)
+    assert len(encoded) < 1024
+    decoded = JobMessage.from_json(encoded)
+    assert decoded.payload is None
+    assert (decoded.job_id, decoded.seen_attempts) == ("job-1", 2)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"v":2,"jobId":"j","tenantId":"t","type":"email","plan":"free","seenAttempts":0}',
+        '{"jobId":"j","tenantId":"t","type":"email","plan":"free","seenAttempts":0}',
+    ],
+    ids=["future-version", "no-version"],
+)
+def test_given_an_unknown_version_when_decoded_then_it_is_rejected(raw: str) -> None:
+    with pytest.raises(ValueError, match="unsupported job message version"):
+        JobMessage.from_json(raw)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "not json",
+        "[1, 2]",
+        '"a string"',
+        "42",
+        "null",
+        '{"v":1,"jobId":"j","tenantId":"t","type":"sms","plan":"free","seenAttempts":0}',
+        '{"v":1,"tenantId":"t","type":"email","plan":"free","seenAttempts":0}',
+        '{"v":1,"jobId":"j","tenantId":"t","type":"email","plan":"free","seenAttempts":null}',
+        '{"v":1,"jobId":"j","tenantId":"t","type":"email","plan":"free","seenAttempts":0,"payload":[1]}',
+    ],
+    ids=[
+        "not-json",
+        "array",
+        "string",
+        "number",
+        "null",
+        "unknown-type",
+        "no-job-id",
+        "null-attempts",
+        "payload-not-object",
+    ],
+)
+def test_given_a_malformed_body_when_decoded_then_it_raises_an_error_the_worker_dead_letters(
+    raw: str,
+) -> None:
+    with pytest.raises((ValueError, KeyError, TypeError)):
+        JobMessage.from_json(raw)

@@ -1,0 +1,321 @@
+"""One webhook attempt: the tenant's secrets sign the exact payload bytes, and the sender's outcome
+becomes the engine's AttemptOutcome (design.md rule 9); then the engine's view of webhook jobs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from herald.attempts import AttemptOutcome
+from herald.data_key_cache import DataKeyCache
+from herald.dead_letters import REDACTED
+from herald.delivery import DeliveryEngine, Handled
+from herald.jobs import JobMessage
+from herald.notification_requests import compact_json
+from herald.observability import metrics
+from herald.plans import Plan
+from herald.settings import Channel
+from herald.store.models import JobState
+from herald.tenant_directory import TenantDirectory
+from herald.vault import Vault
+from herald.webhook_attempt import USER_AGENT, WebhookAttempt
+from herald.webhook_sender import OutboundWebhook, WebhookOutcome
+from tests.fakes.delivery import (
+    FakeDeadLetters,
+    FakeDeliveryStore,
+    FakeQueue,
+    FakeTenantStore,
+    ManualClock,
+    settings_for_tests,
+)
+from tests.fakes.key_manager import InMemoryKeyManager
+
+TENANT = "tenant-hooks"
+OTHER = "tenant-other"
+SIGNING_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+RECEIVER_TOKEN = "Bearer receiver-credential-7f3a"
+WEBHOOK: dict[str, Any] = {
+    "url": "https://hooks.example.com/herald",
+    "method": "PUT",
+    "headers": {"Authorization": RECEIVER_TOKEN, "X-Tenant-Ref": "acct-42"},
+    "payload": {"event": "invoice.paid", "amount": 1999, "note": "café ✓", "items": [1, 2]},
+}
+
+
+@pytest.fixture(autouse=True)
+def _clear_metrics() -> Iterator[None]:
+    yield
+    metrics.clear_metrics()
+
+
+@dataclass
+class FakeSender:
+    """Stands in for ``send_webhook``: records each call and answers with the scripted outcomes."""
+
+    outcomes: list[WebhookOutcome] = field(default_factory=lambda: [WebhookOutcome(ok=True, status_code=200)])
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def __call__(
+        self, hook: OutboundWebhook, *, secrets: Sequence[str], allow_loopback: bool, user_agent: str
+    ) -> WebhookOutcome:
+        self.calls.append(
+            {
+                "hook": hook,
+                "secrets": list(secrets),
+                "allow_loopback": allow_loopback,
+                "user_agent": user_agent,
+            }
+        )
+        return self.outcomes[min(len(self.calls), len(self.outcomes)) - 1]
+
+
+@dataclass
+class Hooks:
+    tenants: FakeTenantStore
+    sender: FakeSender
+    attempt: WebhookAttempt
+
+
+@pytest.fixture
+def hooks() -> Hooks:
+    vault = Vault(InMemoryKeyManager(), DataKeyCache(max_entries=16, ttl_seconds=300))
+    tenants = FakeTenantStore(vault)
+    tenants.add_tenant(TENANT, Plan.INDIE, signing_secret=SIGNING_SECRET)
+    tenants.add_tenant(OTHER, Plan.INDIE, signing_secret="whsec_b3RoZXItdGVuYW50LXNlY3JldC0xMjM0NTY=")
+    sender = FakeSender()
+    attempt = WebhookAttempt(settings_for_tests(), TenantDirectory(tenants, vault), sender)
+    return Hooks(tenants, sender, attempt)
+
+
+# ---------------------------------------------------------------- the request
+
+
+def test_given_a_webhook_job_when_attempted_then_the_compact_payload_is_signed_with_the_tenant_secret(
+    hooks: Hooks,
+) -> None:
+    hooks.attempt.run("job-7", TENANT, WEBHOOK)
+
+    [call] = hooks.sender.calls
+    hook: OutboundWebhook = call["hook"]
+    assert hook.body == compact_json(WEBHOOK["payload"])
+    assert hook.body == '{"event":"invoice.paid","amount":1999,"note":"café ✓","items":[1,2]}'.encode()
+    assert (hook.job_id, hook.url, hook.method) == ("job-7", WEBHOOK["url"], "PUT")
+    assert dict(hook.headers) == WEBHOOK["headers"]
+    assert call["secrets"] == [SIGNING_SECRET]
+    assert call["user_agent"] == USER_AGENT
+    assert call["allow_loopback"] is False
+
+
+def test_given_no_method_or_headers_when_attempted_then_it_posts_without_custom_headers(hooks: Hooks) -> None:
+    hooks.attempt.run("job-7", TENANT, {"url": WEBHOOK["url"], "payload": {"a": 1}})
+
+    hook: OutboundWebhook = hooks.sender.calls[0]["hook"]
+    assert (hook.method, dict(hook.headers), hook.body) == ("POST", {}, b'{"a":1}')
+
+
+def test_given_the_local_stack_setting_when_attempted_then_loopback_is_allowed(hooks: Hooks) -> None:
+    vault = Vault(InMemoryKeyManager())
+    tenants = FakeTenantStore(vault)
+    tenants.add_tenant(TENANT, Plan.INDIE)
+    settings = settings_for_tests(allow_loopback_webhooks=True)
+    attempt = WebhookAttempt(settings, TenantDirectory(tenants, vault), hooks.sender)
+
+    attempt.run("job-7", TENANT, WEBHOOK)
+
+    assert hooks.sender.calls[0]["allow_loopback"] is True
+    assert hooks.sender.calls[0]["secrets"] == []  # a tenant without a secret sends unsigned
+
+
+# ---------------------------------------------------------------- outcome mapping
+
+
+@pytest.mark.parametrize(
+    ("sent", "expected"),
+    [
+        (
+            WebhookOutcome(ok=True, status_code=200, body_excerpt='{"ok":true}'),
+            AttemptOutcome(delivered=True, response_status=200, response_body='{"ok":true}'),
+        ),
+        (
+            WebhookOutcome(
+                ok=False,
+                status_code=500,
+                body_excerpt="oops",
+                error_class="transient",
+                error_message="the endpoint answered HTTP 500",
+            ),
+            AttemptOutcome(
+                delivered=False,
+                error_message="the endpoint answered HTTP 500",
+                response_status=500,
+                response_body="oops",
+            ),
+        ),
+        (
+            WebhookOutcome(
+                ok=False,
+                status_code=404,
+                error_class="permanent",
+                error_message="the endpoint answered HTTP 404",
+            ),
+            AttemptOutcome(
+                delivered=False,
+                error_message="the endpoint answered HTTP 404",
+                final=True,
+                response_status=404,
+            ),
+        ),
+        (
+            WebhookOutcome(
+                ok=False,
+                status_code=301,
+                error_class="permanent",
+                error_message="the endpoint answered HTTP 301; redirects are not followed",
+            ),
+            AttemptOutcome(
+                delivered=False,
+                error_message="the endpoint answered HTTP 301; redirects are not followed",
+                final=True,
+                response_status=301,
+            ),
+        ),
+        (
+            WebhookOutcome(
+                ok=False,
+                status_code=429,
+                error_class="transient",
+                error_message="the endpoint answered HTTP 429",
+                retry_after_seconds=120.0,
+            ),
+            AttemptOutcome(
+                delivered=False,
+                error_message="the endpoint answered HTTP 429",
+                retry_after_seconds=120.0,
+                response_status=429,
+            ),
+        ),
+        (
+            WebhookOutcome(
+                ok=False, error_class="transient", error_message="the endpoint refused the connection"
+            ),
+            AttemptOutcome(delivered=False, error_message="the endpoint refused the connection"),
+        ),
+    ],
+    ids=["ok", "transient-500", "permanent-404", "redirect", "retry-after", "network"],
+)
+def test_given_a_sender_outcome_when_attempted_then_it_maps_to_the_engines_outcome(
+    hooks: Hooks, sent: WebhookOutcome, expected: AttemptOutcome
+) -> None:
+    hooks.sender.outcomes = [sent]
+
+    assert hooks.attempt.run("job-7", TENANT, WEBHOOK) == expected
+
+
+def test_given_the_tenant_table_is_down_when_attempted_then_the_attempt_is_transient_and_nothing_is_sent(
+    hooks: Hooks,
+) -> None:
+    hooks.tenants.unavailable = True
+
+    outcome = hooks.attempt.run("job-7", TENANT, WEBHOOK)
+
+    assert (outcome.delivered, outcome.final) == (False, False)
+    assert outcome.error_message is not None
+    assert outcome.error_message.startswith("signing secret unavailable")
+    assert hooks.sender.calls == []
+
+
+def test_given_a_signing_secret_sealed_for_another_tenant_when_attempted_then_it_is_refused_for_good(
+    hooks: Hooks,
+) -> None:
+    """A secret record copied from another tenant's row must not open (encryption context binds it)."""
+    own = hooks.tenants.records_of(TENANT).profile
+    own.signing_secret = hooks.tenants.records_of(OTHER).profile.signing_secret
+
+    outcome = hooks.attempt.run("job-7", TENANT, WEBHOOK)
+
+    assert outcome == AttemptOutcome(
+        delivered=False, error_message="the signing secret cannot be decrypted", final=True
+    )
+    assert hooks.sender.calls == []
+
+
+# ---------------------------------------------------------------- the engine with webhooks
+
+
+@dataclass
+class WebhookRig:
+    store: FakeDeliveryStore
+    queue: FakeQueue
+    dead_letters: FakeDeadLetters
+    engine: DeliveryEngine
+
+    def submit(self) -> JobMessage:
+        self.store.add_job(TENANT, "job-7", WEBHOOK, channel=Channel.WEBHOOK)
+        return JobMessage("job-7", TENANT, Channel.WEBHOOK, Plan.INDIE, 0, WEBHOOK)
+
+
+@pytest.fixture
+def rig(hooks: Hooks) -> WebhookRig:
+    store, queue, dead_letters = FakeDeliveryStore(), FakeQueue(), FakeDeadLetters()
+
+    # The same adapter as herald.worker_services.webhook_worker.
+    def attempt(message: JobMessage, payload: dict[str, Any], _state: JobState) -> AttemptOutcome:
+        return hooks.attempt.run(message.job_id, message.tenant_id, payload)
+
+    engine = DeliveryEngine(
+        settings_for_tests(),
+        store=store,
+        queue=queue,
+        dead_letters=dead_letters,
+        attempt=attempt,
+        clock=ManualClock(),
+    )
+    return WebhookRig(store, queue, dead_letters, engine)
+
+
+def test_given_the_endpoint_answers_200_when_handled_then_the_job_completes_without_a_provider(
+    hooks: Hooks, rig: WebhookRig
+) -> None:
+    hooks.sender.outcomes = [WebhookOutcome(ok=True, status_code=202, body_excerpt="accepted")]
+
+    handled = rig.engine.handle(rig.submit())
+
+    assert handled == Handled("job-7", "completed", 1)
+    state = rig.store.state(TENANT, "job-7")
+    assert state.status == "completed"
+    assert state.used_provider is None
+    [log] = state.delivery_logs
+    assert (log.status, log.response_status, log.response_body) == ("success", 202, "accepted")
+    assert log.used_provider is None
+
+
+def test_given_the_endpoint_keeps_failing_when_attempts_run_out_then_the_dead_letter_hides_header_values(
+    hooks: Hooks, rig: WebhookRig
+) -> None:
+    hooks.sender.outcomes = [
+        WebhookOutcome(
+            ok=False, status_code=503, error_class="transient", error_message="the endpoint answered HTTP 503"
+        )
+    ]
+
+    results = [rig.engine.handle(rig.submit())]
+    while rig.queue.sent:
+        results.append(rig.engine.handle(rig.queue.take().message))
+
+    assert [(result.result, result.attempt) for result in results] == [
+        ("retrying", 1),
+        ("retrying", 2),
+        ("failed", 3),
+    ]
+    assert len(hooks.sender.calls) == 3
+    [copy] = rig.dead_letters.records
+    assert copy["payload"]["headers"] == {"Authorization": REDACTED, "X-Tenant-Ref": REDACTED}
+    assert copy["payload"]["payload"] == WEBHOOK["payload"]
+    assert RECEIVER_TOKEN not in repr(copy)
+    assert copy["error"] == "the endpoint answered HTTP 503"
+    # The tenant's own view keeps the request as accepted.
+    assert rig.store.payload(TENANT, "job-7")["headers"] == WEBHOOK["headers"]
+    assert [log.response_status for log in rig.store.state(TENANT, "job-7").delivery_logs] == [503] * 3

@@ -1,0 +1,246 @@
+"""The SQS side of the workers: real SQS batch events in, ``batchItemFailures`` out."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from herald.attempts import AttemptOutcome
+from herald.delivery import DeliveryEngine
+from herald.errors import DependencyError
+from herald.jobs import JobMessage
+from herald.observability import metrics
+from herald.plans import Plan
+from herald.settings import Channel
+from herald.store.models import JobState
+from herald.worker import RECORD_BUDGET_MILLIS, process_batch
+from tests.fakes.delivery import (
+    FakeDeadLetters,
+    FakeDeliveryStore,
+    FakeQueue,
+    ManualClock,
+    settings_for_tests,
+)
+
+TENANT = "tenant-a"
+QUEUE_ARN = "arn:aws:sqs:us-east-1:123456789012:herald-dev-email-normal"
+EMAIL: dict[str, Any] = {"to": "ada@example.com", "subject": "Hello", "body": "<p>Hi</p>"}
+PLENTY = 60_000
+
+
+@pytest.fixture(autouse=True)
+def _clear_metrics() -> Iterator[None]:
+    yield
+    metrics.clear_metrics()
+
+
+class FakeContext(LambdaContext):
+    """A Lambda context whose remaining time follows a script, one value per question."""
+
+    def __init__(self, *remaining_millis: int) -> None:
+        self._function_name = "herald-dev-email-worker"
+        self._aws_request_id = "req-1"
+        self._remaining = list(remaining_millis)
+
+    def get_remaining_time_in_millis(self) -> int:  # type: ignore[override]
+        return self._remaining.pop(0) if len(self._remaining) > 1 else self._remaining[0]
+
+
+def sqs_record(message_id: str, body: str) -> dict[str, Any]:
+    return {
+        "messageId": message_id,
+        "receiptHandle": f"AQEB{message_id}==",
+        "body": body,
+        "attributes": {
+            "ApproximateReceiveCount": "1",
+            "SentTimestamp": "1700000000000",
+            "SenderId": "AROAEXAMPLE:herald-dev-api",
+            "ApproximateFirstReceiveTimestamp": "1700000000100",
+            "MessageGroupId": TENANT,
+        },
+        "messageAttributes": {},
+        "md5OfBody": hashlib.md5(body.encode(), usedforsecurity=False).hexdigest(),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": QUEUE_ARN,
+        "awsRegion": "us-east-1",
+    }
+
+
+def sqs_event(*records: dict[str, Any]) -> dict[str, Any]:
+    return {"Records": list(records)}
+
+
+@dataclass
+class ScriptedAttempt:
+    """A channel attempt that delivers, except for the jobs told to raise."""
+
+    raises: dict[str, Exception] = field(default_factory=dict)
+    calls: list[str] = field(default_factory=list)
+
+    def __call__(self, message: JobMessage, payload: dict[str, Any], state: JobState) -> AttemptOutcome:
+        self.calls.append(message.job_id)
+        failure = self.raises.get(message.job_id)
+        if failure is not None:
+            raise failure
+        return AttemptOutcome(delivered=True, used_provider="SENDGRID")
+
+
+@dataclass
+class Worker:
+    store: FakeDeliveryStore
+    dead_letters: FakeDeadLetters
+    attempt: ScriptedAttempt
+    engine: DeliveryEngine
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        """A stored job and the SQS record of its first message."""
+        self.store.add_job(TENANT, job_id, EMAIL)
+        body = JobMessage(job_id, TENANT, Channel.EMAIL, Plan.STARTUP, 0, EMAIL).to_json()
+        return sqs_record(f"msg-{job_id}", body)
+
+    def status(self, job_id: str) -> str:
+        return str(self.store.state(TENANT, job_id).status)
+
+
+@pytest.fixture
+def worker() -> Worker:
+    store, dead_letters, attempt = FakeDeliveryStore(), FakeDeadLetters(), ScriptedAttempt()
+    engine = DeliveryEngine(
+        settings_for_tests(),
+        store=store,
+        queue=FakeQueue(),
+        dead_letters=dead_letters,
+        attempt=attempt,
+        clock=ManualClock(),
+    )
+    return Worker(store, dead_letters, attempt, engine)
+
+
+def run(worker: Worker, event: dict[str, Any], context: LambdaContext | None = None) -> dict[str, Any]:
+    return process_batch(event, context or FakeContext(PLENTY), worker.engine, worker.dead_letters)
+
+
+# ---------------------------------------------------------------- partial failures
+
+
+def test_given_three_records_when_one_raises_then_only_that_message_is_reported(worker: Worker) -> None:
+    event = sqs_event(worker.job("job-1"), worker.job("job-2"), worker.job("job-3"))
+    worker.attempt.raises["job-2"] = DependencyError("key service unavailable")
+
+    response = run(worker, event)
+
+    assert response == {"batchItemFailures": [{"itemIdentifier": "msg-job-2"}]}
+    assert [worker.status(job) for job in ("job-1", "job-2", "job-3")] == [
+        "completed",
+        "processing",  # claimed; the redelivery re-claims it once the lease ends
+        "completed",
+    ]
+
+
+def test_given_every_record_raises_when_processed_then_all_are_reported_instead_of_failing_the_invocation(
+    worker: Worker,
+) -> None:
+    event = sqs_event(worker.job("job-1"), worker.job("job-2"))
+    worker.attempt.raises.update({"job-1": RuntimeError("bug"), "job-2": RuntimeError("bug")})
+
+    response = run(worker, event)
+
+    assert response == {
+        "batchItemFailures": [{"itemIdentifier": "msg-job-1"}, {"itemIdentifier": "msg-job-2"}]
+    }
+
+
+def test_given_the_same_message_twice_in_a_batch_when_processed_then_it_is_delivered_once(
+    worker: Worker,
+) -> None:
+    record = worker.job("job-1")
+    duplicate = {**record, "messageId": "msg-job-1-again"}
+
+    response = run(worker, sqs_event(record, duplicate))
+
+    assert response == {"batchItemFailures": []}
+    assert worker.attempt.calls == ["job-1"]
+
+
+# ---------------------------------------------------------------- malformed messages
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "not json at all",
+        '{"v":9,"jobId":"job-x","tenantId":"t","type":"email","plan":"free","seenAttempts":0}',
+        '{"v":1,"jobId":"job-x","tenantId":"t","type":"pigeon","plan":"free","seenAttempts":0}',
+        "[1, 2, 3]",
+    ],
+    ids=["not-json", "unknown-version", "unknown-type", "json-array"],
+)
+def test_given_a_malformed_body_when_processed_then_it_is_dead_lettered_and_not_retried(
+    worker: Worker, body: str
+) -> None:
+    event = sqs_event(worker.job("job-1"), sqs_record("msg-bad", body))
+
+    response = run(worker, event)
+
+    assert response == {"batchItemFailures": []}
+    assert worker.status("job-1") == "completed"
+    [copy] = worker.dead_letters.records
+    assert (copy["messageId"], copy["body"]) == ("msg-bad", body)
+    assert copy["error"].startswith("malformed job message: ")
+
+
+def test_given_a_malformed_body_and_the_dead_letter_queue_down_when_processed_then_it_is_retried(
+    worker: Worker,
+) -> None:
+    worker.dead_letters.failure = DependencyError("dead-letter queue unavailable")
+    event = sqs_event(worker.job("job-1"), sqs_record("msg-bad", "{oops"))
+
+    response = run(worker, event)
+
+    assert response == {"batchItemFailures": [{"itemIdentifier": "msg-bad"}]}
+
+
+def test_given_a_huge_malformed_body_when_dead_lettered_then_only_its_start_is_copied(worker: Worker) -> None:
+    body = "x" * 100_000
+
+    run(worker, sqs_event(sqs_record("msg-bad", body)))
+
+    assert worker.dead_letters.records[0]["body"] == body[:4096]
+
+
+# ---------------------------------------------------------------- time budget
+
+
+def test_given_too_little_time_left_when_a_batch_arrives_then_every_record_is_reported_untouched(
+    worker: Worker,
+) -> None:
+    event = sqs_event(worker.job("job-1"), worker.job("job-2"), worker.job("job-3"))
+
+    response = run(worker, event, FakeContext(RECORD_BUDGET_MILLIS - 1))
+
+    assert response == {
+        "batchItemFailures": [
+            {"itemIdentifier": "msg-job-1"},
+            {"itemIdentifier": "msg-job-2"},
+            {"itemIdentifier": "msg-job-3"},
+        ]
+    }
+    assert worker.attempt.calls == []
+    assert worker.store.calls == []  # not even claimed: nothing waits for a lease to run out
+
+
+def test_given_time_runs_short_mid_batch_when_processed_then_the_rest_is_reported_untouched(
+    worker: Worker,
+) -> None:
+    event = sqs_event(worker.job("job-1"), worker.job("job-2"), worker.job("job-3"))
+
+    response = run(worker, event, FakeContext(PLENTY, RECORD_BUDGET_MILLIS, RECORD_BUDGET_MILLIS - 1))
+
+    assert response == {"batchItemFailures": [{"itemIdentifier": "msg-job-3"}]}
+    assert worker.attempt.calls == ["job-1", "job-2"]
+    assert worker.status("job-3") == "pending"
