@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
 from herald.vault import SecretTampered
 
 _NONCE_BYTES = 12

@@ -13,6 +13,8 @@ import boto3
 import pytest
 from botocore.config import Config
 from botocore.stub import Stubber
+from moto import mock_aws
+
 from herald import aws_clients
 from herald.data_key_cache import DataKeyCache
 from herald.settings import get_settings
@@ -25,7 +27,6 @@ from herald.vault import (
     default_vault,
     encryption_context,
 )
-from moto import mock_aws
 
 if TYPE_CHECKING:
     from mypy_boto3_kms import KMSClient

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 import pytest
+
 from herald.data_key_cache import DataKeyCache
 from herald.observability import logger as herald_logger
 from herald.vault import (
@@ -21,7 +22,6 @@ from herald.vault import (
     encryption_context,
     last_four,
 )
-
 from tests.fakes.key_manager import InMemoryKeyManager
 
 TENANT = "tenant-a"
