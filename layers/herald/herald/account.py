@@ -35,7 +35,7 @@ from herald.vault import Purpose, Vault, last_four
 from herald.webhook_signing import new_signing_secret
 
 SIGNING_OVERLAP = timedelta(hours=24)
-_DOMAIN = r"^(?=.{4,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
+_DOMAIN = r"^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
 
 
 class ProviderKeyRequest(BaseModel):
@@ -57,7 +57,12 @@ class RotateKeyRequest(BaseModel):
 
 class DomainRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    domain: str = Field(pattern=_DOMAIN, description="A sending domain such as mail.example.com (lower case)")
+    domain: str = Field(
+        min_length=4,
+        max_length=253,
+        pattern=_DOMAIN,
+        description="A sending domain such as mail.example.com (lower case)",
+    )
 
 
 def _tenant_provider(name: str) -> ProviderName:

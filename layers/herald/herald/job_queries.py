@@ -42,6 +42,8 @@ def _delivery_log(entry: DeliveryLogAttribute) -> dict[str, Any]:
         "usedProvider": entry.used_provider,
         "errorMessage": entry.error_message,
         "createdAt": entry.created_at,
+        # Every provider this attempt tried, in order (a fallback shows the failure before it).
+        "providers": [dict(tried) for tried in entry.tried or []],
     }
 
 

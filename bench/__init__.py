@@ -1,0 +1,1 @@
+"""Benchmarks of Herald's budgets: AWS calls per request and per delivery, KMS calls, latency."""

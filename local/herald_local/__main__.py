@@ -1,0 +1,85 @@
+"""``python -m herald_local`` (``make run``): the whole stack on this machine, in the foreground.
+
+No AWS account and no Docker: moto stands in for AWS, the template's functions run in local
+processes. Ctrl-C (or SIGTERM) stops every process it started, also after an error.
+"""
+
+from __future__ import annotations
+
+import time
+
+_STARTED = time.monotonic()  # before the heavy imports: "ready in" counts them too
+
+import logging  # noqa: E402
+import signal  # noqa: E402
+import sys  # noqa: E402
+from types import FrameType  # noqa: E402
+
+from herald_local.config import ConfigError, LocalConfig  # noqa: E402
+from herald_local.console import ConsoleHandler, ready_banner  # noqa: E402
+from herald_local.stack import STARTUP_ERRORS, LocalStack  # noqa: E402
+
+log = logging.getLogger("herald_local")
+
+_QUIET_LOGGERS = ("botocore", "boto3", "urllib3", "samtranslator", "werkzeug")
+
+
+def _configure_logging() -> None:
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(message)s",
+        handlers=[ConsoleHandler("herald-local")],
+        force=True,
+    )
+    for name in _QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _interrupt(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _run(stack: LocalStack) -> int:
+    stack.start()
+    stack.create_demo_tenant()
+    print(ready_banner(stack, time.monotonic() - _STARTED), flush=True)
+    while True:
+        time.sleep(0.5)
+        failure = stack.failure()
+        if failure is not None:
+            log.error("the local stack cannot go on: %s", failure)
+            return 1
+
+
+def main() -> int:
+    _configure_logging()
+    # Set explicitly: a shell starting us in the background would have SIGINT ignored.
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        config = LocalConfig.from_env()
+    except ConfigError as exc:
+        log.error("%s", exc)
+        return 2
+    stack = LocalStack(config)
+    try:
+        return _run(stack)
+    except KeyboardInterrupt:
+        log.info("stopping")
+        return 0
+    except ConfigError as exc:
+        log.error("%s", exc)
+        return 2
+    except STARTUP_ERRORS as exc:
+        log.error("the local stack could not start: %s", exc)
+        return 1
+    finally:
+        # A second Ctrl-C must not cut the shutdown short and leave processes behind.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        stack.stop()
+        log.info("stopped")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

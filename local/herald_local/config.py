@@ -1,0 +1,109 @@
+"""Where the local stack runs: ports, state folder and region, read from the environment once."""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+LOOPBACK = "127.0.0.1"
+# moto's default account: every ARN the local stack builds uses it, as moto does.
+ACCOUNT_ID = "123456789012"
+STACK_NAME = "herald-local"
+DEFAULT_REGION = "us-east-1"
+STATE_DIR_NAME = ".herald-local"
+
+
+class ConfigError(RuntimeError):
+    """The environment asks for something the local stack cannot do (bad value, port taken)."""
+
+
+def project_root() -> Path:
+    """The folder holding template.yaml: the package's repository when installed editable, else cwd."""
+    candidate = Path(__file__).resolve().parents[2]
+    if (candidate / "template.yaml").is_file():
+        return candidate
+    return Path.cwd()
+
+
+def _port(env: Mapping[str, str], variable: str, default: int) -> int:
+    raw = env.get(variable, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise ConfigError(f"{variable} must be a TCP port number (1-65535), got {raw!r}")
+    return int(raw)
+
+
+@dataclass(frozen=True)
+class LocalConfig:
+    root: Path
+    state_dir: Path
+    region: str
+    moto_port: int
+    api_port: int
+    sandbox_port: int
+    # Overrides the template's RetryBaseDelaySeconds so tests see retries in seconds, not minutes.
+    retry_base_delay: str | None = None
+
+    @property
+    def template_path(self) -> Path:
+        return self.root / "template.yaml"
+
+    @property
+    def moto_url(self) -> str:
+        return f"http://{LOOPBACK}:{self.moto_port}"
+
+    @property
+    def gateway_url(self) -> str:
+        return f"http://{LOOPBACK}:{self.api_port}"
+
+    @property
+    def sandbox_url(self) -> str:
+        return f"http://{LOOPBACK}:{self.sandbox_port}"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> LocalConfig:
+        env = os.environ if env is None else env
+        root = project_root()
+        state_dir = Path(env.get("HERALD_LOCAL_DIR") or root / STATE_DIR_NAME)
+        retry = env.get("HERALD_LOCAL_RETRY_BASE_DELAY", "").strip() or None
+        if retry is not None and not retry.isdigit():
+            raise ConfigError(f"HERALD_LOCAL_RETRY_BASE_DELAY must be whole seconds, got {retry!r}")
+        return cls(
+            root=root,
+            state_dir=state_dir.resolve(),
+            region=env.get("AWS_DEFAULT_REGION") or env.get("AWS_REGION") or DEFAULT_REGION,
+            moto_port=_port(env, "HERALD_MOTO_PORT", 5000),
+            api_port=_port(env, "HERALD_API_PORT", 3000),
+            sandbox_port=_port(env, "HERALD_SANDBOX_PORT", 3100),
+            retry_base_delay=retry,
+        )
+
+    def check_ports_free(self) -> None:
+        """Fails early, naming the variable to change, instead of half-starting the stack."""
+        for variable, port in (
+            ("HERALD_MOTO_PORT", self.moto_port),
+            ("HERALD_API_PORT", self.api_port),
+            ("HERALD_SANDBOX_PORT", self.sandbox_port),
+        ):
+            ensure_port_free(port, variable)
+
+
+def port_in_use_message(port: int, variable: str) -> str:
+    return f"port {port} is already in use; set {variable} to a free port"
+
+
+def ensure_port_free(port: int, variable: str) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # As the servers themselves do, so a socket in TIME_WAIT from the last run does not count.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((LOOPBACK, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise ConfigError(port_in_use_message(port, variable)) from exc
+            raise

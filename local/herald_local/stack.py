@@ -1,0 +1,246 @@
+"""The local stack: moto, the template's resources, functions, gateway, pollers, schedules, alarms
+and the provider sandbox, started in order and stopped in reverse order."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from herald_local import demo, moto_server
+from herald_local.alarms import AlarmPlayer, is_playable, queue_alarm_player
+from herald_local.config import ACCOUNT_ID, STACK_NAME, ConfigError, LocalConfig, port_in_use_message
+from herald_local.deferred import UnresolvedExpression
+from herald_local.functions import FunctionPool, FunctionUnavailable, Invocation
+from herald_local.gateway import Gateway, GatewayServer
+from herald_local.moto_clients import moto_client
+from herald_local.moto_server import MotoNotReady
+from herald_local.moto_stack import StackCreationError
+from herald_local.parameters import local_parameters
+from herald_local.pollers import RECEIVE_WAIT_SECONDS, QueuePoller
+from herald_local.processes import ChildProcess
+from herald_local.resources import create_resources
+from herald_local.routes import RouteTable
+from herald_local.sandbox import SandboxServer
+from herald_local.schedules import SchedulePlayer
+from herald_local.sns_bridge import SnsBridge
+from herald_local.stack_plan import PlanError, needs_sns_bridge
+from herald_local.state import API_URL_OUTPUT, StackNotRunning, read_state, remove_state, write_state
+from herald_local.template import TemplateError, load_template, translate
+from herald_local.topology import AlarmSpec, Topology
+
+log = logging.getLogger(__name__)
+
+# Failures the stack reports in one line (what went wrong and where), without a traceback.
+STARTUP_ERRORS: tuple[type[Exception], ...] = (
+    MotoNotReady,
+    PlanError,
+    StackCreationError,
+    TemplateError,
+    UnresolvedExpression,
+    FunctionUnavailable,
+)
+
+
+@dataclass
+class _Parts:
+    moto: ChildProcess | None = None
+    sandbox: SandboxServer | None = None
+    bridge: SnsBridge | None = None
+    pool: FunctionPool | None = None
+    gateway: GatewayServer | None = None
+    pollers: list[QueuePoller] = field(default_factory=list)
+    schedules: SchedulePlayer | None = None
+    alarms: list[AlarmPlayer] = field(default_factory=list)
+
+
+class LocalStack:
+    def __init__(self, config: LocalConfig) -> None:
+        self.config = config
+        self.topology: Topology | None = None
+        self.demo_tenant: demo.DemoTenant | None = None
+        self._parts = _Parts()
+        self._started_at = time.time()
+        self._owns_state = False
+
+    # ------------------------------------------------------------------ start
+    def start(self) -> None:
+        self._refuse_second_stack()
+        self.config.check_ports_free()
+        parts = self._parts
+        parts.moto = moto_server.start(self.config.moto_port)
+        parts.sandbox = self._start_sandbox()
+        topology = self._create_resources(parts.sandbox)
+        self.topology = topology
+        parts.pool = FunctionPool(topology.functions.values(), self.config.moto_url, self.config.region)
+        parts.pool.start()
+        parts.gateway = self._start_gateway(topology, parts.pool)
+        self._start_event_sources(topology)
+        self._write_state()
+
+    def _write_state(self) -> None:
+        write_state(self.config.state_dir, self.state())
+        self._owns_state = True
+
+    def _refuse_second_stack(self) -> None:
+        try:
+            running = read_state(self.config.state_dir)
+        except StackNotRunning:
+            return
+        raise ConfigError(
+            f"a local stack is already running (pid {running['pid']}) with state in {self.config.state_dir}; "
+            "stop it or set HERALD_LOCAL_DIR"
+        )
+
+    def _start_gateway(self, topology: Topology, pool: FunctionPool) -> GatewayServer:
+        try:
+            gateway = GatewayServer(
+                Gateway(RouteTable(topology.routes), pool.__getitem__), self.config.api_port
+            )
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise ConfigError(port_in_use_message(self.config.api_port, "HERALD_API_PORT")) from exc
+            raise
+        gateway.start()
+        return gateway
+
+    def _start_sandbox(self) -> SandboxServer:
+        sandbox = SandboxServer(port=self.config.sandbox_port)
+        try:
+            sandbox.start()
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise ConfigError(
+                    port_in_use_message(self.config.sandbox_port, "HERALD_SANDBOX_PORT")
+                ) from exc
+            raise
+        return sandbox
+
+    def _create_resources(self, sandbox: SandboxServer) -> Topology:
+        config = self.config
+        template = load_template(config.template_path)
+        parameters = local_parameters(template, config, sandbox.provider_base_url)
+        translated = translate(template, parameters, config.region)
+        if needs_sns_bridge(translated):
+            self._parts.bridge = SnsBridge()
+            self._parts.bridge.start()
+        assert self._parts.moto is not None
+        moto_server.wait_ready(self._parts.moto, config.moto_port)
+        return create_resources(
+            translated,
+            parameters,
+            lambda service: moto_client(service, config.moto_url, config.region),
+            root=config.root,
+            gateway_url=config.gateway_url,
+            sns_bridge_url=self._parts.bridge.url if self._parts.bridge else None,
+        )
+
+    def _invoke(self, logical_id: str, event: Any) -> Invocation:
+        assert self._parts.pool is not None
+        return self._parts.pool[logical_id].invoke(event)
+
+    def _start_event_sources(self, topology: Topology) -> None:
+        config, parts = self.config, self._parts
+        sqs = moto_client(
+            "sqs", config.moto_url, config.region, read_timeout=RECEIVE_WAIT_SECONDS + 10, connections=64
+        )
+        for source in topology.queue_sources:
+            queue_url = sqs.get_queue_url(QueueName=source.queue_name)["QueueUrl"]
+            assert parts.pool is not None
+            poller = QueuePoller(source, sqs, queue_url, parts.pool[source.function].invoke, config.region)
+            poller.start()
+            parts.pollers.append(poller)
+        parts.schedules = SchedulePlayer(topology.schedules, self._invoke, config.region)
+        parts.schedules.start()
+        sns = moto_client("sns", config.moto_url, config.region)
+        for alarm in topology.alarms:
+            self._start_alarm(alarm, sqs, sns)
+        if parts.bridge is not None:
+            parts.bridge.attach(topology.subscriptions, self._invoke, sns)
+
+    def _start_alarm(self, alarm: AlarmSpec, sqs: Any, sns: Any) -> None:
+        if not is_playable(alarm):
+            log.warning(
+                "alarm %s (%s %s) is not played locally", alarm.name, alarm.namespace, alarm.metric_name
+            )
+            return
+        player = queue_alarm_player(alarm, sqs, sns, self.config.region)
+        player.start()
+        self._parts.alarms.append(player)
+
+    # ------------------------------------------------------------------ demo and state
+    @property
+    def api_url(self) -> str:
+        outputs = self.topology.outputs if self.topology else {}
+        return outputs.get(API_URL_OUTPUT, self.config.gateway_url)
+
+    def create_demo_tenant(self) -> None:
+        tenant = demo.create_tenant(self.config.state_dir)
+        if tenant is None:
+            return
+        self.demo_tenant = tenant
+        self._write_state()
+        demo.configure(tenant, self.api_url, self.config.sandbox_url)
+
+    def processes(self) -> dict[str, int]:
+        parts = self._parts
+        pids = {} if parts.pool is None else parts.pool.pids()
+        if parts.moto is not None and parts.moto.pid is not None:
+            pids["moto"] = parts.moto.pid
+        return pids
+
+    def state(self) -> dict[str, Any]:
+        config = self.config
+        topology = self.topology
+        return {
+            "pid": os.getpid(),
+            "startedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._started_at)),
+            "region": config.region,
+            "accountId": ACCOUNT_ID,
+            "stackName": STACK_NAME,
+            "awsEndpoint": config.moto_url,
+            "ports": {"moto": config.moto_port, "api": config.api_port, "sandbox": config.sandbox_port},
+            "gatewayUrl": config.gateway_url,
+            "apiUrl": self.api_url,
+            "sandboxUrl": config.sandbox_url,
+            "outputs": {} if topology is None else topology.outputs,
+            "functions": {} if topology is None else {k: v.to_dict() for k, v in topology.functions.items()},
+            "processes": self.processes(),
+            "demoTenant": None if self.demo_tenant is None else self.demo_tenant.to_dict(),
+        }
+
+    def failure(self) -> str | None:
+        """Why the stack cannot go on (moto gone), or None while it is healthy."""
+        moto = self._parts.moto
+        if moto is not None and not moto.alive():
+            return f"moto exited with status {moto.exit_code()}"
+        return None
+
+    # ------------------------------------------------------------------ stop
+    def stop(self) -> None:
+        """Stops everything that was started, in reverse order; safe after a failed start."""
+        parts = self._parts
+        for poller in parts.pollers:
+            poller.request_stop()
+        steps = [
+            *(poller.stop for poller in parts.pollers),
+            *(alarm.stop for alarm in parts.alarms),
+            parts.schedules.stop if parts.schedules else None,
+            parts.gateway.stop if parts.gateway else None,
+            parts.pool.stop if parts.pool else None,
+            parts.bridge.stop if parts.bridge else None,
+            parts.sandbox.stop if parts.sandbox else None,
+            parts.moto.stop if parts.moto else None,
+        ]
+        for step in steps:
+            if step is None:
+                continue
+            try:
+                step()
+            except Exception:  # noqa: BLE001 - one part failing to stop must not keep the others running
+                log.exception("stopping %s failed", getattr(step, "__qualname__", step))
+        if self._owns_state:
+            remove_state(self.config.state_dir)

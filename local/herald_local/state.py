@@ -1,0 +1,72 @@
+"""The state file of a running local stack (``<HERALD_LOCAL_DIR>/stack.json``).
+
+Tools find the local stack through it, as they find a deployed one through its stack outputs:
+the CLI reads ``awsEndpoint``, ``region`` and ``outputs``; ``make invoke`` reads ``functions``;
+the end-to-end tests read the URLs, ``processes`` and ``demoTenant``. It is removed on shutdown.
+
+Keys: ``pid``, ``startedAt``, ``region``, ``accountId``, ``stackName``, ``awsEndpoint`` (moto),
+``ports`` {moto, api, sandbox}, ``gatewayUrl``, ``apiUrl`` (the SDK base URL), ``sandboxUrl``,
+``outputs`` (the template's Outputs, resolved), ``functions`` (per logical id: name, handler,
+folders, timeout, memory and the resolved template environment), ``processes`` (label -> pid) and
+``demoTenant`` ({tenantId, apiKey}, once created).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+STATE_FILE = "stack.json"
+# The template output that holds the API's base URL (the SDK's baseUrl).
+API_URL_OUTPUT = "ApiUrl"
+
+
+class StackNotRunning(RuntimeError):
+    pass
+
+
+def state_path(state_dir: Path) -> Path:
+    return state_dir / STATE_FILE
+
+
+def write_state(state_dir: Path, state: dict[str, Any]) -> None:
+    """Replaces the file atomically (readers never see half a file), readable by the owner only."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    path = state_path(state_dir)
+    temporary = path.with_suffix(".tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+        json.dump(state, stream, indent=2)
+    temporary.replace(path)
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def read_state(state_dir: Path) -> dict[str, Any]:
+    """The state of the running stack; raises StackNotRunning when there is none (or a stale file)."""
+    path = state_path(state_dir)
+    try:
+        state: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise StackNotRunning(f"no local stack is running (no {path}); start it with `make run`") from exc
+    if not _alive(int(state.get("pid", 0))):
+        raise StackNotRunning(
+            f"the local stack that wrote {path} is no longer running; start it with `make run`"
+        )
+    return state
+
+
+def remove_state(state_dir: Path) -> None:
+    state_path(state_dir).unlink(missing_ok=True)

@@ -1,0 +1,172 @@
+"""The local stack for end-to-end tests: ``python -m herald_local`` as a subprocess on free ports,
+with its own state folder, driven over HTTP as a client would."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from herald_local.config import project_root
+
+READY_TIMEOUT_SECONDS = 60.0
+STOP_TIMEOUT_SECONDS = 30.0
+READY_LINE = "Herald local stack ready in"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@dataclass
+class RunningStack:
+    process: subprocess.Popen[bytes]
+    state_dir: Path
+    log_file: Path
+    state: dict[str, Any]
+
+    @property
+    def api_url(self) -> str:
+        return str(self.state["apiUrl"])
+
+    @property
+    def sandbox_url(self) -> str:
+        return str(self.state["sandboxUrl"])
+
+    @property
+    def moto_url(self) -> str:
+        return str(self.state["awsEndpoint"])
+
+    @property
+    def outputs(self) -> dict[str, str]:
+        return dict(self.state["outputs"])
+
+    @property
+    def demo_tenant_id(self) -> str | None:
+        tenant = self.state.get("demoTenant")
+        return None if tenant is None else str(tenant["tenantId"])
+
+    @property
+    def demo_api_key(self) -> str | None:
+        tenant = self.state.get("demoTenant")
+        return None if tenant is None else str(tenant["apiKey"])
+
+    @property
+    def child_pids(self) -> dict[str, int]:
+        """moto's and every function runner's PID (the sandbox runs inside the stack's process)."""
+        return {label: int(pid) for label, pid in self.state["processes"].items()}
+
+    def boto3_client(self, service: str) -> Any:
+        config = Config(
+            region_name=self.state["region"],
+            retries={"total_max_attempts": 1},
+            connect_timeout=3,
+            read_timeout=20,
+        )
+        return boto3.client(  # type: ignore[call-overload]
+            service,
+            endpoint_url=self.moto_url,
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+            config=config,
+        )
+
+    def log_tail(self, lines: int = 60) -> str:
+        return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop_cleanly(self) -> None:
+        """Ctrl-C, as a developer stops ``make run``; asserts the stack exited 0, every child process
+        is gone and the state file removed."""
+        pids = self.child_pids
+        self.process.send_signal(signal.SIGINT)
+        status = self.process.wait(STOP_TIMEOUT_SECONDS)
+        assert status == 0, self.log_tail()
+        deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+        while time.monotonic() < deadline and any(_alive(pid) for pid in pids.values()):
+            time.sleep(0.1)
+        assert not {label: pid for label, pid in pids.items() if _alive(pid)}, "child processes left running"
+        assert not (self.state_dir / "stack.json").exists()
+
+
+def _read_state(state_file: Path) -> dict[str, Any] | None:
+    try:
+        state: dict[str, Any] = json.loads(state_file.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    return state
+
+
+def start_stack(state_dir: Path) -> RunningStack:
+    """Starts a stack and returns once it is ready (demo tenant created or the ready line printed)."""
+    log_file = state_dir / "stack.log"
+    environment = {
+        **os.environ,
+        "HERALD_LOCAL_DIR": str(state_dir),
+        "HERALD_MOTO_PORT": str(_free_port()),
+        "HERALD_API_PORT": str(_free_port()),
+        "HERALD_SANDBOX_PORT": str(_free_port()),
+        "HERALD_LOCAL_RETRY_BASE_DELAY": "2",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    with log_file.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "herald_local"],
+            cwd=project_root(),
+            env=environment,
+            stdout=log,
+            stderr=log,
+        )
+    stack = RunningStack(process, state_dir, log_file, {})
+    deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"the local stack exited with status {process.returncode}:\n{stack.log_tail()}")
+        state = _read_state(state_dir / "stack.json")
+        if state is not None and (
+            state.get("demoTenant") or READY_LINE in log_file.read_text(errors="replace")
+        ):
+            stack.state = state
+            return stack
+        time.sleep(0.2)
+    process.kill()
+    process.wait()
+    pytest.fail(f"the local stack was not ready within {READY_TIMEOUT_SECONDS:.0f} s:\n{stack.log_tail()}")
+
+
+@pytest.fixture(scope="session")
+def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
+    stack = start_stack(tmp_path_factory.mktemp("herald-local"))
+    yield stack
+    stack.stop_cleanly()
+
+
+@pytest.fixture
+def fresh_stack(tmp_path: Path) -> Iterator[RunningStack]:
+    """A stack of the test's own, for tests that stop it; killed if the test did not stop it."""
+    stack = start_stack(tmp_path)
+    yield stack
+    if stack.process.poll() is None:
+        stack.process.kill()
+        stack.process.wait()

@@ -1,0 +1,61 @@
+"""The local stack as a client sees it: the API over HTTP on localhost, API Gateway's answers for
+paths no route serves, and Ctrl-C stopping every process the stack started."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from tests.e2e.conftest import RunningStack
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+
+
+def _get(url: str) -> tuple[int, dict[str, str], Any]:
+    try:
+        with urllib.request.urlopen(url, timeout=15) as response:
+            return response.status, dict(response.headers), json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), json.loads(error.read())
+
+
+def test_ping_answers_pong_in_the_success_envelope(local_stack: RunningStack) -> None:
+    status, _, body = _get(f"{local_stack.api_url}/ping")
+    assert status == 200
+    assert body["success"] is True
+    assert body["data"] == {"message": "pong"}
+
+
+def test_an_unknown_route_under_the_api_answers_404_in_the_error_envelope(local_stack: RunningStack) -> None:
+    status, _, body = _get(f"{local_stack.api_url}/no-such-route")
+    assert status == 404
+    assert body["success"] is False
+
+
+def test_a_path_outside_every_route_answers_api_gateways_own_404(local_stack: RunningStack) -> None:
+    origin = local_stack.state["gatewayUrl"]
+    status, headers, body = _get(f"{origin}/not-an-api-path")
+    assert status == 404
+    assert body == {"message": "Not Found"}
+    assert "apigw-requestid" not in {name.lower() for name in headers}
+
+
+def test_the_stack_publishes_its_resources_and_the_demo_tenant(local_stack: RunningStack) -> None:
+    assert local_stack.demo_api_key is not None, local_stack.log_tail()
+    assert local_stack.demo_api_key.startswith("hk_")
+    assert local_stack.demo_tenant_id
+    tables = local_stack.boto3_client("dynamodb").list_tables()["TableNames"]
+    assert local_stack.outputs["TableName"] in tables
+
+
+def test_ctrl_c_stops_moto_and_every_function_runner(fresh_stack: RunningStack) -> None:
+    """Given a running stack, When it gets SIGINT, Then it exits 0 and none of its child processes
+    (moto, one runner per function) is left, and its state file is gone."""
+    assert "moto" in fresh_stack.child_pids
+    assert set(fresh_stack.state["functions"]) <= set(fresh_stack.child_pids)
+    fresh_stack.stop_cleanly()
