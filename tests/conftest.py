@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
 
-from herald.observability import metrics
+# Lambda sets these before any import; herald.observability builds its Metrics at import time.
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "HeraldTests")
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "herald-tests")
+
+from herald.observability import metrics  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -51,6 +51,10 @@ def main() -> None:
     watch_parent()
     from moto.server import main as moto_main
 
+    from herald_local.moto_atomic import make_dynamodb_atomic
+
+    make_dynamodb_atomic()
+
     moto_main(sys.argv[1:])
 
 

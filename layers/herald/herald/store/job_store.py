@@ -135,7 +135,6 @@ class JobStore:
         now = int(time.time())
         pk = job_pk(job.tenant_id, job.job_id)
         with TransactWrite(connection=connection()) as tx:
-            # Guards first: their positions in the cancellation reasons are fixed (0, 1, 2).
             if idempotency is not None:
                 record = IdempotencyRecord(
                     f"IDEM#{job.tenant_id}#{idempotency.key}",
@@ -179,18 +178,17 @@ class JobStore:
     def _raise_for_conditions(
         exc: TransactWriteError, reasons: list[str | None], idempotency: IdempotencyClaim | None
     ) -> None:
-        offset = 0
-        if idempotency is not None:
-            if reasons[0] == "ConditionalCheckFailed":
-                old = exc.cancellation_reasons[0]
-                raw = (old.raw_item if old else None) or {}
-                job_id = raw.get("jobId", {}).get("S", "")
-                same = raw.get("bodyHash", {}).get("S") == idempotency.body_hash
-                raise DuplicateRequest(job_id, same) from exc
-            offset = 1
-        if reasons[offset] == "ConditionalCheckFailed":
+        # PynamoDB sends puts before updates: [idempotency?, state, payload, rate, usage].
+        puts = 3 if idempotency is not None else 2
+        if idempotency is not None and reasons[0] == "ConditionalCheckFailed":
+            old = exc.cancellation_reasons[0]
+            raw = (old.raw_item if old else None) or {}
+            job_id = raw.get("jobId", {}).get("S", "")
+            same = raw.get("bodyHash", {}).get("S") == idempotency.body_hash
+            raise DuplicateRequest(job_id, same) from exc
+        if reasons[puts] == "ConditionalCheckFailed":
             raise RateLimited from exc
-        if reasons[offset + 1] == "ConditionalCheckFailed":
+        if reasons[puts + 1] == "ConditionalCheckFailed":
             raise QuotaExhausted from exc
 
     # ------------------------------------------------------------ reads

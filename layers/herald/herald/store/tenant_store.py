@@ -140,7 +140,9 @@ class TenantStore:
                     )
         except TransactWriteError as exc:
             codes = [reason.code if reason else None for reason in exc.cancellation_reasons]
-            if len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
+            # PynamoDB sends deletes, then puts, then updates: [old key delete?, new key, profile, ...].
+            profile_index = 2 if old_valid_until is None else 1
+            if len(codes) > profile_index and codes[profile_index] == "ConditionalCheckFailed":
                 raise KeyChanged(tenant_id) from exc
             raise DependencyError(f"tenant table write failed: {exc.cause_response_code}") from exc
         except PynamoDBException as exc:

@@ -1,0 +1,268 @@
+"""The accept path of the real ApiFunction against moto resources built from template.yaml."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from herald import aws_clients, tenants
+from herald.store.models import JobState, job_pk
+from herald.store.table import ensure_bound
+from herald.store.tenant_store import TenantStore
+from tests.support.herald_in_moto import HeraldInMoto, herald_in_moto
+
+pytestmark = pytest.mark.xdist_group("moto-api")
+
+EMAIL = {"to": "user@example.com", "subject": "Hello", "body": "<p>Hi</p>"}
+WEBHOOK = {"url": "https://hooks.example.com/in", "payload": {"event": "order.paid"}}
+
+
+# This machine has no DNS: the webhook hosts of these tests resolve to a public documentation-free
+# address through a stand-in resolver (nothing is dialled at acceptance).
+PUBLIC_ADDRESS = "93.184.215.14"
+
+
+@pytest.fixture(scope="module")
+def herald() -> Iterator[HeraldInMoto]:
+    """One stack for the module (creating it takes seconds); every test uses tenants of its own."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        yield from _stack(monkeypatch)
+
+
+def _stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeraldInMoto]:
+    real_getaddrinfo = socket.getaddrinfo
+
+    def getaddrinfo(host: str, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(host, str) and host.endswith(".example.com"):
+            return real_getaddrinfo(PUBLIC_ADDRESS, port, *args, **kwargs)
+        return real_getaddrinfo(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    with herald_in_moto(monkeypatch) as stack:
+        yield stack
+
+
+@pytest.fixture(autouse=True)
+def _empty_queues(herald: HeraldInMoto) -> None:
+    herald.drain_queues()
+
+
+def new_key(plan: str = "startup") -> str:
+    ensure_bound()
+    return tenants.create_tenant(TenantStore(), "Acme", "ops@acme.test", plan).api_key
+
+
+def _bodies(messages: list[dict[str, Any]]) -> list[str]:
+    return [message["Body"] for message in messages]
+
+
+def test_the_job_row_is_pending_before_its_message_is_sent(
+    herald: HeraldInMoto, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = new_key()
+    seen_at_send: list[str | None] = []
+    sqs = aws_clients.sqs()
+    original = sqs.send_message
+
+    def observing_send(**kwargs: Any) -> Any:
+        body = json.loads(kwargs["MessageBody"])
+        state = JobState.get(job_pk(body["tenantId"], body["jobId"]), "STATE")
+        seen_at_send.append(state.status)
+        return original(**kwargs)
+
+    monkeypatch.setattr(sqs, "send_message", observing_send)
+    answer = herald.api("POST", "/api/v1/notifications/email", EMAIL, key=key)
+    assert answer.status == 202
+    assert seen_at_send == ["pending"]
+
+
+@pytest.mark.parametrize(
+    ("route", "body", "output"),
+    [
+        ("email", {**EMAIL, "priority": 1}, "EmailCriticalQueueUrl"),
+        ("email", EMAIL, "EmailNormalQueueUrl"),
+        ("email", {**EMAIL, "priority": 10}, "EmailLowQueueUrl"),
+        ("webhook", {**WEBHOOK, "priority": 1}, "WebhookCriticalQueueUrl"),
+        ("webhook", WEBHOOK, "WebhookNormalQueueUrl"),
+    ],
+)
+def test_each_priority_lands_in_its_channels_queue_grouped_by_tenant(
+    herald: HeraldInMoto, route: str, body: dict[str, Any], output: str
+) -> None:
+    key = new_key()
+    answer = herald.api("POST", f"/api/v1/notifications/{route}", body, key=key)
+    assert answer.status == 202
+    messages = herald.queued(output)
+    assert len(messages) == 1
+    assert answer.data["jobId"] in messages[0]["Body"]
+    job = herald.api("GET", f"/api/v1/notifications/jobs/{answer.data['jobId']}", key=key).data
+    assert messages[0]["Attributes"]["MessageGroupId"]
+    assert job["status"] == "pending"
+    assert job["payload"] == ({**body, "method": "POST"} if route == "webhook" else body)
+
+
+def test_the_free_plan_always_goes_to_the_low_queue(herald: HeraldInMoto) -> None:
+    key = new_key("free")
+    answer = herald.api("POST", "/api/v1/notifications/email", {**EMAIL, "priority": 1}, key=key)
+    assert answer.status == 202
+    assert len(herald.queued("EmailLowQueueUrl")) == 1
+    assert herald.queued("EmailCriticalQueueUrl") == []
+
+
+def test_twenty_concurrent_identical_requests_create_exactly_one_job(herald: HeraldInMoto) -> None:
+    key = new_key()
+    body = {**EMAIL, "idempotencyKey": "order-42"}
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        answers = list(
+            pool.map(lambda _: herald.api("POST", "/api/v1/notifications/email", body, key=key), range(20))
+        )
+    statuses = Counter(answer.status for answer in answers)
+    assert statuses == {202: 1, 409: 19}
+    job_id = next(answer.data["jobId"] for answer in answers if answer.status == 202)
+    assert {answer.body["jobId"] for answer in answers if answer.status == 409} == {job_id}
+    assert all(answer.body["code"] == "duplicate_request" for answer in answers if answer.status == 409)
+    listing = herald.api("GET", "/api/v1/notifications/jobs", key=key).data
+    assert listing["pagination"]["total"] == 1
+    assert len(herald.queued("EmailNormalQueueUrl")) == 1
+    usage = herald.api("GET", "/api/v1/account", key=key).data["usage"]
+    assert usage["emails"] == 1
+
+
+def test_the_same_key_with_another_body_is_422(herald: HeraldInMoto) -> None:
+    key = new_key()
+    assert (
+        herald.api("POST", "/api/v1/notifications/email", {**EMAIL, "idempotencyKey": "k"}, key=key).status
+        == 202
+    )
+    other = herald.api(
+        "POST", "/api/v1/notifications/email", {**EMAIL, "subject": "x", "idempotencyKey": "k"}, key=key
+    )
+    assert (other.status, other.body["code"]) == (422, "idempotency_key_reused")
+
+
+def test_an_enqueue_failure_fails_the_job_with_503_and_retry_requeues_it(
+    herald: HeraldInMoto, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = new_key()
+    real_url = herald.queue_url("EmailNormalQueueUrl")
+    herald.use_function_environment("ApiFunction", {"HERALD_QUEUE_EMAIL_NORMAL": real_url + "-missing"})
+    refused = herald.api("POST", "/api/v1/notifications/email", EMAIL, key=key)
+    assert (refused.status, refused.body["code"]) == (503, "queue_unavailable")
+    job_id = refused.body["jobId"]
+    failed = herald.api("GET", f"/api/v1/notifications/jobs/{job_id}", key=key).data
+    assert failed["status"] == "failed"
+    assert "queued" in failed["errorMessage"]
+    assert failed["payload"] == EMAIL
+
+    herald.use_function_environment("ApiFunction", {"HERALD_QUEUE_EMAIL_NORMAL": real_url})
+    retried = herald.api("POST", f"/api/v1/notifications/jobs/{job_id}/retry", key=key)
+    assert retried.status == 201
+    assert retried.data == {
+        "jobId": job_id,
+        "status": "pending",
+        "message": "Job has been re-queued for processing",
+    }
+    assert job_id in herald.queued("EmailNormalQueueUrl")[0]["Body"]
+    assert herald.api("GET", f"/api/v1/notifications/jobs/{job_id}", key=key).data["status"] == "pending"
+    again = herald.api("POST", f"/api/v1/notifications/jobs/{job_id}/retry", key=key)
+    assert (again.status, again.body["code"]) == (404, "job_not_retryable")
+
+
+def test_another_tenants_job_is_404_never_403(herald: HeraldInMoto) -> None:
+    owner, intruder = new_key(), new_key()
+    job_id = herald.api("POST", "/api/v1/notifications/email", EMAIL, key=owner).data["jobId"]
+    for method, path in (
+        ("GET", f"/api/v1/notifications/jobs/{job_id}"),
+        ("POST", f"/api/v1/notifications/jobs/{job_id}/retry"),
+    ):
+        answer = herald.api(method, path, key=intruder)
+        assert answer.status == 404
+    assert herald.api("GET", "/api/v1/notifications/jobs", key=intruder).data["pagination"]["total"] == 0
+
+
+def test_listing_is_newest_first_with_filters_paging_and_a_cursor(herald: HeraldInMoto) -> None:
+    key = new_key()
+    ids = [
+        herald.api("POST", "/api/v1/notifications/email", {**EMAIL, "subject": f"n{i}"}, key=key).data[
+            "jobId"
+        ]
+        for i in range(5)
+    ]
+    herald.api("POST", "/api/v1/notifications/webhook", WEBHOOK, key=key)
+    emails = herald.api("GET", "/api/v1/notifications/jobs?type=email&limit=2&page=2", key=key).data
+    assert emails["pagination"] == {
+        "total": 5,
+        "page": 2,
+        "limit": 2,
+        "totalPages": 3,
+        "nextCursor": emails["pagination"]["nextCursor"],
+    }
+    assert [job["id"] for job in emails["data"]] == [ids[2], ids[1]]
+    first = herald.api("GET", "/api/v1/notifications/jobs?type=email&limit=3", key=key).data
+    cursor = first["pagination"]["nextCursor"]
+    rest = herald.api("GET", f"/api/v1/notifications/jobs?type=email&limit=3&cursor={cursor}", key=key).data
+    assert [job["id"] for job in first["data"] + rest["data"]] == ids[::-1]
+    bad = herald.api("GET", "/api/v1/notifications/jobs?status=lost", key=key)
+    assert (bad.status, bad.body["details"][0]["field"]) == (400, "status")
+
+
+def test_bad_inputs_get_their_documented_errors(herald: HeraldInMoto) -> None:
+    key = new_key()
+    cases = [
+        (herald.api("POST", "/api/v1/notifications/email", EMAIL), 401, "missing_api_key"),
+        (herald.api("POST", "/api/v1/notifications/email", EMAIL, key="hk_short"), 401, "malformed_api_key"),
+        (
+            herald.api("POST", "/api/v1/notifications/email", EMAIL, key="hk_" + "a" * 64),
+            401,
+            "invalid_api_key",
+        ),
+        (herald.api("POST", "/api/v1/notifications/email", b"{not json", key=key), 400, "invalid_json"),
+        (
+            herald.api("POST", "/api/v1/notifications/email", {**EMAIL, "bcc": "x"}, key=key),
+            400,
+            "validation_error",
+        ),
+        (
+            herald.api("POST", "/api/v1/notifications/email", {**EMAIL, "body": "x" * 700_000}, key=key),
+            413,
+            "payload_too_large",
+        ),
+        (
+            herald.api(
+                "POST",
+                "/api/v1/notifications/webhook",
+                {**WEBHOOK, "url": "https://169.254.169.254/"},
+                key=key,
+            ),
+            400,
+            "url_not_allowed",
+        ),
+        (herald.api("GET", "/api/v1/notifications/jobs/nope", key=key), 404, "job_not_found"),
+        (herald.api("GET", "/api/v1/nothing-here", key=key), 404, "not_found"),
+    ]
+    for answer, status, code in cases:
+        assert (answer.status, answer.body["code"]) == (status, code), answer.body
+        assert answer.body["success"] is False
+        assert answer.body["timestamp"].endswith("Z")
+
+
+def test_the_free_plans_rate_limit_answers_429_with_retry_after(herald: HeraldInMoto) -> None:
+    key = new_key("free")
+    statuses = [herald.api("POST", "/api/v1/notifications/webhook", WEBHOOK, key=key) for _ in range(6)]
+    assert [answer.status for answer in statuses[:5]] == [202] * 5
+    limited = statuses[5]
+    assert (limited.status, limited.body["code"]) == (429, "rate_limit_exceeded")
+    assert 1 <= limited.body["retryAfter"] <= 60
+    assert limited.headers["Retry-After"] == str(limited.body["retryAfter"])
+
+
+def test_health_checks_the_table_and_every_queue(herald: HeraldInMoto) -> None:
+    answer = herald.api("GET", "/api/v1/health")
+    assert answer.status == 200
+    assert answer.data == {"status": "ok", "checks": {"table": "ok", "queues": "ok"}}

@@ -1,0 +1,180 @@
+"""Herald's real handlers, in this process, against moto resources created from template.yaml.
+
+The resources and every function's environment come from the template through the local
+runtime's own provisioning (herald_local.resources), so the tests cannot drift from what deploys.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+from moto import mock_aws
+
+from herald import api_services, aws_clients, settings, worker_services
+from herald.store import table
+from herald_local.apigw_events import ApiContext, HttpRequest, build_event
+from herald_local.config import LocalConfig
+from herald_local.moto_atomic import make_dynamodb_atomic
+from herald_local.parameters import local_parameters
+from herald_local.resources import create_resources
+from herald_local.routes import RouteTable
+from herald_local.template import load_template, translate
+from herald_local.topology import Topology
+
+REGION = "us-east-1"
+NO_RETRIES = Config(retries={"max_attempts": 0}, region_name=REGION)
+SANDBOX = "http://127.0.0.1:9/{}"  # nothing listens: provider calls fail fast unless a test serves them
+
+
+class LambdaContext:
+    def __init__(self, name: str, remaining_ms: int = 60_000) -> None:
+        self.function_name = name
+        self.memory_limit_in_mb = 512
+        self.invoked_function_arn = f"arn:aws:lambda:{REGION}:123456789012:function:{name}"
+        self.aws_request_id = str(uuid.uuid4())
+        self._remaining_ms = remaining_ms
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self._remaining_ms
+
+
+@dataclass
+class ApiAnswer:
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+    @property
+    def data(self) -> Any:
+        return self.body["data"]
+
+
+def client(service: str) -> Any:
+    return boto3.client(service, region_name=REGION, config=NO_RETRIES)  # type: ignore[call-overload]
+
+
+def _reset_process_caches() -> None:
+    settings.get_settings.cache_clear()
+    aws_clients._client.cache_clear()
+    table._bound_once.cache_clear()
+    table.connection.cache_clear()
+    api_services.api_services.cache_clear()
+    api_services.account_service.cache_clear()
+    worker_services.email_worker.cache_clear()
+    worker_services.webhook_worker.cache_clear()
+    from herald import vault
+
+    vault.default_vault.cache_clear()
+
+
+def _load_handler_module(spec_dir: str, name: str) -> ModuleType:
+    sys.path.insert(0, spec_dir)
+    try:
+        spec = importlib.util.spec_from_file_location(name, f"{spec_dir}/app.py")
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(spec_dir)
+
+
+class HeraldInMoto:
+    def __init__(self, topology: Topology, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.topology = topology
+        self._monkeypatch = monkeypatch
+        self._routes = RouteTable(topology.routes)
+        self._modules: dict[str, ModuleType] = {}
+
+    def use_function_environment(self, logical_id: str, extra: Mapping[str, str] | None = None) -> None:
+        """Give this process exactly the environment the template gives that function."""
+        for name, value in {**self.topology.functions[logical_id].environment, **(extra or {})}.items():
+            self._monkeypatch.setenv(name, value)
+        _reset_process_caches()
+
+    def handler_module(self, logical_id: str) -> ModuleType:
+        if logical_id not in self._modules:
+            spec = self.topology.functions[logical_id]
+            self._modules[logical_id] = _load_handler_module(spec.code_dir, f"{logical_id}_app")
+        return self._modules[logical_id]
+
+    def api(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> ApiAnswer:
+        raw = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        pairs = [("host", "api.herald.test"), ("content-type", "application/json"), *(headers or {}).items()]
+        if key:
+            pairs.append(("x-api-key", key))
+        request = HttpRequest(method=method, target=path, headers=pairs, body=raw, source_ip="203.0.113.9")
+        match = self._routes.match(method, request.path)
+        assert match is not None, f"no template route for {method} {path}"
+        event = build_event(request, match, ApiContext(api_id="herald"))
+        answer = self.handler_module("ApiFunction").handler(event, LambdaContext("ApiFunction"))
+        return ApiAnswer(answer["statusCode"], json.loads(answer["body"]), dict(answer.get("headers") or {}))
+
+    def queue_url(self, output: str) -> str:
+        return self.topology.outputs[output]
+
+    def drain_queues(self) -> None:
+        """Delete every message (PurgeQueue is allowed once a minute, like in SQS)."""
+        sqs = client("sqs")
+        for name, url in self.topology.outputs.items():
+            if not name.endswith("QueueUrl"):
+                continue
+            while batch := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", []):
+                for message in batch:
+                    sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+
+    def queued(self, output: str) -> list[dict[str, Any]]:
+        """Every message waiting in the queue of that template output (made visible again)."""
+        sqs = client("sqs")
+        received = sqs.receive_message(
+            QueueUrl=self.queue_url(output), MaxNumberOfMessages=10, MessageSystemAttributeNames=["All"]
+        ).get("Messages", [])
+        for message in received:
+            sqs.change_message_visibility(
+                QueueUrl=self.queue_url(output), ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
+            )
+        return received
+
+
+@contextmanager
+def herald_in_moto(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeraldInMoto]:
+    for variable in ("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_ENDPOINT_URL_DYNAMODB"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    make_dynamodb_atomic()
+    with mock_aws():
+        config = LocalConfig.from_env({"AWS_DEFAULT_REGION": REGION})
+        template = load_template(config.template_path)
+        parameters = local_parameters(template, config, SANDBOX.format)
+        translated = translate(template, parameters, REGION)
+        topology = create_resources(
+            translated, parameters, client, root=config.root, gateway_url="http://127.0.0.1:9"
+        )
+        herald = HeraldInMoto(topology, monkeypatch)
+        herald.use_function_environment("ApiFunction", {"HERALD_AWS_MAX_ATTEMPTS": "1"})
+        try:
+            yield herald
+        finally:
+            _reset_process_caches()
