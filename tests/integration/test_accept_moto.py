@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -15,17 +14,13 @@ from herald import aws_clients, tenants
 from herald.store.models import JobState, job_pk
 from herald.store.table import ensure_bound
 from herald.store.tenant_store import TenantStore
+from tests.support.dns import resolve_publicly
 from tests.support.herald_in_moto import HeraldInMoto, herald_in_moto
 
 pytestmark = pytest.mark.xdist_group("moto-api")
 
 EMAIL = {"to": "user@example.com", "subject": "Hello", "body": "<p>Hi</p>"}
 WEBHOOK = {"url": "https://hooks.example.com/in", "payload": {"event": "order.paid"}}
-
-
-# This machine has no DNS: the webhook hosts of these tests resolve to a public documentation-free
-# address through a stand-in resolver (nothing is dialled at acceptance).
-PUBLIC_ADDRESS = "93.184.215.14"
 
 
 @pytest.fixture(scope="module")
@@ -36,14 +31,7 @@ def herald() -> Iterator[HeraldInMoto]:
 
 
 def _stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeraldInMoto]:
-    real_getaddrinfo = socket.getaddrinfo
-
-    def getaddrinfo(host: str, port: Any, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(host, str) and host.endswith(".example.com"):
-            return real_getaddrinfo(PUBLIC_ADDRESS, port, *args, **kwargs)
-        return real_getaddrinfo(host, port, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    resolve_publicly(monkeypatch)  # no DNS here: the webhook hosts of these tests resolve publicly
     with herald_in_moto(monkeypatch) as stack:
         yield stack
 

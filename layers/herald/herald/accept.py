@@ -80,15 +80,7 @@ class AcceptService:
         self, tenant: TenantContext, request: EmailRequest, header_key: str | None
     ) -> AcceptedJob:
         _check_email_routing(tenant, request)
-        payload = request.model_dump(by_alias=True, exclude_none=True, mode="json")
-        return self._accept(
-            tenant,
-            Channel.EMAIL,
-            payload=payload,
-            priority=request.priority,
-            body_key=request.idempotencyKey,
-            header_key=header_key,
-        )
+        return self._accept(tenant, Channel.EMAIL, request, header_key)
 
     def accept_webhook(
         self, tenant: TenantContext, request: WebhookRequest, header_key: str | None
@@ -97,27 +89,18 @@ class AcceptService:
             self._check_url(request.url, allow_loopback=self._settings.allow_loopback_webhooks)
         except UrlNotAllowed as exc:
             raise bad_request(f"The webhook URL is not allowed: {exc.reason}", "url_not_allowed") from exc
-        payload = request.model_dump(by_alias=True, exclude_none=True, mode="json")
-        return self._accept(
-            tenant,
-            Channel.WEBHOOK,
-            payload=payload,
-            priority=request.priority,
-            body_key=request.idempotencyKey,
-            header_key=header_key,
-        )
+        return self._accept(tenant, Channel.WEBHOOK, request, header_key)
 
     def _accept(
         self,
         tenant: TenantContext,
         channel: Channel,
-        *,
-        payload: dict[str, Any],
-        priority: int | None,
-        body_key: str | None,
+        request: EmailRequest | WebhookRequest,
         header_key: str | None,
     ) -> AcceptedJob:
-        key = _idempotency_key(body_key, header_key)
+        payload = request.model_dump(by_alias=True, exclude_none=True, mode="json")
+        priority = request.priority
+        key = _idempotency_key(request.idempotencyKey, header_key)
         now = self._clock()
         effective_priority = LOWEST_PRIORITY if tenant.plan == Plan.FREE else (priority or DEFAULT_PRIORITY)
         job = NewJob(
