@@ -1,0 +1,109 @@
+"""template.yaml: it lints, and it keeps the settings the design depends on."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from herald_local.config import project_root
+from herald_local.template import load_template
+
+ROOT = project_root()
+TEMPLATE = ROOT / "template.yaml"
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    return load_template(TEMPLATE)
+
+
+def _resources(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
+    return {name: res for name, res in template["Resources"].items() if res["Type"] == kind}
+
+
+def _run(*command: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "AWS_DEFAULT_REGION": "us-east-1", "SAM_CLI_TELEMETRY": "0"}
+    return subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def test_cfn_lint_passes() -> None:
+    result = _run(str(BIN / "cfn-lint"), str(TEMPLATE))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_sam_validate_with_lint_passes() -> None:
+    result = _run(str(BIN / "sam"), "validate", "--lint", "--template-file", str(TEMPLATE))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_public_route_of_the_contract_goes_to_the_api_function(template: dict[str, Any]) -> None:
+    api_md = ROOT.parent / "shared" / "api.md"
+    if not api_md.exists():
+        pytest.skip("../shared/api.md is not beside this checkout")
+    section = api_md.read_text().split("## Public routes", 1)[1].split("###", 1)[0]
+    documented = {
+        (method, "/api/v1" + re.sub(r"\?.*", "", path))
+        for method, path in re.findall(r"^\| (GET|POST|PUT|PATCH|DELETE) `([^`]+)`", section, re.MULTILINE)
+    }
+    events = template["Resources"]["ApiFunction"]["Properties"]["Events"].values()
+    served = {(event["Properties"]["Method"], event["Properties"]["Path"]) for event in events}
+    assert len(documented) == 8
+    assert documented <= served
+
+
+def test_queue_visibility_is_six_times_the_worker_timeout_and_redrive_exceeds_the_attempts(
+    template: dict[str, Any],
+) -> None:
+    queues = _resources(template, "AWS::SQS::Queue")
+    max_attempts = int(template["Parameters"]["MaxAttempts"]["Default"])
+    workers = {
+        name: res
+        for name, res in _resources(template, "AWS::Serverless::Function").items()
+        if "Worker" in name
+    }
+    assert set(workers) == {"EmailWorkerFunction", "WebhookWorkerFunction"}
+    for worker in workers.values():
+        timeout = int(worker["Properties"]["Timeout"])
+        for event in worker["Properties"]["Events"].values():
+            queue = queues[event["Properties"]["Queue"]["Fn::GetAtt"][0]]["Properties"]
+            assert int(queue["VisibilityTimeout"]) >= 6 * timeout
+            assert int(queue["RedrivePolicy"]["maxReceiveCount"]) > max_attempts
+            assert event["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_critical_gets_more_concurrency_than_normal_and_normal_more_than_low(
+    template: dict[str, Any],
+) -> None:
+    defaults = {
+        name: int(template["Parameters"][f"{name}MaxConcurrency"]["Default"])
+        for name in ("Critical", "Normal", "Low")
+    }
+    assert defaults["Critical"] > defaults["Normal"] > defaults["Low"] >= 2
+
+
+def test_no_function_may_reach_loopback_webhooks(template: dict[str, Any]) -> None:
+    """Only the local stack sets the loopback allowance; a deployed stack must never."""
+    assert "HERALD_ALLOW_LOOPBACK_WEBHOOKS" not in TEMPLATE.read_text()
+
+
+def test_the_table_is_on_demand_with_ttl_and_the_tenant_index(template: dict[str, Any]) -> None:
+    table = template["Resources"]["HeraldTable"]["Properties"]
+    assert table["BillingMode"] == "PAY_PER_REQUEST"
+    assert table["TimeToLiveSpecification"] == {"AttributeName": "expiresAt", "Enabled": True}
+    assert [index["IndexName"] for index in table["GlobalSecondaryIndexes"]] == ["gsi1"]
+
+
+def test_the_dead_letter_queue_has_an_alarm(template: dict[str, Any]) -> None:
+    alarm = template["Resources"]["DeadLetterQueueAlarm"]["Properties"]
+    assert alarm["Dimensions"][0]["Value"] == {"Fn::GetAtt": ["DeadLetterQueue", "QueueName"]}
+    assert alarm["Threshold"] == 0
+    assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
