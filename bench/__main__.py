@@ -53,9 +53,10 @@ def _per(counter: CallCounter, n: int) -> str:
 
 def bench_accept(herald: HeraldInMoto, n: int) -> list[tuple[str, str]]:
     ensure_bound()
-    key = tenants.create_tenant(TenantStore(), "Bench", "bench@example.com", "startup").api_key
     rows = []
     for route, body in (("email", EMAIL), ("webhook", WEBHOOK)):
+        # A tenant per route: the startup plan allows 200 requests a minute.
+        key = tenants.create_tenant(TenantStore(), "Bench", "bench@example.com", "startup").api_key
         for _ in range(5):  # warm-up: cold start, auth cache
             herald.api("POST", f"/api/v1/notifications/{route}", body, key=key)
         with counting_aws_calls() as counter:
@@ -71,28 +72,47 @@ def _worker_records(herald: HeraldInMoto, output: str, max_messages: int) -> lis
     url = herald.queue_url(output)
     arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     source = QueueSourceSpec(
-        logical_id="Bench", function="EmailWorkerFunction", queue_arn=arn, batch_size=5,
-        batching_window_seconds=0, max_concurrency=2, report_batch_item_failures=True,
+        logical_id="Bench",
+        function="EmailWorkerFunction",
+        queue_arn=arn,
+        batch_size=5,
+        batching_window_seconds=0,
+        max_concurrency=2,
+        report_batch_item_failures=True,
     )
     messages = sqs.receive_message(
-        QueueUrl=url, MaxNumberOfMessages=max_messages, MessageSystemAttributeNames=["All"], MessageAttributeNames=["All"]
+        QueueUrl=url,
+        MaxNumberOfMessages=max_messages,
+        MessageSystemAttributeNames=["All"],
+        MessageAttributeNames=["All"],
     ).get("Messages", [])
     return [sqs_record(message, source, REGION) for message in messages]
 
 
 def bench_delivery(herald: HeraldInMoto, n: int) -> list[tuple[str, str]]:
     with SandboxServer() as sandbox:
-        urls = {f"HERALD_{name.upper()}_BASE_URL": sandbox.provider_base_url(name) for name in ("sendgrid", "resend", "postmark")}
+        urls = {
+            f"HERALD_{name.upper()}_BASE_URL": sandbox.provider_base_url(name)
+            for name in ("sendgrid", "resend", "postmark")
+        }
         herald.use_function_environment("ApiFunction", {"HERALD_AWS_MAX_ATTEMPTS": "1", **urls})
         ensure_bound()
         key = tenants.create_tenant(TenantStore(), "Bench", "bench@example.com", "startup").api_key
-        assert herald.api("PUT", "/api/v1/account/providers/SENDGRID", {"apiKey": "sandbox-bench-key"}, key=key).status == 201
+        assert (
+            herald.api(
+                "PUT", "/api/v1/account/providers/SENDGRID", {"apiKey": "sandbox-bench-key"}, key=key
+            ).status
+            == 201
+        )
         for _ in range(n + 5):
             herald.api("POST", "/api/v1/notifications/email", EMAIL, key=key)
         herald.use_function_environment("EmailWorkerFunction", {"HERALD_AWS_MAX_ATTEMPTS": "1", **urls})
         worker = herald.handler_module("EmailWorkerFunction")
         # Warm-up batch: cold start, tenant directory, data key cache.
-        worker.handler({"Records": _worker_records(herald, "EmailNormalQueueUrl", 5)}, LambdaContext("EmailWorkerFunction"))
+        worker.handler(
+            {"Records": _worker_records(herald, "EmailNormalQueueUrl", 5)},
+            LambdaContext("EmailWorkerFunction"),
+        )
         batches: list[list[dict[str, Any]]] = []
         while sum(map(len, batches)) < n and (records := _worker_records(herald, "EmailNormalQueueUrl", 5)):
             batches.append(records)
@@ -104,7 +124,12 @@ def bench_delivery(herald: HeraldInMoto, n: int) -> list[tuple[str, str]]:
         delivered = sum(map(len, batches))
         accepted = len(sandbox.store.messages())
     herald.drain_queues()
-    return [(f"delivered email: AWS calls per message, warm worker (n={delivered}, sandbox got {accepted})", _per(counter, delivered))]
+    return [
+        (
+            f"delivered email: AWS calls per message, warm worker (n={delivered}, sandbox got {accepted})",
+            _per(counter, delivered),
+        )
+    ]
 
 
 def bench_vault(herald: HeraldInMoto) -> list[tuple[str, str]]:
@@ -115,8 +140,13 @@ def bench_vault(herald: HeraldInMoto) -> list[tuple[str, str]]:
     from herald.vault import Purpose, default_vault
 
     vault = default_vault()
-    stored = ProviderCredential(provider="SENDGRID", priority=1, last_four="1234", added_at="now",
-                                api_key=seal_attribute(vault, "t-bench", Purpose.PROVIDER_KEY, "sandbox-key-1234"))
+    stored = ProviderCredential(
+        provider="SENDGRID",
+        priority=1,
+        last_four="1234",
+        added_at="now",
+        api_key=seal_attribute(vault, "t-bench", Purpose.PROVIDER_KEY, "sandbox-key-1234"),
+    )
     with counting_aws_calls() as counter:
         for _ in range(100):
             provider_credential(vault, "t-bench", stored)
@@ -141,30 +171,45 @@ def _drive(api: str, key: str, n: int, concurrency: int) -> list[tuple[str, str]
 
     def send(i: int) -> tuple[str, float]:
         started = time.perf_counter()
-        answer = session.post(f"{api}/notifications/email", json={**EMAIL, "subject": f"bench {i}"}, headers=headers, timeout=30)
+        answer = session.post(
+            f"{api}/notifications/email", json={**EMAIL, "subject": f"bench {i}"}, headers=headers, timeout=30
+        )
         assert answer.status_code == 202, answer.text
         return answer.json()["data"]["jobId"], time.perf_counter() - started
 
     with ThreadPoolExecutor(concurrency) as pool:
         sent = list(pool.map(send, range(n)))
-    latencies, statuses = [], Counter[str]()
+    latencies, statuses, unfinished = [], Counter[str](), list[str]()
     deadline = time.monotonic() + 120
     for job_id, _ in sent:
         while True:
-            job = session.get(f"{api}/notifications/jobs/{job_id}", headers=headers, timeout=30).json()["data"]
+            job = session.get(f"{api}/notifications/jobs/{job_id}", headers=headers, timeout=30).json()[
+                "data"
+            ]
             if job["status"] in {"completed", "failed"} or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
         statuses[job["status"]] += 1
+        if job["status"] != "completed" and len(unfinished) < 3:
+            unfinished.append(f"{job['id']} {job['status']} attempts={job['attempts']} {job['errorMessage']}")
         if job["status"] == "completed":
             latencies.append((_ts(job["completedAt"]) - _ts(job["createdAt"])) * 1000)
     accept_ms = sorted(seconds * 1000 for _, seconds in sent)
     latencies.sort()
     return [
-        (f"local stack, {n} emails ({concurrency} concurrent clients): final statuses", dict(statuses).__repr__()),
-        ("accept -> completed (ms, server timestamps): median / p95 / max",
-         f"{statistics.median(latencies):.0f} / {_p95(latencies):.0f} / {latencies[-1]:.0f}"),
-        ("POST /notifications/email round trip (ms): median / p95", f"{statistics.median(accept_ms):.0f} / {_p95(accept_ms):.0f}"),
+        (
+            f"local stack, {n} emails ({concurrency} concurrent clients): final statuses",
+            dict(statuses).__repr__(),
+        ),
+        *((f"not completed: {line}", "") for line in unfinished),
+        (
+            "accept -> completed (ms, server timestamps): median / p95 / max",
+            f"{statistics.median(latencies):.0f} / {_p95(latencies):.0f} / {latencies[-1]:.0f}",
+        ),
+        (
+            "POST /notifications/email round trip (ms): median / p95",
+            f"{statistics.median(accept_ms):.0f} / {_p95(accept_ms):.0f}",
+        ),
     ]
 
 
@@ -178,8 +223,12 @@ def _p95(values: list[float]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("--requests", type=int, default=200, help="accept-path requests per route")
-    parser.add_argument("--deliveries", type=int, default=100, help="emails delivered by the in-process worker")
+    parser.add_argument(
+        "--requests", type=int, default=150, help="accept-path requests per route (< 195: rate limit)"
+    )
+    parser.add_argument(
+        "--deliveries", type=int, default=100, help="emails delivered by the in-process worker"
+    )
     parser.add_argument("--emails", type=int, default=200, help="emails through the local stack")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--skip-e2e", action="store_true")

@@ -453,5 +453,8 @@ class FakeTenantStore(TenantStore):
             raise TenantNotFound(tenant_id)
         return records
 
+    def profile(self, tenant_id: str) -> TenantProfile:
+        return self.load(tenant_id).profile
+
     def _seal(self, tenant_id: str, purpose: Purpose, plaintext: str) -> SealedAttribute:
         return seal_attribute(self._vault, tenant_id, purpose, plaintext)

@@ -31,7 +31,7 @@ from herald.store.models import (
 )
 from herald.store.tenant_store import TenantRecords, TenantStore
 from herald.tenants import IssuedKey, rotate_api_key
-from herald.vault import Purpose, Vault, last_four
+from herald.vault import Purpose, SecretTampered, Vault, last_four
 from herald.webhook_signing import new_signing_secret
 
 SIGNING_OVERLAP = timedelta(hours=24)
@@ -215,8 +215,10 @@ class AccountService:
 
     def delete_provider(self, tenant: TenantContext, name: str) -> None:
         provider = _tenant_provider(name)
-        if not self._store.delete_provider(tenant.tenant_id, provider.value):
-            raise not_found(f"{provider.value} is not configured.", "provider_not_configured")
+        records = self._tenants.load(tenant.tenant_id)
+        removed = self._find_provider(records, provider)
+        below = [item for item in records.providers if int(item.priority) > int(removed.priority)]
+        self._store.delete_provider(removed, below)
 
     @staticmethod
     def _find_provider(records: TenantRecords, provider: ProviderName) -> ProviderCredential:
@@ -322,7 +324,14 @@ class AccountService:
         )
 
     def _credential(self, tenant_id: str, stored: ProviderCredential) -> Credential:
-        return provider_credential(self._vault, tenant_id, stored)
+        try:
+            return provider_credential(self._vault, tenant_id, stored)
+        except SecretTampered as exc:
+            raise conflict(
+                f"The stored {stored.provider} key cannot be decrypted; store it again with "
+                f"PUT /api/v1/account/providers/{stored.provider}.",
+                "provider_key_unreadable",
+            ) from exc
 
     def domains(self, tenant: TenantContext) -> list[dict[str, Any]]:
         return [_domain_view(domain) for domain in self._tenants.load(tenant.tenant_id).domains]

@@ -1,7 +1,9 @@
-"""A worker's cached view of tenants: provider order, decrypted credentials, signing secrets.
+"""A worker's view of tenants: provider order, decrypted credentials, signing secrets.
 
-A warm worker reads a tenant's partition at most once a minute and, thanks to the vault's data
-key cache, makes no KMS call per message. Plaintext secrets are decrypted per use, never cached.
+A warm worker reads a tenant's partition at most once a minute (provider keys, order and domains
+may lag an account change by that long) and, thanks to the vault's data key cache, makes no KMS
+call per message. Signing secrets are read fresh per webhook. Plaintext secrets are decrypted per
+use, never cached.
 """
 
 from __future__ import annotations
@@ -56,8 +58,12 @@ class TenantDirectory:
         return None
 
     def signing_secrets(self, tenant_id: str) -> list[str]:
-        """Oldest first: the previous secret while its overlap lasts, then the current one."""
-        profile = self.records(tenant_id).profile
+        """Oldest first: the previous secret while its overlap lasts, then the current one.
+
+        Read fresh for every webhook (1 GetItem, not the minute-long cache): right after a rotation
+        receivers may already expect the new secret, and api.md promises both signatures meanwhile.
+        """
+        profile = self._store.profile(tenant_id)
         secrets: list[str] = []
         previous = profile.previous_signing_secret
         if previous is not None and (profile.previous_valid_until or "") > now_iso():

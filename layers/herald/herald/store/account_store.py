@@ -69,13 +69,20 @@ class AccountStore:
     def save_provider(self, credential: ProviderCredential) -> None:
         _guarded("provider write", credential.save)
 
-    def delete_provider(self, tenant_id: str, provider: str) -> bool:
-        item = ProviderCredential(tenant_pk(tenant_id), provider_sk(provider))
+    def delete_provider(self, removed: ProviderCredential, below: list[ProviderCredential]) -> None:
+        """Remove a provider and move each one ranked below it up by one, atomically, so the
+        priorities stay 1..n with one holder each."""
         try:
-            _guarded("provider delete", lambda: item.delete(condition=ProviderCredential.pk.exists()))
-        except PynamoDBException:
-            return False
-        return True
+            with TransactWrite(connection=connection()) as tx:
+                tx.delete(removed, condition=ProviderCredential.priority == int(removed.priority))
+                for item in below:
+                    tx.update(
+                        item,
+                        actions=[ProviderCredential.priority.set(int(item.priority) - 1)],
+                        condition=ProviderCredential.priority == int(item.priority),
+                    )
+        except TransactWriteError as exc:
+            raise DependencyError(f"provider delete failed: {exc.cause_response_code}") from exc
 
     def swap_priorities(
         self, moved: ProviderCredential, new_priority: int, holder: ProviderCredential | None

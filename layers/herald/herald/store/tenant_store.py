@@ -62,6 +62,16 @@ class TenantStore:
             raise DependencyError(f"tenant table read failed: {exc.cause_response_code}") from exc
         return record
 
+    def profile(self, tenant_id: str) -> TenantProfile:
+        """Only the profile item (1 eventually consistent GetItem)."""
+        try:
+            profile: TenantProfile = TenantProfile.get(tenant_pk(tenant_id), "PROFILE")
+        except DoesNotExist as exc:
+            raise TenantNotFound(tenant_id) from exc
+        except PynamoDBException as exc:
+            raise DependencyError(f"tenant table read failed: {exc.cause_response_code}") from exc
+        return profile
+
     def load(self, tenant_id: str) -> TenantRecords:
         profile: TenantProfile | None = None
         providers: list[ProviderCredential] = []
