@@ -27,10 +27,11 @@ from herald_local.apigw_events import ApiContext, HttpRequest, build_event
 from herald_local.config import LocalConfig
 from herald_local.moto_atomic import make_dynamodb_atomic
 from herald_local.parameters import local_parameters
+from herald_local.pollers import sqs_record
 from herald_local.resources import create_resources
 from herald_local.routes import RouteTable
 from herald_local.template import load_template, translate
-from herald_local.topology import Topology
+from herald_local.topology import QueueSourceSpec, Topology
 
 REGION = "us-east-1"
 NO_RETRIES = Config(retries={"max_attempts": 0}, region_name=REGION)
@@ -146,7 +147,7 @@ class HeraldInMoto:
     def queued(self, output: str) -> list[dict[str, Any]]:
         """Every message waiting in the queue of that template output (made visible again)."""
         sqs = client("sqs")
-        received = sqs.receive_message(
+        received: list[dict[str, Any]] = sqs.receive_message(
             QueueUrl=self.queue_url(output), MaxNumberOfMessages=10, MessageSystemAttributeNames=["All"]
         ).get("Messages", [])
         for message in received:
@@ -154,6 +155,45 @@ class HeraldInMoto:
                 QueueUrl=self.queue_url(output), ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
             )
         return received
+
+    def event_source(self, output: str) -> QueueSourceSpec:
+        """The template's SQS event source that reads the queue of that output."""
+        name = self.queue_url(output).rsplit("/", 1)[-1]
+        return next(source for source in self.topology.queue_sources if source.queue_name == name)
+
+    def receive_records(self, output: str) -> list[dict[str, Any]]:
+        """The waiting messages of that queue, received as Lambda's poller receives them and shaped as
+        the records of the event its function gets; they stay in flight until deleted."""
+        received = client("sqs").receive_message(
+            QueueUrl=self.queue_url(output),
+            MaxNumberOfMessages=10,
+            MessageSystemAttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        )
+        source = self.event_source(output)
+        return [sqs_record(message, source, REGION) for message in received.get("Messages", [])]
+
+    def invoke_worker(
+        self,
+        output: str,
+        records: list[dict[str, Any]],
+        *,
+        environment: Mapping[str, str] | None = None,
+        context: LambdaContext | None = None,
+    ) -> dict[str, Any]:
+        """Invoke the function the template feeds from that queue with ``{"Records": records}``, in
+        that function's environment (plus ``environment``); then, as Lambda does, delete the records
+        its answer does not report in ``batchItemFailures``."""
+        function = self.event_source(output).function
+        self.use_function_environment(function, environment)
+        answer: dict[str, Any] = self.handler_module(function).handler(
+            {"Records": records}, context or LambdaContext(function)
+        )
+        failed = {failure["itemIdentifier"] for failure in answer.get("batchItemFailures") or []}
+        done = {record["receiptHandle"] for record in records if record["messageId"] not in failed}
+        for receipt_handle in done:
+            client("sqs").delete_message(QueueUrl=self.queue_url(output), ReceiptHandle=receipt_handle)
+        return answer
 
 
 @contextmanager
