@@ -91,6 +91,8 @@ def _read_chunked(stream: Any) -> bytes:
 
 
 class _RequestHandler(BaseHTTPRequestHandler):
+    # Headers and body leave in two writes; with Nagle on, the peer's delayed ACK holds the body ~40 ms.
+    disable_nagle_algorithm = True
     protocol_version = "HTTP/1.1"
     server_version = "herald-local"
     sys_version = ""

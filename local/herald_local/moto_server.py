@@ -50,10 +50,14 @@ def wait_ready(child: ChildProcess, port: int, timeout: float = 30.0) -> None:
 def main() -> None:
     watch_parent()
     from moto.server import main as moto_main
+    from werkzeug.serving import WSGIRequestHandler
 
     from herald_local.moto_atomic import make_dynamodb_atomic
 
     make_dynamodb_atomic()
+    # Werkzeug writes headers and body separately; without this, every moto call waits ~40 ms for
+    # the client's delayed ACK (Nagle), which dominated the local stack's request latency.
+    WSGIRequestHandler.disable_nagle_algorithm = True
 
     moto_main(sys.argv[1:])
 

@@ -187,6 +187,8 @@ def _serialize(document: Any, request_id: str) -> tuple[bytes, bool]:
 
 
 class _InvokeHandler(BaseHTTPRequestHandler):
+    # Headers and body leave in two writes; with Nagle on, the peer's delayed ACK holds the body ~40 ms.
+    disable_nagle_algorithm = True
     protocol_version = "HTTP/1.1"
     host: FunctionHost
 

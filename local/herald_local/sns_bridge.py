@@ -121,6 +121,8 @@ class SnsBridge:
 
 
 class _NotificationHandler(BaseHTTPRequestHandler):
+    # Headers and body leave in two writes; with Nagle on, the peer's delayed ACK holds the body ~40 ms.
+    disable_nagle_algorithm = True
     bridge: SnsBridge
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - BaseHTTPRequestHandler's name

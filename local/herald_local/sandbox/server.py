@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from herald_local.sandbox.app import create_app
 from herald_local.sandbox.context import DEFAULT_SLOW_SECONDS, SandboxContext
@@ -48,7 +48,9 @@ class SandboxServer:
         if self._server is not None:
             raise RuntimeError("the sandbox is already running")
         self.context.stopping.clear()
-        self._server = make_server(self.host, self.port, create_app(self.context), threaded=True)
+        self._server = make_server(
+            self.host, self.port, create_app(self.context), threaded=True, request_handler=_NoDelayHandler
+        )
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(_POLL_SECONDS,), name="herald-sandbox", daemon=True
         )
@@ -71,3 +73,9 @@ class SandboxServer:
 
     def __exit__(self, *_exc: object) -> None:
         self.stop()
+
+
+class _NoDelayHandler(WSGIRequestHandler):
+    # Werkzeug writes headers and body separately; with Nagle on, the client's delayed ACK holds
+    # every answer ~40 ms.
+    disable_nagle_algorithm = True
