@@ -15,4 +15,4 @@ from herald.worker_services import email_worker
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     services = email_worker()
-    return process_batch(event, context, services.engine, services.dead_letters)
+    return process_batch(event, context, services.engine, services.dead_letters, services.key_cache)

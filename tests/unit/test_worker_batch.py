@@ -244,3 +244,30 @@ def test_given_time_runs_short_mid_batch_when_processed_then_the_rest_is_reporte
     assert response == {"batchItemFailures": [{"itemIdentifier": "msg-job-3"}]}
     assert worker.attempt.calls == ["job-1", "job-2"]
     assert worker.status("job-3") == "pending"
+
+
+# ---------------------------------------------------------------- observability
+
+
+def test_given_a_data_key_cache_when_a_batch_runs_then_its_hits_and_misses_become_metrics(
+    worker: Worker,
+) -> None:
+    from herald.data_key_cache import DataKeyCache
+
+    cache = DataKeyCache()
+    cache.get(b"wrapped", TENANT, "provider-key")  # a miss before the batch: not this batch's
+
+    class CountingAttempt:
+        def __call__(self, message: JobMessage, payload: dict[str, Any], state: JobState) -> AttemptOutcome:
+            cache.put(b"wrapped", TENANT, "provider-key", b"k" * 32)
+            cache.get(b"wrapped", TENANT, "provider-key")
+            return AttemptOutcome(delivered=True, used_provider="SENDGRID")
+
+    worker.engine._attempt = CountingAttempt()
+    event = sqs_event(worker.job("job-1"), worker.job("job-2"))
+
+    process_batch(event, FakeContext(PLENTY), worker.engine, worker.dead_letters, cache)
+
+    emitted = metrics.metric_set
+    assert emitted["DataKeyCacheHits"]["Value"] == [2.0]
+    assert emitted["DataKeyCacheMisses"]["Value"] == [0.0]

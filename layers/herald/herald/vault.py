@@ -186,6 +186,10 @@ class Vault:
         self._key_manager = key_manager
         self._cache = cache
 
+    @property
+    def cache(self) -> DataKeyCache | None:
+        return self._cache
+
     def seal(self, tenant_id: str, purpose: Purpose, plaintext: str) -> SealedSecret:
         data_key, wrapped_key = self._key_manager.generate_data_key(encryption_context(tenant_id, purpose))
         nonce = os.urandom(NONCE_BYTES)

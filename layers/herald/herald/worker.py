@@ -12,10 +12,11 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from herald.data_key_cache import DataKeyCache
 from herald.dead_letters import DeadLetters
 from herald.delivery import DeliveryEngine, Handled
 from herald.jobs import JobMessage
-from herald.observability import logger
+from herald.observability import logger, metrics
 
 # A record is only started with this much time left: a full provider pass (three providers,
 # each with connect and read timeouts) must finish before Lambda stops the invocation.
@@ -27,7 +28,11 @@ class OutOfTime(Exception):
 
 
 def process_batch(
-    event: dict[str, Any], context: LambdaContext, engine: DeliveryEngine, dead_letters: DeadLetters
+    event: dict[str, Any],
+    context: LambdaContext,
+    engine: DeliveryEngine,
+    dead_letters: DeadLetters,
+    key_cache: DataKeyCache | None = None,
 ) -> dict[str, Any]:
     # A batch whose every record failed (or was skipped for time) is reported like any other:
     # raising would return the same messages to the queue, but as a failed invocation (an error in
@@ -47,9 +52,14 @@ def process_batch(
         )
         return handled.result
 
+    before = (key_cache.hits, key_cache.misses) if key_cache is not None else (0, 0)
     response: dict[str, Any] = dict(
         process_partial_response(event=event, record_handler=handle, processor=processor, context=context)
     )
+    if key_cache is not None:
+        # The data key cache's hit rate, observable in CloudWatch: misses are KMS Decrypt calls.
+        metrics.add_metric(name="DataKeyCacheHits", unit="Count", value=key_cache.hits - before[0])
+        metrics.add_metric(name="DataKeyCacheMisses", unit="Count", value=key_cache.misses - before[1])
     return response
 
 

@@ -7,6 +7,7 @@ from functools import lru_cache
 from typing import Any
 
 from herald.attempts import AttemptOutcome
+from herald.data_key_cache import DataKeyCache
 from herald.dead_letters import DeadLetters, SqsDeadLetters
 from herald.delivery import DeliveryEngine
 from herald.jobs import JobMessage
@@ -24,6 +25,7 @@ from herald.vault import default_vault
 class WorkerServices:
     engine: DeliveryEngine
     dead_letters: DeadLetters
+    key_cache: DataKeyCache | None
 
 
 def _parts() -> tuple[Settings, DeliveryStore, TenantDirectory, SqsJobQueue, SqsDeadLetters]:
@@ -49,6 +51,7 @@ def email_worker() -> WorkerServices:
     return WorkerServices(
         DeliveryEngine(settings, store=store, queue=queue, dead_letters=dead_letters, attempt=attempt),
         dead_letters,
+        default_vault().cache,
     )
 
 
@@ -65,4 +68,5 @@ def webhook_worker() -> WorkerServices:
     return WorkerServices(
         DeliveryEngine(settings, store=store, queue=queue, dead_letters=dead_letters, attempt=attempt),
         dead_letters,
+        default_vault().cache,
     )
