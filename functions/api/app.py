@@ -102,9 +102,9 @@ def send_webhook(
     return json_response(202, accepted.as_response())
 
 
-@app.get("/api/v1/notifications/jobs/<job_id>", summary="Get a job")
-def get_job(job_id: Annotated[str, Path(max_length=64)]) -> Response[str]:
-    return json_response(200, api_services().jobs.get(tenant(), job_id))
+@app.get("/api/v1/notifications/jobs/<id>", summary="Get a job")
+def get_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (api.md's {id})
+    return json_response(200, api_services().jobs.get(tenant(), id))
 
 
 @app.get("/api/v1/notifications/jobs", summary="List jobs, newest first")
@@ -121,9 +121,9 @@ def list_jobs(
     return json_response(200, listing)
 
 
-@app.post("/api/v1/notifications/jobs/<job_id>/retry", summary="Retry a failed job", status_code=201)
-def retry_job(job_id: Annotated[str, Path(max_length=64)]) -> Response[str]:
-    return json_response(201, api_services().jobs.retry(tenant(), job_id))
+@app.post("/api/v1/notifications/jobs/<id>/retry", summary="Retry a failed job", status_code=201)
+def retry_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (api.md's {id})
+    return json_response(201, api_services().jobs.retry(tenant(), id))
 
 
 # ---------------------------------------------------------------- errors
