@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,18 @@ from herald_local.config import project_root
 READY_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 30.0
 READY_LINE = "Herald local stack ready in"
+CLI_TIMEOUT_SECONDS = 60
+
+
+def wait_for(probe: Callable[[], Any], what: str, timeout: float = 30.0, interval: float = 0.1) -> Any:
+    """The first truthy result of ``probe``, polled for at most ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = probe()
+        if result:
+            return result
+        time.sleep(interval)
+    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
 def _free_port() -> int:
@@ -92,6 +104,22 @@ class RunningStack:
             aws_secret_access_key="testing",
             config=config,
         )
+
+    def create_tenant(self, plan: str = "startup", name: str = "E2E") -> tuple[str, str]:
+        """A tenant of the calling test's own, made with the operator CLI as an operator would:
+        (tenant id, API key)."""
+        finished = subprocess.run(
+            [str(Path(sys.executable).with_name("herald")), "tenant", "create", "--name", name]
+            + ["--email", f"{name.lower()}@example.com", "--plan", plan, "--json"],
+            env={**os.environ, "HERALD_LOCAL_DIR": str(self.state_dir)},
+            capture_output=True,
+            text=True,
+            timeout=CLI_TIMEOUT_SECONDS,
+            check=False,
+        )
+        assert finished.returncode == 0, finished.stderr
+        created = json.loads(finished.stdout)
+        return str(created["tenantId"]), str(created["apiKey"])
 
     def log_tail(self, lines: int = 60) -> str:
         return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])

@@ -11,10 +11,6 @@ import base64
 import hashlib
 import hmac
 import json
-import os
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import requests
 from standardwebhooks import Webhook
+
+from tests.e2e.conftest import wait_for as shared_wait_for
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import RunningStack
@@ -61,18 +59,7 @@ class AccountClient:
 
 def create_tenant(stack: RunningStack, plan: str = "startup") -> Tenant:
     """A tenant of this test's own, made with the operator CLI against the running stack."""
-    name = f"account-{uuid.uuid4().hex[:8]}"
-    completed = subprocess.run(
-        [sys.executable, "-m", "herald_cli.main", "tenant", "create", "--name", name]
-        + ["--email", f"{name}@example.com", "--plan", plan, "--json"],
-        env={**os.environ, "HERALD_LOCAL_DIR": str(stack.state_dir)},
-        capture_output=True,
-        text=True,
-        timeout=CLI_TIMEOUT,
-        check=True,
-    )
-    created = json.loads(completed.stdout)
-    return Tenant(created["tenantId"], created["apiKey"])
+    return Tenant(*stack.create_tenant(plan, name=f"account-{uuid.uuid4().hex[:8]}"))
 
 
 def sandbox_key(label: str) -> str:
@@ -95,14 +82,7 @@ def error_code(response: requests.Response, status: int) -> str:
 
 
 def wait_for(probe: Callable[[], Any], what: str) -> Any:
-    """The first truthy result of ``probe``, polled for up to POLL_SECONDS."""
-    deadline = time.monotonic() + POLL_SECONDS
-    while time.monotonic() < deadline:
-        result = probe()
-        if result:
-            return result
-        time.sleep(0.25)
-    pytest.fail(f"{what} did not happen within {POLL_SECONDS:.0f} s")
+    return shared_wait_for(probe, what, timeout=POLL_SECONDS, interval=0.25)
 
 
 def paid_tenant_with_keys(

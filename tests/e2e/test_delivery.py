@@ -13,20 +13,18 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 import requests
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+
+from tests.e2e.conftest import wait_for as shared_wait_for
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import RunningStack
@@ -73,18 +71,7 @@ class Tenant:
 
 def new_tenant(stack: RunningStack, providers: Sequence[str] = ALL_PROVIDERS) -> Tenant:
     """A startup-plan tenant made with the operator CLI, with sandbox keys for ``providers`` in order."""
-    finished = subprocess.run(
-        [str(Path(sys.executable).with_name("herald")), "tenant", "create", "--name", "E2E"]
-        + ["--email", "e2e@herald.test", "--plan", "startup", "--json"],
-        env={**os.environ, "HERALD_LOCAL_DIR": str(stack.state_dir)},
-        capture_output=True,
-        text=True,
-        timeout=CLI_TIMEOUT_SECONDS,
-        check=False,
-    )
-    assert finished.returncode == 0, finished.stderr
-    created = json.loads(finished.stdout)
-    tenant = Tenant(stack.api_url, created["tenantId"], created["apiKey"])
+    tenant = Tenant(stack.api_url, *stack.create_tenant())
     for name in providers:
         answer = tenant.call("PUT", f"/account/providers/{name}", {"apiKey": f"sandbox-{uuid.uuid4().hex}"})
         assert answer.status_code == 201, answer.text
@@ -92,14 +79,7 @@ def new_tenant(stack: RunningStack, providers: Sequence[str] = ALL_PROVIDERS) ->
 
 
 def wait_for(check: Callable[[], Any], what: str, timeout: float = JOB_TIMEOUT_SECONDS) -> Any:
-    """Polls ``check`` until it returns something truthy, for at most ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(POLL_SECONDS)
-    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+    return shared_wait_for(check, what, timeout=timeout, interval=POLL_SECONDS)
 
 
 def finished_job(tenant: Tenant, job_id: str) -> dict[str, Any]:

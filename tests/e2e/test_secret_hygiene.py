@@ -7,11 +7,7 @@ A secret may appear in exactly one place outside the vault: the response that cr
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -19,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import requests
+
+from tests.e2e.conftest import wait_for
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import RunningStack
@@ -82,27 +80,11 @@ class RecordingClient:
 
 
 def _create_tenant(stack: RunningStack) -> tuple[str, str]:
-    completed = subprocess.run(
-        [sys.executable, "-m", "herald_cli.main", "tenant", "create", "--name", "Hygiene"]
-        + ["--email", "hygiene@example.com", "--plan", "startup", "--json"],
-        env={**os.environ, "HERALD_LOCAL_DIR": str(stack.state_dir)},
-        capture_output=True,
-        text=True,
-        timeout=CLI_TIMEOUT,
-        check=True,
-    )
-    created = json.loads(completed.stdout)
-    return created["tenantId"], created["apiKey"]
+    return stack.create_tenant(name="Hygiene")
 
 
 def _wait_for(probe: Callable[[], Any], what: str) -> Any:
-    deadline = time.monotonic() + POLL_SECONDS
-    while time.monotonic() < deadline:
-        result = probe()
-        if result:
-            return result
-        time.sleep(0.25)
-    pytest.fail(f"{what} did not happen within {POLL_SECONDS:.0f} s")
+    return wait_for(probe, what, timeout=POLL_SECONDS, interval=0.25)
 
 
 def _api_reports(stack: RunningStack) -> int:
