@@ -163,6 +163,7 @@ class StackPlan:
 
 class _Planner:
     def __init__(self, translated: dict[str, Any], region: str, sns_bridge_url: str | None) -> None:
+        self.named_outputs: dict[str, Any] = {}
         self.translated = translated
         self.resources: dict[str, Any] = translated["Resources"]
         self.absent = frozenset(k for k, r in self.resources.items() if not _in_moto(r))
@@ -231,6 +232,9 @@ class _Planner:
                 plan.skipped_outputs[name] = str(exc)
                 continue
             plan.outputs[name] = self.expressions.defer(value)
+            # Also under its own name, so the moto stack answers DescribeStacks like a deployed one
+            # (the operator CLI's --stack reads TableName there).
+            self.named_outputs[name] = {"Value": value}
 
     def plan(self) -> StackPlan:
         moto_resources: dict[str, Any] = {}
@@ -255,7 +259,7 @@ class _Planner:
             "AWSTemplateFormatVersion": "2010-09-09",
             **sections,
             "Resources": moto_resources,
-            "Outputs": self.expressions.outputs(),
+            "Outputs": {**self.expressions.outputs(), **self.named_outputs},
         }
         return plan
 

@@ -1,0 +1,80 @@
+"""The operator CLI against a CloudFormation stack (moto's, created from template.yaml): names come
+from the stack outputs, as with a deployed stack."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from herald_cli.main import main
+from herald_local.config import STACK_NAME
+from tests.support.herald_in_moto import HeraldInMoto, herald_in_moto
+
+pytestmark = pytest.mark.xdist_group("moto-cli")
+
+
+@pytest.fixture(scope="module")
+def herald() -> Iterator[HeraldInMoto]:
+    with pytest.MonkeyPatch.context() as monkeypatch, herald_in_moto(monkeypatch) as stack:
+        yield stack
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    status = main(["--stack", STACK_NAME, "--region", "us-east-1", *args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_an_operator_creates_lists_changes_and_disables_a_tenant(
+    herald: HeraldInMoto, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = cli(
+        capsys, "tenant", "create", "--name", "Acme", "--email", "ops@acme.test", "--plan", "indie", "--json"
+    )
+    assert status == 0
+    created = json.loads(out)
+    key = created["apiKey"]
+    assert herald.api("GET", "/api/v1/account", key=key).data["plan"] == "indie"
+
+    status, out, _ = cli(capsys, "tenant", "list", "--json")
+    assert status == 0
+    assert {"tenantId": created["tenantId"], "plan": "indie", "status": "active"}.items() <= next(
+        row for row in json.loads(out) if row["tenantId"] == created["tenantId"]
+    ).items()
+
+    assert cli(capsys, "tenant", "set-plan", created["tenantId"], "startup")[0] == 0
+    herald.use_function_environment("ApiFunction")  # a fresh container: no cached tenant view
+    assert herald.api("GET", "/api/v1/account", key=key).data["plan"] == "startup"
+
+    assert cli(capsys, "tenant", "disable", created["tenantId"])[0] == 0
+    herald.use_function_environment("ApiFunction")
+    refused = herald.api("GET", "/api/v1/account", key=key)
+    assert (refused.status, refused.body["code"]) == (403, "tenant_disabled")
+
+
+def test_key_rotate_prints_a_new_key_once_and_revokes_the_old_one(
+    herald: HeraldInMoto, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out, _ = cli(
+        capsys, "tenant", "create", "--name", "B", "--email", "b@b.test", "--plan", "startup", "--json"
+    )
+    created = json.loads(out)
+    status, out, _ = cli(capsys, "key", "rotate", created["tenantId"], "--json")
+    assert status == 0
+    rotated = json.loads(out)
+    assert rotated["apiKey"] != created["apiKey"]
+    herald.use_function_environment("ApiFunction")
+    assert herald.api("GET", "/api/v1/account", key=rotated["apiKey"]).status == 200
+    assert herald.api("GET", "/api/v1/account", key=created["apiKey"]).status == 401
+
+
+def test_an_unknown_stack_or_tenant_is_a_clear_error(
+    herald: HeraldInMoto, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--stack", "no-such-stack", "--region", "us-east-1", "tenant", "list"]) == 2
+    assert "no-such-stack" in capsys.readouterr().err
+    status, _, err = cli(capsys, "key", "rotate", "00000000-0000-0000-0000-000000000000")
+    assert status == 1
+    assert "no tenant" in err
