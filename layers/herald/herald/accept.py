@@ -32,7 +32,7 @@ from herald.notification_requests import EmailRequest, WebhookRequest, compact_j
 from herald.observability import logger
 from herald.plans import Plan, limits_for, period_end, usage_period
 from herald.queueing import JobQueue
-from herald.settings import Channel, Settings
+from herald.settings import Channel, QueuePriority, Settings
 from herald.ssrf import UrlNotAllowed, check_url
 from herald.store.job_store import (
     DuplicateRequest,
@@ -159,26 +159,34 @@ class AcceptService:
             ) from exc
 
     def _enqueue(self, job: NewJob, tenant: TenantContext) -> None:
-        channel = Channel(job.type)
-        message = JobMessage(job.job_id, job.tenant_id, channel, tenant.plan, 0, job.payload)
+        message = JobMessage(job.job_id, job.tenant_id, Channel(job.type), tenant.plan, 0, job.payload)
+        enqueue_or_fail(self._queue, self._store, message, queue_priority(job.priority), iso(self._clock()))
+
+
+def enqueue_or_fail(
+    queue: JobQueue, store: JobStore, message: JobMessage, priority: QueuePriority, now: str
+) -> None:
+    """Queue a stored PENDING job; if the queue refuses, the job becomes FAILED with the reason
+    (so a retry can restart it) and the client gets 503 with the job id."""
+    try:
+        queue.enqueue(message, priority)
+    except DependencyError as exc:
+        logger.error("enqueue failed", extra={"job_id": message.job_id, "reason": str(exc)})
         try:
-            self._queue.enqueue(message, queue_priority(job.priority))
-        except DependencyError as exc:
-            reason = f"Could not be queued for delivery: {exc}"
-            logger.error("enqueue failed", extra={"job_id": job.job_id, "reason": str(exc)})
-            try:
-                self._store.mark_enqueue_failed(job.tenant_id, job.job_id, reason, iso(self._clock()))
-            except DependencyError as store_exc:
-                # The row stays PENDING; the sweeper re-enqueues jobs left pending too long.
-                logger.error(
-                    "could not mark job failed", extra={"job_id": job.job_id, "reason": str(store_exc)}
-                )
-            raise unavailable(
-                f"The notification was stored but could not be queued; retry it with "
-                f"POST /api/v1/notifications/jobs/{job.job_id}/retry.",
-                "queue_unavailable",
-                jobId=job.job_id,
-            ) from exc
+            store.mark_enqueue_failed(
+                message.tenant_id, message.job_id, f"Could not be queued for delivery: {exc}", now
+            )
+        except DependencyError as store_exc:
+            # The row stays PENDING; the sweeper re-enqueues jobs left pending too long.
+            logger.error(
+                "could not mark job failed", extra={"job_id": message.job_id, "reason": str(store_exc)}
+            )
+        raise unavailable(
+            f"The notification was stored but could not be queued; retry it with "
+            f"POST /api/v1/notifications/jobs/{message.job_id}/retry.",
+            "queue_unavailable",
+            jobId=message.job_id,
+        ) from exc
 
 
 def _check_email_routing(tenant: TenantContext, request: EmailRequest) -> None:

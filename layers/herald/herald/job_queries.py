@@ -6,11 +6,11 @@ import binascii
 from collections.abc import Callable
 from typing import Any
 
+from herald.accept import enqueue_or_fail
 from herald.auth import TenantContext
 from herald.clock import now_iso
-from herald.errors import DependencyError, bad_request, not_found, unavailable
+from herald.errors import bad_request, not_found
 from herald.jobs import JobMessage, JobStatus, queue_priority
-from herald.observability import logger
 from herald.queueing import JobQueue
 from herald.settings import Channel, Settings
 from herald.store.job_store import JobStore, JobView
@@ -110,16 +110,7 @@ class JobQueries:
         message = JobMessage(
             job_id, tenant.tenant_id, Channel(state.type), tenant.plan, int(state.attempts), None
         )
-        try:
-            self._queue.enqueue(message, queue_priority(int(state.priority)))
-        except DependencyError as exc:
-            logger.error("re-enqueue failed", extra={"job_id": job_id, "reason": str(exc)})
-            self._store.mark_enqueue_failed(
-                tenant.tenant_id, job_id, f"Could not be queued: {exc}", self._clock()
-            )
-            raise unavailable(
-                "The job could not be queued; try again.", "queue_unavailable", jobId=job_id
-            ) from exc
+        enqueue_or_fail(self._queue, self._store, message, queue_priority(int(state.priority)), self._clock())
         return {
             "jobId": job_id,
             "status": JobStatus.PENDING.value,
