@@ -63,11 +63,7 @@ class TenantContext:
     @classmethod
     def from_records(cls, records: TenantRecords, key_hash: str) -> TenantContext:
         configured = tuple(credential.provider for credential in records.providers)
-        verified = frozenset(
-            domain.domain
-            for domain in records.domains
-            if any(entry.verified and entry.provider in configured for entry in domain.providers)
-        )
+        verified = frozenset(records.verified_domains())
         profile = records.profile
         return cls(profile.tenant_id, profile.plan, profile.status, key_hash, configured, verified)
 

@@ -75,8 +75,4 @@ class TenantDirectory:
         return secrets
 
     def verified_domains(self, tenant_id: str) -> list[str]:
-        return sorted(
-            domain.domain
-            for domain in self.records(tenant_id).domains
-            if any(entry.verified for entry in domain.providers)
-        )
+        return self.records(tenant_id).verified_domains()

@@ -23,7 +23,7 @@ from herald.store.models import (
     UsageCounter,
     tenant_pk,
 )
-from herald.store.table import connection
+from herald.store.table import cancellation_codes, connection
 
 T = TypeVar("T")
 
@@ -33,10 +33,6 @@ class DomainTaken(Exception):
 
 
 class AlreadyExists(Exception):
-    pass
-
-
-class NotFound(Exception):
     pass
 
 
@@ -162,7 +158,7 @@ class AccountStore:
                 )
                 tx.save(domain)
         except TransactWriteError as exc:
-            reasons = [reason.code if reason else None for reason in exc.cancellation_reasons]
+            reasons = cancellation_codes(exc)
             if reasons and reasons[0] == "ConditionalCheckFailed":
                 raise DomainTaken(domain.domain) from exc
             raise DependencyError(f"domain write failed: {exc.cause_response_code}") from exc

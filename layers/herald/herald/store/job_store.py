@@ -33,7 +33,7 @@ from herald.store.models import (
     job_pk,
     jobs_gsi_pk,
 )
-from herald.store.table import connection
+from herald.store.table import cancellation_codes, connection
 
 IDEMPOTENCY_TTL_SECONDS = 48 * 3600  # the contract promises at least 24 h
 RATE_TTL_SECONDS = 180
@@ -120,7 +120,7 @@ class JobStore:
                 self._accept_transaction(job, idempotency, rate, usage)
                 return
             except TransactWriteError as exc:
-                reasons = [reason.code if reason else None for reason in exc.cancellation_reasons]
+                reasons = cancellation_codes(exc)
                 if "ConditionalCheckFailed" in reasons:
                     self._raise_for_conditions(exc, reasons, idempotency)
                 if "TransactionConflict" not in reasons or attempt == CONFLICT_RETRIES - 1:

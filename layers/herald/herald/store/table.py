@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from pynamodb.connection import Connection
+from pynamodb.exceptions import TransactWriteError
 
 from herald.settings import Settings, get_settings
 from herald.store.models import HeraldItem
@@ -58,3 +59,9 @@ def _bound_once() -> bool:
 def ensure_bound() -> None:
     """Bind to the process settings once (handlers call this at cold start)."""
     _bound_once()
+
+
+def cancellation_codes(exc: TransactWriteError) -> list[str | None]:
+    """Why each item of a cancelled transaction failed, in PynamoDB's item order (condition checks,
+    deletes, puts, updates); None where the item was fine."""
+    return [reason.code if reason else None for reason in exc.cancellation_reasons]

@@ -24,7 +24,7 @@ from herald.store.models import (
     TenantProfile,
     tenant_pk,
 )
-from herald.store.table import connection
+from herald.store.table import cancellation_codes, connection
 
 TENANTS_GSI_PK = "TENANTS"
 # TTL removes a rotated-out key's record a day after its grace ends (auth checks validUntil itself).
@@ -42,6 +42,16 @@ class TenantRecords:
     profile: TenantProfile
     providers: list[ProviderCredential] = field(default_factory=list)
     domains: list[SendingDomain] = field(default_factory=list)
+
+    def verified_domains(self) -> list[str]:
+        """Domains verified with at least one provider the tenant still has configured: the only
+        ones mail may be sent from."""
+        configured = {credential.provider for credential in self.providers}
+        return sorted(
+            domain.domain
+            for domain in self.domains
+            if any(entry.verified and entry.provider in configured for entry in domain.providers)
+        )
 
 
 class TenantNotFound(Exception):
@@ -149,7 +159,7 @@ class TenantStore:
                         ],
                     )
         except TransactWriteError as exc:
-            codes = [reason.code if reason else None for reason in exc.cancellation_reasons]
+            codes = cancellation_codes(exc)
             # PynamoDB sends deletes, then puts, then updates: [old key delete?, new key, profile, ...].
             profile_index = 2 if old_valid_until is None else 1
             if len(codes) > profile_index and codes[profile_index] == "ConditionalCheckFailed":
