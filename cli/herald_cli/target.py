@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import boto3
 from botocore.config import Config
 
-# cli/herald_cli/target.py -> repository root; the local stack writes its state file there.
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from herald_local.config import LocalConfig
+from herald_local.state import StackNotRunning, read_state
 
 
 class TargetError(RuntimeError):
@@ -25,17 +23,12 @@ class Target:
     endpoint: str | None
 
 
-def local_state_file() -> Path:
-    return Path(os.environ.get("HERALD_LOCAL_DIR") or REPO_ROOT / ".herald-local") / "stack.json"
-
-
 def local_target() -> Target:
-    path = local_state_file()
-    if not path.exists():
-        raise TargetError(
-            f"No local stack is running (no {path}). Start it with `make run`, or pass --stack NAME."
-        )
-    state = json.loads(path.read_text())
+    """The running local stack, found through its state file (the same one ``make run`` writes)."""
+    try:
+        state = read_state(LocalConfig.from_env().state_dir)
+    except StackNotRunning as exc:
+        raise TargetError(f"{exc}; or pass --stack NAME.") from exc
     endpoint = state["awsEndpoint"]
     # moto accepts any credentials; set them only if the operator has none configured.
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
