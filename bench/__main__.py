@@ -31,10 +31,10 @@ import pytest
 import requests
 
 from bench.aws_calls import CallCounter, counting_aws_calls
-from herald import tenants
-from herald.sealing import provider_credential
-from herald.store.table import ensure_bound
-from herald.store.tenant_store import TenantStore
+from herald.adapters.store.sealed import provider_credential
+from herald.adapters.store.table import ensure_bound
+from herald.adapters.store.tenant_store import TenantStore
+from herald.services import tenants
 from herald_local.pollers import sqs_record
 from herald_local.sandbox import SandboxServer
 from herald_local.topology import QueueSourceSpec
@@ -135,9 +135,9 @@ def bench_delivery(herald: HeraldInMoto, n: int) -> list[tuple[str, str]]:
 def bench_vault(herald: HeraldInMoto) -> list[tuple[str, str]]:
     herald.use_function_environment("EmailWorkerFunction", {"HERALD_AWS_MAX_ATTEMPTS": "1"})
     ensure_bound()
-    from herald.sealing import seal_attribute
-    from herald.store.models import ProviderCredential
-    from herald.vault import Purpose, default_vault
+    from herald.adapters.store.models import ProviderCredential
+    from herald.adapters.store.sealed import seal_attribute
+    from herald.adapters.vault import Purpose, default_vault
 
     vault = default_vault()
     stored = ProviderCredential(

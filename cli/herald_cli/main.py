@@ -7,11 +7,11 @@ import json
 import sys
 from collections.abc import Sequence
 
-from herald import tenants
-from herald.errors import DependencyError, HeraldError
-from herald.plans import Plan
-from herald.store.table import bind
-from herald.store.tenant_store import TenantNotFound, TenantStore
+from herald.adapters.store.table import bind
+from herald.adapters.store.tenant_store import TenantNotFound, TenantStore
+from herald.domain.errors import DependencyError, HeraldError
+from herald.domain.plans import Plan
+from herald.services import tenants
 from herald_cli.target import TargetError, deployed_target, local_target
 
 PLANS = [plan.value for plan in Plan]

@@ -10,10 +10,10 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
-from herald.account import DomainRequest, PriorityRequest, ProviderKeyRequest, RotateKeyRequest
-from herald.api_responses import json_response
-from herald.api_services import account_service, api_services
-from herald.auth import TenantContext
+from herald.composition.api import account_service, api_services
+from herald.http.responses import json_response
+from herald.services.account import DomainRequest, PriorityRequest, ProviderKeyRequest, RotateKeyRequest
+from herald.services.auth import TenantContext
 
 T = TypeVar("T")
 router = Router()

@@ -13,13 +13,13 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Pat
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import herald
-from herald.api_responses import error_response, json_response, oversized_body, validation_error
-from herald.api_services import api_services
-from herald.auth import TenantContext
-from herald.errors import HeraldError, not_found
-from herald.health import check_health
-from herald.notification_requests import EmailRequest, WebhookRequest
+from herald.adapters.health import check_health
+from herald.composition.api import api_services
+from herald.domain.errors import HeraldError, not_found
+from herald.http.requests import EmailRequest, WebhookRequest
+from herald.http.responses import error_response, json_response, oversized_body, validation_error
 from herald.observability import logger, metrics
+from herald.services.auth import TenantContext
 
 PUBLIC_PATHS = frozenset(
     {"/api/v1/ping", "/api/v1/info", "/api/v1/health", "/api/v1/openapi.json", "/api/v1/docs"}

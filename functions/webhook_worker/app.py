@@ -6,9 +6,9 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from herald.composition.workers import webhook_worker
 from herald.observability import logger, metrics
-from herald.worker import process_batch
-from herald.worker_services import webhook_worker
+from herald.services.batch import process_batch
 
 
 @logger.inject_lambda_context(clear_state=True)

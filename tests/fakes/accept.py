@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from herald.errors import DependencyError
-from herald.jobs import JobMessage
-from herald.settings import QueuePriority
-from herald.store.job_store import (
+from herald.adapters.store.job_store import (
     DuplicateRequest,
     IdempotencyClaim,
     NewJob,
@@ -16,6 +13,9 @@ from herald.store.job_store import (
     RateLimited,
     UsageGuard,
 )
+from herald.domain.errors import DependencyError
+from herald.domain.jobs import JobMessage
+from herald.settings import QueuePriority
 
 
 @dataclass

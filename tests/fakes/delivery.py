@@ -3,7 +3,7 @@ and the tenant table behind the real ``TenantDirectory``.
 
 ``FakeDeliveryStore`` keeps each job state in DynamoDB's wire format and rebuilds a fresh ``JobState``
 on every read, so a test sees what a worker would read back, and a value the real table could not
-hold fails to serialise here too. Its conditions are those of ``herald.store.delivery_store``.
+hold fails to serialise here too. Its conditions are those of ``herald.adapters.store.delivery_store``.
 """
 
 from __future__ import annotations
@@ -15,22 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from herald.errors import DependencyError
-from herald.jobs import DEFAULT_PRIORITY, JobMessage, JobStatus, queue_priority
-from herald.providers.model import (
-    Credential,
-    Delivered,
-    EmailProvider,
-    FailureKind,
-    KeyCheck,
-    OutboundEmail,
-    ProviderFailure,
-    ProviderName,
-)
-from herald.sealing import seal_attribute
-from herald.settings import Channel, QueuePriority, Settings
-from herald.store.delivery_store import AttemptRecord, DeliveryStore
-from herald.store.models import (
+from herald.adapters.store.delivery_store import AttemptRecord, DeliveryStore
+from herald.adapters.store.models import (
     JobState,
     ProviderCredential,
     ProviderDomainAttribute,
@@ -40,8 +26,22 @@ from herald.store.models import (
     job_pk,
     tenant_pk,
 )
-from herald.store.tenant_store import TenantNotFound, TenantRecords, TenantStore
-from herald.vault import Purpose, Vault
+from herald.adapters.store.sealed import seal_attribute
+from herald.adapters.store.tenant_store import TenantNotFound, TenantRecords, TenantStore
+from herald.adapters.vault import Purpose, Vault
+from herald.domain.errors import DependencyError
+from herald.domain.jobs import DEFAULT_PRIORITY, JobMessage, JobStatus, queue_priority
+from herald.domain.providers import (
+    Credential,
+    Delivered,
+    EmailProvider,
+    FailureKind,
+    KeyCheck,
+    OutboundEmail,
+    ProviderFailure,
+    ProviderName,
+)
+from herald.settings import Channel, QueuePriority, Settings
 
 CREATED_AT = "2025-01-01T00:00:00.000Z"
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from herald.vault import SecretTampered
+from herald.adapters.vault import SecretTampered
 
 _NONCE_BYTES = 12
 

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from herald import aws_clients, tenants
-from herald.store.models import JobState, job_pk
-from herald.store.table import ensure_bound
-from herald.store.tenant_store import TenantStore
+from herald.adapters import aws_clients
+from herald.adapters.store.models import JobState, job_pk
+from herald.adapters.store.table import ensure_bound
+from herald.adapters.store.tenant_store import TenantStore
+from herald.services import tenants
 from tests.support.dns import resolve_publicly
 from tests.support.herald_in_moto import HeraldInMoto, herald_in_moto
 

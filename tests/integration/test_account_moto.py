@@ -13,16 +13,17 @@ from typing import Any
 
 import pytest
 
-from herald import aws_clients, tenants
-from herald.auth import hash_api_key
-from herald.clock import now_iso
-from herald.sealing import provider_credential
-from herald.store.delivery_store import suppression_pk
-from herald.store.models import ProviderCredential, Suppression
-from herald.store.table import ensure_bound
-from herald.store.tenant_store import TenantStore
-from herald.tenant_directory import TenantDirectory
-from herald.vault import SecretTampered, default_vault
+from herald.adapters import aws_clients
+from herald.adapters.store.delivery_store import suppression_pk
+from herald.adapters.store.models import ProviderCredential, Suppression
+from herald.adapters.store.sealed import provider_credential
+from herald.adapters.store.table import ensure_bound
+from herald.adapters.store.tenant_store import TenantStore
+from herald.adapters.vault import SecretTampered, default_vault
+from herald.domain.clock import now_iso
+from herald.services import tenants
+from herald.services.auth import hash_api_key
+from herald.services.tenant_directory import TenantDirectory
 from herald_local.pollers import sqs_record
 from herald_local.sandbox import SandboxServer
 from tests.support.herald_in_moto import REGION, HeraldInMoto, LambdaContext, client, herald_in_moto

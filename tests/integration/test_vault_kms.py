@@ -15,10 +15,9 @@ from botocore.config import Config
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from herald import aws_clients
-from herald.data_key_cache import DataKeyCache
-from herald.settings import get_settings
-from herald.vault import (
+from herald.adapters import aws_clients
+from herald.adapters.data_key_cache import DataKeyCache
+from herald.adapters.vault import (
     KeyServiceUnavailable,
     KmsKeyManager,
     Purpose,
@@ -27,6 +26,7 @@ from herald.vault import (
     default_vault,
     encryption_context,
 )
+from herald.settings import get_settings
 
 if TYPE_CHECKING:
     from mypy_boto3_kms import KMSClient

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from herald import tenants
+from herald.adapters.store.table import ensure_bound
+from herald.adapters.store.tenant_store import TenantStore
+from herald.services import tenants
 from herald.settings import get_settings
-from herald.store.table import ensure_bound
-from herald.store.tenant_store import TenantStore
 from herald_local.sandbox import SandboxServer
 from tests.support.herald_in_moto import ApiAnswer, HeraldInMoto, LambdaContext, client, herald_in_moto
 

@@ -21,8 +21,11 @@ import pytest
 from botocore.config import Config
 from moto import mock_aws
 
-from herald import api_services, aws_clients, settings, worker_services
-from herald.store import table
+from herald import settings
+from herald.adapters import aws_clients
+from herald.adapters.store import table
+from herald.composition import api as api_services
+from herald.composition import workers as worker_services
 from herald_local.apigw_events import ApiContext, HttpRequest, build_event
 from herald_local.config import LocalConfig
 from herald_local.moto_atomic import make_dynamodb_atomic
@@ -74,7 +77,7 @@ def _reset_process_caches() -> None:
     api_services.account_service.cache_clear()
     worker_services.email_worker.cache_clear()
     worker_services.webhook_worker.cache_clear()
-    from herald import vault
+    from herald.adapters import vault
 
     vault.default_vault.cache_clear()
 

@@ -6,12 +6,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from herald.accept import AcceptService
-from herald.auth import TenantContext
-from herald.errors import HeraldError
-from herald.notification_requests import EmailRequest, WebhookRequest
+from herald.adapters.ssrf import UrlNotAllowed
+from herald.domain.errors import HeraldError
+from herald.http.requests import EmailRequest, WebhookRequest
+from herald.services.accept import AcceptService
+from herald.services.auth import TenantContext
 from herald.settings import Channel, QueuePriority, Settings
-from herald.ssrf import UrlNotAllowed
 from tests.fakes.accept import FakeJobStore, RecordingQueue
 
 NOW = datetime(2026, 11, 30, 12, 0, 30, tzinfo=UTC)

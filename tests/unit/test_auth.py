@@ -7,17 +7,17 @@ from datetime import timedelta
 
 import pytest
 
-from herald.auth import (
+from herald.adapters.store.models import ApiKeyRecord, TenantProfile
+from herald.adapters.store.tenant_store import TenantNotFound, TenantRecords
+from herald.domain.clock import iso, utc_now
+from herald.domain.errors import HeraldError
+from herald.services.auth import (
     CACHE_TTL_SECONDS,
     Authenticator,
     extract_api_key,
     generate_api_key,
     hash_api_key,
 )
-from herald.clock import iso, utc_now
-from herald.errors import HeraldError
-from herald.store.models import ApiKeyRecord, TenantProfile
-from herald.store.tenant_store import TenantNotFound, TenantRecords
 
 
 @dataclass

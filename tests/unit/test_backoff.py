@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from herald.backoff import JITTER, MAX_DELAY_SECONDS, retry_delay
+from herald.domain.backoff import JITTER, MAX_DELAY_SECONDS, retry_delay
 
 BASE = 30
 

@@ -9,18 +9,18 @@ from typing import Any
 
 import pytest
 
-from herald.data_key_cache import DataKeyCache
-from herald.delivery import LEASE_SECONDS, AttemptNotReleased, DeliveryEngine, Handled
-from herald.email_attempt import SUPPRESSED, EmailAttempt
-from herald.errors import DependencyError
-from herald.jobs import INLINE_PAYLOAD_LIMIT, JobMessage, JobStatus
+from herald.adapters.data_key_cache import DataKeyCache
+from herald.adapters.store.models import JobState
+from herald.adapters.vault import Vault
+from herald.domain.errors import DependencyError
+from herald.domain.jobs import INLINE_PAYLOAD_LIMIT, JobMessage, JobStatus
+from herald.domain.plans import Plan
+from herald.domain.providers import ProviderName
 from herald.observability import metrics
-from herald.plans import Plan
-from herald.providers.model import ProviderName
+from herald.services.delivery import LEASE_SECONDS, AttemptNotReleased, DeliveryEngine, Handled
+from herald.services.email_attempt import SUPPRESSED, EmailAttempt
+from herald.services.tenant_directory import TenantDirectory
 from herald.settings import Channel, QueuePriority
-from herald.store.models import JobState
-from herald.tenant_directory import TenantDirectory
-from herald.vault import Vault
 from tests.fakes.delivery import (
     FakeDeadLetters,
     FakeDeliveryStore,
@@ -105,7 +105,7 @@ def rig() -> Rig:
     store, providers = FakeDeliveryStore(), FakeProviders()
     emails = EmailAttempt(settings, TenantDirectory(tenants, vault), store, providers)
 
-    # The same adapter as herald.worker_services.email_worker.
+    # The same adapter as herald.composition.workers.email_worker.
     def attempt(message: JobMessage, payload: dict[str, Any], state: JobState) -> Any:
         return emails.run(
             message.job_id, message.tenant_id, message.plan, payload, state.skip_providers or []

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from herald.attempts import AttemptOutcome
-from herald.email_attempt import SUPPRESSED, EmailAttempt, provider_pass
-from herald.plans import Plan
-from herald.providers.model import ProviderName
-from herald.tenant_directory import TenantDirectory
-from herald.vault import KeyServiceUnavailable, Vault
+from herald.adapters.vault import KeyServiceUnavailable, Vault
+from herald.domain.attempts import AttemptOutcome
+from herald.domain.plans import Plan
+from herald.domain.providers import ProviderName
+from herald.services.email_attempt import SUPPRESSED, EmailAttempt, provider_pass
+from herald.services.tenant_directory import TenantDirectory
 from tests.fakes.delivery import (
     FakeDeliveryStore,
     FakeProviders,

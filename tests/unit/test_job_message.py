@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from herald.jobs import INLINE_PAYLOAD_LIMIT, JobMessage
+from herald.domain.jobs import INLINE_PAYLOAD_LIMIT, JobMessage
 from herald.settings import Channel
 
 EMAIL: dict[str, Any] = {"to": "ada@example.com", "subject": "Hello", "body": "<p>Hi</p>", "priority": 1}

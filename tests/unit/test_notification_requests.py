@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from herald.notification_requests import (
+from herald.http.requests import (
     MAX_BODY_BYTES,
     TOO_LARGE,
     EmailRequest,

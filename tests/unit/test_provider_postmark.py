@@ -13,9 +13,9 @@ import requests
 import responses
 from responses import matchers
 
-from herald.providers.model import Credential, FailureKind, OutboundEmail, ProviderFailure, ProviderName
-from herald.providers.postmark import DOMAINS_NEED_ACCOUNT_KEY, SANDBOX_REASON, PostmarkProvider
-from herald.providers.transport import TIMEOUT
+from herald.adapters.providers.postmark import DOMAINS_NEED_ACCOUNT_KEY, SANDBOX_REASON, PostmarkProvider
+from herald.adapters.providers.transport import TIMEOUT
+from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure, ProviderName
 
 BASE = "https://api.postmarkapp.com"
 EMAIL_URL = f"{BASE}/email"

@@ -13,7 +13,7 @@ import pytest
 import responses
 from botocore.stub import Stubber
 
-from herald.providers import (
+from herald.adapters.providers import (
     TENANT_PROVIDERS,
     Credential,
     OutboundEmail,
@@ -21,7 +21,7 @@ from herald.providers import (
     domain_provider_for,
     provider_for,
 )
-from herald.providers.ses import SesProvider
+from herald.adapters.providers.ses import SesProvider
 from herald.settings import get_settings
 
 EMAIL = OutboundEmail(
@@ -60,9 +60,9 @@ def test_tenant_providers_are_sendgrid_resend_and_postmark_in_api_spelling() -> 
 def test_given_a_cold_process_when_one_provider_is_used_then_only_its_module_is_imported() -> None:
     probe = (
         "import json, sys\n"
-        "from herald.providers import ProviderName, provider_for\n"
+        "from herald.adapters.providers import ProviderName, provider_for\n"
         "provider_for(ProviderName.RESEND)\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('herald.providers.', 'boto')))))\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('herald.adapters.providers.', 'boto')))))\n"
     )
 
     result = subprocess.run(
@@ -70,8 +70,13 @@ def test_given_a_cold_process_when_one_provider_is_used_then_only_its_module_is_
     )
 
     loaded = json.loads(result.stdout)
-    assert "herald.providers.resend" in loaded
-    for absent in ("herald.providers.sendgrid", "herald.providers.postmark", "herald.providers.ses", "boto3"):
+    assert "herald.adapters.providers.resend" in loaded
+    for absent in (
+        "herald.adapters.providers.sendgrid",
+        "herald.adapters.providers.postmark",
+        "herald.adapters.providers.ses",
+        "boto3",
+    ):
         assert absent not in loaded
 
 

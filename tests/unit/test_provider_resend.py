@@ -12,9 +12,9 @@ import pytest
 import requests
 import responses
 
-from herald.providers.model import Credential, FailureKind, OutboundEmail, ProviderFailure, ProviderName
-from herald.providers.resend import RESTRICTED_KEY_REASON, ResendProvider
-from herald.providers.transport import TIMEOUT
+from herald.adapters.providers.resend import RESTRICTED_KEY_REASON, ResendProvider
+from herald.adapters.providers.transport import TIMEOUT
+from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure, ProviderName
 
 BASE = "https://api.resend.com"
 EMAILS_URL = f"{BASE}/emails"

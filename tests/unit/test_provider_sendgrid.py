@@ -12,9 +12,9 @@ import pytest
 import requests
 import responses
 
-from herald.providers.model import Credential, FailureKind, OutboundEmail, ProviderFailure, ProviderName
-from herald.providers.sendgrid import SendGridProvider
-from herald.providers.transport import TIMEOUT
+from herald.adapters.providers.sendgrid import SendGridProvider
+from herald.adapters.providers.transport import TIMEOUT
+from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure, ProviderName
 
 BASE = "https://api.sendgrid.com"
 SEND_URL = f"{BASE}/v3/mail/send"

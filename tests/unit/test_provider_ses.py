@@ -13,8 +13,8 @@ import pytest
 from botocore.config import Config
 from botocore.stub import Stubber
 
-from herald.providers.model import Credential, FailureKind, OutboundEmail, ProviderFailure, ProviderName
-from herald.providers.ses import SesProvider
+from herald.adapters.providers.ses import SesProvider
+from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure, ProviderName
 
 if TYPE_CHECKING:
     from mypy_boto3_sesv2 import SESV2Client

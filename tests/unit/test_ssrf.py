@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 
-from herald.ssrf import CheckedTarget, IPAddress, UrlNotAllowed, check_url, is_public_address, resolve_host
+from herald.adapters.ssrf import (
+    CheckedTarget,
+    IPAddress,
+    UrlNotAllowed,
+    check_url,
+    is_public_address,
+    resolve_host,
+)
 
 
 def ip(text: str) -> IPAddress:

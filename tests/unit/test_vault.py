@@ -10,9 +10,8 @@ from dataclasses import replace
 
 import pytest
 
-from herald.data_key_cache import DataKeyCache
-from herald.observability import logger as herald_logger
-from herald.vault import (
+from herald.adapters.data_key_cache import DataKeyCache
+from herald.adapters.vault import (
     FORMAT_VERSION,
     MalformedSecretRecord,
     Purpose,
@@ -22,6 +21,7 @@ from herald.vault import (
     encryption_context,
     last_four,
 )
+from herald.observability import logger as herald_logger
 from tests.fakes.key_manager import InMemoryKeyManager
 
 TENANT = "tenant-a"

@@ -9,20 +9,20 @@ from typing import Any
 
 import pytest
 
-from herald.attempts import AttemptOutcome
-from herald.data_key_cache import DataKeyCache
-from herald.dead_letters import REDACTED
-from herald.delivery import DeliveryEngine, Handled
-from herald.jobs import JobMessage
-from herald.notification_requests import compact_json
+from herald.adapters.data_key_cache import DataKeyCache
+from herald.adapters.dead_letters import REDACTED
+from herald.adapters.store.models import JobState
+from herald.adapters.vault import Vault
+from herald.adapters.webhook_sender import OutboundWebhook, WebhookOutcome
+from herald.domain.attempts import AttemptOutcome
+from herald.domain.jobs import JobMessage
+from herald.domain.plans import Plan
+from herald.http.requests import compact_json
 from herald.observability import metrics
-from herald.plans import Plan
+from herald.services.delivery import DeliveryEngine, Handled
+from herald.services.tenant_directory import TenantDirectory
+from herald.services.webhook_attempt import USER_AGENT, WebhookAttempt
 from herald.settings import Channel
-from herald.store.models import JobState
-from herald.tenant_directory import TenantDirectory
-from herald.vault import Vault
-from herald.webhook_attempt import USER_AGENT, WebhookAttempt
-from herald.webhook_sender import OutboundWebhook, WebhookOutcome
 from tests.fakes.delivery import (
     FakeDeadLetters,
     FakeDeliveryStore,
@@ -261,7 +261,7 @@ class WebhookRig:
 def rig(hooks: Hooks) -> WebhookRig:
     store, queue, dead_letters = FakeDeliveryStore(), FakeQueue(), FakeDeadLetters()
 
-    # The same adapter as herald.worker_services.webhook_worker.
+    # The same adapter as herald.composition.workers.webhook_worker.
     def attempt(message: JobMessage, payload: dict[str, Any], _state: JobState) -> AttemptOutcome:
         return hooks.attempt.run(message.job_id, message.tenant_id, payload)
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from herald.webhook_signing import new_signing_secret, signature_headers
+from herald.domain.signing import new_signing_secret, signature_headers
 
 BODY = b'{"event":"order.paid","order":{"id":"ord_1","total":4200}}'
 JOB_ID = "0b7f9a52-3f0e-4f56-9a3c-6a2f1e7d1c11"

@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from herald.attempts import AttemptOutcome
-from herald.delivery import DeliveryEngine
-from herald.errors import DependencyError
-from herald.jobs import JobMessage
+from herald.adapters.store.models import JobState
+from herald.domain.attempts import AttemptOutcome
+from herald.domain.errors import DependencyError
+from herald.domain.jobs import JobMessage
+from herald.domain.plans import Plan
 from herald.observability import metrics
-from herald.plans import Plan
+from herald.services.batch import RECORD_BUDGET_MILLIS, process_batch
+from herald.services.delivery import DeliveryEngine
 from herald.settings import Channel
-from herald.store.models import JobState
-from herald.worker import RECORD_BUDGET_MILLIS, process_batch
 from tests.fakes.delivery import (
     FakeDeadLetters,
     FakeDeliveryStore,
@@ -252,7 +252,7 @@ def test_given_time_runs_short_mid_batch_when_processed_then_the_rest_is_reporte
 def test_given_a_data_key_cache_when_a_batch_runs_then_its_hits_and_misses_become_metrics(
     worker: Worker,
 ) -> None:
-    from herald.data_key_cache import DataKeyCache
+    from herald.adapters.data_key_cache import DataKeyCache
 
     cache = DataKeyCache()
     cache.get(b"wrapped", TENANT, "provider-key")  # a miss before the batch: not this batch's

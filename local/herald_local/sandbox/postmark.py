@@ -17,7 +17,7 @@ from typing import Any
 
 from flask import Blueprint, Request, Response, request
 
-from herald.clock import utc_now
+from herald.domain.clock import utc_now
 from herald_local.sandbox.addresses import bare_address, is_address, is_named_address
 from herald_local.sandbox.context import SandboxContext
 from herald_local.sandbox.credentials import is_sandbox_key

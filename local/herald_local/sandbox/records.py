@@ -7,7 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from herald.clock import iso, utc_now
+from herald.domain.clock import iso, utc_now
 
 
 class ProviderName(StrEnum):

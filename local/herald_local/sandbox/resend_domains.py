@@ -9,7 +9,7 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from herald.clock import utc_now
+from herald.domain.clock import utc_now
 from herald_local.sandbox.context import SandboxContext
 from herald_local.sandbox.domain_rules import dkim_public_key, verifies
 from herald_local.sandbox.json_fields import as_dict, as_str

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from herald.clock import utc_now
+from herald.domain.clock import utc_now
 from herald_local.sandbox.records import Attempt, Domain, Hook, Message, ProviderName, SendSummary
 
 _Record = TypeVar("_Record")

@@ -1,0 +1,235 @@
+"""Resend (providers.md §2): idempotent send, the key check and domains."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from email.utils import formataddr
+from typing import Any, Final
+from urllib.parse import quote
+
+import requests
+
+from herald.adapters.providers.transport import (
+    call,
+    delay_header,
+    fallback_reason,
+    join_url,
+    json_object,
+    new_session,
+    rejects_key,
+    safe_reason,
+    status_kind,
+    succeeded,
+    text_field,
+    unexpected_answer,
+)
+from herald.domain.providers import (
+    JOB_ID_TAG,
+    TENANT_ID_TAG,
+    Credential,
+    Delivered,
+    DnsRecord,
+    DomainRegistration,
+    DomainVerification,
+    FailureKind,
+    KeyCheck,
+    OutboundEmail,
+    ProviderFailure,
+    ProviderName,
+    qualify_host,
+)
+from herald.settings import get_settings
+
+_SESSION = new_session()
+
+RESTRICTED_KEY_REASON = (
+    "the Resend key is restricted to sending; Herald needs a full-access key to manage sending domains"
+)
+
+# Resend error `name`s whose class differs from what the HTTP status alone says.
+_NAME_KIND: Mapping[str, FailureKind] = {
+    # The same job is still being sent under this Idempotency-Key: ask again later.
+    "concurrent_idempotent_requests": FailureKind.TRANSIENT,
+    # The key was used with another body: repeating it can never succeed.
+    "invalid_idempotent_request": FailureKind.PROVIDER_PERMANENT,
+    "daily_quota_exceeded": FailureKind.TRANSIENT,
+    "monthly_quota_exceeded": FailureKind.PROVIDER_PERMANENT,
+}
+
+# The `record` label of a domain's DNS records, by what the record does; the SPF label covers
+# both the TXT and the bounce MX of the return-path subdomain.
+_RECORD_PURPOSE: Mapping[str, str] = {
+    "DKIM": "dkim",
+    "SPF": "spf",
+    "RECEIVING": "receiving",
+    "TRACKING": "tracking",
+    "TRACKINGCAA": "tracking-caa",
+}
+_RECORD_STATUS: Mapping[str, str] = {"verified": "verified", "failed": "failed"}
+
+
+class ResendProvider:
+    name: Final = ProviderName.RESEND
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        session: requests.Session | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._base_url = base_url
+        self._session = session or _SESSION
+        self._clock = clock
+
+    def send(self, email: OutboundEmail, credential: Credential) -> Delivered:
+        # The job id as Idempotency-Key turns a repeated attempt (e.g. after a read timeout) into
+        # the original answer instead of a second email, as long as the body is byte-identical.
+        headers = {"Idempotency-Key": email.job_id}
+        response = self._call("POST", "/emails", credential, body=email_body(email), headers=headers)
+        if not succeeded(response):
+            raise self._failure(response, credential)
+        return Delivered(self.name, text_field(json_object(response), "id"))
+
+    def check_key(self, credential: Credential) -> KeyCheck:
+        response = self._call("GET", "/domains", credential)
+        if succeeded(response):
+            return KeyCheck(valid=True, details={"full_access": True})
+        failure = self._failure(response, credential)
+        if failure.code == "restricted_api_key":
+            # Valid, but a sending-only key cannot register domains, which Herald must do.
+            return KeyCheck(valid=False, reason=RESTRICTED_KEY_REASON, details={"full_access": False})
+        if rejects_key(failure):
+            return KeyCheck(valid=False, reason=f"Resend refused the key: {failure.reason}")
+        raise failure
+
+    def register_domain(self, domain: str, credential: Credential) -> DomainRegistration:
+        created = self._expect(self._call("POST", "/domains", credential, body={"name": domain}), credential)
+        domain_id = text_field(created, "id")
+        if not domain_id:
+            raise unexpected_answer(self.name, "no domain id", 201)
+        return DomainRegistration(
+            provider=self.name,
+            provider_domain_id=domain_id,
+            records=dns_records(created, text_field(created, "name") or domain),
+            verified=created.get("status") == "verified",
+        )
+
+    def verify_domain(self, registration_ref: str, credential: Credential) -> DomainVerification:
+        path = f"/domains/{quote(registration_ref, safe='')}"
+        # Verification runs asynchronously at Resend; the domain read shows where it stands.
+        self._expect(self._call("POST", f"{path}/verify", credential), credential)
+        current = self._expect(self._call("GET", path, credential), credential)
+        return DomainVerification(
+            verified=current.get("status") == "verified",
+            records=dns_records(current, text_field(current, "name") or ""),
+        )
+
+    def delete_domain(self, registration_ref: str, credential: Credential) -> None:
+        response = self._call("DELETE", f"/domains/{quote(registration_ref, safe='')}", credential)
+        if response.status_code != 404 and not succeeded(response):
+            raise self._failure(response, credential)
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        credential: Credential,
+        body: object = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> requests.Response:
+        base_url = self._base_url or get_settings().resend_base_url
+        all_headers = {"Authorization": f"Bearer {credential.api_key}", **(headers or {})}
+        return call(
+            self._session, self.name, method, join_url(base_url, path), headers=all_headers, body=body
+        )
+
+    def _expect(self, response: requests.Response, credential: Credential) -> dict[str, Any]:
+        if not succeeded(response):
+            raise self._failure(response, credential)
+        return json_object(response)
+
+    def _failure(self, response: requests.Response, credential: Credential) -> ProviderFailure:
+        status = response.status_code
+        body = json_object(response)
+        name = text_field(body, "name")
+        message = text_field(body, "message") or ""
+        kind = _classify(status, name, message)
+        return ProviderFailure(
+            self.name,
+            kind,
+            safe_reason(message, credential.secret_values()) or fallback_reason(status),
+            status=status,
+            code=name,
+            retry_after_seconds=self._wait(response) if kind is FailureKind.TRANSIENT else None,
+        )
+
+    def _wait(self, response: requests.Response) -> float | None:
+        wait = delay_header(response, "retry-after", self._clock)
+        # `ratelimit-reset` is already a delay in seconds (not a Unix time as at SendGrid).
+        return wait if wait is not None else delay_header(response, "ratelimit-reset", self._clock)
+
+
+def _classify(status: int, name: str | None, message: str) -> FailureKind:
+    if status == 400 and "api key is invalid" in message.lower():
+        # Newer Resend answers an invalid key with 400 validation_error (providers.md §2.2).
+        return FailureKind.PROVIDER_PERMANENT
+    named = _NAME_KIND.get(name or "")
+    if status in {409, 429} and named is not None:
+        return named
+    if status == 409:
+        # An idempotency conflict Resend did not name: resending the same body cannot help.
+        return FailureKind.PROVIDER_PERMANENT
+    return status_kind(status)
+
+
+def email_body(email: OutboundEmail) -> dict[str, object]:
+    """Built from the email alone, never from the attempt: every retry must send the same bytes,
+    or Resend rejects the repeated Idempotency-Key as a different request."""
+    body: dict[str, object] = {
+        "from": formataddr((email.from_name, email.from_address)) if email.from_name else email.from_address,
+        "to": [email.to],
+        "subject": email.subject,
+        "html": email.html,
+    }
+    if email.text:
+        body["text"] = email.text
+    if email.reply_to:
+        body["reply_to"] = [email.reply_to]
+    body["tags"] = [
+        {"name": JOB_ID_TAG, "value": email.job_id},
+        {"name": TENANT_ID_TAG, "value": email.tenant_id},
+    ]
+    return body
+
+
+def dns_records(domain_body: Mapping[str, Any], domain: str) -> tuple[DnsRecord, ...]:
+    raw = domain_body.get("records")
+    if not isinstance(raw, list):
+        return ()
+    records = []
+    for entry in raw:
+        if not isinstance(entry, dict):
+            continue
+        label, kind, host, value = (text_field(entry, field) for field in ("record", "type", "name", "value"))
+        if not (kind and host is not None and value):
+            continue
+        priority = entry.get("priority")
+        records.append(
+            DnsRecord(
+                type=kind.upper(),
+                host=qualify_host(host, domain),
+                value=value,
+                purpose=_purpose(label, kind),
+                priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else None,
+                status=_RECORD_STATUS.get(text_field(entry, "status") or "", "pending"),
+            )
+        )
+    return tuple(records)
+
+
+def _purpose(label: str | None, kind: str) -> str:
+    upper = (label or "").upper()
+    if upper == "SPF" and kind.upper() == "MX":
+        return "mx"
+    return _RECORD_PURPOSE.get(upper, upper.lower() or kind.lower())

@@ -1,0 +1,156 @@
+"""Amazon SES v2, the platform's own provider (providers.md §4): free-plan mail goes out through it.
+
+Tenants bring no SES key, so the ``credential`` arguments of the provider interface are ignored
+here and SES offers no domain management.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from email.utils import formataddr
+from typing import TYPE_CHECKING, Final
+
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    HTTPClientError,
+    NoCredentialsError,
+    PartialCredentialsError,
+)
+from botocore.exceptions import ConnectionError as BotoConnectionError
+
+from herald.adapters import aws_clients
+from herald.adapters.providers.transport import safe_reason, status_kind
+from herald.domain.providers import (
+    JOB_ID_TAG,
+    TENANT_ID_TAG,
+    Credential,
+    Delivered,
+    FailureKind,
+    KeyCheck,
+    OutboundEmail,
+    ProviderFailure,
+    ProviderName,
+)
+from herald.settings import get_settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_sesv2 import SESV2Client
+    from mypy_boto3_sesv2.type_defs import BodyTypeDef, SendEmailRequestTypeDef
+
+CHARSET = "UTF-8"
+
+# Error codes whose class the HTTP status alone gets wrong (most SES refusals are plain 400s).
+_CODE_KIND: Mapping[str, FailureKind] = {
+    "MailFromDomainNotVerifiedException": FailureKind.PROVIDER_PERMANENT,
+    "AccountSuspendedException": FailureKind.PROVIDER_PERMANENT,
+    # Paused until someone acts on the account; re-checked with get_account, not by retrying.
+    "SendingPausedException": FailureKind.PROVIDER_PERMANENT,
+    "NotFoundException": FailureKind.PROVIDER_PERMANENT,
+    "TooManyRequestsException": FailureKind.TRANSIENT,
+    # On SendEmail most likely the 24-hour quota: another provider now, SES again tomorrow.
+    "LimitExceededException": FailureKind.TRANSIENT,
+    "BadRequestException": FailureKind.MESSAGE_PERMANENT,
+    # AWS common errors: the platform's own credentials or IAM policy.
+    "AccessDeniedException": FailureKind.PROVIDER_PERMANENT,
+    "UnrecognizedClientException": FailureKind.PROVIDER_PERMANENT,
+    "InvalidClientTokenId": FailureKind.PROVIDER_PERMANENT,
+    "InvalidSignatureException": FailureKind.PROVIDER_PERMANENT,
+    "SignatureDoesNotMatch": FailureKind.PROVIDER_PERMANENT,
+    "ExpiredTokenException": FailureKind.PROVIDER_PERMANENT,
+    "ExpiredToken": FailureKind.PROVIDER_PERMANENT,
+    "ThrottlingException": FailureKind.TRANSIENT,
+    "Throttling": FailureKind.TRANSIENT,
+    "InternalFailure": FailureKind.TRANSIENT,
+    "InternalServiceErrorException": FailureKind.TRANSIENT,
+    "ServiceUnavailable": FailureKind.TRANSIENT,
+    "ServiceUnavailableException": FailureKind.TRANSIENT,
+}
+
+
+class SesProvider:
+    name: Final = ProviderName.SES
+
+    def __init__(self, client: SESV2Client | None = None, sender: str | None = None) -> None:
+        self._client = client
+        self._sender = sender
+
+    def send(self, email: OutboundEmail, credential: Credential) -> Delivered:  # noqa: ARG002 - platform account
+        try:
+            answer = self._ses().send_email(**self._request(email))
+        except (ClientError, BotoCoreError) as exc:
+            raise failure_from(exc) from exc
+        return Delivered(self.name, answer.get("MessageId") or None)
+
+    def check_key(self, credential: Credential) -> KeyCheck:  # noqa: ARG002 - platform account
+        """Whether the platform account may send now (for /health), from ``get_account``."""
+        try:
+            account = self._ses().get_account()
+        except (ClientError, BotoCoreError) as exc:
+            failure = failure_from(exc)
+            if failure.kind is FailureKind.PROVIDER_PERMANENT:
+                return KeyCheck(valid=False, reason=failure.reason)
+            raise failure from exc
+        quota = account.get("SendQuota", {})
+        details: dict[str, object] = {
+            "sending_enabled": account.get("SendingEnabled") is True,
+            "production_access": account.get("ProductionAccessEnabled") is True,
+            "enforcement_status": account.get("EnforcementStatus"),
+            "max_24_hour_send": quota.get("Max24HourSend"),
+            "max_send_rate": quota.get("MaxSendRate"),
+            "sent_last_24_hours": quota.get("SentLast24Hours"),
+        }
+        if account.get("SendingEnabled") is not True:
+            return KeyCheck(valid=False, reason="sending is disabled for the SES account", details=details)
+        return KeyCheck(valid=True, details=details)
+
+    def _ses(self) -> SESV2Client:
+        return self._client or aws_clients.sesv2()
+
+    def _request(self, email: OutboundEmail) -> SendEmailRequestTypeDef:
+        sender = self._sender or get_settings().platform_sender
+        body: BodyTypeDef = {"Html": {"Data": email.html, "Charset": CHARSET}}
+        if email.text:
+            body["Text"] = {"Data": email.text, "Charset": CHARSET}
+        request: SendEmailRequestTypeDef = {
+            "FromEmailAddress": formataddr((email.from_name, sender)) if email.from_name else sender,
+            "Destination": {"ToAddresses": [email.to]},
+            "Content": {"Simple": {"Subject": {"Data": email.subject, "Charset": CHARSET}, "Body": body}},
+            # Also the tenant: every SES event arrives on the one platform topic.
+            "EmailTags": [
+                {"Name": JOB_ID_TAG, "Value": email.job_id},
+                {"Name": TENANT_ID_TAG, "Value": email.tenant_id},
+            ],
+        }
+        if email.reply_to:
+            request["ReplyToAddresses"] = [email.reply_to]
+        return request
+
+
+def failure_from(exc: ClientError | BotoCoreError) -> ProviderFailure:
+    """Translate a botocore error into Herald's classes, once, here."""
+    ses = ProviderName.SES
+    if isinstance(exc, ClientError):
+        return _client_failure(exc)
+    if isinstance(exc, BotoConnectionError | HTTPClientError):
+        return ProviderFailure(ses, FailureKind.TRANSIENT, "could not reach SES or it did not answer in time")
+    if isinstance(exc, NoCredentialsError | PartialCredentialsError):
+        return ProviderFailure(ses, FailureKind.PROVIDER_PERMANENT, "no AWS credentials for SES")
+    return ProviderFailure(ses, FailureKind.TRANSIENT, f"SES client error {type(exc).__name__}")
+
+
+def _client_failure(exc: ClientError) -> ProviderFailure:
+    error = exc.response.get("Error", {})
+    code = error.get("Code") or None
+    message = error.get("Message") or ""
+    status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    if code == "MessageRejected":
+        # The same code covers a virus and an unverified sender (or sandboxed recipient).
+        not_verified = "not verified" in message.lower()
+        kind = FailureKind.PROVIDER_PERMANENT if not_verified else FailureKind.MESSAGE_PERMANENT
+    elif code is not None and code in _CODE_KIND:
+        kind = _CODE_KIND[code]
+    else:
+        kind = status_kind(status) if status else FailureKind.TRANSIENT
+    reason = safe_reason(message, ()) or f"SES refused the request ({code or 'no error code'})"
+    return ProviderFailure(ProviderName.SES, kind, reason, status=status, code=code)

@@ -1,0 +1,201 @@
+"""HTTP plumbing shared by the SendGrid, Resend and Postmark adapters.
+
+Every call has a connect and a read timeout and never follows a redirect; network failures become
+TRANSIENT failures here, once. Error bodies are parsed defensively: proxies answer with HTML, some
+errors have no body at all, so the status decides first and the provider's own words only refine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import requests
+
+import herald
+from herald.domain.providers import FailureKind, ProviderFailure, ProviderName
+
+# requests' own advice: slightly above a multiple of 3 s, the classic TCP retransmission window,
+# so a connect that needed one retransmitted SYN is not cut off just before it lands.
+CONNECT_TIMEOUT_SECONDS = 3.05
+# Providers answer in well under a second; 10 s bounds a slow one so that a full pass over three
+# providers (3 x 13 s) stays inside the 60 s email worker timeout.
+READ_TIMEOUT_SECONDS = 10.0
+TIMEOUT = (CONNECT_TIMEOUT_SECONDS, READ_TIMEOUT_SECONDS)
+
+# A provider's wait hint beyond an hour is more likely a misread header than advice; the delivery
+# engine applies its own bounds on top.
+MAX_RETRY_AFTER_SECONDS = 3600.0
+# Reasons are stored in the job row and shown to the tenant: one short line is enough.
+MAX_REASON_CHARS = 200
+
+USER_AGENT = f"Herald/{herald.__version__}"
+REDACTED = "[redacted]"
+
+_CONTROL_OR_SPACE = re.compile(r"[\s\x00-\x1f\x7f]+")
+# Printable ASCII, no leading or trailing space: every key, token and id Herald puts in a header.
+_HEADER_VALUE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
+
+
+def new_session() -> requests.Session:
+    """One session per provider module: its connection pool survives between warm invocations."""
+    session = requests.Session()
+    # Keys travel in headers: no proxy from the environment and no .netrc credentials may see or
+    # replace them.
+    session.trust_env = False
+    return session
+
+
+def call(
+    session: requests.Session,
+    provider: ProviderName,
+    method: str,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: object = None,
+    params: Mapping[str, str] | None = None,
+) -> requests.Response:
+    """Send one request; a network failure raises a TRANSIENT ``ProviderFailure``.
+
+    Redirects are never followed: ``requests`` would carry custom auth headers such as
+    ``X-Postmark-Server-Token`` to whatever host the redirect names.
+    """
+    all_headers = {"Accept": "application/json", "User-Agent": USER_AGENT, **headers}
+    if not all(_HEADER_VALUE.fullmatch(value) for value in all_headers.values()):
+        # A key with a line break would inject headers; one outside ASCII makes http.client raise
+        # an error holding the whole value. Refuse before anything is sent, naming no value.
+        raise ProviderFailure(
+            provider, FailureKind.PROVIDER_PERMANENT, "the credential is not a valid HTTP header value"
+        )
+    data = None
+    if body is not None:
+        all_headers["Content-Type"] = "application/json"
+        data = encode_json(body)
+    try:
+        return session.request(
+            method, url, headers=all_headers, data=data, params=params, timeout=TIMEOUT, allow_redirects=False
+        )
+    except requests.Timeout as exc:
+        raise ProviderFailure(provider, FailureKind.TRANSIENT, "the provider did not answer in time") from exc
+    except (
+        requests.exceptions.InvalidURL,
+        requests.exceptions.MissingSchema,
+        requests.exceptions.InvalidSchema,
+    ) as exc:
+        raise ProviderFailure(
+            provider, FailureKind.PROVIDER_PERMANENT, "the provider base URL is not a valid URL"
+        ) from exc
+    except requests.RequestException as exc:
+        raise ProviderFailure(provider, FailureKind.TRANSIENT, "could not connect to the provider") from exc
+
+
+def encode_json(body: object) -> bytes:
+    """Compact, stable JSON: the same body always gives the same bytes (Resend idempotency)."""
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def join_url(base_url: str, path: str) -> str:
+    return base_url.rstrip("/") + path
+
+
+def json_object(response: requests.Response) -> dict[str, Any]:
+    """The body as a JSON object, or ``{}`` for empty, HTML or otherwise unexpected bodies."""
+    if not response.content:
+        return {}
+    try:
+        parsed = response.json()
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def text_field(body: Mapping[str, Any], key: str) -> str | None:
+    value = body.get(key)
+    return value if isinstance(value, str) else None
+
+
+def int_field(body: Mapping[str, Any], key: str) -> int | None:
+    value = body.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def safe_reason(text: str | None, secrets: Iterable[str]) -> str | None:
+    """A provider message made fit for logs and job rows: one line, trimmed, secrets removed."""
+    if not text:
+        return None
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    line = _CONTROL_OR_SPACE.sub(" ", text).strip()
+    if len(line) > MAX_REASON_CHARS:
+        line = line[: MAX_REASON_CHARS - 1].rstrip() + "…"
+    return line or None
+
+
+def status_kind(status: int) -> FailureKind:
+    """The class of an HTTP status before the provider's error code refines it."""
+    if status in {408, 429} or status >= 500:
+        return FailureKind.TRANSIENT
+    # 404 on an endpoint Herald calls means a wrong base URL or a resource gone at the provider,
+    # never a fault of the message; 451 is SendGrid's data-residency block.
+    if status in {401, 403, 404, 451}:
+        return FailureKind.PROVIDER_PERMANENT
+    if 400 <= status < 500:
+        return FailureKind.MESSAGE_PERMANENT
+    # 1xx, 3xx (redirects are not followed) or an odd 2xx: nothing to blame the message for.
+    return FailureKind.TRANSIENT
+
+
+def bounded_delay(seconds: float) -> float | None:
+    if math.isnan(seconds):
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_SECONDS)
+
+
+def delay_header(response: requests.Response, name: str, now: Callable[[], float]) -> float | None:
+    """A header holding a delay in seconds (or an HTTP date, as ``Retry-After`` may), bounded."""
+    raw = response.headers.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        return bounded_delay(float(raw))
+    except ValueError:
+        pass
+    try:
+        moment = parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return bounded_delay(moment.timestamp() - now())
+
+
+def epoch_header(response: requests.Response, name: str, now: Callable[[], float]) -> float | None:
+    """A header holding the Unix time a window resets (SendGrid ``X-RateLimit-Reset``), as a delay."""
+    raw = response.headers.get(name, "").strip()
+    try:
+        return bounded_delay(float(raw) - now()) if raw else None
+    except ValueError:
+        return None
+
+
+def unexpected_answer(provider: ProviderName, what: str, status: int) -> ProviderFailure:
+    """A 2xx whose body lacks what the API promises: a provider hiccup or a proxy, so retry later."""
+    return ProviderFailure(provider, FailureKind.TRANSIENT, f"unexpected answer: {what}", status=status)
+
+
+def succeeded(response: requests.Response) -> bool:
+    # Not ``response.ok``: that is true for the 3xx redirects Herald refuses to follow.
+    return 200 <= response.status_code < 300
+
+
+def rejects_key(failure: ProviderFailure) -> bool:
+    """Whether a failed key check is the provider's verdict on the key (not an outage)."""
+    return failure.kind is FailureKind.PROVIDER_PERMANENT and failure.status in {400, 401, 403}
+
+
+def fallback_reason(status: int) -> str:
+    return f"HTTP {status} without a readable error message"

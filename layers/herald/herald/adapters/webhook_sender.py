@@ -1,0 +1,297 @@
+"""The HTTP client of the WebhookWorker: one signed, SSRF-guarded request per delivery (design rule 9).
+
+The URL is checked again at dial time and the socket is opened to one of the checked addresses itself,
+so the name is resolved exactly once; TLS still verifies the certificate for the host name (SNI and
+hostname check). Redirects are never followed. The whole exchange, TLS handshake and response
+included, ends within ``total_timeout``: socket timeouts bound each read, not the sum of many slow
+reads, so a watchdog shuts the socket down at the deadline.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import re
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack, suppress
+from dataclasses import dataclass, field
+from datetime import UTC
+from functools import lru_cache
+from typing import Literal
+
+from herald.adapters.ssrf import CheckedTarget, IPAddress, Resolver, UrlNotAllowed, check_url, resolve_host
+from herald.domain.clock import epoch_seconds, utc_now
+from herald.domain.signing import signature_headers
+
+TOTAL_TIMEOUT_SECONDS = 15.0
+CONNECT_TIMEOUT_SECONDS = 5.0
+BODY_EXCERPT_BYTES = 1024
+METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE", "GET"})
+
+ErrorClass = Literal["transient", "permanent"]
+
+_TIMED_OUT = "the endpoint did not answer in time"
+
+# Names Herald sets itself (api.md rejects them at acceptance); dropped here as well so a tenant's
+# header can never sit beside ours under a different spelling, nor frame the body (Transfer-Encoding).
+_HERALD_HEADER = re.compile(
+    r"(content-type|user-agent|host|content-length|transfer-encoding|x-webhook-.*|webhook-.*)", re.IGNORECASE
+)
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # an RFC 9110 token
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")  # what http.client can send (latin-1, no CR/LF)
+
+
+@dataclass(frozen=True)
+class OutboundWebhook:
+    job_id: str
+    url: str
+    method: str
+    headers: Mapping[str, str]
+    body: bytes  # the exact bytes that are signed and sent
+
+
+@dataclass(frozen=True)
+class WebhookOutcome:
+    ok: bool
+    status_code: int | None = None
+    body_excerpt: str = ""
+    error_class: ErrorClass | None = None
+    error_message: str | None = None
+    retry_after_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class _Response:
+    status: int
+    retry_after: str | None
+    excerpt: bytes
+
+
+@dataclass
+class _Watchdog:
+    """Shuts ``sock`` down when the deadline passes, which wakes any read or handshake blocked on it."""
+
+    sock: socket.socket
+    seconds: float
+    fired: bool = False
+    _handle: socket.socket | None = field(default=None, init=False)
+    _timer: threading.Timer | None = field(default=None, init=False)
+
+    def __enter__(self) -> _Watchdog:
+        # A duplicate descriptor, because wrapping the socket in TLS detaches the original object.
+        self._handle = self.sock.dup()
+        self._timer = threading.Timer(max(self.seconds, 0.0), self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def _expire(self) -> None:
+        self.fired = True
+        if self._handle is not None:
+            with suppress(OSError):
+                self._handle.shutdown(socket.SHUT_RDWR)
+
+    def __exit__(self, *_: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer.join()  # never close the descriptor while _expire may still use it
+        if self._handle is not None:
+            self._handle.close()
+
+
+def _epoch_now() -> int:
+    return epoch_seconds(utc_now())
+
+
+def _failed(
+    error_class: ErrorClass,
+    message: str,
+    *,
+    response: _Response | None = None,
+    retry_after_seconds: float | None = None,
+) -> WebhookOutcome:
+    return WebhookOutcome(
+        ok=False,
+        status_code=response.status if response else None,
+        body_excerpt=_excerpt(response),
+        error_class=error_class,
+        error_message=message,
+        retry_after_seconds=retry_after_seconds,
+    )
+
+
+def _excerpt(response: _Response | None) -> str:
+    return response.excerpt.decode("utf-8", errors="replace") if response else ""
+
+
+def _request_problem(hook: OutboundWebhook) -> str | None:
+    if hook.method not in METHODS:
+        return f"HTTP method {hook.method!r} is not supported"
+    for name, value in hook.headers.items():
+        if not _HEADER_NAME.fullmatch(name) or not _HEADER_VALUE.fullmatch(value):
+            return "a custom header has an invalid name or value"
+    return None
+
+
+def _request_headers(
+    hook: OutboundWebhook, target: CheckedTarget, secrets: Sequence[str], user_agent: str, timestamp: int
+) -> dict[str, str]:
+    headers = {name: value for name, value in hook.headers.items() if not _HERALD_HEADER.fullmatch(name)}
+    headers.update(
+        {
+            "Host": target.host_header,
+            "Content-Type": "application/json",
+            "User-Agent": user_agent,
+            **signature_headers(secrets, hook.job_id, hook.body, timestamp),
+        }
+    )
+    return headers
+
+
+@lru_cache(maxsize=4)
+def _tls_context(ca_bundle: str | None) -> ssl.SSLContext:
+    # Verifies the chain and the host name; with a bundle, only that bundle is trusted.
+    return ssl.create_default_context(cafile=ca_bundle)
+
+
+def _open_socket(address: IPAddress, port: int, deadline: float) -> socket.socket:
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(max(min(CONNECT_TIMEOUT_SECONDS, deadline - time.monotonic()), 0.001))
+        sock.connect((str(address), port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _exchange(
+    sock: socket.socket,
+    target: CheckedTarget,
+    hook: OutboundWebhook,
+    headers: dict[str, str],
+    ca_bundle: str | None,
+) -> _Response:
+    with ExitStack() as stack:
+        stack.callback(sock.close)  # a no-op once TLS has taken the socket over
+        if target.scheme == "https":
+            sock = _tls_context(ca_bundle).wrap_socket(sock, server_hostname=target.host)
+            stack.callback(sock.close)
+        connection = http.client.HTTPConnection(target.host, target.port)
+        connection.sock = sock  # speak HTTP over our socket; http.client never dials by itself then
+        stack.callback(connection.close)
+        connection.request(hook.method, target.path_and_query, body=hook.body, headers=headers)
+        response = connection.getresponse()
+        excerpt = response.read(BODY_EXCERPT_BYTES)
+        return _Response(response.status, response.getheader("Retry-After"), excerpt)
+
+
+# Most specific first: RemoteDisconnected is also an HTTPException and a ConnectionResetError.
+_NETWORK_ERRORS: tuple[tuple[type[Exception], str], ...] = (
+    (ssl.SSLError, "the TLS handshake with the endpoint failed"),
+    (http.client.RemoteDisconnected, "the endpoint closed the connection without answering"),
+    (http.client.HTTPException, "the endpoint did not answer with valid HTTP"),
+    (TimeoutError, _TIMED_OUT),
+    (ConnectionRefusedError, "the endpoint refused the connection"),
+)
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return f"the endpoint's TLS certificate was rejected: {exc.verify_message}"
+    known = (message for kind, message in _NETWORK_ERRORS if isinstance(exc, kind))
+    return next(known, f"network error talking to the endpoint ({type(exc).__name__})")
+
+
+def _deliver(
+    target: CheckedTarget,
+    hook: OutboundWebhook,
+    headers: dict[str, str],
+    ca_bundle: str | None,
+    deadline: float,
+) -> _Response | str:
+    """The response, or why there is none. Addresses are tried in order until one accepts the TCP
+    connection; after that the attempt is final, so a request is never sent twice."""
+    reason = "the endpoint could not be reached"
+    for address in target.addresses:
+        try:
+            sock = _open_socket(address, target.port, deadline)
+        except OSError as exc:
+            reason = _describe(exc)
+            continue
+        with _Watchdog(sock, deadline - time.monotonic()) as watchdog:
+            sock.settimeout(max(deadline - time.monotonic(), 0.001))
+            try:
+                outcome: _Response | str = _exchange(sock, target, hook, headers, ca_bundle)
+            except (OSError, http.client.HTTPException) as exc:
+                outcome = _describe(exc)
+        # A response cut short by the deadline may look complete (EOF ends the headers): distrust it.
+        return _TIMED_OUT if watchdog.fired else outcome
+    return reason
+
+
+def _retry_after_seconds(value: str | None, now: int) -> float | None:
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if moment.tzinfo is None:  # "-0000" parses as naive; HTTP dates are always GMT
+        moment = moment.replace(tzinfo=UTC)
+    return max(0.0, moment.timestamp() - now)
+
+
+def _classify(response: _Response, now: int) -> WebhookOutcome:
+    status = response.status
+    if 200 <= status < 300:
+        return WebhookOutcome(ok=True, status_code=status, body_excerpt=_excerpt(response))
+    if 300 <= status < 400:
+        message = f"the endpoint answered HTTP {status}; redirects are not followed"
+        return _failed("permanent", message, response=response)
+    message = f"the endpoint answered HTTP {status}"
+    if status in (408, 429) or status >= 500:
+        retry_after = _retry_after_seconds(response.retry_after, now) if status in (429, 503) else None
+        return _failed("transient", message, response=response, retry_after_seconds=retry_after)
+    return _failed("permanent", message, response=response)
+
+
+def send_webhook(
+    hook: OutboundWebhook,
+    *,
+    secrets: Sequence[str],
+    allow_loopback: bool,
+    user_agent: str,
+    resolve: Resolver = resolve_host,
+    now: Callable[[], int] = _epoch_now,
+    ca_bundle: str | None = None,
+    total_timeout: float = TOTAL_TIMEOUT_SECONDS,
+) -> WebhookOutcome:
+    """Deliver ``hook`` once and say how it went; never raises for the endpoint's faults.
+
+    ``secrets`` sign the body (oldest first, none = unsigned); ``ca_bundle`` replaces the system
+    trust store (a private CA in tests); ``allow_loopback`` is the local stack's switch (see ssrf).
+    """
+    deadline = time.monotonic() + total_timeout  # the DNS lookup counts against it too
+    problem = _request_problem(hook)
+    if problem is not None:
+        return _failed("permanent", problem)
+    try:
+        target = check_url(hook.url, allow_loopback=allow_loopback, resolve=resolve)
+    except UrlNotAllowed as refusal:
+        return _failed(
+            "transient" if refusal.retryable else "permanent", f"URL not allowed: {refusal.reason}"
+        )
+    headers = _request_headers(hook, target, secrets, user_agent, now())
+    result = _deliver(target, hook, headers, ca_bundle, deadline)
+    if isinstance(result, str):
+        return _failed("transient", result)
+    return _classify(result, now())

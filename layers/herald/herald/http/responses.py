@@ -1,0 +1,96 @@
+"""HTTP answers of the API function: envelopes as Powertools responses, and the one mapping of
+validation problems and domain errors to status codes and machine codes."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response
+
+from herald.domain.errors import FieldProblem, HeraldError, validation_failed
+from herald.http.envelope import failure, success
+from herald.http.requests import TOO_LARGE
+
+JSON = "application/json"
+# Raw body limits per route, checked before parsing: the email route carries up to two 256 KiB
+# bodies (HTML and text) plus small fields; everything else is small.
+EMAIL_ROUTE_LIMIT = 600 * 1024
+DEFAULT_BODY_LIMIT = 64 * 1024
+
+
+def json_response(status: int, data: Any, headers: Mapping[str, str] | None = None) -> Response[str]:
+    return Response(
+        status_code=status,
+        content_type=JSON,
+        body=json.dumps(success(data), separators=(",", ":")),
+        headers=dict(headers or {}),
+    )
+
+
+def error_response(error: HeraldError) -> Response[str]:
+    return Response(
+        status_code=error.status,
+        content_type=JSON,
+        body=json.dumps(failure(error), separators=(",", ":")),
+        headers=dict(error.headers),
+    )
+
+
+def body_limit(method: str, path: str) -> int:
+    if method.upper() == "POST" and path.rstrip("/").endswith("/notifications/email"):
+        return EMAIL_ROUTE_LIMIT
+    return DEFAULT_BODY_LIMIT
+
+
+def oversized_body(event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The 413 answer (API Gateway v2 shape) for a body over its route's limit, checked before
+    anything parses it; None when the size is fine."""
+    method = event.get("requestContext", {}).get("http", {}).get("method", "")
+    limit = body_limit(method, event.get("rawPath", ""))
+    body = event.get("body") or ""
+    size = len(base64.b64decode(body)) if event.get("isBase64Encoded") else len(body.encode())
+    if size <= limit:
+        return None
+    error = HeraldError(
+        f"The request body is larger than this route accepts ({limit} bytes).", "payload_too_large", 413
+    )
+    return {"statusCode": 413, "headers": {"Content-Type": JSON}, "body": json.dumps(failure(error))}
+
+
+def _field_name(location: Sequence[Any]) -> str:
+    # Powertools reports ("body", "to") or ("query", "limit"); a union adds a type tag we skip.
+    parts = [str(part) for part in location[1:] if not str(part).startswith(("function-", "constrained-"))]
+    return ".".join(part for part in parts if part not in {"str", "int", "dict[str,str]", "dict[str,any]"})
+
+
+def _problem(error: Mapping[str, Any]) -> FieldProblem:
+    location = error.get("loc", ())
+    name = _field_name(location)
+    kind = error.get("type", "")
+    if kind == "extra_forbidden":
+        return FieldProblem(name, f"Unknown field '{name}'")
+    if kind == "missing":
+        return FieldProblem(name, "Field required")
+    message = str(error.get("msg", "Invalid value")).removeprefix("Value error, ")
+    return FieldProblem(name, message)
+
+
+def validation_error(errors: Sequence[Mapping[str, Any]]) -> HeraldError:
+    """400 with every problem listed; invalid JSON and oversized fields get their own codes."""
+    if any(error.get("type") == "json_invalid" for error in errors):
+        return HeraldError("The request body is not valid JSON.", "invalid_json", 400)
+    if not errors:
+        return HeraldError("The request is not valid.", "validation_error", 400)
+    problems = [_problem(error) for error in errors]
+    if any(error.get("type") == TOO_LARGE for error in errors):
+        oversized = [p for p, e in zip(problems, errors, strict=True) if e.get("type") == TOO_LARGE]
+        return HeraldError(
+            f"{oversized[0].field} is too large: {oversized[0].message}",
+            "payload_too_large",
+            413,
+            details=problems,
+        )
+    return validation_failed(problems)

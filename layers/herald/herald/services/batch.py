@@ -1,0 +1,79 @@
+"""The SQS side of the workers: a batch in, partial failures out (Powertools batch processing).
+
+A record that raises is reported in ``batchItemFailures`` and comes back after the visibility
+timeout; records the invocation has no time left for are reported too, without being touched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from herald.adapters.data_key_cache import DataKeyCache
+from herald.adapters.dead_letters import DeadLetters
+from herald.domain.jobs import JobMessage
+from herald.observability import logger, metrics
+from herald.services.delivery import DeliveryEngine, Handled
+
+# A record is only started with this much time left: a full provider pass (three providers,
+# each with connect and read timeouts) must finish before Lambda stops the invocation.
+RECORD_BUDGET_MILLIS = 45_000
+
+
+class OutOfTime(Exception):
+    """Not started: too little time left in this invocation; SQS will deliver it again."""
+
+
+def process_batch(
+    event: dict[str, Any],
+    context: LambdaContext,
+    engine: DeliveryEngine,
+    dead_letters: DeadLetters,
+    key_cache: DataKeyCache | None = None,
+) -> dict[str, Any]:
+    # A batch whose every record failed (or was skipped for time) is reported like any other:
+    # raising would return the same messages to the queue, but as a failed invocation (an error in
+    # the function's metrics and alarms) and with a stack trace for what is often just a timeout.
+    processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+
+    def handle(record: SQSRecord) -> str:
+        if context.get_remaining_time_in_millis() < RECORD_BUDGET_MILLIS:
+            raise OutOfTime(record.message_id)
+        message = _parse(record, dead_letters)
+        if message is None:
+            return "malformed"
+        handled: Handled = engine.handle(message)
+        logger.info(
+            "job handled",
+            extra={"job_id": handled.job_id, "result": handled.result, "attempt": handled.attempt},
+        )
+        return handled.result
+
+    before = (key_cache.hits, key_cache.misses) if key_cache is not None else (0, 0)
+    response: dict[str, Any] = dict(
+        process_partial_response(event=event, record_handler=handle, processor=processor, context=context)
+    )
+    if key_cache is not None:
+        # The data key cache's hit rate, observable in CloudWatch: misses are KMS Decrypt calls.
+        metrics.add_metric(name="DataKeyCacheHits", unit="Count", value=key_cache.hits - before[0])
+        metrics.add_metric(name="DataKeyCacheMisses", unit="Count", value=key_cache.misses - before[1])
+    return response
+
+
+def _parse(record: SQSRecord, dead_letters: DeadLetters) -> JobMessage | None:
+    """A message no worker can read goes straight to the operator instead of looping."""
+    try:
+        return JobMessage.from_json(record.body)
+    except (ValueError, KeyError, TypeError) as exc:
+        logger.error("malformed job message", extra={"message_id": record.message_id, "reason": str(exc)})
+        dead_letters.send(
+            {
+                "error": f"malformed job message: {exc}",
+                "messageId": record.message_id,
+                "body": record.body[:4096],
+            }
+        )
+        return None

@@ -1,0 +1,175 @@
+"""One attempt at an email: a pass over the tenant's providers in order, stopping at the first
+success (design.md rules 2 and 3).
+
+Provider-level permanent failures move on and are skipped by later attempts; a message-level
+permanent failure ends the job at once; transient failures move on and make the pass retryable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from herald.adapters.providers.registry import provider_for
+from herald.adapters.store.delivery_store import DeliveryStore
+from herald.adapters.vault import SecretTampered
+from herald.domain.attempts import AttemptOutcome
+from herald.domain.clock import now_iso
+from herald.domain.errors import DependencyError
+from herald.domain.plans import Plan
+from herald.domain.providers import (
+    Credential,
+    Delivered,
+    EmailProvider,
+    FailureKind,
+    OutboundEmail,
+    ProviderFailure,
+    ProviderName,
+)
+from herald.observability import logger
+from herald.services.tenant_directory import TenantDirectory
+from herald.settings import Settings
+
+# Free-plan mail goes through the platform's own account.
+PLATFORM_PROVIDERS: tuple[str, ...] = (ProviderName.SES.value,)
+SUPPRESSED = "recipient suppressed"
+
+
+def provider_pass(
+    plan: str, tenant_order: Sequence[str], payload: dict[str, Any], skip: Sequence[str]
+) -> list[str]:
+    """The providers of one attempt, in order: forced provider (+ fallback), or the tenant's list."""
+    if plan == Plan.FREE:
+        order: list[str] = list(PLATFORM_PROVIDERS)
+    elif payload.get("provider"):
+        order = [payload["provider"], *([payload["fallback"]] if payload.get("fallback") else [])]
+    else:
+        order = list(tenant_order)
+    return [name for name in order if name not in skip]
+
+
+def _default_sender(settings: Settings, directory: TenantDirectory, tenant_id: str, plan: str) -> str:
+    """Without a `from`, paid mail goes out from the tenant's first verified domain."""
+    if plan != Plan.FREE:
+        domains = directory.verified_domains(tenant_id)
+        if domains:
+            return f"notifications@{domains[0]}"
+    return settings.platform_sender
+
+
+class EmailAttempt:
+    def __init__(
+        self,
+        settings: Settings,
+        directory: TenantDirectory,
+        store: DeliveryStore,
+        providers: Callable[[ProviderName], EmailProvider] = provider_for,
+    ) -> None:
+        self._settings = settings
+        self._directory = directory
+        self._store = store
+        self._providers = providers
+
+    def run(
+        self, job_id: str, tenant_id: str, plan: str, payload: dict[str, Any], skip: Sequence[str]
+    ) -> AttemptOutcome:
+        if self._store.is_suppressed(tenant_id, payload["to"]):
+            return AttemptOutcome(delivered=False, error_message=SUPPRESSED, final=True)
+        order = provider_pass(plan, self._directory.provider_order(tenant_id), payload, skip)
+        if not order:
+            reason = (
+                "no email provider is available for this job"
+                if not skip
+                else "every provider failed permanently"
+            )
+            return AttemptOutcome(delivered=False, error_message=reason, final=True)
+        email = OutboundEmail(
+            job_id=job_id,
+            tenant_id=tenant_id,
+            to=payload["to"],
+            from_address=payload.get("from")
+            or _default_sender(self._settings, self._directory, tenant_id, plan),
+            subject=payload["subject"],
+            html=payload["body"],
+            text=payload.get("text"),
+            reply_to=payload.get("replyTo"),
+        )
+        return self._pass(email, plan, order)
+
+    def _pass(self, email: OutboundEmail, plan: str, order: list[str]) -> AttemptOutcome:
+        outcome = AttemptOutcome(delivered=False)
+        all_permanent = True
+        for name in order:
+            provider = ProviderName(name)
+            try:
+                delivered = self._send(provider, email, plan)
+            except ProviderFailure as failure:
+                self._note_failure(outcome, failure, email)
+                if failure.kind is FailureKind.MESSAGE_PERMANENT:
+                    outcome.final = True
+                    return outcome
+                all_permanent = all_permanent and failure.kind is FailureKind.PROVIDER_PERMANENT
+                continue
+            outcome.tried.append(
+                {"provider": name, "outcome": "delivered", "messageId": delivered.provider_message_id}
+            )
+            outcome.delivered, outcome.used_provider, outcome.error_message = True, name, None
+            return outcome
+        outcome.final = all_permanent
+        return outcome
+
+    def _send(self, provider: ProviderName, email: OutboundEmail, plan: str) -> Delivered:
+        credential = self._credential(provider, email.tenant_id, plan)
+        return self._providers(provider).send(email, credential)
+
+    def _credential(self, provider: ProviderName, tenant_id: str, plan: str) -> Credential:
+        if plan == Plan.FREE:
+            # Platform providers authenticate with the platform's own IAM role.
+            return Credential(api_key="")
+        try:
+            credential = self._directory.credential(tenant_id, provider.value)
+        except SecretTampered as exc:
+            raise ProviderFailure(
+                provider, FailureKind.PROVIDER_PERMANENT, "the stored key cannot be decrypted"
+            ) from exc
+        except DependencyError as exc:
+            # KMS or the table is unreachable: this pass fails, a later one may not.
+            raise ProviderFailure(provider, FailureKind.TRANSIENT, f"key unavailable: {exc}") from exc
+        if credential is None:
+            raise ProviderFailure(
+                provider, FailureKind.PROVIDER_PERMANENT, "no key is configured for this provider"
+            )
+        return credential
+
+    def _note_failure(self, outcome: AttemptOutcome, failure: ProviderFailure, email: OutboundEmail) -> None:
+        name = failure.provider.value
+        outcome.tried.append(
+            {
+                "provider": name,
+                "outcome": failure.kind.value,
+                "status": failure.status,
+                "code": failure.code,
+                "error": failure.reason,
+            }
+        )
+        outcome.used_provider = name
+        outcome.error_message = str(failure)
+        if failure.kind is FailureKind.PROVIDER_PERMANENT:
+            outcome.skip_providers.append(name)
+        if failure.retry_after_seconds is not None:
+            outcome.retry_after_seconds = max(outcome.retry_after_seconds or 0.0, failure.retry_after_seconds)
+        if failure.suppress_recipient:
+            self._suppress(email, failure)
+
+    def _suppress(self, email: OutboundEmail, failure: ProviderFailure) -> None:
+        try:
+            self._store.suppress(
+                email.tenant_id,
+                email.to,
+                "provider reported inactive recipient",
+                failure.provider.value,
+                now_iso(),
+            )
+        except DependencyError as exc:
+            # The job still fails correctly; the next send will learn it from the provider again.
+            logger.error("could not record suppression", extra={"job_id": email.job_id, "reason": str(exc)})
