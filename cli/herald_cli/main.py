@@ -7,11 +7,11 @@ import json
 import sys
 from collections.abc import Sequence
 
-from herald.adapters.store.table import bind
-from herald.adapters.store.tenant_store import TenantNotFound, TenantStore
+from herald.composition.operator import OperatorServices, operator_services
 from herald.domain.errors import DependencyError, HeraldError
 from herald.domain.plans import Plan
-from herald.services import tenants
+from herald.services.ports import TenantNotFound
+from herald.services.tenants import IssuedKey
 from herald_cli.target import TargetError, deployed_target, local_target
 
 PLANS = [plan.value for plan in Plan]
@@ -47,14 +47,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _print_key(issued: tenants.IssuedKey, as_json: bool) -> None:
+def _print_key(issued: IssuedKey, as_json: bool) -> None:
     if as_json:
         print(json.dumps({"tenantId": issued.tenant_id, "apiKey": issued.api_key}))
     else:
         print(f"tenant  {issued.tenant_id}\napi key {issued.api_key}  (shown once: store it now)")
 
 
-def _list(store: TenantStore, as_json: bool) -> None:
+def _list(services: OperatorServices, as_json: bool) -> None:
     rows = [
         {
             "tenantId": p.tenant_id,
@@ -64,7 +64,7 @@ def _list(store: TenantStore, as_json: bool) -> None:
             "status": p.status,
             "createdAt": p.created_at,
         }
-        for p in store.all_profiles()
+        for p in services.tenants.all_profiles()
     ]
     if as_json:
         print(json.dumps(rows))
@@ -75,28 +75,27 @@ def _list(store: TenantStore, as_json: bool) -> None:
         )
 
 
-def _run(args: argparse.Namespace, store: TenantStore) -> None:
+def _run(args: argparse.Namespace, services: OperatorServices) -> None:
+    admin = services.admin
     if args.group == "tenant" and args.command == "create":
-        _print_key(tenants.create_tenant(store, args.name, args.email, args.plan), args.json)
+        _print_key(admin.create(args.name, args.email, args.plan), args.json)
     elif args.group == "tenant" and args.command == "list":
-        _list(store, args.json)
+        _list(services, args.json)
     elif args.group == "tenant" and args.command == "set-plan":
-        profile = tenants.set_plan(store, args.tenant_id, args.plan)
+        profile = admin.set_plan(args.tenant_id, args.plan)
         print(f"{args.tenant_id} is now on the {profile.plan} plan")
     elif args.group == "tenant":
-        profile = tenants.set_status(store, args.tenant_id, active=args.command == "enable")
+        profile = admin.set_status(args.tenant_id, active=args.command == "enable")
         print(f"{args.tenant_id} is now {profile.status}")
     else:
-        current = store.load(args.tenant_id).profile.api_key_hash
-        _print_key(tenants.rotate_api_key(store, args.tenant_id, current, args.grace_seconds), args.json)
+        _print_key(admin.rotate_api_key(args.tenant_id, args.grace_seconds), args.json)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         target = deployed_target(args.stack, args.region) if args.stack else local_target()
-        bind(target.table_name, region=target.region, endpoint=target.endpoint)
-        _run(args, TenantStore())
+        _run(args, operator_services(target.table_name, region=target.region, endpoint=target.endpoint))
     except TargetError as exc:
         print(f"herald: {exc}", file=sys.stderr)
         return 2

@@ -3,7 +3,7 @@ suppressions with its own API key (api.md, "Account routes")."""
 
 from __future__ import annotations
 
-from typing import Annotated, TypeVar
+from typing import Annotated
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import Response
@@ -11,25 +11,18 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from herald.composition.api import account_service, api_services
+from herald.domain.records import TenantContext
+from herald.http.api_keys import extract_api_key
+from herald.http.requests import DomainRequest, PriorityRequest, ProviderKeyRequest, RotateKeyRequest
 from herald.http.responses import json_response
-from herald.services.account import DomainRequest, PriorityRequest, ProviderKeyRequest, RotateKeyRequest
-from herald.services.auth import TenantContext
 
-T = TypeVar("T")
 router = Router()
 ProviderName = Annotated[str, Path(max_length=16, description="SENDGRID, RESEND or POSTMARK")]
 DomainName = Annotated[str, Path(max_length=253)]
 
 
 def _tenant() -> TenantContext:
-    return api_services().auth.authenticate(router.current_event.headers)
-
-
-def _refreshed(tenant: TenantContext, value: T) -> T:
-    """After an account change, drop this container's cached view of the tenant (other containers
-    refresh within the auth cache's 60 s)."""
-    api_services().auth.forget(tenant.tenant_id)
-    return value
+    return api_services().auth.authenticate(extract_api_key(router.current_event.headers))
 
 
 def _api_base() -> str:
@@ -46,8 +39,7 @@ def account() -> Response[str]:
 
 @router.post("/api/v1/account/api-key/rotate", summary="Issue a new API key (shown once)")
 def rotate_api_key(request: Annotated[RotateKeyRequest, Body()]) -> Response[str]:
-    tenant = _tenant()
-    return json_response(200, _refreshed(tenant, account_service().rotate_key(tenant, request)))
+    return json_response(200, account_service().rotate_key(_tenant(), request.graceSeconds))
 
 
 @router.get("/api/v1/account/providers", summary="Configured providers, by priority (keys masked)")
@@ -57,24 +49,28 @@ def list_providers() -> Response[str]:
 
 @router.put("/api/v1/account/providers/<provider>", summary="Store a provider key after a live check")
 def put_provider(provider: ProviderName, request: Annotated[ProviderKeyRequest, Body()]) -> Response[str]:
-    tenant = _tenant()
-    created, view = _refreshed(tenant, account_service().put_provider(tenant, provider, request, _api_base()))
+    created, view = account_service().put_provider(
+        _tenant(),
+        provider,
+        api_key=request.apiKey,
+        account_token=request.accountToken,
+        webhook_secret=request.webhookSecret,
+        api_base=_api_base(),
+    )
     return json_response(201 if created else 200, view)
 
 
 @router.patch("/api/v1/account/providers/<provider>", summary="Change a provider's priority (swaps)")
 def set_priority(provider: ProviderName, request: Annotated[PriorityRequest, Body()]) -> Response[str]:
-    tenant = _tenant()
     return json_response(
-        200, _refreshed(tenant, account_service().set_priority(tenant, provider, request, _api_base()))
+        200, account_service().set_priority(_tenant(), provider, request.priority, _api_base())
     )
 
 
 @router.delete("/api/v1/account/providers/<provider>", summary="Remove a provider key")
 def delete_provider(provider: ProviderName) -> Response[str]:
-    tenant = _tenant()
-    account_service().delete_provider(tenant, provider)
-    return json_response(200, _refreshed(tenant, {"deleted": True}))
+    account_service().delete_provider(_tenant(), provider)
+    return json_response(200, {"deleted": True})
 
 
 @router.post("/api/v1/account/webhook-secret", summary="Create the signing secret (shown once)")
@@ -102,8 +98,7 @@ def delete_signing_secret() -> Response[str]:
 
 @router.post("/api/v1/account/domains", summary="Register a sending domain with every configured provider")
 def add_domain(request: Annotated[DomainRequest, Body()]) -> Response[str]:
-    tenant = _tenant()
-    return json_response(201, _refreshed(tenant, account_service().add_domain(tenant, request)))
+    return json_response(201, account_service().add_domain(_tenant(), request.domain))
 
 
 @router.get("/api/v1/account/domains", summary="Sending domains and their DNS records")
@@ -113,15 +108,13 @@ def list_domains() -> Response[str]:
 
 @router.post("/api/v1/account/domains/<domain>/verify", summary="Ask every provider to verify the domain")
 def verify_domain(domain: DomainName) -> Response[str]:
-    tenant = _tenant()
-    return json_response(200, _refreshed(tenant, account_service().verify_domain(tenant, domain)))
+    return json_response(200, account_service().verify_domain(_tenant(), domain))
 
 
 @router.delete("/api/v1/account/domains/<domain>", summary="Remove a sending domain")
 def delete_domain(domain: DomainName) -> Response[str]:
-    tenant = _tenant()
-    account_service().delete_domain(tenant, domain)
-    return json_response(200, _refreshed(tenant, {"deleted": True}))
+    account_service().delete_domain(_tenant(), domain)
+    return json_response(200, {"deleted": True})
 
 
 @router.get("/api/v1/account/suppressions", summary="The suppression list")

@@ -13,13 +13,14 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Pat
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import herald
-from herald.adapters.health import check_health
 from herald.composition.api import api_services
-from herald.domain.errors import HeraldError, not_found
-from herald.http.requests import EmailRequest, WebhookRequest
+from herald.domain.errors import ErrorCode, HeraldError
+from herald.domain.jobs import Channel, JobStatus
+from herald.domain.records import TenantContext
+from herald.http.api_keys import extract_api_key
+from herald.http.requests import EmailRequest, WebhookRequest, idempotency_key
 from herald.http.responses import error_response, json_response, oversized_body, validation_error
-from herald.observability import logger, metrics
-from herald.services.auth import TenantContext
+from herald.observability import count, logger, metrics, traced
 
 PUBLIC_PATHS = frozenset(
     {"/api/v1/ping", "/api/v1/info", "/api/v1/health", "/api/v1/openapi.json", "/api/v1/docs"}
@@ -40,7 +41,7 @@ app.include_router(account_router)
 
 
 def tenant() -> TenantContext:
-    return api_services().auth.authenticate(app.current_event.headers)
+    return api_services().auth.authenticate(extract_api_key(app.current_event.headers))
 
 
 # ---------------------------------------------------------------- public, no key
@@ -66,7 +67,7 @@ def info() -> Response[str]:
 
 @app.get("/api/v1/health", summary="Reachability of the table and the queues")
 def health() -> Response[str]:
-    healthy, checks = check_health(api_services().settings)
+    healthy, checks = api_services().health()
     return json_response(
         200 if healthy else 503, {"status": "ok" if healthy else "degraded", "checks": checks}
     )
@@ -85,21 +86,36 @@ def openapi_document() -> Response[str]:
 @app.post("/api/v1/notifications/email", summary="Send an email", status_code=202)
 def send_email(
     request: Annotated[EmailRequest, Body()],
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> Response[str]:
-    accepted = api_services().accept.accept_email(tenant(), request, idempotency_key)
-    metrics.add_metric(name="EmailAccepted", unit="Count", value=1)
-    return json_response(202, accepted.as_response())
+    return _accept(Channel.EMAIL, request.model_dump(by_alias=True, exclude_none=True, mode="json"), key)
 
 
 @app.post("/api/v1/notifications/webhook", summary="Send a webhook", status_code=202)
 def send_webhook(
     request: Annotated[WebhookRequest, Body()],
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> Response[str]:
-    accepted = api_services().accept.accept_webhook(tenant(), request, idempotency_key)
-    metrics.add_metric(name="WebhookAccepted", unit="Count", value=1)
+    return _accept(Channel.WEBHOOK, request.model_dump(by_alias=True, exclude_none=True, mode="json"), key)
+
+
+def _accept(channel: Channel, payload: dict[str, Any], header_key: str | None) -> Response[str]:
+    caller = tenant()
+    if header_key is not None:
+        _valid_header_key(header_key)
+    accepted = api_services().accept.accept(caller, channel, payload, header_key)
+    count("Accepted", channel=channel.value)
     return json_response(202, accepted.as_response())
+
+
+def _valid_header_key(value: str) -> None:
+    try:
+        idempotency_key(value)
+    except ValueError as exc:
+        raise HeraldError(
+            "Invalid request: Idempotency-Key: must be 1-255 printable ASCII characters.",
+            ErrorCode.VALIDATION_ERROR,
+        ) from exc
 
 
 @app.get("/api/v1/notifications/jobs/<id>", summary="Get a job")
@@ -116,7 +132,12 @@ def list_jobs(
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response[str]:
     listing = api_services().jobs.list(
-        tenant(), page=page, limit=limit, type_=type, status=status, cursor=cursor
+        tenant(),
+        page=page,
+        limit=limit,
+        channel=Channel(type) if type else None,
+        status=JobStatus(status) if status else None,
+        cursor=cursor,
     )
     return json_response(200, listing)
 
@@ -147,15 +168,17 @@ def invalid_request(error: RequestValidationError) -> Response[str]:
 
 @app.not_found
 def unknown_route(_: NotFoundError) -> Response[str]:
-    return error_response(not_found(f"No route {app.current_event.http_method} {app.current_event.path}."))
+    event = app.current_event
+    return error_response(HeraldError(f"No route {event.http_method} {event.path}.", ErrorCode.NOT_FOUND))
 
 
 @app.exception_handler(Exception)
 def unexpected(_error: Exception) -> Response[str]:
     logger.exception("unhandled error")
-    return error_response(HeraldError("Something went wrong on our side.", "internal_error", 500))
+    return error_response(HeraldError("Something went wrong on our side.", ErrorCode.INTERNAL_ERROR))
 
 
+@traced
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

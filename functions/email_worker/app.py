@@ -7,10 +7,11 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from herald.composition.workers import email_worker
-from herald.observability import logger, metrics
+from herald.observability import logger, metrics, traced
 from herald.services.batch import process_batch
 
 
+@traced
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -1,6 +1,8 @@
 """Typed settings, read once per process from the environment the template gives each function.
 
-Logic never reads ``os.environ``: it receives a ``Settings`` (or calls ``get_settings()``).
+Every value the template sets is required here, with no default of its own: the template is the one
+place where Herald's settings and their defaults live. Logic never reads ``os.environ``; composition
+roots build a ``Settings`` and hand its parts to the services and adapters they construct.
 """
 
 from __future__ import annotations
@@ -8,19 +10,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import lru_cache
 
+from herald.domain.jobs import Channel, QueuePriority
 
-class Channel(StrEnum):
-    EMAIL = "email"
-    WEBHOOK = "webhook"
-
-
-class QueuePriority(StrEnum):
-    CRITICAL = "critical"
-    NORMAL = "normal"
-    LOW = "low"
+# Retries of AWS SDK calls. Not a template setting: tests against moto lower it (an unimplemented
+# call answers 500 and retries only slow them down).
+DEFAULT_AWS_MAX_ATTEMPTS = 3
 
 
 class SettingsError(RuntimeError):
@@ -34,18 +30,14 @@ def _required(env: Mapping[str, str], name: str) -> str:
     return value
 
 
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
+def _int(env: Mapping[str, str], name: str, default: int | None = None) -> int:
     raw = env.get(name, "").strip()
-    if not raw:
+    if not raw and default is not None:
         return default
     try:
-        return int(raw)
+        return int(_required(env, name))
     except ValueError as exc:
         raise SettingsError(f"environment variable {name} must be an integer") from exc
-
-
-def _flag(env: Mapping[str, str], name: str) -> bool:
-    return env.get(name, "").strip().lower() in {"1", "true", "yes"}
 
 
 @dataclass(frozen=True)
@@ -54,19 +46,18 @@ class Settings:
     kms_key_id: str
     queue_urls: Mapping[tuple[Channel, QueuePriority], str]
     dlq_url: str
-    region: str = "us-east-1"
-    stage: str = "dev"
-    max_attempts: int = 3
-    retry_base_delay_seconds: int = 30
-    sendgrid_base_url: str = "https://api.sendgrid.com"
-    resend_base_url: str = "https://api.resend.com"
-    postmark_base_url: str = "https://api.postmarkapp.com"
-    platform_sender: str = "notifications@herald.example"
+    region: str
+    stage: str
+    max_attempts: int
+    retry_base_delay_seconds: int
+    sendgrid_base_url: str
+    resend_base_url: str
+    postmark_base_url: str
+    platform_sender: str
     # Only the local stack sets this: it lets webhooks target loopback (the provider sandbox),
     # over plain http too. The template never sets it, so deployed stacks always refuse.
     allow_loopback_webhooks: bool = False
-    # Retries of AWS SDK calls; tests against moto set 1 (an unimplemented call answers 500).
-    aws_max_attempts: int = 3
+    aws_max_attempts: int = DEFAULT_AWS_MAX_ATTEMPTS
     # PynamoDB builds its own botocore client and ignores AWS_ENDPOINT_URL, so it is passed on.
     dynamodb_endpoint: str | None = None
 
@@ -88,21 +79,23 @@ class Settings:
             kms_key_id=_required(env, "HERALD_KMS_KEY_ID"),
             queue_urls=queue_urls,
             dlq_url=_required(env, "HERALD_DLQ"),
-            region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1",
-            stage=env.get("HERALD_STAGE", "dev"),
-            max_attempts=_int(env, "HERALD_MAX_ATTEMPTS", 3),
-            retry_base_delay_seconds=_int(env, "HERALD_RETRY_BASE_DELAY_SECONDS", 30),
-            sendgrid_base_url=env.get("HERALD_SENDGRID_BASE_URL") or cls.sendgrid_base_url,
-            resend_base_url=env.get("HERALD_RESEND_BASE_URL") or cls.resend_base_url,
-            postmark_base_url=env.get("HERALD_POSTMARK_BASE_URL") or cls.postmark_base_url,
-            platform_sender=env.get("HERALD_PLATFORM_SENDER") or cls.platform_sender,
-            allow_loopback_webhooks=_flag(env, "HERALD_ALLOW_LOOPBACK_WEBHOOKS"),
-            aws_max_attempts=_int(env, "HERALD_AWS_MAX_ATTEMPTS", 3),
+            # Lambda sets AWS_REGION; the CLI and tests set AWS_DEFAULT_REGION.
+            region=env.get("AWS_REGION") or _required(env, "AWS_DEFAULT_REGION"),
+            stage=_required(env, "HERALD_STAGE"),
+            max_attempts=_int(env, "HERALD_MAX_ATTEMPTS"),
+            retry_base_delay_seconds=_int(env, "HERALD_RETRY_BASE_DELAY_SECONDS"),
+            sendgrid_base_url=_required(env, "HERALD_SENDGRID_BASE_URL"),
+            resend_base_url=_required(env, "HERALD_RESEND_BASE_URL"),
+            postmark_base_url=_required(env, "HERALD_POSTMARK_BASE_URL"),
+            platform_sender=_required(env, "HERALD_PLATFORM_SENDER"),
+            allow_loopback_webhooks=env.get("HERALD_ALLOW_LOOPBACK_WEBHOOKS", "").strip().lower()
+            in {"1", "true", "yes"},
+            aws_max_attempts=_int(env, "HERALD_AWS_MAX_ATTEMPTS", DEFAULT_AWS_MAX_ATTEMPTS),
             dynamodb_endpoint=env.get("AWS_ENDPOINT_URL_DYNAMODB") or env.get("AWS_ENDPOINT_URL") or None,
         )
 
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process-wide settings, validated at cold start."""
+    """The process-wide settings, validated at cold start (composition roots only)."""
     return Settings.from_env()

@@ -12,41 +12,48 @@ from typing import TYPE_CHECKING, Any
 import boto3
 from botocore.config import Config
 
-from herald.settings import get_settings
-
 if TYPE_CHECKING:
     from mypy_boto3_kms import KMSClient
     from mypy_boto3_sesv2 import SESV2Client
     from mypy_boto3_sqs import SQSClient
 
 
-def client_config(max_attempts: int | None = None) -> Config:
-    settings = get_settings()
+def client_config(region: str, max_attempts: int) -> Config:
     return Config(
-        region_name=settings.region,
+        region_name=region,
         connect_timeout=3,
         read_timeout=10,
-        retries={"mode": "standard", "total_max_attempts": max_attempts or settings.aws_max_attempts},
+        retries={"mode": "standard", "total_max_attempts": max_attempts},
     )
 
 
 @cache
-def _client(service: str, max_attempts: int | None = None) -> Any:
-    return boto3.session.Session().client(service, config=client_config(max_attempts))  # type: ignore[call-overload]
+def _client(service: str, region: str, max_attempts: int) -> Any:
+    return boto3.session.Session().client(service, config=client_config(region, max_attempts))  # type: ignore[call-overload]
 
 
-def sqs() -> SQSClient:
-    client: SQSClient = _client("sqs")
-    return client
+class AwsClients:
+    """The clients of one process, created on first use (a cold start pays only for what it calls)."""
+
+    def __init__(self, region: str, max_attempts: int) -> None:
+        self._region = region
+        self._max_attempts = max_attempts
+
+    def sqs(self) -> SQSClient:
+        client: SQSClient = _client("sqs", self._region, self._max_attempts)
+        return client
+
+    def kms(self) -> KMSClient:
+        client: KMSClient = _client("kms", self._region, self._max_attempts)
+        return client
+
+    def sesv2(self) -> SESV2Client:
+        # One try per send: Herald's own backoff and provider fallback decide what happens next, and
+        # a send must stay well inside the worker's time budget.
+        client: SESV2Client = _client("sesv2", self._region, 1)
+        return client
 
 
-def kms() -> KMSClient:
-    client: KMSClient = _client("kms")
-    return client
-
-
-def sesv2() -> SESV2Client:
-    # One try per send: Herald's own backoff and provider fallback decide what happens next, and
-    # a send must stay well inside the worker's time budget.
-    client: SESV2Client = _client("sesv2", 1)
-    return client
+def reset() -> None:
+    """Forget every client (tests that point the process at another endpoint)."""
+    _client.cache_clear()

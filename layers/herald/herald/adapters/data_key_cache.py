@@ -9,23 +9,17 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from cachetools import TTLCache
 
 MAX_TTL_SECONDS = 300.0
 
 _CacheKey = tuple[bytes, str, str]
 
 
-@dataclass(frozen=True)
-class _Entry:
-    data_key: bytes
-    expires_at: float
-
-
 class DataKeyCache:
-    """Bounded (LRU), time-limited and thread-safe map of wrapped data key → plaintext data key."""
+    """Bounded (least recently used out first), time-limited and thread-safe (``cachetools.TTLCache``)."""
 
     def __init__(
         self,
@@ -37,11 +31,8 @@ class DataKeyCache:
             raise ValueError("max_entries must be at least 1")
         if not 0 < ttl_seconds <= MAX_TTL_SECONDS:
             raise ValueError(f"ttl_seconds must be in (0, {MAX_TTL_SECONDS:g}]")
-        self._max_entries = max_entries
-        self._ttl = ttl_seconds
-        self._clock = clock
-        self._entries: OrderedDict[_CacheKey, _Entry] = OrderedDict()
-        # Batch workers may open records from several threads; OrderedDict reordering is not atomic.
+        self._entries: TTLCache[_CacheKey, bytes] = TTLCache(max_entries, ttl_seconds, timer=clock)
+        # Batch workers may open records from several threads; the cache's bookkeeping is not atomic.
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -53,27 +44,19 @@ class DataKeyCache:
 
     def __len__(self) -> int:
         with self._lock:
+            self._entries.expire()
             return len(self._entries)
 
     def get(self, wrapped_key: bytes, tenant_id: str, purpose: str) -> bytes | None:
         """The cached data key, or None (counted as a miss) when absent or expired."""
-        key = (wrapped_key, tenant_id, purpose)
         with self._lock:
-            entry = self._entries.get(key)
-            if entry is not None and entry.expires_at <= self._clock():
-                del self._entries[key]
-                entry = None
-            if entry is None:
+            data_key = self._entries.get((wrapped_key, tenant_id, purpose))
+            if data_key is None:
                 self.misses += 1
-                return None
-            self._entries.move_to_end(key)
-            self.hits += 1
-            return entry.data_key
+            else:
+                self.hits += 1
+            return data_key
 
     def put(self, wrapped_key: bytes, tenant_id: str, purpose: str, data_key: bytes) -> None:
-        key = (wrapped_key, tenant_id, purpose)
         with self._lock:
-            self._entries[key] = _Entry(data_key, self._clock() + self._ttl)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self._max_entries:
-                self._entries.popitem(last=False)
+            self._entries[(wrapped_key, tenant_id, purpose)] = data_key

@@ -2,31 +2,40 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
 from botocore.exceptions import BotoCoreError, ClientError
 from pynamodb.exceptions import PynamoDBException
 
-from herald.adapters import aws_clients
+from herald.adapters.store.failures import response_code
 from herald.adapters.store.models import HeraldItem
-from herald.settings import Settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
 
 
-def check_health(settings: Settings) -> tuple[bool, dict[str, str]]:
-    checks = {"table": _table(), "queues": _queues(settings)}
-    return all(value == "ok" for value in checks.values()), checks
+class HealthCheck:
+    def __init__(self, queue_urls: Sequence[str], sqs: Callable[[], SQSClient]) -> None:
+        self._queue_urls = queue_urls
+        self._sqs = sqs
 
+    def __call__(self) -> tuple[bool, dict[str, str]]:
+        checks = {"table": self._table(), "queues": self._queues()}
+        return all(value == "ok" for value in checks.values()), checks
 
-def _table() -> str:
-    try:
-        HeraldItem.describe_table()
-    except PynamoDBException as exc:
-        return f"unavailable ({exc.cause_response_code or type(exc).__name__})"
-    return "ok"
-
-
-def _queues(settings: Settings) -> str:
-    for url in [*settings.queue_urls.values(), settings.dlq_url]:
+    @staticmethod
+    def _table() -> str:
         try:
-            aws_clients.sqs().get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
-        except (ClientError, BotoCoreError) as exc:
-            return f"unavailable ({url.rsplit('/', 1)[-1]}: {type(exc).__name__})"
-    return "ok"
+            HeraldItem.describe_table()
+        except PynamoDBException as exc:
+            return f"unavailable ({response_code(exc)})"
+        return "ok"
+
+    def _queues(self) -> str:
+        for url in self._queue_urls:
+            try:
+                self._sqs().get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
+            except (ClientError, BotoCoreError) as exc:
+                return f"unavailable ({url.rsplit('/', 1)[-1]}: {type(exc).__name__})"
+        return "ok"

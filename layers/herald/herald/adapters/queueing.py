@@ -2,31 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from herald.adapters import aws_clients
 from herald.domain.errors import DependencyError
-from herald.domain.jobs import JobMessage
-from herald.settings import QueuePriority, Settings
+from herald.domain.jobs import Channel, JobMessage, QueuePriority
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
 
 # SQS caps DelaySeconds at 15 minutes; longer backoffs are clamped to it.
 MAX_DELAY_SECONDS = 900
 
 
-class JobQueue(Protocol):
-    def enqueue(self, message: JobMessage, priority: QueuePriority, delay_seconds: int = 0) -> None: ...
-
-
 class SqsJobQueue:
-    def __init__(self, settings: Settings) -> None:
-        self._settings = settings
+    def __init__(
+        self, queue_urls: Mapping[tuple[Channel, QueuePriority], str], sqs: Callable[[], SQSClient]
+    ) -> None:
+        self._queue_urls = queue_urls
+        self._sqs = sqs
 
     def enqueue(self, message: JobMessage, priority: QueuePriority, delay_seconds: int = 0) -> None:
-        url = self._settings.queue_url(message.channel, priority)
+        url = self._queue_urls[(message.channel, priority)]
         try:
-            aws_clients.sqs().send_message(
+            self._sqs().send_message(
                 QueueUrl=url,
                 MessageBody=message.to_json(),
                 # SQS fair queues: one tenant's backlog does not delay the others'.

@@ -16,6 +16,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
+from herald.domain.webhooks import UrlNotAllowed
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], list[IPAddress]]
 
@@ -51,16 +53,6 @@ _UNSAFE_PATH_CHARS = re.compile(r"[\x00-\x20\x7f]")
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 
 _dns_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="herald-dns")
-
-
-class UrlNotAllowed(Exception):
-    """The URL may not be called. ``reason`` is safe to show the tenant; ``retryable`` marks a DNS
-    lookup that failed for a passing reason (timeout, temporary failure) rather than a refusal."""
-
-    def __init__(self, reason: str, *, retryable: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retryable = retryable
 
 
 @dataclass(frozen=True)

@@ -16,23 +16,21 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field
 from datetime import UTC
 from functools import lru_cache
-from typing import Literal
 
-from herald.adapters.ssrf import CheckedTarget, IPAddress, Resolver, UrlNotAllowed, check_url, resolve_host
+from herald.adapters.ssrf import CheckedTarget, IPAddress, Resolver, check_url, resolve_host
 from herald.domain.clock import epoch_seconds, utc_now
 from herald.domain.signing import signature_headers
+from herald.domain.webhooks import ErrorClass, OutboundWebhook, UrlNotAllowed, WebhookOutcome
 
 TOTAL_TIMEOUT_SECONDS = 15.0
 CONNECT_TIMEOUT_SECONDS = 5.0
 BODY_EXCERPT_BYTES = 1024
 METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE", "GET"})
-
-ErrorClass = Literal["transient", "permanent"]
 
 _TIMED_OUT = "the endpoint did not answer in time"
 
@@ -43,25 +41,6 @@ _HERALD_HEADER = re.compile(
 )
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # an RFC 9110 token
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")  # what http.client can send (latin-1, no CR/LF)
-
-
-@dataclass(frozen=True)
-class OutboundWebhook:
-    job_id: str
-    url: str
-    method: str
-    headers: Mapping[str, str]
-    body: bytes  # the exact bytes that are signed and sent
-
-
-@dataclass(frozen=True)
-class WebhookOutcome:
-    ok: bool
-    status_code: int | None = None
-    body_excerpt: str = ""
-    error_class: ErrorClass | None = None
-    error_message: str | None = None
-    retry_after_seconds: float | None = None
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,29 @@
 """Composition root of the API function: its services, built once per container from the settings.
 
-Only what the API path needs is imported here (the workers' modules stay out of its cold start).
+Only what the send path needs is built at cold start; the account routes' services (vault, provider
+adapters) are built on first use of an account route.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING
 
+from herald.adapters.health import HealthCheck
 from herald.adapters.queueing import SqsJobQueue
-from herald.adapters.store.job_store import JobStore
-from herald.adapters.store.table import ensure_bound
-from herald.adapters.store.tenant_store import TenantStore
+from herald.adapters.ssrf import check_url
+from herald.adapters.store.counter_store import DynamoCounters
+from herald.adapters.store.job_store import DynamoJobStore
+from herald.adapters.store.tenant_store import DynamoTenantStore
+from herald.composition.common import foundation, provider_registry
+from herald.domain.records import TenantContext
 from herald.services.accept import AcceptService
-from herald.services.auth import Authenticator
+from herald.services.auth import Authenticator, contexts_cache
 from herald.services.job_queries import JobQueries
-from herald.settings import Settings, get_settings
+from herald.services.tenant_cache import TenantCache
+from herald.settings import Settings
 
 if TYPE_CHECKING:
     from herald.services.account import AccountService
@@ -28,28 +35,47 @@ class ApiServices:
     auth: Authenticator
     accept: AcceptService
     jobs: JobQueries
-    tenants: TenantStore
+    health: Callable[[], tuple[bool, dict[str, str]]]
+    contexts: TenantCache[str, TenantContext]
 
 
 @lru_cache(maxsize=1)
 def api_services() -> ApiServices:
-    settings = get_settings()
-    ensure_bound()
-    jobs, queue, tenants = JobStore(), SqsJobQueue(settings), TenantStore()
+    base = foundation()
+    settings = base.settings
+    tenants, contexts = DynamoTenantStore(), contexts_cache()
+    jobs, queue = DynamoJobStore(settings.max_attempts), SqsJobQueue(settings.queue_urls, base.clients.sqs)
+    guard = partial(check_url, allow_loopback=settings.allow_loopback_webhooks)
     return ApiServices(
         settings=settings,
-        auth=Authenticator(tenants),
-        accept=AcceptService(settings, jobs, queue),
-        jobs=JobQueries(settings, jobs, queue),
-        tenants=tenants,
+        auth=Authenticator(tenants, contexts),
+        accept=AcceptService(
+            jobs=jobs,
+            counters=DynamoCounters(),
+            queue=queue,
+            url_guard=guard,
+            max_attempts=settings.max_attempts,
+        ),
+        jobs=JobQueries(jobs, queue, max_attempts=settings.max_attempts),
+        health=HealthCheck([*settings.queue_urls.values(), settings.dlq_url], base.clients.sqs),
+        contexts=contexts,
     )
 
 
 @lru_cache(maxsize=1)
 def account_service() -> AccountService:
     """Built on first use of an account route, so the send path's cold start skips the vault."""
-    from herald.adapters.store.account_store import AccountStore
-    from herald.adapters.vault import default_vault
+    from herald.adapters.store.account_store import DynamoAccountStore
+    from herald.adapters.store.suppression_store import DynamoSuppressions
+    from herald.composition.vault import process_vault
     from herald.services.account import AccountService
 
-    return AccountService(api_services().tenants, AccountStore(), default_vault())
+    return AccountService(
+        tenants=DynamoTenantStore(),
+        store=DynamoAccountStore(),
+        suppressions=DynamoSuppressions(),
+        counters=DynamoCounters(),
+        secrets=process_vault(),
+        providers=provider_registry().domain,
+        on_change=api_services().contexts.forget,
+    )

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any
+from functools import lru_cache, partial
 
+from herald import USER_AGENT
 from herald.adapters.data_key_cache import DataKeyCache
-from herald.adapters.dead_letters import DeadLetters, SqsDeadLetters
+from herald.adapters.dead_letters import SqsDeadLetters
 from herald.adapters.queueing import SqsJobQueue
-from herald.adapters.store.delivery_store import DeliveryStore
-from herald.adapters.store.models import JobState
-from herald.adapters.store.table import ensure_bound
-from herald.adapters.store.tenant_store import TenantStore
-from herald.adapters.vault import default_vault
-from herald.domain.attempts import AttemptOutcome
-from herald.domain.jobs import JobMessage
-from herald.services.delivery import DeliveryEngine
+from herald.adapters.store.delivery_store import DynamoDeliveryStore
+from herald.adapters.store.tenant_store import DynamoTenantStore
+from herald.composition.common import foundation, provider_registry
+from herald.composition.vault import process_vault
+from herald.services.delivery import ChannelAttempt, DeliveryEngine, DeliveryPolicy
+from herald.services.ports import DeadLetters
 from herald.services.tenant_directory import TenantDirectory
-from herald.settings import Settings, get_settings
 
 
 @dataclass(frozen=True)
@@ -28,45 +25,45 @@ class WorkerServices:
     key_cache: DataKeyCache | None
 
 
-def _parts() -> tuple[Settings, DeliveryStore, TenantDirectory, SqsJobQueue, SqsDeadLetters]:
-    settings = get_settings()
-    ensure_bound()
-    directory = TenantDirectory(TenantStore(), default_vault())
-    return settings, DeliveryStore(), directory, SqsJobQueue(settings), SqsDeadLetters(settings.dlq_url)
+def _worker(attempt: ChannelAttempt) -> WorkerServices:
+    base = foundation()
+    settings = base.settings
+    dead_letters = SqsDeadLetters(settings.dlq_url, base.clients.sqs)
+    engine = DeliveryEngine(
+        DeliveryPolicy(settings.max_attempts, settings.retry_base_delay_seconds),
+        store=DynamoDeliveryStore(),
+        queue=SqsJobQueue(settings.queue_urls, base.clients.sqs),
+        dead_letters=dead_letters,
+        attempt=attempt,
+    )
+    return WorkerServices(engine, dead_letters, process_vault().cache)
+
+
+def _directory() -> TenantDirectory:
+    return TenantDirectory(DynamoTenantStore(), process_vault())
 
 
 @lru_cache(maxsize=1)
 def email_worker() -> WorkerServices:
     # Imported here so each worker's cold start loads only its own channel (providers vs. webhooks).
+    from herald.adapters.store.suppression_store import DynamoSuppressions
     from herald.services.email_attempt import EmailAttempt
 
-    settings, store, directory, queue, dead_letters = _parts()
-    emails = EmailAttempt(settings, directory, store)
-
-    def attempt(message: JobMessage, payload: dict[str, Any], state: JobState) -> AttemptOutcome:
-        return emails.run(
-            message.job_id, message.tenant_id, message.plan, payload, state.skip_providers or []
+    return _worker(
+        EmailAttempt(
+            directory=_directory(),
+            suppressions=DynamoSuppressions(),
+            providers=provider_registry().email,
+            platform_sender=foundation().settings.platform_sender,
         )
-
-    return WorkerServices(
-        DeliveryEngine(settings, store=store, queue=queue, dead_letters=dead_letters, attempt=attempt),
-        dead_letters,
-        default_vault().cache,
     )
 
 
 @lru_cache(maxsize=1)
 def webhook_worker() -> WorkerServices:
+    from herald.adapters.webhook_sender import send_webhook
     from herald.services.webhook_attempt import WebhookAttempt
 
-    settings, store, directory, queue, dead_letters = _parts()
-    webhooks = WebhookAttempt(settings, directory)
-
-    def attempt(message: JobMessage, payload: dict[str, Any], _state: JobState) -> AttemptOutcome:
-        return webhooks.run(message.job_id, message.tenant_id, payload)
-
-    return WorkerServices(
-        DeliveryEngine(settings, store=store, queue=queue, dead_letters=dead_letters, attempt=attempt),
-        dead_letters,
-        default_vault().cache,
-    )
+    allow_loopback = foundation().settings.allow_loopback_webhooks
+    sender = partial(send_webhook, allow_loopback=allow_loopback, user_agent=USER_AGENT)
+    return _worker(WebhookAttempt(directory=_directory(), sender=sender))

@@ -14,6 +14,9 @@ class AttemptOutcome:
     error_message: str | None = None
     # True when retrying cannot help: the job fails now.
     final: bool = False
+    # A final failure the tenant caused and can fix (recipient rejected or suppressed, invalid
+    # content, an endpoint refusing the request): no operator copy in the dead-letter queue.
+    caused_by_tenant: bool = False
     retry_after_seconds: float | None = None
     # Every provider tried in this attempt, in order: {provider, outcome, status, code, error}.
     tried: list[dict[str, Any]] = field(default_factory=list)

@@ -17,5 +17,11 @@ def now_iso() -> str:
     return iso(utc_now())
 
 
+def parse_iso(value: str) -> datetime:
+    """An ISO-8601 time as Herald writes it (``Z`` suffix) or with an offset, as an aware datetime."""
+    moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
 def epoch_seconds(moment: datetime) -> int:
     return int(moment.timestamp())

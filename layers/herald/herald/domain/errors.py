@@ -1,10 +1,56 @@
-"""Domain errors. Each carries the HTTP status and machine code of the API contract; the API maps
-them to the error envelope in one place (``herald.http.envelope``)."""
+"""Domain errors. A service raises ``HeraldError`` with a machine code and one human sentence; the HTTP
+edge (``herald.http.error_table``) is the one place that turns a code into a status."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
+
+
+class ErrorCode(StrEnum):
+    """Every machine code a client can see in the error envelope."""
+
+    VALIDATION_ERROR = "validation_error"
+    INVALID_JSON = "invalid_json"
+    UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
+    INVALID_CURSOR = "invalid_cursor"
+    IDEMPOTENCY_KEY_MISMATCH = "idempotency_key_mismatch"
+    URL_NOT_ALLOWED = "url_not_allowed"
+    FROM_NOT_ALLOWED = "from_not_allowed"
+    PROVIDER_NOT_CONFIGURED = "provider_not_configured"
+    PROVIDER_KEY_INVALID = "provider_key_invalid"
+    INVALID_PRIORITY = "invalid_priority"
+    UNKNOWN_PROVIDER = "unknown_provider"
+    MISSING_API_KEY = "missing_api_key"
+    MALFORMED_API_KEY = "malformed_api_key"
+    INVALID_API_KEY = "invalid_api_key"
+    INVALID_SIGNATURE = "invalid_signature"
+    TENANT_DISABLED = "tenant_disabled"
+    PLAN_REQUIRED = "plan_required"
+    PROVIDER_REQUIRED = "provider_required"
+    QUOTA_EXCEEDED = "quota_exceeded"
+    NOT_FOUND = "not_found"
+    JOB_NOT_FOUND = "job_not_found"
+    JOB_NOT_RETRYABLE = "job_not_retryable"
+    TENANT_NOT_FOUND = "tenant_not_found"
+    DOMAIN_NOT_FOUND = "domain_not_found"
+    SIGNING_SECRET_NOT_FOUND = "signing_secret_not_found"
+    SUPPRESSION_NOT_FOUND = "suppression_not_found"
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    DUPLICATE_REQUEST = "duplicate_request"
+    KEY_ROTATED = "key_rotated"
+    SIGNING_SECRET_EXISTS = "signing_secret_exists"
+    DOMAIN_TAKEN = "domain_taken"
+    PROVIDER_KEY_UNREADABLE = "provider_key_unreadable"
+    PAYLOAD_TOO_LARGE = "payload_too_large"
+    IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
+    RATE_LIMIT_EXCEEDED = "rate_limit_exceeded"
+    INTERNAL_ERROR = "internal_error"
+    PROVIDER_UNAVAILABLE = "provider_unavailable"
+    STORAGE_UNAVAILABLE = "storage_unavailable"
+    QUEUE_UNAVAILABLE = "queue_unavailable"
+    DEPENDENCY_UNAVAILABLE = "dependency_unavailable"
 
 
 @dataclass
@@ -15,54 +61,34 @@ class FieldProblem:
 
 @dataclass
 class HeraldError(Exception):
-    """An error the client should see: one human sentence plus a machine code."""
+    """An error the client should see: one human sentence plus a machine code.
+
+    ``extra`` holds fields the envelope carries beside ``error`` (``jobId``, ``retryAfter``, ...)."""
 
     message: str
-    code: str = "internal_error"
-    status: int = 500
+    code: ErrorCode = ErrorCode.INTERNAL_ERROR
     details: list[FieldProblem] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
-    headers: dict[str, str] = field(default_factory=dict)
 
     def __str__(self) -> str:
         return self.message
 
-
-def bad_request(message: str, code: str = "validation_error", **extra: Any) -> HeraldError:
-    return HeraldError(message, code, 400, extra=extra)
+    def copy(self) -> HeraldError:
+        """A fresh instance of a shared error (an exception object must not be raised twice)."""
+        return HeraldError(self.message, self.code, list(self.details), dict(self.extra))
 
 
 def validation_failed(problems: list[FieldProblem]) -> HeraldError:
-    first = problems[0]
-    summary = f"{first.field}: {first.message}" if first.field else first.message
-    more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
-    return HeraldError(f"Invalid request: {summary}{more}", "validation_error", 400, details=problems)
-
-
-def unauthorized(message: str, code: str) -> HeraldError:
-    return HeraldError(message, code, 401)
-
-
-def forbidden(message: str, code: str) -> HeraldError:
-    return HeraldError(message, code, 403)
-
-
-def not_found(message: str, code: str = "not_found") -> HeraldError:
-    return HeraldError(message, code, 404)
-
-
-def conflict(message: str, code: str, **extra: Any) -> HeraldError:
-    return HeraldError(message, code, 409, extra=extra)
-
-
-def too_many_requests(message: str, code: str, retry_after: int) -> HeraldError:
+    """One sentence naming every problem (what SDKs show), with the same problems as ``details``."""
+    lines = [
+        f"{problem.field}: {problem.message}" if problem.field else problem.message for problem in problems
+    ]
     return HeraldError(
-        message, code, 429, extra={"retryAfter": retry_after}, headers={"Retry-After": str(retry_after)}
+        f"Invalid request: {'; '.join(lines)}.",
+        ErrorCode.VALIDATION_ERROR,
+        details=problems,
+        extra={"message": lines},
     )
-
-
-def unavailable(message: str, code: str, **extra: Any) -> HeraldError:
-    return HeraldError(message, code, 503, extra=extra)
 
 
 class DependencyError(Exception):

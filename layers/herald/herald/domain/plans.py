@@ -1,10 +1,13 @@
-"""Plans and what they allow (design.md rule 7)."""
+"""Plans and what they allow: rate limits, monthly quotas, retention, billing periods."""
 
 from __future__ import annotations
 
+import calendar
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import StrEnum
+
+from herald.domain.jobs import Channel
 
 
 class Plan(StrEnum):
@@ -21,24 +24,74 @@ class PlanLimits:
     monthly_webhooks: int | None
     shared_quota: int | None
     own_providers: bool
+    # How long a job (request, delivery log, events) is kept.
+    retention_days: int
 
 
 LIMITS: dict[Plan, PlanLimits] = {
-    Plan.FREE: PlanLimits(5, None, None, shared_quota=100, own_providers=False),
-    Plan.INDIE: PlanLimits(50, None, 4_000, shared_quota=None, own_providers=True),
-    Plan.STARTUP: PlanLimits(200, None, 15_000, shared_quota=None, own_providers=True),
+    Plan.FREE: PlanLimits(5, None, None, shared_quota=100, own_providers=False, retention_days=14),
+    Plan.INDIE: PlanLimits(50, None, 4_000, shared_quota=None, own_providers=True, retention_days=90),
+    Plan.STARTUP: PlanLimits(200, None, 15_000, shared_quota=None, own_providers=True, retention_days=365),
 }
+
+# Usage counters: the shared count, and one per channel.
+TOTAL_COUNTER = "total"
 
 
 def limits_for(plan: str) -> PlanLimits:
     return LIMITS[Plan(plan)]
 
 
-def usage_period(moment: datetime) -> str:
-    """Quotas count per calendar month (UTC); the monthly reset starts a new period key."""
-    return moment.strftime("%Y-%m")
+def channel_counter(channel: Channel) -> str:
+    return "emails" if channel is Channel.EMAIL else "webhooks"
 
 
-def period_end(moment: datetime) -> datetime:
-    first_of_month = moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    return (first_of_month + timedelta(days=32)).replace(day=1)
+@dataclass(frozen=True)
+class Quota:
+    """The counter an accepted job is charged against, and its limit for the period."""
+
+    counter: str
+    limit: int
+
+
+def quota_for(plan: str, channel: Channel, custom_limit: int | None = None) -> Quota | None:
+    """None when the channel is unmetered on the plan. A custom limit replaces the plan's figure of
+    the metered quota (the shared one on FREE, webhooks on paid plans)."""
+    limits = limits_for(plan)
+    if limits.shared_quota is not None:
+        return Quota(TOTAL_COUNTER, custom_limit if custom_limit is not None else limits.shared_quota)
+    plan_limit = limits.monthly_emails if channel is Channel.EMAIL else limits.monthly_webhooks
+    if plan_limit is None:
+        return None
+    return Quota(channel_counter(channel), custom_limit if custom_limit is not None else plan_limit)
+
+
+@dataclass(frozen=True)
+class BillingPeriod:
+    start: datetime
+    end: datetime
+
+    @property
+    def key(self) -> str:
+        """Names the period's usage counter."""
+        return self.start.strftime("%Y%m%dT%H%M%S")
+
+
+def add_months(anchor: datetime, months: int) -> datetime:
+    """The same day and time ``months`` later, clamped to the month's last day (Jan 31 -> Feb 28)."""
+    index = anchor.year * 12 + anchor.month - 1 + months
+    year, month = divmod(index, 12)
+    day = min(anchor.day, calendar.monthrange(year, month + 1)[1])
+    return anchor.replace(year=year, month=month + 1, day=day)
+
+
+def current_period(anchor: datetime, now: datetime) -> BillingPeriod:
+    """The monthly period of ``now`` counted from ``anchor`` (sign-up for free tenants, the
+    subscription's period start for paid ones). Each boundary is computed from the anchor itself,
+    so short months never make the periods drift."""
+    months = (now.year - anchor.year) * 12 + now.month - anchor.month
+    start = add_months(anchor, months)
+    if start > now:
+        months -= 1
+        start = add_months(anchor, months)
+    return BillingPeriod(start, add_months(anchor, months + 1))

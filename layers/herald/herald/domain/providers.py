@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
 
 
 class ProviderName(StrEnum):
@@ -155,42 +154,3 @@ class KeyCheck:
     valid: bool
     reason: str | None = None
     details: Mapping[str, object] = field(default_factory=dict)
-
-
-class EmailProvider(Protocol):
-    """What the delivery engine needs: send one email, and a cheap live check of the credential."""
-
-    @property
-    def name(self) -> ProviderName: ...
-
-    def send(self, email: OutboundEmail, credential: Credential) -> Delivered:
-        """Hand the email to the provider; raises ``ProviderFailure``."""
-
-    def check_key(self, credential: Credential) -> KeyCheck:
-        """Ask the provider whether the credential can do what Herald needs; raises
-        ``ProviderFailure`` when the provider cannot answer (timeouts, 5xx, 429)."""
-
-
-class DomainProvider(EmailProvider, Protocol):
-    """A tenant provider: also registers, verifies and deletes the tenant's sending domains."""
-
-    def register_domain(self, domain: str, credential: Credential) -> DomainRegistration: ...
-
-    def verify_domain(self, registration_ref: str, credential: Credential) -> DomainVerification: ...
-
-    def delete_domain(self, registration_ref: str, credential: Credential) -> None:
-        """Remove the domain at the provider; a domain already gone counts as deleted."""
-
-
-def qualify_host(host: str, domain: str) -> str:
-    """Providers give record hosts either relative to the domain ("send") or fully qualified;
-    tenants paste them into different DNS consoles, so Herald always hands out the full name."""
-    name = host.strip().rstrip(".").lower()
-    domain = domain.strip().rstrip(".").lower()
-    if not domain:
-        return name
-    if name in {"", "@"}:
-        return domain
-    if name == domain or name.endswith(f".{domain}"):
-        return name
-    return f"{name}.{domain}"

@@ -1,19 +1,21 @@
-"""The bodies of POST /notifications/email and /notifications/webhook (api.md field rules).
-
-Pydantic models with ``extra="forbid"`` so an unknown field is a 400 naming it. Size rules raise
-the ``too_large`` error type, which the API answers with 413 instead of 400.
+"""The request bodies of the API, as validation rules (pydantic models with ``extra="forbid"``, so an
+unknown field is a 400 naming it). Size rules raise the ``too_large`` error type, which the API
+answers with 413 instead of 400. The rules are described for clients in docs/api.md.
 """
 
 from __future__ import annotations
 
-import json
+import math
 import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from email_validator import EmailNotValidError, validate_email
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 from pydantic_core import PydanticCustomError
+
+from herald.domain.api_keys import MAX_GRACE_SECONDS
+from herald.domain.jobs import compact_json
 
 MAX_BODY_BYTES = 256 * 1024
 MAX_WEBHOOK_PAYLOAD_BYTES = 10_240
@@ -22,10 +24,13 @@ MAX_WEBHOOK_HEADER_BYTES = 8 * 1024
 TOO_LARGE = "too_large"
 
 # Header names Herald sets itself; a tenant may not override them.
-RESERVED_HEADERS = frozenset({"content-type", "user-agent", "host", "content-length"})
+RESERVED_HEADERS = frozenset({"content-type", "user-agent", "host", "content-length", "transfer-encoding"})
 RESERVED_HEADER_PREFIXES = ("x-webhook-", "webhook-")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+# What an HTTP/1.1 header value may carry: visible Latin-1 text, spaces and tabs; no control bytes.
+_HEADER_VALUE = re.compile(r"^[\t\x20-\x7e\xa0-\xff]*$")
 _PRINTABLE = re.compile(r"^[\x20-\x7e]+$")
+_DOMAIN = r"^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
 
 
 def _address(value: str) -> str:
@@ -47,17 +52,18 @@ def _bounded_utf8(limit: int, what: str) -> AfterValidator:
     return AfterValidator(check)
 
 
-def _idempotency_key(value: str) -> str:
-    if not _PRINTABLE.match(value):
+def idempotency_key(value: str) -> str:
+    """The rule of the ``idempotencyKey`` field and of the ``Idempotency-Key`` header alike."""
+    if not 1 <= len(value) <= 255 or not _PRINTABLE.match(value):
         raise PydanticCustomError("invalid_idempotency_key", "must be 1-255 printable ASCII characters")
     return value
 
 
 EmailAddress = Annotated[str, Field(max_length=320), AfterValidator(_address)]
-IdempotencyKey = Annotated[str, Field(min_length=1, max_length=255), AfterValidator(_idempotency_key)]
-# Strict: "5", 5.0 and true are not priorities.
+IdempotencyKey = Annotated[str, Field(min_length=1, max_length=255), AfterValidator(idempotency_key)]
+# Exactly the SDK's three priorities; strict, so "5", 5.0 and true are not priorities.
 Priority = Annotated[
-    int, Strict(), Field(ge=1, le=10, description="1 = high, 5 = normal (default), 10 = low")
+    Literal[1, 5, 10], Field(strict=True, description="1 = high, 5 = normal (default), 10 = low")
 ]
 
 
@@ -110,19 +116,37 @@ def _webhook_headers(value: dict[str, str]) -> dict[str, str]:
     if size > MAX_WEBHOOK_HEADER_BYTES:
         raise PydanticCustomError(TOO_LARGE, "headers are larger than 8 KiB in all")
     for name, header_value in value.items():
-        lowered = name.lower()
         if not _HEADER_NAME.match(name):
-            raise PydanticCustomError("invalid_header", "invalid header name {name!r}", {"name": name})
+            raise PydanticCustomError("invalid_header", "invalid header name '{name}'", {"name": name[:64]})
+        lowered = name.lower()
         if lowered in RESERVED_HEADERS or lowered.startswith(RESERVED_HEADER_PREFIXES):
-            raise PydanticCustomError("reserved_header", "header {name!r} is set by Herald", {"name": name})
+            raise PydanticCustomError("reserved_header", "header '{name}' is set by Herald", {"name": name})
         if "\r" in header_value or "\n" in header_value:
             raise PydanticCustomError(
-                "invalid_header", "header {name!r} contains a line break", {"name": name}
+                "invalid_header", "header '{name}' contains a line break", {"name": name}
+            )
+        if not _HEADER_VALUE.match(header_value):
+            raise PydanticCustomError(
+                "invalid_header",
+                "header '{name}' holds a control character or a character outside Latin-1",
+                {"name": name},
             )
     return value
 
 
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(item) for item in value.values())
+    if isinstance(value, list):
+        return all(_finite(item) for item in value)
+    return True
+
+
 def _compact_payload(value: dict[str, Any]) -> dict[str, Any]:
+    if not _finite(value):
+        raise PydanticCustomError("invalid_number", "NaN and Infinity are not JSON numbers")
     if len(compact_json(value)) > MAX_WEBHOOK_PAYLOAD_BYTES:
         raise PydanticCustomError(TOO_LARGE, "payload is larger than 10240 bytes as compact JSON")
     return value
@@ -139,6 +163,27 @@ class WebhookRequest(_Strict):
     idempotencyKey: IdempotencyKey | None = None  # noqa: N815
 
 
-def compact_json(value: Any) -> bytes:
-    """The one serialisation of payloads: what is hashed, stored, signed and sent."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=False).encode()
+# ---------------------------------------------------------------- account routes
+
+
+class ProviderKeyRequest(_Strict):
+    apiKey: str = Field(min_length=1, max_length=512)  # noqa: N815 (the API's field names)
+    accountToken: str | None = Field(default=None, min_length=1, max_length=512)  # noqa: N815
+    webhookSecret: str | None = Field(default=None, min_length=1, max_length=1024)  # noqa: N815
+
+
+class PriorityRequest(_Strict):
+    priority: StrictInt = Field(ge=1, le=3)
+
+
+class RotateKeyRequest(_Strict):
+    graceSeconds: StrictInt = Field(default=0, ge=0, le=MAX_GRACE_SECONDS)  # noqa: N815
+
+
+class DomainRequest(_Strict):
+    domain: str = Field(
+        min_length=4,
+        max_length=253,
+        pattern=_DOMAIN,
+        description="A sending domain such as mail.example.com (lower case)",
+    )

@@ -1,5 +1,5 @@
-"""HTTP answers of the API function: envelopes as Powertools responses, and the one mapping of
-validation problems and domain errors to status codes and machine codes."""
+"""HTTP answers of the API function: envelopes as Powertools responses; validation problems and
+domain errors become error envelopes with the status of ``herald.http.error_table``."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 
-from herald.domain.errors import FieldProblem, HeraldError, validation_failed
+from herald.domain.errors import ErrorCode, FieldProblem, HeraldError, validation_failed
 from herald.http.envelope import failure, success
+from herald.http.error_table import status_of
 from herald.http.requests import TOO_LARGE
 
 JSON = "application/json"
@@ -30,12 +31,17 @@ def json_response(status: int, data: Any, headers: Mapping[str, str] | None = No
     )
 
 
+def error_headers(error: HeraldError) -> dict[str, str]:
+    retry_after = error.extra.get("retryAfter")
+    return {"Retry-After": str(retry_after)} if retry_after is not None else {}
+
+
 def error_response(error: HeraldError) -> Response[str]:
     return Response(
-        status_code=error.status,
+        status_code=status_of(error.code),
         content_type=JSON,
         body=json.dumps(failure(error), separators=(",", ":")),
-        headers=dict(error.headers),
+        headers=error_headers(error),
     )
 
 
@@ -55,7 +61,7 @@ def oversized_body(event: Mapping[str, Any]) -> dict[str, Any] | None:
     if size <= limit:
         return None
     error = HeraldError(
-        f"The request body is larger than this route accepts ({limit} bytes).", "payload_too_large", 413
+        f"The request body is larger than this route accepts ({limit} bytes).", ErrorCode.PAYLOAD_TOO_LARGE
     )
     return {"statusCode": 413, "headers": {"Content-Type": JSON}, "body": json.dumps(failure(error))}
 
@@ -81,16 +87,15 @@ def _problem(error: Mapping[str, Any]) -> FieldProblem:
 def validation_error(errors: Sequence[Mapping[str, Any]]) -> HeraldError:
     """400 with every problem listed; invalid JSON and oversized fields get their own codes."""
     if any(error.get("type") == "json_invalid" for error in errors):
-        return HeraldError("The request body is not valid JSON.", "invalid_json", 400)
+        return HeraldError("The request body is not valid JSON.", ErrorCode.INVALID_JSON)
     if not errors:
-        return HeraldError("The request is not valid.", "validation_error", 400)
+        return HeraldError("The request is not valid.", ErrorCode.VALIDATION_ERROR)
     problems = [_problem(error) for error in errors]
     if any(error.get("type") == TOO_LARGE for error in errors):
         oversized = [p for p, e in zip(problems, errors, strict=True) if e.get("type") == TOO_LARGE]
         return HeraldError(
             f"{oversized[0].field} is too large: {oversized[0].message}",
-            "payload_too_large",
-            413,
+            ErrorCode.PAYLOAD_TOO_LARGE,
             details=problems,
         )
     return validation_failed(problems)

@@ -1,10 +1,14 @@
-"""Accepting a notification: the API's write path (design.md rule 1, "durable first").
+"""Accepting a notification: the API's write path ("durable first").
 
-The job row (PENDING) and its idempotency, rate and quota records are written in one
-transaction; only then is the message sent to the queue of its channel and priority. If the send
-fails, the row becomes FAILED with the reason and the client gets 503 with the job id, so nothing
-is lost between the API and the queue. AWS calls per accepted request after warm-up: 1 DynamoDB
-transaction + 1 SQS send.
+Per accepted request, 3 AWS calls after warm-up:
+1. one conditional UpdateItem of the tenant's counter item: a request in this minute (rate limit)
+   and a job in this billing period (quota), both refused together;
+2. one conditional PutItem of the job (the request, its routing and its initial state), whose id
+   derives from the idempotency key, so the put itself is the idempotency guard;
+3. one SQS SendMessage to the queue of the channel and priority.
+Only then is the request accepted. If the send fails, the job is marked FAILED with the reason and
+the client gets 503 with the job id, so nothing is lost between the table and the queue. A duplicate
+costs one more UpdateItem to take its job back off the usage count.
 """
 
 from __future__ import annotations
@@ -13,37 +17,36 @@ import hashlib
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from herald.adapters.queueing import JobQueue
-from herald.adapters.ssrf import UrlNotAllowed, check_url
-from herald.adapters.store.job_store import (
-    DuplicateRequest,
-    IdempotencyClaim,
-    JobStore,
-    NewJob,
-    QuotaExhausted,
-    RateGuard,
-    RateLimited,
-    UsageGuard,
+from herald.domain.clock import epoch_seconds, iso, utc_now
+from herald.domain.errors import DependencyError, ErrorCode, HeraldError
+from herald.domain.jobs import (
+    DEFAULT_PRIORITY,
+    LOWEST_PRIORITY,
+    Channel,
+    JobMessage,
+    QueuePriority,
+    compact_json,
+    queue_priority,
 )
-from herald.domain.clock import iso, utc_now
-from herald.domain.errors import (
-    DependencyError,
-    HeraldError,
-    bad_request,
-    conflict,
-    forbidden,
-    too_many_requests,
-    unavailable,
-)
-from herald.domain.jobs import DEFAULT_PRIORITY, LOWEST_PRIORITY, JobMessage, queue_priority
-from herald.domain.plans import Plan, limits_for, period_end, usage_period
-from herald.http.requests import EmailRequest, WebhookRequest, compact_json
+from herald.domain.plans import Plan, limits_for
+from herald.domain.records import NewJob, TenantContext
+from herald.domain.webhooks import UrlNotAllowed
 from herald.observability import logger
-from herald.services.auth import TenantContext
-from herald.settings import Channel, QueuePriority, Settings
+from herald.services.ports import (
+    Counters,
+    DuplicateRequest,
+    JobQueue,
+    JobStore,
+    QuotaExhausted,
+    RateLimited,
+    UrlGuard,
+)
+
+# Job ids of requests with an idempotency key derive from tenant and key (UUID v5 in this namespace).
+JOB_ID_NAMESPACE = uuid.UUID("1b0e8f8a-5a0f-4f4e-9a6c-3f0f6b1d2c7e")
 
 
 @dataclass(frozen=True)
@@ -61,106 +64,145 @@ class AcceptedJob:
         }
 
 
+def job_id_for(tenant_id: str, idempotency_key: str | None) -> str:
+    if idempotency_key is None:
+        return str(uuid.uuid4())
+    return str(uuid.uuid5(JOB_ID_NAMESPACE, f"{tenant_id}\n{idempotency_key}"))
+
+
+def body_hash(channel: Channel, payload: dict[str, Any]) -> str:
+    without_key = {name: value for name, value in payload.items() if name != "idempotencyKey"}
+    return hashlib.sha256(channel.value.encode() + b"\n" + compact_json(without_key)).hexdigest()
+
+
 class AcceptService:
     def __init__(
         self,
-        settings: Settings,
-        store: JobStore,
+        *,
+        jobs: JobStore,
+        counters: Counters,
         queue: JobQueue,
-        url_checker: Callable[..., object] = check_url,
+        url_guard: UrlGuard,
+        max_attempts: int,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
-        self._settings = settings
-        self._store = store
+        self._jobs = jobs
+        self._counters = counters
         self._queue = queue
-        self._check_url = url_checker
+        self._url_guard = url_guard
+        self._max_attempts = max_attempts
         self._clock = clock
 
-    def accept_email(
-        self, tenant: TenantContext, request: EmailRequest, header_key: str | None
+    def accept(
+        self, tenant: TenantContext, channel: Channel, payload: dict[str, Any], header_key: str | None
     ) -> AcceptedJob:
-        _check_email_routing(tenant, request)
-        return self._accept(tenant, Channel.EMAIL, request, header_key)
-
-    def accept_webhook(
-        self, tenant: TenantContext, request: WebhookRequest, header_key: str | None
-    ) -> AcceptedJob:
-        try:
-            self._check_url(request.url, allow_loopback=self._settings.allow_loopback_webhooks)
-        except UrlNotAllowed as exc:
-            raise bad_request(f"The webhook URL is not allowed: {exc.reason}", "url_not_allowed") from exc
-        return self._accept(tenant, Channel.WEBHOOK, request, header_key)
-
-    def _accept(
-        self,
-        tenant: TenantContext,
-        channel: Channel,
-        request: EmailRequest | WebhookRequest,
-        header_key: str | None,
-    ) -> AcceptedJob:
-        payload = request.model_dump(by_alias=True, exclude_none=True, mode="json")
-        priority = request.priority
-        key = _idempotency_key(request.idempotencyKey, header_key)
+        """``payload`` is the validated request body as the client sent it (JSON names)."""
+        if channel is Channel.EMAIL:
+            _check_email_routing(tenant, payload)
+        else:
+            self._check_url(payload["url"])
+        key = _idempotency_key(payload.get("idempotencyKey"), header_key)
         now = self._clock()
-        effective_priority = LOWEST_PRIORITY if tenant.plan == Plan.FREE else (priority or DEFAULT_PRIORITY)
-        job = NewJob(
-            job_id=str(uuid.uuid4()),
-            tenant_id=tenant.tenant_id,
-            type=channel.value,
-            priority=effective_priority,
-            queue=queue_priority(effective_priority).value,
-            max_attempts=self._settings.max_attempts,
-            created_at=iso(now),
-            payload=payload,
+        job = self._new_job(tenant, channel, payload, key, now)
+        period = tenant.period(now)
+        self._charge(tenant, channel, period.key, period.end, now)
+        self._insert(tenant, job, period.key)
+        message = JobMessage(
+            job.job_id, tenant.tenant_id, channel, tenant.plan, 0, payload, job.priority, job.created_at
         )
-        claim = IdempotencyClaim(key, _body_hash(channel, payload)) if key else None
-        self._insert(job, claim, tenant, channel, now)
-        self._enqueue(job, tenant)
+        enqueue_or_fail(self._queue, self._jobs, message, queue_priority(job.priority), iso(self._clock()))
         return AcceptedJob(job.job_id, channel, job.created_at)
 
-    def _insert(
-        self,
-        job: NewJob,
-        claim: IdempotencyClaim | None,
-        tenant: TenantContext,
-        channel: Channel,
-        now: datetime,
-    ) -> None:
-        limits = limits_for(tenant.plan)
-        rate = RateGuard(now.strftime("%Y%m%d%H%M"), limits.requests_per_minute)
+    def _check_url(self, url: str) -> None:
         try:
-            self._store.insert_accepted(job, claim, rate, _usage_guard(tenant.plan, channel, now))
+            self._url_guard(url)
+        except UrlNotAllowed as exc:
+            raise HeraldError(
+                f"The webhook URL is not allowed: {exc.reason}", ErrorCode.URL_NOT_ALLOWED
+            ) from exc
+
+    def _new_job(
+        self, tenant: TenantContext, channel: Channel, payload: dict[str, Any], key: str | None, now: datetime
+    ) -> NewJob:
+        requested = payload.get("priority")
+        priority = LOWEST_PRIORITY if tenant.plan == Plan.FREE else (requested or DEFAULT_PRIORITY)
+        retention = timedelta(days=limits_for(tenant.plan).retention_days)
+        return NewJob(
+            job_id=job_id_for(tenant.tenant_id, key),
+            tenant_id=tenant.tenant_id,
+            channel=channel,
+            priority=priority,
+            max_attempts=self._max_attempts,
+            created_at=iso(now),
+            payload=payload,
+            expires_at=epoch_seconds(now + retention),
+            body_hash=body_hash(channel, payload) if key else None,
+        )
+
+    def _charge(
+        self, tenant: TenantContext, channel: Channel, period: str, period_end: datetime, now: datetime
+    ) -> None:
+        quota = tenant.quota(channel)
+        try:
+            self._counters.charge(
+                tenant.tenant_id,
+                period,
+                now.strftime("%Y%m%d%H%M"),
+                channel,
+                rate_limit=tenant.requests_per_minute,
+                quota=quota,
+            )
+        except RateLimited as exc:
+            retry_after = 60 - now.second
+            raise HeraldError(
+                f"Rate limit of {tenant.requests_per_minute} requests per minute exceeded; retry in {retry_after} s.",
+                ErrorCode.RATE_LIMIT_EXCEEDED,
+                extra={"retryAfter": retry_after},
+            ) from exc
+        except QuotaExhausted as exc:
+            limit = quota.limit if quota else 0
+            raise HeraldError(
+                f"The monthly quota of your plan is used up ({exc.used} of {limit}); it resets at {iso(period_end)}.",
+                ErrorCode.QUOTA_EXCEEDED,
+                extra={"usage": exc.used, "limit": limit, "resetsAt": iso(period_end)},
+            ) from exc
+        except DependencyError as exc:
+            logger.error("counter write failed", extra={"tenant_id": tenant.tenant_id, "reason": str(exc)})
+            raise _storage_unavailable() from exc
+
+    def _insert(self, tenant: TenantContext, job: NewJob, period: str) -> None:
+        try:
+            self._jobs.insert(job)
         except DuplicateRequest as dup:
+            self._refund(tenant, job, period)
             if not dup.same_body:
                 raise HeraldError(
                     "This idempotency key was already used with a different request body.",
-                    "idempotency_key_reused",
-                    422,
+                    ErrorCode.IDEMPOTENCY_KEY_REUSED,
                 ) from dup
-            raise conflict(
+            raise HeraldError(
                 "A request with this idempotency key was already accepted.",
-                "duplicate_request",
-                jobId=dup.job_id,
+                ErrorCode.DUPLICATE_REQUEST,
+                extra={"jobId": dup.job_id},
             ) from dup
-        except RateLimited as exc:
-            raise too_many_requests(
-                f"Rate limit of {limits.requests_per_minute} requests per minute exceeded.",
-                "rate_limit_exceeded",
-                60 - now.second,
-            ) from exc
-        except QuotaExhausted as exc:
-            raise too_many_requests(
-                "The monthly quota of your plan is used up.", "quota_exceeded", _seconds_to_next_period(now)
-            ) from exc
         except DependencyError as exc:
             logger.error("job table write failed", extra={"tenant_id": job.tenant_id, "reason": str(exc)})
-            raise unavailable(
-                "Herald could not store the request; it was not accepted.", "storage_unavailable"
-            ) from exc
+            # Undercount rather than overcharge when the write's fate is unknown (a timeout).
+            self._refund(tenant, job, period)
+            raise _storage_unavailable() from exc
 
-    def _enqueue(self, job: NewJob, tenant: TenantContext) -> None:
-        message = JobMessage(job.job_id, job.tenant_id, Channel(job.type), tenant.plan, 0, job.payload)
-        enqueue_or_fail(self._queue, self._store, message, queue_priority(job.priority), iso(self._clock()))
+    def _refund(self, tenant: TenantContext, job: NewJob, period: str) -> None:
+        try:
+            self._counters.refund(tenant.tenant_id, period, job.channel)
+        except DependencyError as exc:
+            logger.error("usage refund failed", extra={"tenant_id": tenant.tenant_id, "reason": str(exc)})
+
+
+def _storage_unavailable() -> HeraldError:
+    return HeraldError(
+        "Herald could not store the request right now; it was not accepted. Retry it.",
+        ErrorCode.STORAGE_UNAVAILABLE,
+    )
 
 
 def enqueue_or_fail(
@@ -173,63 +215,49 @@ def enqueue_or_fail(
     except DependencyError as exc:
         logger.error("enqueue failed", extra={"job_id": message.job_id, "reason": str(exc)})
         try:
-            store.mark_enqueue_failed(
-                message.tenant_id, message.job_id, f"Could not be queued for delivery: {exc}", now
-            )
+            store.mark_enqueue_failed(message, f"Could not be queued for delivery: {exc}", now)
         except DependencyError as store_exc:
-            # The row stays PENDING; the sweeper re-enqueues jobs left pending too long.
+            # The job stays PENDING without a message; the sweeper finds and re-queues it.
             logger.error(
                 "could not mark job failed", extra={"job_id": message.job_id, "reason": str(store_exc)}
             )
-        raise unavailable(
+        raise HeraldError(
             f"The notification was stored but could not be queued; retry it with "
             f"POST /api/v1/notifications/jobs/{message.job_id}/retry.",
-            "queue_unavailable",
-            jobId=message.job_id,
+            ErrorCode.QUEUE_UNAVAILABLE,
+            extra={"jobId": message.job_id},
         ) from exc
 
 
-def _check_email_routing(tenant: TenantContext, request: EmailRequest) -> None:
-    if request.provider is not None and not limits_for(tenant.plan).own_providers:
-        raise forbidden("Choosing a provider needs a paid plan.", "plan_required")
-    for choice in (request.provider, request.fallback):
-        if choice is not None and choice.value not in tenant.providers:
-            raise bad_request(
-                f"Provider {choice.value} is not configured for this account.", "provider_not_configured"
+def _check_email_routing(tenant: TenantContext, payload: dict[str, Any]) -> None:
+    chosen = [payload.get("provider"), payload.get("fallback")]
+    own_providers = limits_for(tenant.plan).own_providers
+    if chosen[0] is not None and not own_providers:
+        raise HeraldError("Choosing a provider needs a paid plan.", ErrorCode.PLAN_REQUIRED)
+    if own_providers and not tenant.providers:
+        raise HeraldError(
+            "Configure an email provider first (PUT /api/v1/account/providers/{provider}); "
+            "paid plans send through your own provider keys.",
+            ErrorCode.PROVIDER_REQUIRED,
+        )
+    for choice in chosen:
+        if choice is not None and choice not in tenant.providers:
+            raise HeraldError(
+                f"Provider {choice} is not configured for this account.", ErrorCode.PROVIDER_NOT_CONFIGURED
             )
-    if request.from_ is not None:
-        domain = request.from_.rsplit("@", 1)[1].lower()
+    sender = payload.get("from")
+    if sender is not None:
+        domain = sender.rsplit("@", 1)[1].lower()
         if domain not in tenant.verified_domains:
-            raise bad_request(
+            raise HeraldError(
                 f"The from address must be on a verified sending domain of this account ({domain} is not).",
-                "from_not_allowed",
+                ErrorCode.FROM_NOT_ALLOWED,
             )
 
 
 def _idempotency_key(body_key: str | None, header_key: str | None) -> str | None:
     if body_key and header_key and body_key != header_key:
-        raise bad_request(
-            "The Idempotency-Key header and idempotencyKey field differ.", "idempotency_key_mismatch"
+        raise HeraldError(
+            "The Idempotency-Key header and idempotencyKey field differ.", ErrorCode.IDEMPOTENCY_KEY_MISMATCH
         )
     return body_key or header_key
-
-
-def _body_hash(channel: Channel, payload: dict[str, Any]) -> str:
-    without_key = {name: value for name, value in payload.items() if name != "idempotencyKey"}
-    return hashlib.sha256(channel.value.encode() + b"\n" + compact_json(without_key)).hexdigest()
-
-
-def _usage_guard(plan: str, channel: Channel, now: datetime) -> UsageGuard:
-    limits = limits_for(plan)
-    attr = "emails" if channel is Channel.EMAIL else "webhooks"
-    channel_limit = limits.monthly_emails if channel is Channel.EMAIL else limits.monthly_webhooks
-    limit: tuple[str, int] | None = None
-    if limits.shared_quota is not None:
-        limit = ("total", limits.shared_quota)
-    elif channel_limit is not None:
-        limit = (attr, channel_limit)
-    return UsageGuard(usage_period(now), attr, limit)
-
-
-def _seconds_to_next_period(now: datetime) -> int:
-    return int((period_end(now) - now).total_seconds())

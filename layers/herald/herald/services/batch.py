@@ -12,11 +12,10 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from herald.adapters.data_key_cache import DataKeyCache
-from herald.adapters.dead_letters import DeadLetters
 from herald.domain.jobs import JobMessage
 from herald.observability import logger, metrics
 from herald.services.delivery import DeliveryEngine, Handled
+from herald.services.ports import CacheStats, DeadLetters
 
 # A record is only started with this much time left: a full provider pass (three providers,
 # each with connect and read timeouts) must finish before Lambda stops the invocation.
@@ -32,7 +31,7 @@ def process_batch(
     context: LambdaContext,
     engine: DeliveryEngine,
     dead_letters: DeadLetters,
-    key_cache: DataKeyCache | None = None,
+    key_cache: CacheStats | None = None,
 ) -> dict[str, Any]:
     # A batch whose every record failed (or was skipped for time) is reported like any other:
     # raising would return the same messages to the queue, but as a failed invocation (an error in
@@ -45,7 +44,14 @@ def process_batch(
         message = _parse(record, dead_letters)
         if message is None:
             return "malformed"
-        handled: Handled = engine.handle(message)
+        try:
+            handled: Handled = engine.handle(message)
+        except Exception:
+            # Reported as a batch item failure (the message returns); logged here, or nowhere.
+            logger.exception(
+                "job message failed", extra={"job_id": message.job_id, "tenant_id": message.tenant_id}
+            )
+            raise
         logger.info(
             "job handled",
             extra={"job_id": handled.job_id, "result": handled.result, "attempt": handled.attempt},

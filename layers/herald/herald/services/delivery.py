@@ -1,10 +1,10 @@
-"""The delivery engine: claim a job, run one attempt, record it, and retry, finish or dead-letter
-(design.md rules 2-5).
+"""The delivery engine: claim a job, run one attempt on its channel, record it, and retry, finish or
+dead-letter.
 
 At-least-once in, at-most-once out: SQS may deliver a message twice, but only the worker whose
 conditional claim succeeds sends. A retry is a delayed re-send of the message (SQS DelaySeconds),
 so the queue's receive count only grows when a worker crashes and the redrive policy stays the
-safety net for poison messages.
+safety net for poison messages. DynamoDB per delivered message: 2 small writes (claim, outcome).
 """
 
 from __future__ import annotations
@@ -13,26 +13,29 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from datetime import timedelta
+from typing import Any, Protocol
 
-from herald.adapters.dead_letters import DeadLetters, redact_payload
-from herald.adapters.queueing import JobQueue
-from herald.adapters.store.delivery_store import AttemptRecord, DeliveryStore
-from herald.adapters.store.models import JobState
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.backoff import retry_delay
-from herald.domain.clock import now_iso
+from herald.domain.clock import epoch_seconds, now_iso, parse_iso, utc_now
 from herald.domain.jobs import JobMessage, JobStatus, queue_priority
-from herald.observability import logger, metrics
-from herald.settings import Settings
+from herald.domain.plans import limits_for
+from herald.domain.records import Claim, DeliveryLog, JobState
+from herald.observability import MetricUnit, count, logger
+from herald.services.ports import DeadLetters, DeliveryStore, JobQueue
 
 # A claim outlives the worker's own timeout, and ends before SQS makes the message visible again
 # (visibility timeout = 6 x the worker timeout), so a crashed attempt is picked up by the redelivery.
 LEASE_SECONDS = 120
+# Redacted in the dead-letter copy: custom webhook headers often carry the receiver's credentials.
+REDACTED = "[redacted]"
 
 
-# Runs one attempt of a claimed job on its channel (email pass over providers, or one webhook POST).
-ChannelAttempt = Callable[[JobMessage, dict[str, Any], JobState], AttemptOutcome]
+class ChannelAttempt(Protocol):
+    """One attempt of a claimed job on its channel: a pass over the email providers, or one webhook."""
+
+    def run(self, message: JobMessage, payload: dict[str, Any], claim: Claim, /) -> AttemptOutcome: ...
 
 
 class AttemptNotReleased(Exception):
@@ -49,10 +52,24 @@ class Handled:
     delay_seconds: int | None = None
 
 
+@dataclass(frozen=True)
+class DeliveryPolicy:
+    max_attempts: int
+    retry_base_delay_seconds: int
+
+
+def redact_payload(payload: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Custom webhook headers often carry the receiver's credentials: keep their names only."""
+    if not payload or "headers" not in payload:
+        return payload
+    headers = payload.get("headers") or {}
+    return {**payload, "headers": dict.fromkeys(headers, REDACTED)}
+
+
 class DeliveryEngine:
     def __init__(
         self,
-        settings: Settings,
+        policy: DeliveryPolicy,
         *,
         store: DeliveryStore,
         queue: JobQueue,
@@ -60,7 +77,7 @@ class DeliveryEngine:
         attempt: ChannelAttempt,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self._settings = settings
+        self._policy = policy
         self._store = store
         self._queue = queue
         self._dead_letters = dead_letters
@@ -68,127 +85,145 @@ class DeliveryEngine:
         self._clock = clock
 
     def handle(self, message: JobMessage) -> Handled:
-        state = self._store.claim(
-            message.tenant_id,
-            message.job_id,
-            seen_attempts=message.seen_attempts,
+        claim = self._store.claim(
+            message,
             now=int(self._clock()),
             lease_seconds=LEASE_SECONDS,
             started_at=now_iso(),
+            max_attempts=self._policy.max_attempts,
+            expires_at=self._expires_at(message),
         )
-        if state is None:
+        if claim is None:
             return self._not_claimed(message)
         payload = message.payload or self._store.payload(message.tenant_id, message.job_id)
-        attempt = int(state.attempts)
-        outcome = self._attempt(message, payload, state)
-        record = AttemptRecord(
+        outcome = self._attempt.run(message, payload, claim)
+        log = DeliveryLog(
             log_id=str(uuid.uuid4()),
-            attempt=attempt,
+            attempt=claim.attempt,
             succeeded=outcome.delivered,
+            created_at=now_iso(),
             used_provider=outcome.used_provider,
             error_message=outcome.error_message,
-            created_at=now_iso(),
-            tried=outcome.tried,
+            tried=tuple(outcome.tried),
             response_status=outcome.response_status,
             response_body=outcome.response_body,
         )
         if outcome.delivered:
-            return self._complete(message, record)
-        if outcome.final or attempt >= int(state.max_attempts):
-            return self._fail(message, state, payload, record)
-        return self._retry(message, state, record, outcome)
+            return self._complete(message, log, outcome)
+        if outcome.final or claim.attempt >= claim.max_attempts:
+            return self._fail(message, payload, log, claim.max_attempts, outcome.caused_by_tenant)
+        return self._retry(message, claim, log, outcome)
 
-    def _complete(self, message: JobMessage, record: AttemptRecord) -> Handled:
-        if not self._store.complete(message.tenant_id, message.job_id, record):
-            return self._lost_lease(message, record)
-        metrics.add_metric(name="Delivered", unit="Count", value=1)
-        return Handled(message.job_id, "completed", record.attempt)
+    def _expires_at(self, message: JobMessage) -> int:
+        """The job's retention, counted from its acceptance like its other items."""
+        accepted = parse_iso(message.created_at) if message.created_at else utc_now()
+        return epoch_seconds(accepted + timedelta(days=limits_for(message.plan).retention_days))
 
-    def _retry(
-        self, message: JobMessage, state: JobState, record: AttemptRecord, outcome: AttemptOutcome
-    ) -> Handled:
-        delay = retry_delay(
-            record.attempt, self._settings.retry_base_delay_seconds, outcome.retry_after_seconds
-        )
-        skip: list[str] = sorted({*(state.skip_providers or []), *outcome.skip_providers})
+    def _complete(self, message: JobMessage, log: DeliveryLog, outcome: AttemptOutcome) -> Handled:
+        if not self._store.finish(message, log, JobStatus.COMPLETED, None):
+            return self._lost_lease(message, log)
+        dimensions = _dimensions(message)
+        count("Delivered", dimensions)
+        count("AttemptsPerJob", dimensions, value=log.attempt)
+        if len(outcome.tried) > 1:
+            count("FallbackUsed", dimensions)
+        if message.created_at:
+            latency = (utc_now() - parse_iso(message.created_at)).total_seconds() * 1000
+            count("AcceptToDeliveredLatency", dimensions, value=latency, unit=MetricUnit.Milliseconds)
+        return Handled(message.job_id, "completed", log.attempt)
+
+    def _retry(self, message: JobMessage, claim: Claim, log: DeliveryLog, outcome: AttemptOutcome) -> Handled:
+        delay = retry_delay(log.attempt, self._policy.retry_base_delay_seconds, outcome.retry_after_seconds)
+        skip = sorted({*claim.skip_providers, *outcome.skip_providers})
         # Re-send first: if it fails, this message is redelivered after the visibility timeout
         # and re-claims the job through its expired lease, so the retry is never lost.
         self._queue.enqueue(
-            replace(message, seen_attempts=record.attempt), queue_priority(int(state.priority)), delay
+            replace(message, seen_attempts=log.attempt), queue_priority(message.priority), delay
         )
         reason = outcome.error_message or "delivery failed"
-        if not self._store.release_for_retry(message.tenant_id, message.job_id, record, reason, skip):
-            return self._lost_lease(message, record)
-        metrics.add_metric(name="RetryScheduled", unit="Count", value=1)
-        return Handled(message.job_id, "retrying", record.attempt, delay)
+        if not self._store.release_for_retry(message, log, reason, skip):
+            return self._lost_lease(message, log)
+        count("RetryScheduled", _dimensions(message))
+        return Handled(message.job_id, "retrying", log.attempt, delay)
 
     def _fail(
-        self, message: JobMessage, state: JobState, payload: dict[str, Any], record: AttemptRecord
+        self,
+        message: JobMessage,
+        payload: dict[str, Any],
+        log: DeliveryLog,
+        max_attempts: int,
+        caused_by_tenant: bool,
     ) -> Handled:
-        reason = record.error_message or "delivery failed"
-        # The operator's copy first: if it cannot be written, the job stays claimed and this
-        # message comes back, instead of a FAILED job with no trace in the dead-letter queue.
-        self._dead_letter(message, state, payload, reason, record.attempt)
-        if not self._store.fail(message.tenant_id, message.job_id, record, reason):
-            return self._lost_lease(message, record)
-        return Handled(message.job_id, "failed", record.attempt)
+        reason = log.error_message or "delivery failed"
+        if not caused_by_tenant:
+            # The operator's copy first: if it cannot be written, the job stays claimed and this
+            # message comes back, instead of a FAILED job with no trace in the dead-letter queue.
+            self._dead_letter(message, payload, reason, log.attempt, max_attempts)
+        if not self._store.finish(message, log, JobStatus.FAILED, reason):
+            return self._lost_lease(message, log)
+        count("FailedByTenant" if caused_by_tenant else "Failed", _dimensions(message))
+        return Handled(message.job_id, "failed", log.attempt)
 
     def _not_claimed(self, message: JobMessage) -> Handled:
         """Someone else owns the job or it is finished, unless its last attempt crashed."""
         current = self._store.current(message.tenant_id, message.job_id)
         if current is not None and self._sent_by_running_attempt(message, current):
             raise AttemptNotReleased(message.job_id)
-        crashed = (
-            current is not None
-            and current.status == JobStatus.PROCESSING
-            and (current.lease_until or 0) < self._clock()
-            and int(current.attempts) >= int(current.max_attempts)
-        )
-        if current is None or not crashed:
+        if current is None or not self._crashed_last_attempt(current):
             logger.info("duplicate or stale message ignored", extra={"job_id": message.job_id})
             return Handled(message.job_id, "duplicate")
-        record = AttemptRecord(
+        log = DeliveryLog(
             log_id=str(uuid.uuid4()),
-            attempt=int(current.attempts),
+            attempt=current.attempts,
             succeeded=False,
-            used_provider=None,
-            error_message="the worker stopped during the last attempt",
             created_at=now_iso(),
-            tried=[],
+            error_message="the worker stopped during the last attempt",
         )
         payload = message.payload or self._store.payload(message.tenant_id, message.job_id)
-        return self._fail(message, current, payload, record)
+        return self._fail(message, payload, log, current.max_attempts, caused_by_tenant=False)
+
+    def _crashed_last_attempt(self, current: JobState) -> bool:
+        return (
+            current.status is JobStatus.PROCESSING
+            and (current.lease_until or 0) < self._clock()
+            and current.attempts >= current.max_attempts
+        )
 
     def _sent_by_running_attempt(self, message: JobMessage, current: JobState) -> bool:
         """Only ``_retry`` of attempt N sends ``seen_attempts`` N; while N still holds its lease, the
         re-send overtook the release (a slow write, a short delay). Dropping it would strand the job."""
         return (
-            current.status == JobStatus.PROCESSING
-            and int(current.attempts) == message.seen_attempts
+            current.status is JobStatus.PROCESSING
+            and current.attempts == message.seen_attempts
             and (current.lease_until or 0) >= self._clock()
         )
 
-    def _lost_lease(self, message: JobMessage, record: AttemptRecord) -> Handled:
+    def _lost_lease(self, message: JobMessage, log: DeliveryLog) -> Handled:
         logger.warning(
             "job changed while delivering; outcome not recorded",
-            extra={"job_id": message.job_id, "attempt": record.attempt},
+            extra={"job_id": message.job_id, "attempt": log.attempt},
         )
-        return Handled(message.job_id, "lost-lease", record.attempt)
+        return Handled(message.job_id, "lost-lease", log.attempt)
 
     def _dead_letter(
-        self, message: JobMessage, state: JobState, payload: dict[str, Any], reason: str, attempts: int
+        self, message: JobMessage, payload: dict[str, Any], reason: str, attempts: int, max_attempts: int
     ) -> None:
         self._dead_letters.send(
             {
                 "jobId": message.job_id,
                 "tenantId": message.tenant_id,
                 "type": message.channel.value,
+                "priority": message.priority,
                 "error": reason,
                 "attempts": attempts,
-                "maxAttempts": int(state.max_attempts),
+                "maxAttempts": max_attempts,
                 "failedAt": now_iso(),
-                "createdAt": state.created_at,
+                "createdAt": message.created_at,
                 "payload": redact_payload(payload),
             }
         )
-        metrics.add_metric(name="DeadLettered", unit="Count", value=1)
+        count("DeadLettered", _dimensions(message))
+
+
+def _dimensions(message: JobMessage) -> dict[str, str]:
+    return {"channel": message.channel.value, "priority": queue_priority(message.priority).value}

@@ -1,5 +1,5 @@
 """One attempt at an email: a pass over the tenant's providers in order, stopping at the first
-success (design.md rules 2 and 3).
+success.
 
 Provider-level permanent failures move on and are skipped by later attempts; a message-level
 permanent failure ends the job at once; transient failures move on and make the pass retryable.
@@ -7,28 +7,27 @@ permanent failure ends the job at once; transient failures move on and make the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from herald.adapters.providers.registry import provider_for
-from herald.adapters.store.delivery_store import DeliveryStore
-from herald.adapters.vault import SecretTampered
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.clock import now_iso
 from herald.domain.errors import DependencyError
+from herald.domain.jobs import JobMessage
 from herald.domain.plans import Plan
 from herald.domain.providers import (
     Credential,
     Delivered,
-    EmailProvider,
     FailureKind,
     OutboundEmail,
     ProviderFailure,
     ProviderName,
 )
+from herald.domain.records import Claim, Suppression
+from herald.domain.secrets import SecretTampered
 from herald.observability import logger
+from herald.services.ports import EmailProviders, Suppressions
 from herald.services.tenant_directory import TenantDirectory
-from herald.settings import Settings
 
 # Free-plan mail goes through the platform's own account.
 PLATFORM_PROVIDERS: tuple[str, ...] = (ProviderName.SES.value,)
@@ -48,53 +47,55 @@ def provider_pass(
     return [name for name in order if name not in skip]
 
 
-def _default_sender(settings: Settings, directory: TenantDirectory, tenant_id: str, plan: str) -> str:
-    """Without a `from`, paid mail goes out from the tenant's first verified domain."""
-    if plan != Plan.FREE:
-        domains = directory.verified_domains(tenant_id)
-        if domains:
-            return f"notifications@{domains[0]}"
-    return settings.platform_sender
-
-
 class EmailAttempt:
     def __init__(
         self,
-        settings: Settings,
+        *,
         directory: TenantDirectory,
-        store: DeliveryStore,
-        providers: Callable[[ProviderName], EmailProvider] = provider_for,
+        suppressions: Suppressions,
+        providers: EmailProviders,
+        platform_sender: str,
     ) -> None:
-        self._settings = settings
         self._directory = directory
-        self._store = store
+        self._suppressions = suppressions
         self._providers = providers
+        self._platform_sender = platform_sender
 
-    def run(
-        self, job_id: str, tenant_id: str, plan: str, payload: dict[str, Any], skip: Sequence[str]
-    ) -> AttemptOutcome:
-        if self._store.is_suppressed(tenant_id, payload["to"]):
-            return AttemptOutcome(delivered=False, error_message=SUPPRESSED, final=True)
-        order = provider_pass(plan, self._directory.provider_order(tenant_id), payload, skip)
+    def run(self, message: JobMessage, payload: dict[str, Any], claim: Claim) -> AttemptOutcome:
+        tenant_id = message.tenant_id
+        if self._suppressions.is_suppressed(tenant_id, payload["to"]):
+            return AttemptOutcome(
+                delivered=False, error_message=SUPPRESSED, final=True, caused_by_tenant=True
+            )
+        order = provider_pass(
+            message.plan, self._directory.provider_order(tenant_id), payload, claim.skip_providers
+        )
         if not order:
             reason = (
-                "no email provider is available for this job"
-                if not skip
-                else "every provider failed permanently"
+                "every provider failed permanently"
+                if claim.skip_providers
+                else "no email provider is available for this job"
             )
             return AttemptOutcome(delivered=False, error_message=reason, final=True)
         email = OutboundEmail(
-            job_id=job_id,
+            job_id=message.job_id,
             tenant_id=tenant_id,
             to=payload["to"],
-            from_address=payload.get("from")
-            or _default_sender(self._settings, self._directory, tenant_id, plan),
+            from_address=payload.get("from") or self._default_sender(tenant_id, message.plan),
             subject=payload["subject"],
             html=payload["body"],
             text=payload.get("text"),
             reply_to=payload.get("replyTo"),
         )
-        return self._pass(email, plan, order)
+        return self._pass(email, message.plan, order)
+
+    def _default_sender(self, tenant_id: str, plan: str) -> str:
+        """Without a `from`, paid mail goes out from the tenant's first verified domain."""
+        if plan != Plan.FREE:
+            domains = self._directory.verified_domains(tenant_id)
+            if domains:
+                return f"notifications@{domains[0]}"
+        return self._platform_sender
 
     def _pass(self, email: OutboundEmail, plan: str, order: list[str]) -> AttemptOutcome:
         outcome = AttemptOutcome(delivered=False)
@@ -106,7 +107,7 @@ class EmailAttempt:
             except ProviderFailure as failure:
                 self._note_failure(outcome, failure, email)
                 if failure.kind is FailureKind.MESSAGE_PERMANENT:
-                    outcome.final = True
+                    outcome.final = outcome.caused_by_tenant = True
                     return outcome
                 all_permanent = all_permanent and failure.kind is FailureKind.PROVIDER_PERMANENT
                 continue
@@ -162,14 +163,14 @@ class EmailAttempt:
             self._suppress(email, failure)
 
     def _suppress(self, email: OutboundEmail, failure: ProviderFailure) -> None:
+        suppression = Suppression(
+            address=email.to.lower(),
+            reason="provider reported inactive recipient",
+            created_at=now_iso(),
+            source=failure.provider.value,
+        )
         try:
-            self._store.suppress(
-                email.tenant_id,
-                email.to,
-                "provider reported inactive recipient",
-                failure.provider.value,
-                now_iso(),
-            )
+            self._suppressions.suppress(email.tenant_id, suppression)
         except DependencyError as exc:
             # The job still fails correctly; the next send will learn it from the provider again.
             logger.error("could not record suppression", extra={"job_id": email.job_id, "reason": str(exc)})

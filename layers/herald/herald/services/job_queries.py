@@ -2,31 +2,25 @@
 
 from __future__ import annotations
 
-import binascii
 from collections.abc import Callable
 from typing import Any
 
-from herald.adapters.queueing import JobQueue
-from herald.adapters.store.job_store import JobStore, JobView
-from herald.adapters.store.models import DeliveryLogAttribute, JobState
 from herald.domain.clock import now_iso
-from herald.domain.errors import bad_request, not_found
-from herald.domain.jobs import JobMessage, JobStatus, queue_priority
+from herald.domain.errors import ErrorCode, HeraldError
+from herald.domain.jobs import Channel, JobMessage, JobStatus, queue_priority
+from herald.domain.records import DeliveryLog, JobState, JobView, TenantContext
 from herald.services.accept import enqueue_or_fail
-from herald.services.auth import TenantContext
-from herald.settings import Channel, Settings
-
-MAX_PAGE_SIZE = 100
+from herald.services.ports import JobQueue, JobStore
 
 
 def job_summary(state: JobState) -> dict[str, Any]:
     return {
         "id": state.job_id,
-        "type": state.type,
-        "status": state.status,
-        "priority": int(state.priority),
-        "attempts": int(state.attempts),
-        "maxAttempts": int(state.max_attempts),
+        "type": state.channel.value,
+        "status": state.status.value,
+        "priority": state.priority,
+        "attempts": state.attempts,
+        "maxAttempts": state.max_attempts,
         "errorMessage": state.error_message,
         "createdAt": state.created_at,
         "startedAt": state.started_at,
@@ -34,23 +28,23 @@ def job_summary(state: JobState) -> dict[str, Any]:
     }
 
 
-def _delivery_log(entry: DeliveryLogAttribute) -> dict[str, Any]:
+def _delivery_log(entry: DeliveryLog) -> dict[str, Any]:
     return {
-        "id": entry.id,
-        "attempt": int(entry.attempt),
-        "status": entry.status,
+        "id": entry.log_id,
+        "attempt": entry.attempt,
+        "status": "success" if entry.succeeded else "failed",
         "usedProvider": entry.used_provider,
         "errorMessage": entry.error_message,
         "createdAt": entry.created_at,
         # Every provider this attempt tried, in order (a fallback shows the failure before it).
-        "providers": [dict(tried) for tried in entry.tried or []],
+        "providers": [dict(tried) for tried in entry.tried],
     }
 
 
 def job_document(view: JobView) -> dict[str, Any]:
     document = job_summary(view.state)
     document["payload"] = view.payload
-    document["deliveryLogs"] = [_delivery_log(entry) for entry in view.state.delivery_logs or []]
+    document["deliveryLogs"] = [_delivery_log(entry) for entry in view.state.delivery_logs]
     document["events"] = [
         {"type": event.type, "occurredAt": event.occurred_at, "provider": event.provider}
         for event in view.events
@@ -60,17 +54,17 @@ def job_document(view: JobView) -> dict[str, Any]:
 
 class JobQueries:
     def __init__(
-        self, settings: Settings, store: JobStore, queue: JobQueue, clock: Callable[[], str] = now_iso
-    ):
-        self._settings = settings
+        self, store: JobStore, queue: JobQueue, *, max_attempts: int, clock: Callable[[], str] = now_iso
+    ) -> None:
         self._store = store
         self._queue = queue
+        self._max_attempts = max_attempts
         self._clock = clock
 
     def get(self, tenant: TenantContext, job_id: str) -> dict[str, Any]:
         view = self._store.get(tenant.tenant_id, job_id)
         if view is None:
-            raise not_found("No job with this id.", "job_not_found")
+            raise HeraldError("No job with this id.", ErrorCode.JOB_NOT_FOUND)
         return job_document(view)
 
     def list(
@@ -79,38 +73,44 @@ class JobQueries:
         *,
         page: int,
         limit: int,
-        type_: str | None,
-        status: str | None,
+        channel: Channel | None,
+        status: JobStatus | None,
         cursor: str | None,
     ) -> dict[str, Any]:
         try:
-            result = self._store.list(
-                tenant.tenant_id, page=page, limit=limit, type_=type_, status=status, cursor=cursor
+            result = self._store.listing(
+                tenant.tenant_id, page=page, limit=limit, channel=channel, status=status, cursor=cursor
             )
-        except (ValueError, binascii.Error) as exc:
-            raise bad_request("The cursor is not valid.", "invalid_cursor") from exc
-        total_pages = (result.total + limit - 1) // limit
-        return {
-            "data": [job_summary(state) for state in result.items],
-            "pagination": {
-                "total": result.total,
-                "page": page,
-                "limit": limit,
-                "totalPages": total_pages,
-                "nextCursor": result.next_cursor,
-            },
+        except ValueError as exc:
+            raise HeraldError("The cursor is not valid.", ErrorCode.INVALID_CURSOR) from exc
+        pagination: dict[str, Any] = {
+            "total": result.total,
+            "page": page,
+            "limit": limit,
+            "totalPages": (result.total + limit - 1) // limit,
+            "nextCursor": result.next_cursor,
         }
+        if not result.total_exact:
+            pagination["totalIsLowerBound"] = True
+        return {"data": [job_summary(state) for state in result.items], "pagination": pagination}
 
     def retry(self, tenant: TenantContext, job_id: str) -> dict[str, Any]:
-        state = self._store.reopen_failed(tenant.tenant_id, job_id, self._settings.max_attempts)
+        state = self._store.reopen_failed(tenant.tenant_id, job_id, self._max_attempts)
         if state is None:
-            raise not_found(
-                "No failed job with this id; only failed jobs can be retried.", "job_not_retryable"
+            raise HeraldError(
+                "No failed job with this id; only failed jobs can be retried.", ErrorCode.JOB_NOT_RETRYABLE
             )
         message = JobMessage(
-            job_id, tenant.tenant_id, Channel(state.type), tenant.plan, int(state.attempts), None
+            job_id,
+            tenant.tenant_id,
+            state.channel,
+            tenant.plan,
+            state.attempts,
+            None,
+            state.priority,
+            state.created_at,
         )
-        enqueue_or_fail(self._queue, self._store, message, queue_priority(int(state.priority)), self._clock())
+        enqueue_or_fail(self._queue, self._store, message, queue_priority(state.priority), self._clock())
         return {
             "jobId": job_id,
             "status": JobStatus.PENDING.value,

@@ -8,70 +8,70 @@ use, never cached.
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable
+from datetime import datetime
 
-from herald.adapters.store.sealed import unseal_attribute
-from herald.adapters.store.tenant_store import TenantRecords, TenantStore
-from herald.adapters.vault import Purpose, Vault
-from herald.domain.clock import now_iso
+from herald.domain.clock import parse_iso, utc_now
 from herald.domain.providers import Credential
+from herald.domain.records import TenantRecords
+from herald.domain.secrets import Purpose
+from herald.services.ports import SecretBox, TenantStore
+from herald.services.tenant_cache import TenantCache
 
-CACHE_TTL_SECONDS = 60.0
-CACHE_MAX_TENANTS = 1024
+MAX_TENANTS = 1024
 
 
 class TenantDirectory:
-    def __init__(self, store: TenantStore, vault: Vault, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        store: TenantStore,
+        secrets: SecretBox,
+        cache: TenantCache[str, TenantRecords] | None = None,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
         self._store = store
-        self._vault = vault
+        self._secrets = secrets
+        self._cache = cache or TenantCache(lambda records: records.profile.tenant_id, max_entries=MAX_TENANTS)
         self._clock = clock
-        self._cache: dict[str, tuple[float, TenantRecords]] = {}
-        self._lock = threading.Lock()
 
     def records(self, tenant_id: str) -> TenantRecords:
-        with self._lock:
-            entry = self._cache.get(tenant_id)
-            if entry is not None and entry[0] > self._clock():
-                return entry[1]
+        cached = self._cache.get(tenant_id)
+        if cached is not None:
+            return cached
         records = self._store.load(tenant_id)
-        with self._lock:
-            if len(self._cache) >= CACHE_MAX_TENANTS:
-                self._cache.clear()
-            self._cache[tenant_id] = (self._clock() + CACHE_TTL_SECONDS, records)
+        self._cache.put(tenant_id, records)
         return records
 
     def provider_order(self, tenant_id: str) -> list[str]:
         return [credential.provider for credential in self.records(tenant_id).providers]
 
     def credential(self, tenant_id: str, provider: str) -> Credential | None:
-        for stored in self.records(tenant_id).providers:
-            if stored.provider == provider:
-                token = stored.account_token
-                return Credential(
-                    api_key=unseal_attribute(self._vault, tenant_id, Purpose.PROVIDER_KEY, stored.api_key),
-                    account_token=unseal_attribute(self._vault, tenant_id, Purpose.PROVIDER_KEY, token)
-                    if token
-                    else None,
-                )
-        return None
+        stored = self.records(tenant_id).provider(provider)
+        if stored is None:
+            return None
+        token = stored.account_token
+        return Credential(
+            api_key=self._secrets.open(tenant_id, Purpose.PROVIDER_KEY, stored.api_key),
+            account_token=self._secrets.open(tenant_id, Purpose.PROVIDER_KEY, token) if token else None,
+        )
 
     def signing_secrets(self, tenant_id: str) -> list[str]:
         """Oldest first: the previous secret while its overlap lasts, then the current one.
 
         Read fresh for every webhook (1 GetItem, not the minute-long cache): right after a rotation
-        receivers may already expect the new secret, and api.md promises both signatures meanwhile.
+        receivers may already expect the new secret, and both signatures are promised meanwhile.
         """
         profile = self._store.profile(tenant_id)
         secrets: list[str] = []
         previous = profile.previous_signing_secret
-        if previous is not None and (profile.previous_valid_until or "") > now_iso():
-            secrets.append(unseal_attribute(self._vault, tenant_id, Purpose.SIGNING_SECRET, previous))
+        if (
+            previous is not None
+            and profile.previous_valid_until
+            and parse_iso(profile.previous_valid_until) > self._clock()
+        ):
+            secrets.append(self._secrets.open(tenant_id, Purpose.SIGNING_SECRET, previous))
         if profile.signing_secret is not None:
-            secrets.append(
-                unseal_attribute(self._vault, tenant_id, Purpose.SIGNING_SECRET, profile.signing_secret)
-            )
+            secrets.append(self._secrets.open(tenant_id, Purpose.SIGNING_SECRET, profile.signing_secret))
         return secrets
 
     def verified_domains(self, tenant_id: str) -> list[str]:

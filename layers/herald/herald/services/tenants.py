@@ -1,22 +1,22 @@
-"""Tenant lifecycle: creation with a first API key, plan and status changes, key rotation.
+"""Tenant lifecycle: creation with a first API key, plan, status and limit changes, key rotation.
 
-Shared by the operator CLI and the account routes of the API.
+Shared by the operator CLI and the account routes of the API. Every change tells ``on_change`` so the
+caller's cached view of the tenant is dropped at once.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from herald.adapters.store.models import TenantProfile, tenant_pk
-from herald.adapters.store.tenant_store import KeyChanged, TenantStore
+from herald.domain.api_keys import MAX_GRACE_SECONDS, generate_api_key, hash_api_key
 from herald.domain.clock import iso, utc_now
-from herald.domain.errors import bad_request, conflict
+from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.plans import Plan
-from herald.services.auth import generate_api_key, hash_api_key
-
-MAX_GRACE_SECONDS = 604_800  # 7 days (api.md)
+from herald.domain.records import ACTIVE, DISABLED, TenantProfile
+from herald.services.ports import KeyChanged, TenantNotFound, TenantStore
 
 
 @dataclass(frozen=True)
@@ -25,47 +25,85 @@ class IssuedKey:
 
     tenant_id: str
     api_key: str
+    # Until when the previous key keeps working (None: revoked at once, with every earlier one).
+    previous_valid_until: str | None = None
 
 
-def create_tenant(store: TenantStore, name: str, email: str, plan: str) -> IssuedKey:
-    plan_value = Plan(plan.lower())
-    tenant_id = str(uuid.uuid4())
-    api_key = generate_api_key()
-    key_hash = hash_api_key(api_key)
-    profile = TenantProfile(
-        tenant_pk(tenant_id),
-        "PROFILE",
-        tenant_id=tenant_id,
-        name=name,
-        email=email,
-        plan=plan_value.value,
-        status="active",
-        created_at=iso(utc_now()),
-        api_key_hash=key_hash,
-    )
-    store.create(profile, key_hash)
-    return IssuedKey(tenant_id, api_key)
+def _ignore(_tenant_id: str) -> None:
+    return None
 
 
-def set_plan(store: TenantStore, tenant_id: str, plan: str) -> TenantProfile:
-    return store.update_profile(tenant_id, plan=Plan(plan.lower()).value)
+class TenantAdmin:
+    def __init__(
+        self,
+        store: TenantStore,
+        on_change: Callable[[str], None] = _ignore,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self._store = store
+        self._on_change = on_change
+        self._clock = clock
 
+    def create(self, name: str, email: str, plan: str) -> IssuedKey:
+        plan_value = Plan(plan.lower())
+        tenant_id = str(uuid.uuid4())
+        api_key = generate_api_key()
+        created_at = iso(self._clock())
+        self._store.create(
+            TenantProfile(
+                tenant_id=tenant_id,
+                name=name,
+                email=email,
+                plan=plan_value.value,
+                status=ACTIVE,
+                created_at=created_at,
+                api_key_hash=hash_api_key(api_key),
+                period_anchor=created_at,
+            )
+        )
+        return IssuedKey(tenant_id, api_key)
 
-def set_status(store: TenantStore, tenant_id: str, active: bool) -> TenantProfile:
-    return store.update_profile(tenant_id, status="active" if active else "disabled")
+    def set_plan(self, tenant_id: str, plan: str) -> TenantProfile:
+        return self._update(tenant_id, plan=Plan(plan.lower()).value)
 
+    def set_status(self, tenant_id: str, active: bool) -> TenantProfile:
+        return self._update(tenant_id, status=ACTIVE if active else DISABLED)
 
-def rotate_api_key(
-    store: TenantStore, tenant_id: str, current_key_hash: str, grace_seconds: int
-) -> IssuedKey:
-    """A new key now; the old one keeps working for ``grace_seconds`` (0 = revoked at once)."""
-    if not 0 <= grace_seconds <= MAX_GRACE_SECONDS:
-        raise bad_request(f"graceSeconds must be between 0 and {MAX_GRACE_SECONDS}.")
-    now = utc_now()
-    api_key = generate_api_key()
-    valid_until = now + timedelta(seconds=grace_seconds) if grace_seconds else None
-    try:
-        store.rotate_api_key(tenant_id, current_key_hash, hash_api_key(api_key), iso(now), valid_until)
-    except KeyChanged as exc:
-        raise conflict("The API key was rotated concurrently; use the newest key.", "key_rotated") from exc
-    return IssuedKey(tenant_id, api_key)
+    def set_limits(
+        self, tenant_id: str, *, quota: int | None = None, rate: int | None = None
+    ) -> TenantProfile:
+        """Per-tenant overrides of the plan's monthly quota and per-minute rate (None clears one)."""
+        for value in (quota, rate):
+            if value is not None and value < 0:
+                raise HeraldError("A limit cannot be negative.", ErrorCode.VALIDATION_ERROR)
+        return self._update(tenant_id, quota_limit=quota, rate_limit=rate)
+
+    def rotate_api_key(
+        self, tenant_id: str, grace_seconds: int, current_key_hash: str | None = None
+    ) -> IssuedKey:
+        """A new key now. With a grace period the current key keeps working that long; without one,
+        the current key and every key still in an earlier rotation's grace stop working at once."""
+        if not 0 <= grace_seconds <= MAX_GRACE_SECONDS:
+            raise HeraldError(
+                f"graceSeconds must be between 0 and {MAX_GRACE_SECONDS}.", ErrorCode.VALIDATION_ERROR
+            )
+        current = current_key_hash or self._store.profile(tenant_id).api_key_hash
+        now = self._clock()
+        api_key = generate_api_key()
+        valid_until = now + timedelta(seconds=grace_seconds) if grace_seconds else None
+        try:
+            self._store.rotate_api_key(tenant_id, current, hash_api_key(api_key), iso(now), valid_until)
+        except KeyChanged as exc:
+            raise HeraldError(
+                "The API key was rotated concurrently; use the newest key.", ErrorCode.KEY_ROTATED
+            ) from exc
+        self._on_change(tenant_id)
+        return IssuedKey(tenant_id, api_key, iso(valid_until) if valid_until else None)
+
+    def _update(self, tenant_id: str, **changes: object) -> TenantProfile:
+        try:
+            profile = self._store.update_profile(tenant_id, **changes)
+        except TenantNotFound as exc:
+            raise HeraldError(f"No tenant {tenant_id}.", ErrorCode.TENANT_NOT_FOUND) from exc
+        self._on_change(tenant_id)
+        return profile

@@ -1,37 +1,28 @@
 """One attempt at a webhook: the stored request, signed with the tenant's secrets, sent once
-through the SSRF-safe sender (design.md rule 9)."""
+through the SSRF-safe sender."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import herald
-from herald.adapters.vault import SecretTampered
-from herald.adapters.webhook_sender import OutboundWebhook, WebhookOutcome, send_webhook
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.errors import DependencyError
-from herald.http.requests import compact_json
+from herald.domain.jobs import JobMessage, compact_json
+from herald.domain.records import Claim
+from herald.domain.secrets import SecretTampered
+from herald.domain.webhooks import OutboundWebhook
+from herald.services.ports import WebhookSender
 from herald.services.tenant_directory import TenantDirectory
-from herald.settings import Settings
-
-USER_AGENT = f"Herald/{herald.__version__}"
 
 
 class WebhookAttempt:
-    def __init__(
-        self,
-        settings: Settings,
-        directory: TenantDirectory,
-        sender: Callable[..., WebhookOutcome] = send_webhook,
-    ) -> None:
-        self._settings = settings
+    def __init__(self, *, directory: TenantDirectory, sender: WebhookSender) -> None:
         self._directory = directory
         self._send = sender
 
-    def run(self, job_id: str, tenant_id: str, payload: dict[str, Any]) -> AttemptOutcome:
+    def run(self, message: JobMessage, payload: dict[str, Any], _claim: Claim) -> AttemptOutcome:
         try:
-            secrets = self._directory.signing_secrets(tenant_id)
+            secrets = self._directory.signing_secrets(message.tenant_id)
         except DependencyError as exc:
             return AttemptOutcome(delivered=False, error_message=f"signing secret unavailable: {exc}")
         except SecretTampered:
@@ -39,22 +30,20 @@ class WebhookAttempt:
                 delivered=False, error_message="the signing secret cannot be decrypted", final=True
             )
         hook = OutboundWebhook(
-            job_id=job_id,
+            job_id=message.job_id,
             url=payload["url"],
             method=payload.get("method", "POST"),
             headers=payload.get("headers") or {},
             body=compact_json(payload["payload"]),
         )
-        result = self._send(
-            hook,
-            secrets=secrets,
-            allow_loopback=self._settings.allow_loopback_webhooks,
-            user_agent=USER_AGENT,
-        )
+        result = self._send(hook, secrets=secrets)
+        permanent = result.error_class == "permanent"
         return AttemptOutcome(
             delivered=result.ok,
             error_message=None if result.ok else result.error_message,
-            final=result.error_class == "permanent",
+            final=permanent,
+            # The receiving endpoint refused the request (a 4xx): the tenant's to fix.
+            caused_by_tenant=permanent and result.status_code is not None,
             retry_after_seconds=result.retry_after_seconds,
             response_status=result.status_code,
             response_body=result.body_excerpt or None,

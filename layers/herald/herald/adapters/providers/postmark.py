@@ -1,10 +1,9 @@
-"""Postmark (providers.md §3): send with the server token, key checks, domains with the account token."""
+"""Postmark: send with the server token, key checks, domains with the account token."""
 
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from email.utils import formataddr
 from typing import Any, Final
 from urllib.parse import quote
@@ -12,13 +11,12 @@ from urllib.parse import quote
 import requests
 
 from herald.adapters.providers.transport import (
-    call,
+    HttpProvider,
     delay_header,
     fallback_reason,
     int_field,
-    join_url,
     json_object,
-    new_session,
+    qualify_host,
     rejects_key,
     safe_reason,
     status_kind,
@@ -39,11 +37,7 @@ from herald.domain.providers import (
     OutboundEmail,
     ProviderFailure,
     ProviderName,
-    qualify_host,
 )
-from herald.settings import get_settings
-
-_SESSION = new_session()
 
 MESSAGE_STREAM = "outbound"
 DOMAINS_NEED_ACCOUNT_KEY = "Postmark domain management needs an account token"
@@ -62,18 +56,8 @@ _STATUS_DECIDES = frozenset({401, 408, 413, 429})
 _SENDER_PROBLEM = re.compile(r"sender signature|'from'|\bfrom address\b", re.IGNORECASE)
 
 
-class PostmarkProvider:
+class PostmarkProvider(HttpProvider):
     name: Final = ProviderName.POSTMARK
-
-    def __init__(
-        self,
-        base_url: str | None = None,
-        session: requests.Session | None = None,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._base_url = base_url
-        self._session = session or _SESSION
-        self._clock = clock
 
     def send(self, email: OutboundEmail, credential: Credential) -> Delivered:
         response = self._call("POST", "/email", _server_auth(credential), body=email_body(email))
@@ -120,21 +104,7 @@ class PostmarkProvider:
         return DomainVerification(verified=_verified(current), records=dns_records(current))
 
     def delete_domain(self, registration_ref: str, credential: Credential) -> None:
-        response = self._call("DELETE", _domain_path(registration_ref), _account_auth(credential))
-        if response.status_code != 404 and not succeeded(response):
-            raise self._failure(response, credential)
-
-    def _call(
-        self,
-        method: str,
-        path: str,
-        auth: Mapping[str, str],
-        body: object = None,
-        params: Mapping[str, str] | None = None,
-    ) -> requests.Response:
-        base_url = self._base_url or get_settings().postmark_base_url
-        url = join_url(base_url, path)
-        return call(self._session, self.name, method, url, headers=auth, body=body, params=params)
+        self._delete(_domain_path(registration_ref), _account_auth(credential), credential)
 
     def _expect(self, response: requests.Response, credential: Credential) -> dict[str, Any]:
         body = json_object(response)

@@ -1,9 +1,8 @@
-"""Resend (providers.md §2): idempotent send, the key check and domains."""
+"""Resend: idempotent send, the key check and domains."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from email.utils import formataddr
 from typing import Any, Final
 from urllib.parse import quote
@@ -11,12 +10,11 @@ from urllib.parse import quote
 import requests
 
 from herald.adapters.providers.transport import (
-    call,
+    HttpProvider,
     delay_header,
     fallback_reason,
-    join_url,
     json_object,
-    new_session,
+    qualify_host,
     rejects_key,
     safe_reason,
     status_kind,
@@ -37,11 +35,7 @@ from herald.domain.providers import (
     OutboundEmail,
     ProviderFailure,
     ProviderName,
-    qualify_host,
 )
-from herald.settings import get_settings
-
-_SESSION = new_session()
 
 RESTRICTED_KEY_REASON = (
     "the Resend key is restricted to sending; Herald needs a full-access key to manage sending domains"
@@ -69,30 +63,20 @@ _RECORD_PURPOSE: Mapping[str, str] = {
 _RECORD_STATUS: Mapping[str, str] = {"verified": "verified", "failed": "failed"}
 
 
-class ResendProvider:
+class ResendProvider(HttpProvider):
     name: Final = ProviderName.RESEND
-
-    def __init__(
-        self,
-        base_url: str | None = None,
-        session: requests.Session | None = None,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._base_url = base_url
-        self._session = session or _SESSION
-        self._clock = clock
 
     def send(self, email: OutboundEmail, credential: Credential) -> Delivered:
         # The job id as Idempotency-Key turns a repeated attempt (e.g. after a read timeout) into
         # the original answer instead of a second email, as long as the body is byte-identical.
         headers = {"Idempotency-Key": email.job_id}
-        response = self._call("POST", "/emails", credential, body=email_body(email), headers=headers)
+        response = self._call("POST", "/emails", {**_auth(credential), **headers}, body=email_body(email))
         if not succeeded(response):
             raise self._failure(response, credential)
         return Delivered(self.name, text_field(json_object(response), "id"))
 
     def check_key(self, credential: Credential) -> KeyCheck:
-        response = self._call("GET", "/domains", credential)
+        response = self._call("GET", "/domains", _auth(credential))
         if succeeded(response):
             return KeyCheck(valid=True, details={"full_access": True})
         failure = self._failure(response, credential)
@@ -104,7 +88,9 @@ class ResendProvider:
         raise failure
 
     def register_domain(self, domain: str, credential: Credential) -> DomainRegistration:
-        created = self._expect(self._call("POST", "/domains", credential, body={"name": domain}), credential)
+        created = self._expect(
+            self._call("POST", "/domains", _auth(credential), body={"name": domain}), credential
+        )
         domain_id = text_field(created, "id")
         if not domain_id:
             raise unexpected_answer(self.name, "no domain id", 201)
@@ -118,36 +104,15 @@ class ResendProvider:
     def verify_domain(self, registration_ref: str, credential: Credential) -> DomainVerification:
         path = f"/domains/{quote(registration_ref, safe='')}"
         # Verification runs asynchronously at Resend; the domain read shows where it stands.
-        self._expect(self._call("POST", f"{path}/verify", credential), credential)
-        current = self._expect(self._call("GET", path, credential), credential)
+        self._expect(self._call("POST", f"{path}/verify", _auth(credential)), credential)
+        current = self._expect(self._call("GET", path, _auth(credential)), credential)
         return DomainVerification(
             verified=current.get("status") == "verified",
             records=dns_records(current, text_field(current, "name") or ""),
         )
 
     def delete_domain(self, registration_ref: str, credential: Credential) -> None:
-        response = self._call("DELETE", f"/domains/{quote(registration_ref, safe='')}", credential)
-        if response.status_code != 404 and not succeeded(response):
-            raise self._failure(response, credential)
-
-    def _call(
-        self,
-        method: str,
-        path: str,
-        credential: Credential,
-        body: object = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> requests.Response:
-        base_url = self._base_url or get_settings().resend_base_url
-        all_headers = {"Authorization": f"Bearer {credential.api_key}", **(headers or {})}
-        return call(
-            self._session, self.name, method, join_url(base_url, path), headers=all_headers, body=body
-        )
-
-    def _expect(self, response: requests.Response, credential: Credential) -> dict[str, Any]:
-        if not succeeded(response):
-            raise self._failure(response, credential)
-        return json_object(response)
+        self._delete(f"/domains/{quote(registration_ref, safe='')}", _auth(credential), credential)
 
     def _failure(self, response: requests.Response, credential: Credential) -> ProviderFailure:
         status = response.status_code
@@ -170,9 +135,13 @@ class ResendProvider:
         return wait if wait is not None else delay_header(response, "ratelimit-reset", self._clock)
 
 
+def _auth(credential: Credential) -> dict[str, str]:
+    return {"Authorization": f"Bearer {credential.api_key}"}
+
+
 def _classify(status: int, name: str | None, message: str) -> FailureKind:
     if status == 400 and "api key is invalid" in message.lower():
-        # Newer Resend answers an invalid key with 400 validation_error (providers.md §2.2).
+        # Newer Resend answers an invalid key with 400 validation_error.
         return FailureKind.PROVIDER_PERMANENT
     named = _NAME_KIND.get(name or "")
     if status in {409, 429} and named is not None:

@@ -1,22 +1,20 @@
-"""SendGrid v3 (providers.md §1): mail send, the scope check and domain authentication."""
+"""SendGrid v3: mail send, the scope check and domain authentication."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import quote
 
 import requests
 
 from herald.adapters.providers.transport import (
-    call,
+    HttpProvider,
     delay_header,
     epoch_header,
     fallback_reason,
-    join_url,
     json_object,
-    new_session,
+    qualify_host,
     rejects_key,
     safe_reason,
     status_kind,
@@ -37,11 +35,7 @@ from herald.domain.providers import (
     OutboundEmail,
     ProviderFailure,
     ProviderName,
-    qualify_host,
 )
-from herald.settings import get_settings
-
-_SESSION = new_session()
 
 MAIL_SEND_SCOPE = "mail.send"
 # Domain authentication lives under SendGrid's historical "whitelabel" name.
@@ -59,28 +53,18 @@ _DNS_PURPOSE: Mapping[str, str] = {
 }
 
 
-class SendGridProvider:
+class SendGridProvider(HttpProvider):
     name: Final = ProviderName.SENDGRID
 
-    def __init__(
-        self,
-        base_url: str | None = None,
-        session: requests.Session | None = None,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._base_url = base_url
-        self._session = session or _SESSION
-        self._clock = clock
-
     def send(self, email: OutboundEmail, credential: Credential) -> Delivered:
-        response = self._call("POST", "/v3/mail/send", credential, body=mail_body(email))
+        response = self._call("POST", "/v3/mail/send", _auth(credential), body=mail_body(email))
         if not succeeded(response):
             raise self._failure(response, credential)
         # 202 has no body; the id is only in this header.
         return Delivered(self.name, response.headers.get("X-Message-Id") or None)
 
     def check_key(self, credential: Credential) -> KeyCheck:
-        response = self._call("GET", "/v3/scopes", credential)
+        response = self._call("GET", "/v3/scopes", _auth(credential))
         if not succeeded(response):
             failure = self._failure(response, credential)
             if rejects_key(failure):
@@ -99,7 +83,7 @@ class SendGridProvider:
         # Automatic security: three CNAMEs, so SendGrid can rotate DKIM keys without DNS changes.
         body = {"domain": domain, "automatic_security": True}
         created = self._expect(
-            self._call("POST", "/v3/whitelabel/domains", credential, body=body), credential
+            self._call("POST", "/v3/whitelabel/domains", _auth(credential), body=body), credential
         )
         domain_id = created.get("id")
         if not isinstance(domain_id, int | str) or isinstance(domain_id, bool) or domain_id == "":
@@ -113,33 +97,21 @@ class SendGridProvider:
 
     def verify_domain(self, registration_ref: str, credential: Credential) -> DomainVerification:
         path = _domain_path(registration_ref)
-        checked = self._expect(self._call("POST", f"{path}/validate", credential), credential)
+        checked = self._expect(self._call("POST", f"{path}/validate", _auth(credential)), credential)
         # The validation answer has per-record verdicts but not the records; the domain has both.
-        current = self._expect(self._call("GET", path, credential), credential)
+        current = self._expect(self._call("GET", path, _auth(credential)), credential)
         domain = text_field(current, "domain") or ""
         return DomainVerification(verified=checked.get("valid") is True, records=dns_records(current, domain))
 
     def delete_domain(self, registration_ref: str, credential: Credential) -> None:
-        response = self._call("DELETE", _domain_path(registration_ref), credential)
-        if response.status_code != 404 and not succeeded(response):
-            raise self._failure(response, credential)
-
-    def _call(self, method: str, path: str, credential: Credential, body: object = None) -> requests.Response:
-        base_url = self._base_url or get_settings().sendgrid_base_url
-        headers = {"Authorization": f"Bearer {credential.api_key}"}
-        return call(self._session, self.name, method, join_url(base_url, path), headers=headers, body=body)
-
-    def _expect(self, response: requests.Response, credential: Credential) -> dict[str, Any]:
-        if not succeeded(response):
-            raise self._failure(response, credential)
-        return json_object(response)
+        self._delete(_domain_path(registration_ref), _auth(credential), credential)
 
     def _failure(self, response: requests.Response, credential: Credential) -> ProviderFailure:
         status = response.status_code
         error = _first_error(json_object(response))
         message = text_field(error, "message") or ""
         kind = status_kind(status)
-        # 403 is ambiguous (providers.md §1.2): a missing scope or an unverified sender is the
+        # 403 is ambiguous: a missing scope or an unverified sender is the
         # key's problem, but the "too many bad requests" block lifts by itself.
         if status == 403 and "too many bad requests" in message.lower():
             kind = FailureKind.TRANSIENT
@@ -203,6 +175,10 @@ def dns_records(domain_body: Mapping[str, Any], domain: str) -> tuple[DnsRecord,
             )
         )
     return tuple(records)
+
+
+def _auth(credential: Credential) -> dict[str, str]:
+    return {"Authorization": f"Bearer {credential.api_key}"}
 
 
 def _first_error(body: Mapping[str, Any]) -> dict[str, Any]:

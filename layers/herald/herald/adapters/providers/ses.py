@@ -1,4 +1,4 @@
-"""Amazon SES v2, the platform's own provider (providers.md §4): free-plan mail goes out through it.
+"""Amazon SES v2, the platform's own provider: free-plan mail goes out through it.
 
 Tenants bring no SES key, so the ``credential`` arguments of the provider interface are ignored
 here and SES offers no domain management.
@@ -6,7 +6,7 @@ here and SES offers no domain management.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from email.utils import formataddr
 from typing import TYPE_CHECKING, Final
 
@@ -19,7 +19,6 @@ from botocore.exceptions import (
 )
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
-from herald.adapters import aws_clients
 from herald.adapters.providers.transport import safe_reason, status_kind
 from herald.domain.providers import (
     JOB_ID_TAG,
@@ -32,7 +31,6 @@ from herald.domain.providers import (
     ProviderFailure,
     ProviderName,
 )
-from herald.settings import get_settings
 
 if TYPE_CHECKING:
     from mypy_boto3_sesv2 import SESV2Client
@@ -71,7 +69,8 @@ _CODE_KIND: Mapping[str, FailureKind] = {
 class SesProvider:
     name: Final = ProviderName.SES
 
-    def __init__(self, client: SESV2Client | None = None, sender: str | None = None) -> None:
+    def __init__(self, client: Callable[[], SESV2Client], sender: str) -> None:
+        # A factory: the client is only built when a free-plan email is actually sent.
         self._client = client
         self._sender = sender
 
@@ -105,10 +104,10 @@ class SesProvider:
         return KeyCheck(valid=True, details=details)
 
     def _ses(self) -> SESV2Client:
-        return self._client or aws_clients.sesv2()
+        return self._client()
 
     def _request(self, email: OutboundEmail) -> SendEmailRequestTypeDef:
-        sender = self._sender or get_settings().platform_sender
+        sender = self._sender
         body: BodyTypeDef = {"Html": {"Data": email.html, "Charset": CHARSET}}
         if email.text:
             body["Text"] = {"Data": email.text, "Charset": CHARSET}

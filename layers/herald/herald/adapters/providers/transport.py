@@ -10,14 +10,15 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from collections.abc import Callable, Iterable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 import requests
 
-import herald
-from herald.domain.providers import FailureKind, ProviderFailure, ProviderName
+from herald import USER_AGENT
+from herald.domain.providers import Credential, FailureKind, ProviderFailure, ProviderName
 
 # requests' own advice: slightly above a multiple of 3 s, the classic TCP retransmission window,
 # so a connect that needed one retransmitted SYN is not cut off just before it lands.
@@ -33,7 +34,6 @@ MAX_RETRY_AFTER_SECONDS = 3600.0
 # Reasons are stored in the job row and shown to the tenant: one short line is enough.
 MAX_REASON_CHARS = 200
 
-USER_AGENT = f"Herald/{herald.__version__}"
 REDACTED = "[redacted]"
 
 _CONTROL_OR_SPACE = re.compile(r"[\s\x00-\x1f\x7f]+")
@@ -199,3 +199,56 @@ def rejects_key(failure: ProviderFailure) -> bool:
 
 def fallback_reason(status: int) -> str:
     return f"HTTP {status} without a readable error message"
+
+
+class HttpProvider:
+    """The skeleton every HTTP provider adapter shares: calls relative to its base URL, answers
+    expected to succeed, and a delete that treats "already gone" as done. Each adapter supplies its
+    own ``_failure``: the translation of its provider's error vocabulary."""
+
+    name: ProviderName
+
+    def __init__(
+        self, base_url: str, session: requests.Session | None = None, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._base_url = base_url
+        self._session = session or new_session()
+        self._clock = clock
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        auth: Mapping[str, str],
+        body: object = None,
+        params: Mapping[str, str] | None = None,
+    ) -> requests.Response:
+        url = join_url(self._base_url, path)
+        return call(self._session, self.name, method, url, headers=auth, body=body, params=params)
+
+    def _expect(self, response: requests.Response, credential: Credential) -> dict[str, Any]:
+        if not succeeded(response):
+            raise self._failure(response, credential)
+        return json_object(response)
+
+    def _delete(self, path: str, auth: Mapping[str, str], credential: Credential) -> None:
+        response = self._call("DELETE", path, auth)
+        if response.status_code != 404 and not succeeded(response):
+            raise self._failure(response, credential)
+
+    def _failure(self, response: requests.Response, credential: Credential) -> ProviderFailure:
+        raise NotImplementedError
+
+
+def qualify_host(host: str, domain: str) -> str:
+    """Providers give record hosts either relative to the domain ("send") or fully qualified;
+    tenants paste them into different DNS consoles, so Herald always hands out the full name."""
+    name = host.strip().rstrip(".").lower()
+    domain = domain.strip().rstrip(".").lower()
+    if not domain:
+        return name
+    if name in {"", "@"}:
+        return domain
+    if name == domain or name.endswith(f".{domain}"):
+        return name
+    return f"{name}.{domain}"

@@ -1,318 +1,267 @@
-"""Data access for jobs: the accept transaction, reads for the API, and status transitions.
+"""Data access for jobs on the API side: the accept write, reads, listing and the retry transitions.
 
-DynamoDB calls per operation (the budgets of design.md, measured by the benchmark):
-- accept: 1 TransactWriteItems (job state + payload + idempotency + rate + usage), retried only
-  on a transaction conflict between concurrent duplicates;
-- get: 1 Query (state, payload and events share a partition);
-- list: 1 Query per page of the index, plus 1 COUNT Query for ``pagination.total``;
-- enqueue failure / retry: 1 conditional UpdateItem.
+DynamoDB calls per operation (measured by the benchmark):
+- insert: 1 conditional PutItem of the request item (its id derives from the idempotency key, so the
+  put is the idempotency guard); a duplicate adds 1 consistent GetItem to tell 409 from 422;
+- get: 1 Query (request, status and events share a partition);
+- list: 1 Query of an index page + 1 BatchGetItem of the page's status items, plus 1 COUNT Query for
+  ``pagination.total``; finished statuses are served by gsi2 directly; in-flight statuses
+  (pending, processing) scan the newest jobs within a budget;
+- enqueue failure / retry: 1 conditional UpdateItem of the status item.
 """
 
 from __future__ import annotations
 
-import base64
-import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pynamodb.exceptions import PynamoDBException, TransactWriteError
+from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
-from pynamodb.transactions import TransactWrite
 
-from herald.adapters.store.models import (
-    HeraldItem,
-    IdempotencyRecord,
-    JobEvent,
-    JobPayload,
-    JobState,
-    RateCounter,
-    UsageCounter,
+from herald.adapters.store.failures import ConditionFailed, conditional, translated
+from herald.adapters.store.job_items import state_of, view_of
+from herald.adapters.store.keys import (
+    JOB_SK,
+    STATUS_SK,
+    decode_cursor,
+    encode_cursor,
+    finished_jobs_gsi_pk,
     job_pk,
+    job_sort_key,
     jobs_gsi_pk,
 )
-from herald.adapters.store.table import cancellation_codes, connection
+from herald.adapters.store.models import HeraldItem, JobItem, JobStatusItem
 from herald.domain.errors import DependencyError
-from herald.domain.jobs import JobStatus
+from herald.domain.jobs import FINAL_STATUSES, Channel, JobMessage, JobStatus
+from herald.domain.records import JobPage, JobState, JobView, NewJob
+from herald.services.ports import DuplicateRequest
 
-IDEMPOTENCY_TTL_SECONDS = 48 * 3600  # the contract promises at least 24 h
-RATE_TTL_SECONDS = 180
-USAGE_TTL_SECONDS = 400 * 24 * 3600
-# Concurrent identical requests collide in DynamoDB transactions; a few quick retries let the
-# winner commit so the others see its idempotency record.
-CONFLICT_RETRIES = 6
-
-
-@dataclass(frozen=True)
-class NewJob:
-    job_id: str
-    tenant_id: str
-    type: str
-    priority: int
-    queue: str
-    max_attempts: int
-    created_at: str
-    payload: dict[str, Any]
+# In-flight filters read status items of the newest jobs; this many at most per request.
+IN_FLIGHT_SCAN_BUDGET = 1000
+_BATCH_GET = 100
 
 
-@dataclass(frozen=True)
-class IdempotencyClaim:
-    key: str
-    body_hash: str
+class DynamoJobStore:
+    def __init__(self, max_attempts: int) -> None:
+        # A status item created by a failed enqueue starts with the accept path's attempt budget.
+        self._max_attempts = max_attempts
 
+    def insert(self, job: NewJob) -> None:
+        item = JobItem(
+            job_pk(job.tenant_id, job.job_id),
+            JOB_SK,
+            type=job.channel.value,
+            priority=job.priority,
+            max_attempts=job.max_attempts,
+            created_at=job.created_at,
+            payload=job.payload,
+            body_hash=job.body_hash,
+            expires_at=job.expires_at,
+            gsi1pk=jobs_gsi_pk(job.tenant_id),
+            gsi1sk=job_sort_key(job.created_at, job.job_id),
+        )
+        try:
+            with conditional("job table write"):
+                item.save(condition=JobItem.pk.does_not_exist())
+        except ConditionFailed as exc:
+            raise self._duplicate(job) from exc
 
-@dataclass(frozen=True)
-class RateGuard:
-    minute: str
-    limit: int
-
-
-@dataclass(frozen=True)
-class UsageGuard:
-    period: str
-    channel_attr: str  # "emails" or "webhooks"
-    # (attribute counted against, limit) or None when unmetered.
-    limit: tuple[str, int] | None
-
-
-class DuplicateRequest(Exception):
-    def __init__(self, job_id: str, same_body: bool) -> None:
-        super().__init__("duplicate request")
-        self.job_id = job_id
-        self.same_body = same_body
-
-
-class RateLimited(Exception):
-    pass
-
-
-class QuotaExhausted(Exception):
-    pass
-
-
-@dataclass(frozen=True)
-class JobView:
-    state: JobState
-    payload: dict[str, Any] | None
-    events: list[JobEvent]
-
-
-@dataclass(frozen=True)
-class JobPage:
-    items: list[JobState]
-    total: int
-    next_cursor: str | None
-
-
-class JobStore:
-    """Jobs in the single table (see herald.adapters.store.models for the key layout)."""
-
-    def insert_accepted(
-        self,
-        job: NewJob,
-        idempotency: IdempotencyClaim | None,
-        rate: RateGuard,
-        usage: UsageGuard,
-    ) -> None:
-        """Write the job (PENDING) with its guards in one transaction, or raise why not."""
-        for attempt in range(CONFLICT_RETRIES):
+    def _duplicate(self, job: NewJob) -> Exception:
+        if job.body_hash is None:
+            return DependencyError("job table write failed: job id collision")
+        with translated("job table read"):
             try:
-                self._accept_transaction(job, idempotency, rate, usage)
-                return
-            except TransactWriteError as exc:
-                reasons = cancellation_codes(exc)
-                if "ConditionalCheckFailed" in reasons:
-                    self._raise_for_conditions(exc, reasons, idempotency)
-                if "TransactionConflict" not in reasons or attempt == CONFLICT_RETRIES - 1:
-                    raise DependencyError(f"job table write failed: {exc.cause_response_code}") from exc
-                time.sleep(0.02 * 2**attempt)
-            except PynamoDBException as exc:
-                raise DependencyError(f"job table write failed: {exc.cause_response_code}") from exc
-
-    def _accept_transaction(
-        self, job: NewJob, idempotency: IdempotencyClaim | None, rate: RateGuard, usage: UsageGuard
-    ) -> None:
-        now = int(time.time())
-        pk = job_pk(job.tenant_id, job.job_id)
-        with TransactWrite(connection=connection()) as tx:
-            if idempotency is not None:
-                record = IdempotencyRecord(
-                    f"IDEM#{job.tenant_id}#{idempotency.key}",
-                    "IDEM",
-                    job_id=job.job_id,
-                    body_hash=idempotency.body_hash,
-                    created_at=job.created_at,
-                    expires_at=now + IDEMPOTENCY_TTL_SECONDS,
+                existing: JobItem = JobItem.get(
+                    job_pk(job.tenant_id, job.job_id), JOB_SK, consistent_read=True
                 )
-                tx.save(record, condition=IdempotencyRecord.pk.does_not_exist(), return_values="ALL_OLD")
-            counter = RateCounter(f"RATE#{job.tenant_id}#{rate.minute}", "RATE")
-            tx.update(
-                counter,
-                actions=[RateCounter.requests.add(1), RateCounter.expires_at.set(now + RATE_TTL_SECONDS)],
-                condition=RateCounter.requests.does_not_exist() | (RateCounter.requests < rate.limit),
-            )
-            tx.update(
-                UsageCounter(f"USAGE#{job.tenant_id}#{usage.period}", "USAGE"), **_usage_update(usage, now)
-            )
-            tx.save(
-                JobState(
-                    pk,
-                    "STATE",
-                    job_id=job.job_id,
-                    tenant_id=job.tenant_id,
-                    type=job.type,
-                    status=JobStatus.PENDING.value,
-                    priority=job.priority,
-                    queue=job.queue,
-                    attempts=0,
-                    max_attempts=job.max_attempts,
-                    created_at=job.created_at,
-                    gsi1pk=jobs_gsi_pk(job.tenant_id),
-                    gsi1sk=f"{job.created_at}#{job.job_id}",
-                ),
-                condition=JobState.pk.does_not_exist(),
-            )
-            tx.save(JobPayload(pk, "PAYLOAD", payload=job.payload), condition=JobPayload.pk.does_not_exist())
-
-    @staticmethod
-    def _raise_for_conditions(
-        exc: TransactWriteError, reasons: list[str | None], idempotency: IdempotencyClaim | None
-    ) -> None:
-        # PynamoDB sends puts before updates: [idempotency?, state, payload, rate, usage].
-        puts = 3 if idempotency is not None else 2
-        if idempotency is not None and reasons[0] == "ConditionalCheckFailed":
-            old = exc.cancellation_reasons[0]
-            raw = (old.raw_item if old else None) or {}
-            job_id = raw.get("jobId", {}).get("S", "")
-            same = raw.get("bodyHash", {}).get("S") == idempotency.body_hash
-            raise DuplicateRequest(job_id, same) from exc
-        if reasons[puts] == "ConditionalCheckFailed":
-            raise RateLimited from exc
-        if reasons[puts + 1] == "ConditionalCheckFailed":
-            raise QuotaExhausted from exc
+            except DoesNotExist:
+                # Expired between the put and this read: the client's retry will be accepted.
+                return DependencyError("job table write failed: concurrent expiry")
+        return DuplicateRequest(job.job_id, existing.body_hash == job.body_hash)
 
     # ------------------------------------------------------------ reads
 
     def get(self, tenant_id: str, job_id: str) -> JobView | None:
-        state: JobState | None = None
-        payload: dict[str, Any] | None = None
-        events: list[JobEvent] = []
-        try:
-            for item in HeraldItem.query(job_pk(tenant_id, job_id)):
-                if isinstance(item, JobState):
-                    state = item
-                elif isinstance(item, JobPayload):
-                    payload = item.payload
-                elif isinstance(item, JobEvent):
-                    events.append(item)
-        except PynamoDBException as exc:
-            raise DependencyError(f"job table read failed: {exc.cause_response_code}") from exc
-        if state is None:
-            return None
-        return JobView(state, payload, sorted(events, key=lambda event: event.occurred_at))
+        with translated("job table read"):
+            return view_of(list(HeraldItem.query(job_pk(tenant_id, job_id))))
 
-    def list(
+    def listing(
         self,
         tenant_id: str,
         *,
         page: int,
         limit: int,
-        type_: str | None,
-        status: str | None,
+        channel: Channel | None,
+        status: JobStatus | None,
         cursor: str | None,
     ) -> JobPage:
-        condition = _filters(type_, status)
-        range_condition = HeraldItem.gsi1sk < _decode_cursor(cursor) if cursor else None
-        try:
-            results = HeraldItem.by_tenant.query(
-                jobs_gsi_pk(tenant_id),
-                range_key_condition=range_condition,
-                filter_condition=condition,
-                scan_index_forward=False,
+        query = _ListQuery(
+            tenant_id=tenant_id,
+            type_filter=JobItem.type == channel.value if channel is not None else None,
+            after=decode_cursor(cursor) if cursor else None,
+            skip=0 if cursor else (page - 1) * limit,
+            limit=limit,
+        )
+        if status is None:
+            return self._all(query)
+        if status in FINAL_STATUSES:
+            return self._finished(query, status)
+        return self._in_flight(query, status)
+
+    def _finished(self, query: _ListQuery, status: JobStatus) -> JobPage:
+        index = HeraldItem.finished
+        partition = finished_jobs_gsi_pk(query.tenant_id, status.value)
+        with translated("job index read"):
+            entries = query.page(_newest_first(index, partition, HeraldItem.gsi2sk, query))
+            total = index.count(partition, filter_condition=query.type_filter)
+        states = [state_of(None, entry) for entry in entries if isinstance(entry, JobStatusItem)]
+        items = tuple(state for state in states if state is not None)
+        return JobPage(items, total, query.cursor_after(entries, "gsi2sk"))
+
+    def _all(self, query: _ListQuery) -> JobPage:
+        index = HeraldItem.by_tenant
+        partition = jobs_gsi_pk(query.tenant_id)
+        with translated("job index read"):
+            entries = query.page(_newest_first(index, partition, HeraldItem.gsi1sk, query))
+            total = index.count(partition, filter_condition=query.type_filter)
+        return JobPage(tuple(self._states(entries)), total, query.cursor_after(entries, "gsi1sk"))
+
+    def _in_flight(self, query: _ListQuery, status: JobStatus) -> JobPage:
+        """Pending or processing jobs: no index holds them, so the newest jobs are read in pages of
+        status items, at most ``IN_FLIGHT_SCAN_BUDGET`` per request (in-flight jobs are recent)."""
+        matches: list[JobState] = []
+        scanned = 0
+        last_key: str | None = None
+        exhausted = True
+        with translated("job index read"):
+            entries = _newest_first(
+                HeraldItem.by_tenant, jobs_gsi_pk(query.tenant_id), HeraldItem.gsi1sk, query
             )
-            skip = 0 if cursor else (page - 1) * limit
-            items = _take(results, skip, limit)
-            total = HeraldItem.by_tenant.count(jobs_gsi_pk(tenant_id), filter_condition=condition)
-        except PynamoDBException as exc:
-            raise DependencyError(f"job index read failed: {exc.cause_response_code}") from exc
-        next_cursor = _encode_cursor(items[-1].gsi1sk) if len(items) == limit and items[-1].gsi1sk else None
-        return JobPage(items, total, next_cursor)
+            for chunk in _chunks(entries, _BATCH_GET):
+                if scanned >= IN_FLIGHT_SCAN_BUDGET:
+                    exhausted = False
+                    break
+                scanned += len(chunk)
+                matches += [state for state in self._states(chunk) if state.status is status]
+                last_key = str(chunk[-1].gsi1sk)
+        page = matches[query.skip : query.skip + query.limit]
+        next_cursor = encode_cursor(last_key) if last_key and not exhausted else None
+        return JobPage(tuple(page), len(matches), next_cursor, total_exact=exhausted)
+
+    def _states(self, entries: Sequence[JobItem]) -> list[JobState]:
+        """The states of index entries of request items, in their order (1 BatchGetItem per 100)."""
+        keys = [(entry.pk, STATUS_SK) for entry in entries]
+        with translated("job table read"):
+            found = {item.pk: item for item in JobStatusItem.batch_get(keys)} if keys else {}
+        states = []
+        for entry in entries:
+            state = state_of(entry, found.get(entry.pk))
+            if state is not None:
+                states.append(state)
+        return states
 
     # ------------------------------------------------------------ transitions
 
-    def mark_enqueue_failed(self, tenant_id: str, job_id: str, reason: str, failed_at: str) -> None:
+    def mark_enqueue_failed(self, message: JobMessage, reason: str, failed_at: str) -> None:
         """The queue refused the job: it ends FAILED with the reason and can be retried."""
-        state = JobState(job_pk(tenant_id, job_id), "STATE")
-        try:
-            state.update(
-                actions=[
-                    JobState.status.set(JobStatus.FAILED.value),
-                    JobState.error_message.set(reason),
-                    JobState.completed_at.set(failed_at),
-                ],
-                condition=JobState.status == JobStatus.PENDING.value,
-            )
-        except PynamoDBException as exc:
-            raise DependencyError(f"job table write failed: {exc.cause_response_code}") from exc
+        actions = [
+            *status_defaults(message, message.seen_attempts, self._max_attempts),
+            JobStatusItem.status.set(JobStatus.FAILED.value),
+            JobStatusItem.error_message.set(reason),
+            JobStatusItem.completed_at.set(failed_at),
+            *finished_index(message, JobStatus.FAILED),
+        ]
+        pending = JobStatusItem.pk.does_not_exist() | (JobStatusItem.status == JobStatus.PENDING.value)
+        with translated("job table write"):
+            _status(message.tenant_id, message.job_id).update(actions=actions, condition=pending)
 
     def reopen_failed(self, tenant_id: str, job_id: str, extra_attempts: int) -> JobState | None:
         """FAILED -> PENDING with a fresh attempt budget; None when the job is not failed."""
-        state = JobState(job_pk(tenant_id, job_id), "STATE")
+        item = _status(tenant_id, job_id)
         try:
-            state.update(
-                actions=[
-                    JobState.status.set(JobStatus.PENDING.value),
-                    JobState.max_attempts.set(JobState.attempts + extra_attempts),
-                    JobState.error_message.remove(),
-                    JobState.completed_at.remove(),
-                    JobState.lease_until.remove(),
-                    # A manual retry usually follows a fixed key: every provider gets a new chance.
-                    JobState.skip_providers.remove(),
-                ],
-                condition=JobState.status == JobStatus.FAILED.value,
-            )
-        except PynamoDBException as exc:
-            if exc.cause_response_code == "ConditionalCheckFailedException":
-                return None
-            raise DependencyError(f"job table write failed: {exc.cause_response_code}") from exc
-        return state
+            with conditional("job table write"):
+                item.update(
+                    actions=[
+                        JobStatusItem.status.set(JobStatus.PENDING.value),
+                        JobStatusItem.max_attempts.set(JobStatusItem.attempts + extra_attempts),
+                        JobStatusItem.error_message.remove(),
+                        JobStatusItem.completed_at.remove(),
+                        JobStatusItem.lease_until.remove(),
+                        # A manual retry usually follows a fixed key: every provider gets a new chance.
+                        JobStatusItem.skip_providers.remove(),
+                        JobStatusItem.gsi2pk.remove(),
+                        JobStatusItem.gsi2sk.remove(),
+                    ],
+                    condition=JobStatusItem.status == JobStatus.FAILED.value,
+                )
+        except ConditionFailed:
+            return None
+        return state_of(None, item)
 
 
-def _usage_update(usage: UsageGuard, now: int) -> dict[str, Any]:
-    attr = getattr(UsageCounter, usage.channel_attr)
-    actions = [attr.add(1), UsageCounter.total.add(1), UsageCounter.expires_at.set(now + USAGE_TTL_SECONDS)]
-    condition: Condition | None = None
-    if usage.limit is not None:
-        limited = getattr(UsageCounter, usage.limit[0])
-        condition = limited.does_not_exist() | (limited < usage.limit[1])
-    return {"actions": actions, "condition": condition}
+def _status(tenant_id: str, job_id: str) -> JobStatusItem:
+    return JobStatusItem(job_pk(tenant_id, job_id), STATUS_SK)
 
 
-def _filters(type_: str | None, status: str | None) -> Condition | None:
-    condition: Condition | None = None
-    if type_ is not None:
-        condition = JobState.type == type_
-    if status is not None:
-        by_status = JobState.status == status
-        condition = by_status if condition is None else condition & by_status
-    return condition
+def status_defaults(message: JobMessage, attempts: int, max_attempts: int) -> list[Any]:
+    """What a status item copies from its job when a write creates it (and keeps when it exists)."""
+    return [
+        JobStatusItem.kind.set(JobStatusItem.kind | JobStatusItem),
+        JobStatusItem.type.set(JobStatusItem.type | message.channel.value),
+        JobStatusItem.priority.set(JobStatusItem.priority | message.priority),
+        JobStatusItem.created_at.set(JobStatusItem.created_at | (message.created_at or "")),
+        JobStatusItem.attempts.set(JobStatusItem.attempts | attempts),
+        JobStatusItem.max_attempts.set(JobStatusItem.max_attempts | max_attempts),
+    ]
 
 
-def _take(results: Iterator[HeraldItem], skip: int, limit: int) -> list[JobState]:
-    items: list[JobState] = []
-    for index, item in enumerate(results):
-        if index < skip or not isinstance(item, JobState):
-            continue
-        items.append(item)
-        if len(items) == limit:
-            break
-    return items
+def finished_index(message: JobMessage, status: JobStatus) -> list[Any]:
+    """The gsi2 entry of a finished job (written once, with the outcome)."""
+    return [
+        JobStatusItem.gsi2pk.set(finished_jobs_gsi_pk(message.tenant_id, status.value)),
+        JobStatusItem.gsi2sk.set(job_sort_key(message.created_at or "", message.job_id)),
+    ]
 
 
-def _encode_cursor(sort_key: str) -> str:
-    return base64.urlsafe_b64encode(sort_key.encode()).decode().rstrip("=")
+@dataclass(frozen=True)
+class _ListQuery:
+    tenant_id: str
+    type_filter: Condition | None
+    after: str | None
+    skip: int
+    limit: int
+
+    def page(self, results: Iterator[HeraldItem]) -> list[Any]:
+        taken: list[Any] = []
+        for index, item in enumerate(results):
+            if index < self.skip:
+                continue
+            taken.append(item)
+            if len(taken) == self.limit:
+                break
+        return taken
+
+    def cursor_after(self, entries: Sequence[HeraldItem], sort_key: str) -> str | None:
+        return encode_cursor(str(getattr(entries[-1], sort_key))) if len(entries) == self.limit else None
 
 
-def _decode_cursor(cursor: str) -> str:
-    padded = cursor + "=" * (-len(cursor) % 4)
-    return base64.urlsafe_b64decode(padded.encode()).decode()
+def _newest_first(index: Any, partition: str, sort_key: Any, query: _ListQuery) -> Iterator[HeraldItem]:
+    results: Iterator[HeraldItem] = index.query(
+        partition,
+        range_key_condition=sort_key < query.after if query.after else None,
+        filter_condition=query.type_filter,
+        scan_index_forward=False,
+    )
+    return results
+
+
+def _chunks(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

@@ -1,23 +1,14 @@
-"""PynamoDB models of Herald's single DynamoDB table.
+"""PynamoDB models of Herald's single DynamoDB table (key layout: ``herald.adapters.store.keys``).
 
-Every entity is a subclass of ``HeraldItem`` told apart by the ``kind`` discriminator, so one
-Query of a partition returns a job's state, payload and events, or a tenant's profile, provider
-credentials and domains, in one call. Key layout (pk / sk):
+Every entity is a subclass of ``HeraldItem`` told apart by the ``kind`` discriminator, so one Query of
+a partition returns a job's request, state and events, or a tenant's profile, provider credentials
+and domains, in one call. These classes never leave the store package: the stores translate them to
+and from the frozen values of ``herald.domain.records``.
 
-    TENANT#<tenantId>          PROFILE                tenant (plan, status, signing secrets)
-    TENANT#<tenantId>          PROVIDER#<NAME>        provider credential (sealed key)
-    TENANT#<tenantId>          DOMAIN#<domain>        sending domain (per-provider state)
-    DOMAIN#<domain>            CLAIM                  which tenant owns a domain (unique)
-    APIKEY#<sha256>            KEY                    API key hash -> tenant
-    JOB#<tenantId>#<jobId>     STATE                  small, frequently updated job state
-    JOB#<tenantId>#<jobId>     PAYLOAD                the accepted request, written once
-    IDEM#<tenantId>#<key>      IDEM                   idempotency record (TTL)
-    RATE#<tenantId>#<minute>   RATE                   per-minute request counter (TTL)
-    USAGE#<tenantId>#<period>  USAGE                  monthly usage counter
-    SUPPRESSION#<tenantId>     <address>              suppressed recipient
-
-The job id sits inside the job's partition key next to the tenant id, so a lookup with another
-tenant's id cannot find the job: isolation by construction, not by an extra check.
+Write units are billed per started KB of the whole item, also by an update that changes one
+attribute, and every write of an item rewrites its index entries whose projected attributes change.
+So the frequently updated job state (``JobStatusItem``) is a small item of its own, apart from the
+request (``JobItem``), and the indexes project only what listing needs.
 """
 
 from __future__ import annotations
@@ -33,8 +24,23 @@ from pynamodb.attributes import (
     NumberAttribute,
     UnicodeAttribute,
 )
-from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
+from pynamodb.indexes import GlobalSecondaryIndex, IncludeProjection
 from pynamodb.models import Model
+
+# What gsi1 and gsi2 carry besides the keys; the template's projections say the same.
+JOBS_INDEX_ATTRIBUTES = ["kind", "type", "priority", "maxAttempts", "createdAt"]
+FINISHED_INDEX_ATTRIBUTES = [
+    "kind",
+    "type",
+    "status",
+    "priority",
+    "attempts",
+    "maxAttempts",
+    "errorMessage",
+    "createdAt",
+    "startedAt",
+    "completedAt",
+]
 
 
 class ByTenantIndex(GlobalSecondaryIndex["HeraldItem"]):
@@ -42,10 +48,21 @@ class ByTenantIndex(GlobalSecondaryIndex["HeraldItem"]):
 
     class Meta:
         index_name = "gsi1"
-        projection = AllProjection()
+        projection = IncludeProjection(JOBS_INDEX_ATTRIBUTES)
 
     gsi1pk = UnicodeAttribute(hash_key=True)
     gsi1sk = UnicodeAttribute(range_key=True)
+
+
+class FinishedJobsIndex(GlobalSecondaryIndex["HeraldItem"]):
+    """gsi2: a tenant's finished jobs by outcome, newest first; an entry is written once, at the end."""
+
+    class Meta:
+        index_name = "gsi2"
+        projection = IncludeProjection(FINISHED_INDEX_ATTRIBUTES)
+
+    gsi2pk = UnicodeAttribute(hash_key=True)
+    gsi2sk = UnicodeAttribute(range_key=True)
 
 
 class HeraldItem(Model):
@@ -63,28 +80,19 @@ class HeraldItem(Model):
     kind = DiscriminatorAttribute()
     gsi1pk = UnicodeAttribute(null=True)
     gsi1sk = UnicodeAttribute(null=True)
+    gsi2pk = UnicodeAttribute(null=True)
+    gsi2sk = UnicodeAttribute(null=True)
     # Epoch seconds; the table's TTL attribute. TTL deletion is lazy, so readers also check times.
     expires_at = NumberAttribute(null=True, attr_name="expiresAt")
     by_tenant = ByTenantIndex()
-
-
-def tenant_pk(tenant_id: str) -> str:
-    return f"TENANT#{tenant_id}"
-
-
-def job_pk(tenant_id: str, job_id: str) -> str:
-    return f"JOB#{tenant_id}#{job_id}"
-
-
-def jobs_gsi_pk(tenant_id: str) -> str:
-    return f"JOBS#{tenant_id}"
+    finished = FinishedJobsIndex()
 
 
 # ---------------------------------------------------------------- tenants and keys
 
 
 class SealedAttribute(MapAttribute[str, Any]):
-    """A value sealed by herald.adapters.vault (format version, wrapped data key, nonce, ciphertext)."""
+    """A value sealed by the vault (format version, wrapped data key, nonce, ciphertext)."""
 
     version = NumberAttribute()
     wrapped_key = UnicodeAttribute(attr_name="wrappedKey")
@@ -92,7 +100,7 @@ class SealedAttribute(MapAttribute[str, Any]):
     ciphertext = UnicodeAttribute()
 
 
-class TenantProfile(HeraldItem, discriminator="tenant"):
+class TenantItem(HeraldItem, discriminator="tenant"):
     tenant_id = UnicodeAttribute(attr_name="tenantId")
     name = UnicodeAttribute()
     email = UnicodeAttribute()
@@ -100,16 +108,21 @@ class TenantProfile(HeraldItem, discriminator="tenant"):
     status = UnicodeAttribute(default="active")
     created_at = UnicodeAttribute(attr_name="createdAt")
     api_key_hash = UnicodeAttribute(attr_name="apiKeyHash")
+    period_anchor = UnicodeAttribute(null=True, attr_name="periodAnchor")
     signing_secret = SealedAttribute(null=True, attr_name="signingSecret")
     signing_secret_created_at = UnicodeAttribute(null=True, attr_name="signingSecretCreatedAt")
     previous_signing_secret = SealedAttribute(null=True, attr_name="previousSigningSecret")
     previous_valid_until = UnicodeAttribute(null=True, attr_name="previousValidUntil")
+    rate_limit = NumberAttribute(null=True, attr_name="rateLimit")
+    quota_limit = NumberAttribute(null=True, attr_name="quotaLimit")
+    paid_until = UnicodeAttribute(null=True, attr_name="paidUntil")
+    # Keys of earlier rotations still in their grace period: hash -> valid until.
+    grace_keys = MapAttribute[str, Any](null=True, attr_name="graceKeys")
 
 
-class ApiKeyRecord(HeraldItem, discriminator="apikey"):
+class ApiKeyItem(HeraldItem, discriminator="apikey"):
     tenant_id = UnicodeAttribute(attr_name="tenantId")
     created_at = UnicodeAttribute(attr_name="createdAt")
-    # Set when the key was rotated with a grace period: valid until then, refused after.
     valid_until = UnicodeAttribute(null=True, attr_name="validUntil")
 
 
@@ -119,6 +132,7 @@ class DnsRecordAttribute(MapAttribute[str, Any]):
     value = UnicodeAttribute()
     purpose = UnicodeAttribute(null=True)
     priority = NumberAttribute(null=True)
+    status = UnicodeAttribute(null=True)
 
 
 class ProviderDomainAttribute(MapAttribute[str, Any]):
@@ -129,7 +143,7 @@ class ProviderDomainAttribute(MapAttribute[str, Any]):
     error = UnicodeAttribute(null=True)
 
 
-class ProviderCredential(HeraldItem, discriminator="provider"):
+class ProviderItem(HeraldItem, discriminator="provider"):
     provider = UnicodeAttribute()
     priority = NumberAttribute()
     api_key = SealedAttribute(attr_name="apiKey")
@@ -139,17 +153,28 @@ class ProviderCredential(HeraldItem, discriminator="provider"):
     added_at = UnicodeAttribute(attr_name="addedAt")
 
 
-class SendingDomain(HeraldItem, discriminator="domain"):
+class DomainItem(HeraldItem, discriminator="domain"):
     domain = UnicodeAttribute()
     created_at = UnicodeAttribute(attr_name="createdAt")
     providers = ListAttribute(of=ProviderDomainAttribute, default=list)
 
 
-class DomainClaim(HeraldItem, discriminator="domainclaim"):
+class DomainClaimItem(HeraldItem, discriminator="domainclaim"):
     tenant_id = UnicodeAttribute(attr_name="tenantId")
 
 
 # ---------------------------------------------------------------- jobs
+
+
+class JobItem(HeraldItem, discriminator="job"):
+    """The accepted request, written once by the API (a conditional put: the idempotency guard)."""
+
+    type = UnicodeAttribute()
+    priority = NumberAttribute()
+    max_attempts = NumberAttribute(attr_name="maxAttempts")
+    created_at = UnicodeAttribute(attr_name="createdAt")
+    payload = JSONAttribute()
+    body_hash = UnicodeAttribute(null=True, attr_name="bodyHash")
 
 
 class DeliveryLogAttribute(MapAttribute[str, Any]):
@@ -165,60 +190,46 @@ class DeliveryLogAttribute(MapAttribute[str, Any]):
     response_body = UnicodeAttribute(null=True, attr_name="responseBody")
 
 
-class JobState(HeraldItem, discriminator="job"):
-    """The small item every status write touches; the payload lives in JobPayload."""
+class JobStatusItem(HeraldItem, discriminator="status"):
+    """The small item every delivery write touches; it exists from the first claim (or failed enqueue)."""
 
-    job_id = UnicodeAttribute(attr_name="jobId")
-    tenant_id = UnicodeAttribute(attr_name="tenantId")
     type = UnicodeAttribute()
     status = UnicodeAttribute()
     priority = NumberAttribute()
-    queue = UnicodeAttribute()
+    created_at = UnicodeAttribute(attr_name="createdAt")
     attempts = NumberAttribute(default=0)
     max_attempts = NumberAttribute(attr_name="maxAttempts")
     error_message = UnicodeAttribute(null=True, attr_name="errorMessage")
-    created_at = UnicodeAttribute(attr_name="createdAt")
     started_at = UnicodeAttribute(null=True, attr_name="startedAt")
     completed_at = UnicodeAttribute(null=True, attr_name="completedAt")
     used_provider = UnicodeAttribute(null=True, attr_name="usedProvider")
     lease_until = NumberAttribute(null=True, attr_name="leaseUntil")
-    # Providers that failed permanently for this job (bad key, suspended): not tried again.
     skip_providers = ListAttribute[str](null=True, attr_name="skipProviders")
-    delivery_logs = ListAttribute(of=DeliveryLogAttribute, default=list, attr_name="deliveryLogs")
+    delivery_logs = ListAttribute(of=DeliveryLogAttribute, null=True, attr_name="deliveryLogs")
 
 
-class JobPayload(HeraldItem, discriminator="payload"):
-    payload = JSONAttribute()
-
-
-class JobEvent(HeraldItem, discriminator="event"):
+class JobEventItem(HeraldItem, discriminator="event"):
     type = UnicodeAttribute()
     occurred_at = UnicodeAttribute(attr_name="occurredAt")
     provider = UnicodeAttribute(null=True)
 
 
-# ---------------------------------------------------------------- counters and guards
+# ---------------------------------------------------------------- counters and suppressions
 
 
-class IdempotencyRecord(HeraldItem, discriminator="idem"):
-    job_id = UnicodeAttribute(attr_name="jobId")
-    body_hash = UnicodeAttribute(attr_name="bodyHash")
-    created_at = UnicodeAttribute(attr_name="createdAt")
+class CounterItem(HeraldItem, discriminator="usage"):
+    """A tenant's jobs in one billing period, and its requests in the current minute."""
 
-
-class RateCounter(HeraldItem, discriminator="rate"):
-    # Not named "count": that would shadow Model.count().
-    requests = NumberAttribute(default=0, attr_name="count")
-
-
-class UsageCounter(HeraldItem, discriminator="usage"):
     emails = NumberAttribute(default=0)
     webhooks = NumberAttribute(default=0)
     # emails + webhooks: condition expressions cannot add, and the free plan's quota is shared.
     total = NumberAttribute(default=0)
+    minute = UnicodeAttribute(null=True)
+    # Not named "count": that would shadow Model.count().
+    requests = NumberAttribute(default=0)
 
 
-class Suppression(HeraldItem, discriminator="suppression"):
+class SuppressionItem(HeraldItem, discriminator="suppression"):
     address = UnicodeAttribute()
     reason = UnicodeAttribute()
     source = UnicodeAttribute(null=True)

@@ -1,14 +1,13 @@
-"""Sealed secrets as stored attributes: the bridge between the vault and the table's items."""
+"""Sealed secrets as stored attributes: the bridge between ``SealedSecret`` values and the items."""
 
 from __future__ import annotations
 
-from herald.adapters.store.models import ProviderCredential, SealedAttribute
-from herald.adapters.vault import Purpose, SealedSecret, Vault
-from herald.domain.providers import Credential
+from herald.adapters.store.models import SealedAttribute
+from herald.domain.secrets import SealedSecret
 
 
-def seal_attribute(vault: Vault, tenant_id: str, purpose: Purpose, plaintext: str) -> SealedAttribute:
-    record = vault.seal(tenant_id, purpose, plaintext).to_record()
+def to_attribute(sealed: SealedSecret) -> SealedAttribute:
+    record = sealed.to_record()
     return SealedAttribute(
         version=record["version"],
         wrapped_key=record["wrappedKey"],
@@ -17,7 +16,7 @@ def seal_attribute(vault: Vault, tenant_id: str, purpose: Purpose, plaintext: st
     )
 
 
-def unseal_attribute(vault: Vault, tenant_id: str, purpose: Purpose, sealed: SealedAttribute) -> str:
+def from_attribute(sealed: SealedAttribute) -> SealedSecret:
     # Not sealed.as_dict(): it names the fields as Python attributes (wrapped_key), not as stored.
     record = {
         "version": sealed.version,
@@ -25,13 +24,12 @@ def unseal_attribute(vault: Vault, tenant_id: str, purpose: Purpose, sealed: Sea
         "nonce": sealed.nonce,
         "ciphertext": sealed.ciphertext,
     }
-    return vault.open(tenant_id, purpose, SealedSecret.from_record(record))
+    return SealedSecret.from_record(record)
 
 
-def provider_credential(vault: Vault, tenant_id: str, stored: ProviderCredential) -> Credential:
-    """The decrypted key (and Postmark account token) of one stored provider credential."""
-    token = stored.account_token
-    return Credential(
-        api_key=unseal_attribute(vault, tenant_id, Purpose.PROVIDER_KEY, stored.api_key),
-        account_token=unseal_attribute(vault, tenant_id, Purpose.PROVIDER_KEY, token) if token else None,
-    )
+def optional_from(sealed: SealedAttribute | None) -> SealedSecret | None:
+    return None if sealed is None else from_attribute(sealed)
+
+
+def optional_to(sealed: SealedSecret | None) -> SealedAttribute | None:
+    return None if sealed is None else to_attribute(sealed)

@@ -5,10 +5,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from pynamodb.connection import Connection
-from pynamodb.exceptions import TransactWriteError
 
 from herald.adapters.store.models import HeraldItem
-from herald.settings import Settings, get_settings
 
 
 def _model_classes() -> list[type[HeraldItem]]:
@@ -18,8 +16,8 @@ def _model_classes() -> list[type[HeraldItem]]:
     return found
 
 
-def bind(table_name: str, *, region: str, endpoint: str | None = None, max_attempts: int = 3) -> None:
-    """Point every model at this table (functions at cold start, the CLI, tests per moto table)."""
+def bind(table_name: str, *, region: str, endpoint: str | None = None, max_attempts: int) -> None:
+    """Point every model at this table (composition roots at cold start, the CLI, tests per table)."""
     meta = HeraldItem.Meta
     meta.table_name = table_name
     meta.region = region
@@ -42,26 +40,3 @@ def connection() -> Connection:
         connect_timeout_seconds=meta.connect_timeout_seconds,
         read_timeout_seconds=meta.read_timeout_seconds,
     )
-
-
-@lru_cache(maxsize=1)
-def _bound_once() -> bool:
-    settings: Settings = get_settings()
-    bind(
-        settings.table_name,
-        region=settings.region,
-        endpoint=settings.dynamodb_endpoint,
-        max_attempts=settings.aws_max_attempts,
-    )
-    return True
-
-
-def ensure_bound() -> None:
-    """Bind to the process settings once (handlers call this at cold start)."""
-    _bound_once()
-
-
-def cancellation_codes(exc: TransactWriteError) -> list[str | None]:
-    """Why each item of a cancelled transaction failed, in PynamoDB's item order (condition checks,
-    deletes, puts, updates); None where the item was fine."""
-    return [reason.code if reason else None for reason in exc.cancellation_reasons]

@@ -1,169 +1,151 @@
 """Data access for tenants and their API keys.
 
 DynamoDB calls: authenticate = 1 GetItem (key hash) + 1 Query (the tenant's partition: profile,
-provider credentials, domains), both cached by herald.services.auth; create = 1 transaction; rotate = 1
-transaction.
+provider credentials, domains), both cached by the services; create = 1 transaction; rotate = 1
+transaction; profile = 1 GetItem.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
-from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteError
-from pynamodb.transactions import TransactWrite
+from pynamodb.exceptions import DoesNotExist
 
-from herald.adapters.store.models import (
-    ApiKeyRecord,
-    HeraldItem,
-    ProviderCredential,
-    SendingDomain,
-    TenantProfile,
+from herald.adapters.store.conversions import domain_from, profile_from, profile_item, provider_from
+from herald.adapters.store.failures import ConditionFailed, conditional, transaction, translated
+from herald.adapters.store.keys import (
+    KEY_SK,
+    PROFILE_SK,
+    TENANTS_GSI_PK,
+    api_key_pk,
     tenant_pk,
+    tenant_sort_key,
 )
-from herald.adapters.store.table import cancellation_codes, connection
+from herald.adapters.store.models import ApiKeyItem, DomainItem, HeraldItem, ProviderItem, TenantItem
 from herald.domain.clock import epoch_seconds, iso
-from herald.domain.errors import DependencyError
+from herald.domain.records import ApiKeyRecord, TenantProfile, TenantRecords
+from herald.services.ports import KeyChanged, TenantNotFound
 
-TENANTS_GSI_PK = "TENANTS"
 # TTL removes a rotated-out key's record a day after its grace ends (auth checks validUntil itself).
 GRACE_TTL_MARGIN = 24 * 3600
+# Profile fields an operator or a payment may change, by domain name.
+_PROFILE_FIELDS: dict[str, Any] = {
+    "plan": TenantItem.plan,
+    "status": TenantItem.status,
+    "rate_limit": TenantItem.rate_limit,
+    "quota_limit": TenantItem.quota_limit,
+    "period_anchor": TenantItem.period_anchor,
+    "paid_until": TenantItem.paid_until,
+}
 
 
-def api_key_pk(key_hash: str) -> str:
-    return f"APIKEY#{key_hash}"
-
-
-@dataclass
-class TenantRecords:
-    """Everything stored in a tenant's partition, read with one Query."""
-
-    profile: TenantProfile
-    providers: list[ProviderCredential] = field(default_factory=list)
-    domains: list[SendingDomain] = field(default_factory=list)
-
-    def verified_domains(self) -> list[str]:
-        """Domains verified with at least one provider the tenant still has configured: the only
-        ones mail may be sent from."""
-        configured = {credential.provider for credential in self.providers}
-        return sorted(
-            domain.domain
-            for domain in self.domains
-            if any(entry.verified and entry.provider in configured for entry in domain.providers)
-        )
-
-
-class TenantNotFound(Exception):
-    pass
-
-
-class KeyChanged(Exception):
-    """The tenant's current key changed under a concurrent rotation."""
-
-
-class TenantStore:
+class DynamoTenantStore:
     def find_api_key(self, key_hash: str) -> ApiKeyRecord | None:
-        try:
-            record: ApiKeyRecord = ApiKeyRecord.get(api_key_pk(key_hash), "KEY")
-        except DoesNotExist:
-            return None
-        except PynamoDBException as exc:
-            raise DependencyError(f"tenant table read failed: {exc.cause_response_code}") from exc
-        return record
+        with translated("tenant table read"):
+            try:
+                item: ApiKeyItem = ApiKeyItem.get(api_key_pk(key_hash), KEY_SK)
+            except DoesNotExist:
+                return None
+        return ApiKeyRecord(key_hash, item.tenant_id, item.created_at, item.valid_until)
 
     def profile(self, tenant_id: str) -> TenantProfile:
         """Only the profile item (1 eventually consistent GetItem)."""
-        try:
-            profile: TenantProfile = TenantProfile.get(tenant_pk(tenant_id), "PROFILE")
-        except DoesNotExist as exc:
-            raise TenantNotFound(tenant_id) from exc
-        except PynamoDBException as exc:
-            raise DependencyError(f"tenant table read failed: {exc.cause_response_code}") from exc
-        return profile
+        with translated("tenant table read"):
+            try:
+                item: TenantItem = TenantItem.get(tenant_pk(tenant_id), PROFILE_SK)
+            except DoesNotExist as exc:
+                raise TenantNotFound(tenant_id) from exc
+        return profile_from(item)
 
     def load(self, tenant_id: str) -> TenantRecords:
         profile: TenantProfile | None = None
-        providers: list[ProviderCredential] = []
-        domains: list[SendingDomain] = []
-        try:
+        providers = []
+        domains = []
+        with translated("tenant table read"):
             for item in HeraldItem.query(tenant_pk(tenant_id)):
-                if isinstance(item, TenantProfile):
-                    profile = item
-                elif isinstance(item, ProviderCredential):
-                    providers.append(item)
-                elif isinstance(item, SendingDomain):
-                    domains.append(item)
-        except PynamoDBException as exc:
-            raise DependencyError(f"tenant table read failed: {exc.cause_response_code}") from exc
+                if isinstance(item, TenantItem):
+                    profile = profile_from(item)
+                elif isinstance(item, ProviderItem):
+                    providers.append(provider_from(item))
+                elif isinstance(item, DomainItem):
+                    domains.append(domain_from(item))
         if profile is None:
             raise TenantNotFound(tenant_id)
-        providers.sort(key=lambda credential: int(credential.priority))
-        return TenantRecords(profile, providers, domains)
+        providers.sort(key=lambda credential: credential.priority)
+        return TenantRecords(profile, tuple(providers), tuple(domains))
 
-    def create(self, profile: TenantProfile, key_hash: str) -> None:
-        profile.gsi1pk = TENANTS_GSI_PK
-        profile.gsi1sk = f"{profile.created_at}#{profile.tenant_id}"
-        key = ApiKeyRecord(
-            api_key_pk(key_hash), "KEY", tenant_id=profile.tenant_id, created_at=profile.created_at
+    def create(self, profile: TenantProfile) -> None:
+        item = profile_item(profile)
+        item.gsi1pk = TENANTS_GSI_PK
+        item.gsi1sk = tenant_sort_key(profile.created_at, profile.tenant_id)
+        key = ApiKeyItem(
+            api_key_pk(profile.api_key_hash),
+            KEY_SK,
+            tenant_id=profile.tenant_id,
+            created_at=profile.created_at,
         )
-        try:
-            with TransactWrite(connection=connection()) as tx:
-                tx.save(profile, condition=TenantProfile.pk.does_not_exist())
-                tx.save(key, condition=ApiKeyRecord.pk.does_not_exist())
-        except PynamoDBException as exc:
-            raise DependencyError(f"tenant table write failed: {exc.cause_response_code}") from exc
+        with transaction("tenant table write") as tx:
+            tx.save(item, condition=TenantItem.pk.does_not_exist())
+            tx.save(key, condition=ApiKeyItem.pk.does_not_exist())
 
     def all_profiles(self) -> Iterator[TenantProfile]:
-        try:
-            for item in HeraldItem.by_tenant.query(TENANTS_GSI_PK):
-                if isinstance(item, TenantProfile):
-                    yield item
-        except PynamoDBException as exc:
-            raise DependencyError(f"tenant index read failed: {exc.cause_response_code}") from exc
+        """Oldest first, from the index (its entries carry only keys: one BatchGet per 100)."""
+        with translated("tenant index read"):
+            keys = [(item.pk, item.sk) for item in HeraldItem.by_tenant.query(TENANTS_GSI_PK)]
+        for start in range(0, len(keys), 100):
+            with translated("tenant table read"):
+                found = {item.pk: item for item in TenantItem.batch_get(keys[start : start + 100])}
+            for pk, _ in keys[start : start + 100]:
+                if pk in found:
+                    yield profile_from(found[pk])
 
-    def update_profile(self, tenant_id: str, **changes: str) -> TenantProfile:
-        profile = TenantProfile(tenant_pk(tenant_id), "PROFILE")
-        actions = [getattr(TenantProfile, name).set(value) for name, value in changes.items()]
+    def update_profile(self, tenant_id: str, **changes: object) -> TenantProfile:
+        item = TenantItem(tenant_pk(tenant_id), PROFILE_SK)
+        actions: list[Any] = [
+            _PROFILE_FIELDS[name].remove() if value is None else _PROFILE_FIELDS[name].set(value)
+            for name, value in changes.items()
+        ]
         try:
-            profile.update(actions=actions, condition=TenantProfile.pk.exists())
-        except PynamoDBException as exc:
-            if exc.cause_response_code == "ConditionalCheckFailedException":
-                raise TenantNotFound(tenant_id) from exc
-            raise DependencyError(f"tenant table write failed: {exc.cause_response_code}") from exc
-        return profile
+            with conditional("tenant table write"):
+                item.update(actions=actions, condition=TenantItem.pk.exists())
+        except ConditionFailed as exc:
+            raise TenantNotFound(tenant_id) from exc
+        return profile_from(item)
 
     def rotate_api_key(
         self, tenant_id: str, old_hash: str, new_hash: str, created_at: str, old_valid_until: datetime | None
     ) -> None:
-        """New key in, profile points at it, old key revoked now or kept until ``old_valid_until``."""
-        new_key = ApiKeyRecord(api_key_pk(new_hash), "KEY", tenant_id=tenant_id, created_at=created_at)
-        old_key = ApiKeyRecord(api_key_pk(old_hash), "KEY")
-        profile = TenantProfile(tenant_pk(tenant_id), "PROFILE")
-        try:
-            with TransactWrite(connection=connection()) as tx:
-                tx.save(new_key, condition=ApiKeyRecord.pk.does_not_exist())
+        """New key in, profile points at it; the old key kept until ``old_valid_until``, or revoked
+        now together with every key of earlier rotations still in grace."""
+        profile = self.profile(tenant_id)
+        new_key = ApiKeyItem(api_key_pk(new_hash), KEY_SK, tenant_id=tenant_id, created_at=created_at)
+        old_key = ApiKeyItem(api_key_pk(old_hash), KEY_SK)
+        live_grace = {key: until for key, until in profile.grace_keys.items() if until > created_at}
+
+        def refine(codes: list[str | None]) -> Exception | None:
+            # The profile update is the transaction's last item: its condition names the current key.
+            return KeyChanged(tenant_id) if codes and codes[-1] == "ConditionalCheckFailed" else None
+
+        with transaction("tenant table write", refine) as tx:
+            tx.save(new_key, condition=ApiKeyItem.pk.does_not_exist())
+            if old_valid_until is None:
+                for key_hash in [old_hash, *live_grace]:
+                    tx.delete(ApiKeyItem(api_key_pk(key_hash), KEY_SK))
+                grace: dict[str, str] = {}
+            else:
+                until = iso(old_valid_until)
                 tx.update(
-                    profile,
-                    actions=[TenantProfile.api_key_hash.set(new_hash)],
-                    condition=TenantProfile.api_key_hash == old_hash,
+                    old_key,
+                    actions=[
+                        ApiKeyItem.valid_until.set(until),
+                        ApiKeyItem.expires_at.set(epoch_seconds(old_valid_until) + GRACE_TTL_MARGIN),
+                    ],
                 )
-                if old_valid_until is None:
-                    tx.delete(old_key)
-                else:
-                    tx.update(
-                        old_key,
-                        actions=[
-                            ApiKeyRecord.valid_until.set(iso(old_valid_until)),
-                            ApiKeyRecord.expires_at.set(epoch_seconds(old_valid_until) + GRACE_TTL_MARGIN),
-                        ],
-                    )
-        except TransactWriteError as exc:
-            codes = cancellation_codes(exc)
-            # PynamoDB sends deletes, then puts, then updates: [old key delete?, new key, profile, ...].
-            profile_index = 2 if old_valid_until is None else 1
-            if len(codes) > profile_index and codes[profile_index] == "ConditionalCheckFailed":
-                raise KeyChanged(tenant_id) from exc
-            raise DependencyError(f"tenant table write failed: {exc.cause_response_code}") from exc
-        except PynamoDBException as exc:
-            raise DependencyError(f"tenant table write failed: {exc.cause_response_code}") from exc
+                grace = {**live_grace, old_hash: until}
+            tx.update(
+                TenantItem(tenant_pk(tenant_id), PROFILE_SK),
+                actions=[TenantItem.api_key_hash.set(new_hash), TenantItem.grace_keys.set(grace)],
+                condition=TenantItem.api_key_hash == old_hash,
+            )

@@ -1,0 +1,131 @@
+"""A tenant's counters, one small item per billing period: the jobs accepted in the period (quota)
+and the requests of the current minute (rate limit), charged together by one conditional UpdateItem.
+
+The minute lives in the item: a request in the same minute adds to ``requests``; the first request
+of a new minute resets it. Which of the two updates to try first is remembered per tenant in this
+process, so the usual case is one call; a refusal costs one more read to say why.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pynamodb.exceptions import DoesNotExist
+from pynamodb.expressions.condition import Condition
+
+from herald.adapters.store.failures import ConditionFailed, conditional, translated
+from herald.adapters.store.keys import USAGE_SK, usage_pk
+from herald.adapters.store.models import CounterItem
+from herald.domain.errors import DependencyError
+from herald.domain.jobs import Channel
+from herald.domain.plans import Quota, channel_counter
+from herald.domain.records import Usage
+from herald.services.ports import QuotaExhausted, RateLimited
+
+# Counters stay readable (usage history) for about a year after their period.
+COUNTER_TTL_SECONDS = 400 * 24 * 3600
+# Same-minute and new-minute races between containers settle within a few tries.
+MAX_TRIES = 4
+
+
+class DynamoCounters:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._minutes: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def charge(
+        self,
+        tenant_id: str,
+        period: str,
+        minute: str,
+        channel: Channel,
+        *,
+        rate_limit: int,
+        quota: Quota | None,
+    ) -> None:
+        if rate_limit < 1:
+            raise RateLimited
+        key = usage_pk(tenant_id, period)
+        with self._lock:
+            same_minute = self._minutes.get(key) == minute
+        for _ in range(MAX_TRIES):
+            try:
+                self._update(key, minute, channel, rate_limit, quota, same_minute=same_minute)
+            except ConditionFailed:
+                item = self._read(key)
+                _raise_refusal(item, minute, rate_limit, quota)
+                # Not refused: the other update fits (a new minute began, or another container began it).
+                same_minute = item is not None and item.minute is not None and item.minute >= minute
+                minute = item.minute if same_minute and item is not None and item.minute else minute
+                continue
+            with self._lock:
+                self._minutes[key] = minute
+            return
+        raise DependencyError("counter write failed: too much contention")
+
+    def _update(
+        self,
+        key: str,
+        minute: str,
+        channel: Channel,
+        rate_limit: int,
+        quota: Quota | None,
+        *,
+        same_minute: bool,
+    ) -> None:
+        counted = getattr(CounterItem, channel_counter(channel))
+        actions: list[Any] = [
+            CounterItem.total.set((CounterItem.total | 0) + 1),
+            counted.set((counted | 0) + 1),
+        ]
+        condition: Condition
+        if same_minute:
+            actions.append(CounterItem.requests.set(CounterItem.requests + 1))
+            condition = (CounterItem.minute == minute) & (CounterItem.requests < rate_limit)
+        else:
+            actions += [
+                CounterItem.minute.set(minute),
+                CounterItem.requests.set(1),
+                CounterItem.expires_at.set(int(self._clock()) + COUNTER_TTL_SECONDS),
+            ]
+            condition = CounterItem.minute.does_not_exist() | (CounterItem.minute < minute)
+        if quota is not None:
+            limited = getattr(CounterItem, quota.counter)
+            condition = condition & (limited.does_not_exist() | (limited < quota.limit))
+        with conditional("counter write"):
+            CounterItem(key, USAGE_SK).update(actions=actions, condition=condition)
+
+    @staticmethod
+    def _read(key: str) -> CounterItem | None:
+        with translated("counter read"):
+            try:
+                item: CounterItem = CounterItem.get(key, USAGE_SK, consistent_read=True)
+            except DoesNotExist:
+                return None
+        return item
+
+    def refund(self, tenant_id: str, period: str, channel: Channel) -> None:
+        counted = getattr(CounterItem, channel_counter(channel))
+        with translated("counter write"):
+            CounterItem(usage_pk(tenant_id, period), USAGE_SK).update(
+                actions=[CounterItem.total.add(-1), counted.add(-1)], condition=CounterItem.pk.exists()
+            )
+
+    def usage(self, tenant_id: str, period: str) -> Usage:
+        item = self._read(usage_pk(tenant_id, period))
+        if item is None:
+            return Usage()
+        return Usage(emails=int(item.emails or 0), webhooks=int(item.webhooks or 0))
+
+
+def _raise_refusal(item: CounterItem | None, minute: str, rate_limit: int, quota: Quota | None) -> None:
+    if quota is not None:
+        used = int(getattr(item, quota.counter) or 0) if item is not None else 0
+        if used >= quota.limit:
+            raise QuotaExhausted(used)
+    if item is not None and item.minute == minute and int(item.requests) >= rate_limit:
+        raise RateLimited

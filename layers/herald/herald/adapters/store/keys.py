@@ -1,0 +1,111 @@
+"""The key layout of Herald's single table, in one place. Every builder and parser of a key lives here.
+
+    pk                          sk                   item
+    TENANT#<tenantId>           PROFILE              tenant (plan, status, limits, signing secrets)
+    TENANT#<tenantId>           PROVIDER#<NAME>      provider credential (sealed key)
+    TENANT#<tenantId>           DOMAIN#<domain>      sending domain (per-provider state)
+    DOMAIN#<domain>             CLAIM                which tenant owns a domain (unique)
+    APIKEY#<sha256>             KEY                  API key hash -> tenant
+    JOB#<tenantId>#<jobId>      JOB                  the accepted request and its routing, written once
+    JOB#<tenantId>#<jobId>      STATUS               small delivery state, from the first claim on
+    JOB#<tenantId>#<jobId>      EVENT#<time>#<id>    a delivery event reported by the provider
+    USAGE#<tenantId>#<period>   USAGE                the tenant's counters: jobs this period, requests this minute
+    SUPPRESSION#<tenantId>      <address>            suppressed recipient
+
+Indexes: gsi1 lists a tenant's jobs newest first (JOBS#<tenantId>, createdAt#jobId) and the
+operator's tenants (TENANTS, createdAt#tenantId); gsi2 lists a tenant's finished jobs by outcome
+(JOBS#<tenantId>#completed|failed, createdAt#jobId). The job id sits inside the job's partition key
+next to the tenant id, so a lookup with another tenant's id cannot find the job: isolation by
+construction, not by an extra check.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+PROFILE_SK = "PROFILE"
+KEY_SK = "KEY"
+CLAIM_SK = "CLAIM"
+JOB_SK = "JOB"
+STATUS_SK = "STATUS"
+USAGE_SK = "USAGE"
+TENANTS_GSI_PK = "TENANTS"
+_EVENT_PREFIX = "EVENT#"
+# createdAt (ISO-8601 ms, UTC) # job id: what a list cursor may point at.
+_JOB_SORT_KEY = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z#[0-9a-f-]{36}$")
+
+
+def tenant_pk(tenant_id: str) -> str:
+    return f"TENANT#{tenant_id}"
+
+
+def provider_sk(provider: str) -> str:
+    return f"PROVIDER#{provider}"
+
+
+def domain_sk(domain: str) -> str:
+    return f"DOMAIN#{domain}"
+
+
+def domain_claim_pk(domain: str) -> str:
+    return f"DOMAIN#{domain}"
+
+
+def api_key_pk(key_hash: str) -> str:
+    return f"APIKEY#{key_hash}"
+
+
+def job_pk(tenant_id: str, job_id: str) -> str:
+    return f"JOB#{tenant_id}#{job_id}"
+
+
+def job_ids(pk: str) -> tuple[str, str]:
+    """(tenant id, job id) of a job partition key."""
+    _, tenant_id, job_id = pk.split("#", 2)
+    return tenant_id, job_id
+
+
+def event_sk(occurred_at: str, event_id: str) -> str:
+    return f"{_EVENT_PREFIX}{occurred_at}#{event_id}"
+
+
+def usage_pk(tenant_id: str, period: str) -> str:
+    return f"USAGE#{tenant_id}#{period}"
+
+
+def suppression_pk(tenant_id: str) -> str:
+    return f"SUPPRESSION#{tenant_id}"
+
+
+def jobs_gsi_pk(tenant_id: str) -> str:
+    return f"JOBS#{tenant_id}"
+
+
+def finished_jobs_gsi_pk(tenant_id: str, status: str) -> str:
+    return f"JOBS#{tenant_id}#{status}"
+
+
+def job_sort_key(created_at: str, job_id: str) -> str:
+    return f"{created_at}#{job_id}"
+
+
+def tenant_sort_key(created_at: str, tenant_id: str) -> str:
+    return f"{created_at}#{tenant_id}"
+
+
+def encode_cursor(sort_key: str) -> str:
+    return base64.urlsafe_b64encode(sort_key.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str:
+    """The sort key a cursor points at; ValueError for anything this store did not hand out."""
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        sort_key = base64.urlsafe_b64decode(padded.encode("ascii")).decode("ascii")
+    except (binascii.Error, UnicodeError) as exc:
+        raise ValueError("not a cursor") from exc
+    if not _JOB_SORT_KEY.match(sort_key):
+        raise ValueError("not a cursor")
+    return sort_key

@@ -1,0 +1,54 @@
+"""A tenant's suppressed recipients, in a partition of their own (one GetItem per email checked)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pynamodb.exceptions import DoesNotExist
+
+from herald.adapters.store.failures import ConditionFailed, conditional, translated
+from herald.adapters.store.keys import suppression_pk
+from herald.adapters.store.models import HeraldItem, SuppressionItem
+from herald.domain.records import Suppression
+
+
+class DynamoSuppressions:
+    def is_suppressed(self, tenant_id: str, address: str) -> bool:
+        with translated("suppression read"):
+            try:
+                SuppressionItem.get(suppression_pk(tenant_id), address.lower())
+            except DoesNotExist:
+                return False
+        return True
+
+    def suppress(self, tenant_id: str, suppression: Suppression) -> None:
+        address = suppression.address.lower()
+        item = SuppressionItem(
+            suppression_pk(tenant_id),
+            address,
+            address=address,
+            reason=suppression.reason,
+            source=suppression.source,
+            created_at=suppression.created_at,
+        )
+        with translated("suppression write"):
+            item.save()
+
+    def entries(self, tenant_id: str) -> Iterator[Suppression]:
+        with translated("suppression read"):
+            items = [
+                item
+                for item in HeraldItem.query(suppression_pk(tenant_id))
+                if isinstance(item, SuppressionItem)
+            ]
+        for item in items:
+            yield Suppression(item.address, item.reason, item.created_at, item.source)
+
+    def delete(self, tenant_id: str, address: str) -> bool:
+        item = SuppressionItem(suppression_pk(tenant_id), address.lower())
+        try:
+            with conditional("suppression delete"):
+                item.delete(condition=SuppressionItem.pk.exists())
+        except ConditionFailed:
+            return False
+        return True

@@ -1,0 +1,296 @@
+"""The ports of the services: what they need from storage, queues, key management, providers and the
+network, as small protocols over domain values. Adapters implement them; composition roots wire them;
+tests substitute in-memory fakes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from herald.domain.jobs import Channel, JobMessage, JobStatus, QueuePriority
+from herald.domain.plans import Quota
+from herald.domain.providers import (
+    Credential,
+    Delivered,
+    DomainRegistration,
+    DomainVerification,
+    KeyCheck,
+    OutboundEmail,
+    ProviderName,
+)
+from herald.domain.records import (
+    ApiKeyRecord,
+    Claim,
+    DeliveryLog,
+    JobPage,
+    JobState,
+    JobView,
+    NewJob,
+    SendingDomain,
+    StoredProvider,
+    Suppression,
+    TenantProfile,
+    TenantRecords,
+    Usage,
+)
+from herald.domain.secrets import Purpose, SealedSecret
+from herald.domain.webhooks import OutboundWebhook, WebhookOutcome
+
+# ---------------------------------------------------------------- storage outcomes
+
+
+class DuplicateRequest(Exception):
+    """A job with this idempotency key exists already; ``same_body`` tells 409 from 422."""
+
+    def __init__(self, job_id: str, same_body: bool) -> None:
+        super().__init__("duplicate request")
+        self.job_id = job_id
+        self.same_body = same_body
+
+
+class RateLimited(Exception):
+    pass
+
+
+class QuotaExhausted(Exception):
+    def __init__(self, used: int) -> None:
+        super().__init__("quota exhausted")
+        self.used = used
+
+
+class TenantNotFound(Exception):
+    pass
+
+
+class KeyChanged(Exception):
+    """The tenant's current key changed under a concurrent rotation."""
+
+
+class DomainTaken(Exception):
+    """Another tenant already registered this domain."""
+
+
+class AlreadyExists(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- storage
+
+
+class Counters(Protocol):
+    """Per-tenant request and usage counters (one small item per tenant and billing period)."""
+
+    def charge(
+        self,
+        tenant_id: str,
+        period: str,
+        minute: str,
+        channel: Channel,
+        *,
+        rate_limit: int,
+        quota: Quota | None,
+    ) -> None:
+        """Count one request in ``minute`` and one job in ``period``, both within their limits, or
+        raise ``RateLimited`` / ``QuotaExhausted`` and count nothing."""
+
+    def refund(self, tenant_id: str, period: str, channel: Channel) -> None:
+        """Take back the job of a request that turned out to be a duplicate."""
+
+    def usage(self, tenant_id: str, period: str) -> Usage: ...
+
+
+class JobStore(Protocol):
+    def insert(self, job: NewJob) -> None:
+        """Store an accepted job once; ``DuplicateRequest`` when its id exists already."""
+
+    def get(self, tenant_id: str, job_id: str) -> JobView | None: ...
+
+    def listing(
+        self,
+        tenant_id: str,
+        *,
+        page: int,
+        limit: int,
+        channel: Channel | None,
+        status: JobStatus | None,
+        cursor: str | None,
+    ) -> JobPage:
+        """ValueError for a cursor this store did not hand out."""
+
+    def mark_enqueue_failed(self, message: JobMessage, reason: str, failed_at: str) -> None:
+        """The queue refused the job of ``message``: it ends FAILED with the reason (retryable)."""
+
+    def reopen_failed(self, tenant_id: str, job_id: str, extra_attempts: int) -> JobState | None:
+        """FAILED -> PENDING with a fresh attempt budget; None when the job is not failed."""
+
+
+class DeliveryStore(Protocol):
+    def claim(
+        self,
+        message: JobMessage,
+        *,
+        now: int,
+        lease_seconds: int,
+        started_at: str,
+        max_attempts: int,
+        expires_at: int,
+    ) -> Claim | None:
+        """Take the job for one attempt, or None when another delivery owns it or it is done."""
+
+    def current(self, tenant_id: str, job_id: str) -> JobState | None: ...
+
+    def payload(self, tenant_id: str, job_id: str) -> dict[str, Any]: ...
+
+    def finish(self, message: JobMessage, log: DeliveryLog, status: JobStatus, reason: str | None) -> bool:
+        """Record the last attempt's outcome (COMPLETED or FAILED); False when the lease was lost."""
+
+    def release_for_retry(
+        self, message: JobMessage, log: DeliveryLog, reason: str, skip_providers: Sequence[str]
+    ) -> bool: ...
+
+
+class Suppressions(Protocol):
+    def is_suppressed(self, tenant_id: str, address: str) -> bool: ...
+
+    def suppress(self, tenant_id: str, suppression: Suppression) -> None: ...
+
+    def entries(self, tenant_id: str) -> Iterator[Suppression]: ...
+
+    def delete(self, tenant_id: str, address: str) -> bool:
+        """False when the address was not suppressed."""
+
+
+class TenantStore(Protocol):
+    def find_api_key(self, key_hash: str) -> ApiKeyRecord | None: ...
+
+    def profile(self, tenant_id: str) -> TenantProfile:
+        """``TenantNotFound`` when there is no such tenant."""
+
+    def load(self, tenant_id: str) -> TenantRecords:
+        """``TenantNotFound`` when there is no such tenant."""
+
+    def create(self, profile: TenantProfile) -> None: ...
+
+    def all_profiles(self) -> Iterator[TenantProfile]: ...
+
+    def update_profile(self, tenant_id: str, **changes: object) -> TenantProfile:
+        """Set (or, with None, remove) profile attributes; ``TenantNotFound`` when absent."""
+
+    def rotate_api_key(
+        self,
+        tenant_id: str,
+        old_hash: str,
+        new_hash: str,
+        created_at: str,
+        old_valid_until: datetime | None,
+    ) -> None:
+        """New key in, profile points at it; the old one kept until ``old_valid_until``, or, without
+        a grace period, revoked together with every key still in an earlier rotation's grace;
+        ``KeyChanged`` when the current key moved meanwhile."""
+
+
+class AccountStore(Protocol):
+    def save_provider(self, tenant_id: str, provider: StoredProvider) -> None: ...
+
+    def delete_provider(
+        self, tenant_id: str, removed: StoredProvider, below: Sequence[StoredProvider]
+    ) -> None: ...
+
+    def swap_priorities(
+        self, tenant_id: str, moved: StoredProvider, new_priority: int, holder: StoredProvider | None
+    ) -> None: ...
+
+    def set_signing_secret(
+        self,
+        tenant_id: str,
+        secret: SealedSecret,
+        created_at: str,
+        *,
+        require_absent: bool,
+        previous: SealedSecret | None = None,
+        previous_valid_until: str | None = None,
+    ) -> None:
+        """``AlreadyExists`` when ``require_absent`` and a secret is set."""
+
+    def delete_signing_secret(self, tenant_id: str) -> None: ...
+
+    def claim_domain(self, tenant_id: str, domain: SendingDomain) -> None:
+        """``DomainTaken`` when another tenant owns it."""
+
+    def domain(self, tenant_id: str, name: str) -> SendingDomain | None: ...
+
+    def save_domain(self, tenant_id: str, domain: SendingDomain) -> None: ...
+
+    def delete_domain(self, tenant_id: str, name: str) -> None: ...
+
+
+# ---------------------------------------------------------------- queues, keys, network
+
+
+class JobQueue(Protocol):
+    def enqueue(self, message: JobMessage, priority: QueuePriority, delay_seconds: int = 0) -> None: ...
+
+
+class DeadLetters(Protocol):
+    def send(self, record: dict[str, Any]) -> None: ...
+
+
+class CacheStats(Protocol):
+    """Hit and miss counts of a cache, published as metrics (misses of the data key cache are KMS calls)."""
+
+    @property
+    def hits(self) -> int: ...
+
+    @property
+    def misses(self) -> int: ...
+
+
+class SecretBox(Protocol):
+    """Seals and opens tenant secrets (``SecretTampered`` when a record is not this tenant's)."""
+
+    def seal(self, tenant_id: str, purpose: Purpose, plaintext: str) -> SealedSecret: ...
+
+    def open(self, tenant_id: str, purpose: Purpose, sealed: SealedSecret) -> str: ...
+
+
+class UrlGuard(Protocol):
+    def __call__(self, url: str) -> object:
+        """Raises ``UrlNotAllowed`` for a URL Herald may not call."""
+
+
+class WebhookSender(Protocol):
+    def __call__(self, hook: OutboundWebhook, *, secrets: Sequence[str]) -> WebhookOutcome: ...
+
+
+class EmailProvider(Protocol):
+    """What the delivery engine needs: send one email, and a cheap live check of the credential."""
+
+    @property
+    def name(self) -> ProviderName: ...
+
+    def send(self, email: OutboundEmail, credential: Credential) -> Delivered:
+        """Hand the email to the provider; raises ``ProviderFailure``."""
+
+    def check_key(self, credential: Credential) -> KeyCheck:
+        """Ask the provider whether the credential can do what Herald needs; raises
+        ``ProviderFailure`` when the provider cannot answer (timeouts, 5xx, 429)."""
+
+
+class DomainProvider(EmailProvider, Protocol):
+    """A tenant provider: also registers, verifies and deletes the tenant's sending domains."""
+
+    def register_domain(self, domain: str, credential: Credential) -> DomainRegistration: ...
+
+    def verify_domain(self, registration_ref: str, credential: Credential) -> DomainVerification: ...
+
+    def delete_domain(self, registration_ref: str, credential: Credential) -> None:
+        """Remove the domain at the provider; a domain already gone counts as deleted."""
+
+
+class EmailProviders(Protocol):
+    def __call__(self, name: ProviderName) -> EmailProvider: ...
+
+
+class DomainProviders(Protocol):
+    def __call__(self, name: ProviderName) -> DomainProvider: ...
