@@ -26,9 +26,12 @@ test: $(STAMP) lint typecheck
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
+	@# Each function folder is its own top level (every handler is an `app` module): one run each.
+	for fn in functions/*/; do MYPYPATH=layers/herald:$$fn $(BIN)/mypy $$fn*.py || exit 1; done
 
 ## validate: SAM and CloudFormation linting of template.yaml
 validate: $(STAMP)

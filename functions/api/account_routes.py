@@ -27,7 +27,7 @@ def _tenant() -> TenantContext:
 
 def _api_base() -> str:
     headers = router.current_event.headers
-    host = headers.get("host") or router.current_event.request_context.domain_name
+    host = headers.get("host") or router.current_event.raw_event["requestContext"]["domainName"]
     scheme = headers.get("x-forwarded-proto", "https")
     return f"{scheme}://{host}/api/v1"
 

@@ -14,8 +14,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import herald
 from herald.composition.api import api_services
-from herald.domain.errors import ErrorCode, HeraldError
-from herald.domain.jobs import Channel, JobStatus
+from herald.domain.errors import DependencyError, ErrorCode, HeraldError
+from herald.domain.jobs import Channel, JobStatus, queue_priority
 from herald.domain.records import TenantContext
 from herald.http.api_keys import extract_api_key
 from herald.http.requests import EmailRequest, WebhookRequest, idempotency_key
@@ -104,7 +104,7 @@ def _accept(channel: Channel, payload: dict[str, Any], header_key: str | None) -
     if header_key is not None:
         _valid_header_key(header_key)
     accepted = api_services().accept.accept(caller, channel, payload, header_key)
-    count("Accepted", channel=channel.value)
+    count("Accepted", {"channel": channel.value, "priority": queue_priority(accepted.priority).value})
     return json_response(202, accepted.as_response())
 
 
@@ -153,6 +153,17 @@ def retry_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa
 @app.exception_handler(HeraldError)
 def herald_error(error: HeraldError) -> Response[str]:
     return error_response(error)
+
+
+@app.exception_handler(DependencyError)
+def dependency_failed(error: DependencyError) -> Response[str]:
+    # The table, a queue or KMS did not answer: the request changed nothing the client must undo.
+    logger.error("dependency unavailable", extra={"reason": str(error)})
+    return error_response(
+        HeraldError(
+            "A service Herald depends on is unavailable; retry shortly.", ErrorCode.DEPENDENCY_UNAVAILABLE
+        )
+    )
 
 
 @app.exception_handler(RequestValidationError)

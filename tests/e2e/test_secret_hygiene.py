@@ -143,7 +143,8 @@ def _send_emails(client: RecordingClient, domain: str, run: str) -> dict[str, st
         jobs[client.call(f"email via {provider}", "POST", "/notifications/email", email, 202)["jobId"]] = (
             provider
         )
-    failing = {"to": f"fail-400+{run}@example.com", "subject": "Hygiene", "body": "<p>no</p>"}
+    # Every provider refuses the key: no usable provider, an operator's case with a dead-letter copy.
+    failing = {"to": f"fail-401+{run}@example.com", "subject": "Hygiene", "body": "<p>no</p>"}
     jobs[client.call("failing email", "POST", "/notifications/email", failing, 202)["jobId"]] = "FAILING"
     return jobs
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from herald.adapters.vault import SecretTampered
+from herald.domain.secrets import SecretTampered
 
 _NONCE_BYTES = 12
 

@@ -99,7 +99,25 @@ def test_the_table_is_on_demand_with_ttl_and_the_tenant_index(template: dict[str
     table = template["Resources"]["HeraldTable"]["Properties"]
     assert table["BillingMode"] == "PAY_PER_REQUEST"
     assert table["TimeToLiveSpecification"] == {"AttributeName": "expiresAt", "Enabled": True}
-    assert [index["IndexName"] for index in table["GlobalSecondaryIndexes"]] == ["gsi1"]
+    assert [index["IndexName"] for index in table["GlobalSecondaryIndexes"]] == ["gsi1", "gsi2"]
+
+
+def test_the_indexes_project_only_what_never_changes_and_the_models_say_the_same(
+    template: dict[str, Any],
+) -> None:
+    """An index entry is rewritten whenever a projected attribute changes: both indexes project only
+    attributes written once, so a status write never costs an index write (except gsi2's one entry,
+    written with the outcome). The PynamoDB models must declare the template's projections."""
+    from herald.adapters.store.models import FINISHED_INDEX_ATTRIBUTES, JOBS_INDEX_ATTRIBUTES
+
+    projections = {
+        index["IndexName"]: index["Projection"]
+        for index in template["Resources"]["HeraldTable"]["Properties"]["GlobalSecondaryIndexes"]
+    }
+    assert projections["gsi1"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": JOBS_INDEX_ATTRIBUTES}
+    assert projections["gsi2"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": FINISHED_INDEX_ATTRIBUTES}
+    assert "status" not in JOBS_INDEX_ATTRIBUTES
+    assert "attempts" not in JOBS_INDEX_ATTRIBUTES
 
 
 def test_the_dead_letter_queue_has_an_alarm(template: dict[str, Any]) -> None:

@@ -10,11 +10,6 @@ from typing import Any
 
 import pytest
 
-from herald.adapters import aws_clients
-from herald.adapters.store.models import JobState, job_pk
-from herald.adapters.store.table import ensure_bound
-from herald.adapters.store.tenant_store import TenantStore
-from herald.services import tenants
 from tests.support.dns import resolve_publicly
 from tests.support.herald_in_moto import HeraldInMoto, herald_in_moto
 
@@ -42,11 +37,6 @@ def _empty_queues(herald: HeraldInMoto) -> None:
     herald.drain_queues()
 
 
-def new_key(plan: str = "startup") -> str:
-    ensure_bound()
-    return tenants.create_tenant(TenantStore(), "Acme", "ops@acme.test", plan).api_key
-
-
 def _bodies(messages: list[dict[str, Any]]) -> list[str]:
     return [message["Body"] for message in messages]
 
@@ -54,15 +44,15 @@ def _bodies(messages: list[dict[str, Any]]) -> list[str]:
 def test_the_job_row_is_pending_before_its_message_is_sent(
     herald: HeraldInMoto, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    key = new_key()
+    key = herald.new_key()
     seen_at_send: list[str | None] = []
-    sqs = aws_clients.sqs()
+    sqs = herald.sqs()
     original = sqs.send_message
 
     def observing_send(**kwargs: Any) -> Any:
         body = json.loads(kwargs["MessageBody"])
-        state = JobState.get(job_pk(body["tenantId"], body["jobId"]), "STATE")
-        seen_at_send.append(state.status)
+        state = herald.job_state(body["tenantId"], body["jobId"])
+        seen_at_send.append(state.status if state else None)
         return original(**kwargs)
 
     monkeypatch.setattr(sqs, "send_message", observing_send)
@@ -84,7 +74,7 @@ def test_the_job_row_is_pending_before_its_message_is_sent(
 def test_each_priority_lands_in_its_channels_queue_grouped_by_tenant(
     herald: HeraldInMoto, route: str, body: dict[str, Any], output: str
 ) -> None:
-    key = new_key()
+    key = herald.new_key()
     answer = herald.api("POST", f"/api/v1/notifications/{route}", body, key=key)
     assert answer.status == 202
     messages = herald.queued(output)
@@ -97,7 +87,7 @@ def test_each_priority_lands_in_its_channels_queue_grouped_by_tenant(
 
 
 def test_the_free_plan_always_goes_to_the_low_queue(herald: HeraldInMoto) -> None:
-    key = new_key("free")
+    key = herald.new_key("free")
     answer = herald.api("POST", "/api/v1/notifications/email", {**EMAIL, "priority": 1}, key=key)
     assert answer.status == 202
     assert len(herald.queued("EmailLowQueueUrl")) == 1
@@ -105,7 +95,7 @@ def test_the_free_plan_always_goes_to_the_low_queue(herald: HeraldInMoto) -> Non
 
 
 def test_twenty_concurrent_identical_requests_create_exactly_one_job(herald: HeraldInMoto) -> None:
-    key = new_key()
+    key = herald.new_key()
     body = {**EMAIL, "idempotencyKey": "order-42"}
     with ThreadPoolExecutor(max_workers=20) as pool:
         answers = list(
@@ -124,7 +114,7 @@ def test_twenty_concurrent_identical_requests_create_exactly_one_job(herald: Her
 
 
 def test_the_same_key_with_another_body_is_422(herald: HeraldInMoto) -> None:
-    key = new_key()
+    key = herald.new_key()
     assert (
         herald.api("POST", "/api/v1/notifications/email", {**EMAIL, "idempotencyKey": "k"}, key=key).status
         == 202
@@ -138,7 +128,7 @@ def test_the_same_key_with_another_body_is_422(herald: HeraldInMoto) -> None:
 def test_an_enqueue_failure_fails_the_job_with_503_and_retry_requeues_it(
     herald: HeraldInMoto, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    key = new_key()
+    key = herald.new_key()
     real_url = herald.queue_url("EmailNormalQueueUrl")
     herald.use_function_environment("ApiFunction", {"HERALD_QUEUE_EMAIL_NORMAL": real_url + "-missing"})
     refused = herald.api("POST", "/api/v1/notifications/email", EMAIL, key=key)
@@ -164,7 +154,7 @@ def test_an_enqueue_failure_fails_the_job_with_503_and_retry_requeues_it(
 
 
 def test_another_tenants_job_is_404_never_403(herald: HeraldInMoto) -> None:
-    owner, intruder = new_key(), new_key()
+    owner, intruder = herald.new_key(), herald.new_key()
     job_id = herald.api("POST", "/api/v1/notifications/email", EMAIL, key=owner).data["jobId"]
     for method, path in (
         ("GET", f"/api/v1/notifications/jobs/{job_id}"),
@@ -176,7 +166,7 @@ def test_another_tenants_job_is_404_never_403(herald: HeraldInMoto) -> None:
 
 
 def test_listing_is_newest_first_with_filters_paging_and_a_cursor(herald: HeraldInMoto) -> None:
-    key = new_key()
+    key = herald.new_key()
     ids = [
         herald.api("POST", "/api/v1/notifications/email", {**EMAIL, "subject": f"n{i}"}, key=key).data[
             "jobId"
@@ -202,7 +192,7 @@ def test_listing_is_newest_first_with_filters_paging_and_a_cursor(herald: Herald
 
 
 def test_bad_inputs_get_their_documented_errors(herald: HeraldInMoto) -> None:
-    key = new_key()
+    key = herald.new_key()
     cases = [
         (herald.api("POST", "/api/v1/notifications/email", EMAIL), 401, "missing_api_key"),
         (herald.api("POST", "/api/v1/notifications/email", EMAIL, key="hk_short"), 401, "malformed_api_key"),
@@ -242,7 +232,7 @@ def test_bad_inputs_get_their_documented_errors(herald: HeraldInMoto) -> None:
 
 
 def test_the_free_plans_rate_limit_answers_429_with_retry_after(herald: HeraldInMoto) -> None:
-    key = new_key("free")
+    key = herald.new_key("free")
     statuses = [herald.api("POST", "/api/v1/notifications/webhook", WEBHOOK, key=key) for _ in range(6)]
     assert [answer.status for answer in statuses[:5]] == [202] * 5
     limited = statuses[5]

@@ -13,16 +13,13 @@ from typing import Any
 
 import pytest
 
-from herald.adapters import aws_clients
-from herald.adapters.store.delivery_store import suppression_pk
-from herald.adapters.store.models import ProviderCredential, Suppression
-from herald.adapters.store.sealed import provider_credential
-from herald.adapters.store.table import ensure_bound
-from herald.adapters.store.tenant_store import TenantStore
-from herald.adapters.vault import SecretTampered, default_vault
+from herald.adapters.store.suppression_store import DynamoSuppressions
+from herald.adapters.store.tenant_store import DynamoTenantStore
+from herald.composition.common import foundation
+from herald.composition.vault import process_vault
 from herald.domain.clock import now_iso
-from herald.services import tenants
-from herald.services.auth import hash_api_key
+from herald.domain.records import StoredProvider, Suppression
+from herald.domain.secrets import Purpose, SecretTampered
 from herald.services.tenant_directory import TenantDirectory
 from herald_local.pollers import sqs_record
 from herald_local.sandbox import SandboxServer
@@ -56,16 +53,14 @@ def _api_talks_to_the_sandbox(herald: HeraldInMoto, sandbox: SandboxServer) -> N
     herald.use_function_environment("ApiFunction", {"HERALD_AWS_MAX_ATTEMPTS": "1", **provider_urls(sandbox)})
 
 
-def new_key(plan: str = "startup") -> str:
-    ensure_bound()
-    return tenants.create_tenant(TenantStore(), "Acme", "ops@acme.test", plan).api_key
+def new_key(herald: HeraldInMoto, plan: str = "startup") -> str:
+    """A tenant with no provider key yet (these tests store them through the API)."""
+    return herald.new_tenant(plan, providers=()).api_key
 
 
-def tenant_of(key: str) -> str:
-    ensure_bound()
-    record = TenantStore().find_api_key(hash_api_key(key))
-    assert record is not None
-    return str(record.tenant_id)
+def open_key(tenant_id: str, stored: StoredProvider) -> str:
+    """The stored key opened as the worker opens it (the process vault and its data key cache)."""
+    return process_vault().open(tenant_id, Purpose.PROVIDER_KEY, stored.api_key)
 
 
 def sandbox_key(label: str) -> str:
@@ -122,15 +117,15 @@ def test_another_tenant_can_neither_see_nor_change_your_providers(herald: Herald
     """Given an owner with SendGrid and Resend keys, When an intruder lists, reorders, deletes and
     overwrites providers with its own key, Then it only ever sees and touches its own, and the
     owner's keys and order are unchanged."""
-    owner, intruder = new_key(), new_key()
+    owner, intruder = new_key(herald), new_key(herald)
     owner_sendgrid = store_key(herald, owner, "SENDGRID")
     owner_resend = store_key(herald, owner, "RESEND")
 
     assert herald.api("GET", "/api/v1/account/providers", key=intruder).data == []
     moved = herald.api("PATCH", "/api/v1/account/providers/RESEND", {"priority": 1}, key=intruder)
-    assert (moved.status, moved.body["code"]) == (404, "provider_not_configured")
+    assert (moved.status, moved.body["code"]) == (404, "provider_not_found")
     deleted = herald.api("DELETE", "/api/v1/account/providers/RESEND", key=intruder)
-    assert (deleted.status, deleted.body["code"]) == (404, "provider_not_configured")
+    assert (deleted.status, deleted.body["code"]) == (404, "provider_not_found")
     intruder_sendgrid = store_key(herald, intruder, "SENDGRID")
 
     owners = herald.api("GET", "/api/v1/account/providers", key=owner).data
@@ -145,7 +140,7 @@ def test_another_tenant_can_neither_see_nor_change_your_providers(herald: Herald
 def test_another_tenant_can_neither_see_nor_use_nor_change_your_domains(herald: HeraldInMoto) -> None:
     """Given an owner's verified domain, When an intruder (with a provider of its own) lists, verifies,
     deletes, registers or sends from it, Then each attempt fails and the domain stays the owner's."""
-    owner, intruder = new_key(), new_key()
+    owner, intruder = new_key(herald), new_key(herald)
     store_key(herald, owner, "SENDGRID")
     store_key(herald, intruder, "SENDGRID")
     domain = f"mail-{uuid.uuid4()}.example.com"
@@ -185,16 +180,11 @@ def test_another_tenant_can_neither_see_nor_use_nor_change_your_domains(herald: 
 
 
 def test_another_tenant_can_neither_see_nor_lift_your_suppressions(herald: HeraldInMoto) -> None:
-    owner, intruder = new_key(), new_key()
+    owner, intruder = new_key(herald), new_key(herald)
     address = f"bounced-{uuid.uuid4().hex[:8]}@example.com"
-    Suppression(
-        suppression_pk(tenant_of(owner)),
-        address,
-        address=address,
-        reason="hard_bounce",
-        source="SENDGRID",
-        created_at=now_iso(),
-    ).save()
+    DynamoSuppressions().suppress(
+        herald.tenant_of(owner), Suppression(address, "hard_bounce", now_iso(), "SENDGRID")
+    )
 
     assert herald.api("GET", "/api/v1/account/suppressions", key=intruder).data == []
     lifted = herald.api("DELETE", f"/api/v1/account/suppressions/{address}", key=intruder)
@@ -210,8 +200,8 @@ def test_another_tenant_can_neither_see_nor_lift_your_suppressions(herald: Heral
 
 def test_priorities_stay_one_to_n_after_a_provider_is_removed_and_another_added(herald: HeraldInMoto) -> None:
     """Given SendGrid 1, Resend 2, Postmark 3, When SendGrid is removed and added again, Then the
-    priorities are 1, 2, 3 with no two providers sharing one (api.md: a priority has one holder)."""
-    key = new_key()
+    priorities are 1, 2, 3 with no two providers sharing one (a priority has one holder)."""
+    key = new_key(herald)
     for provider in ("SENDGRID", "RESEND", "POSTMARK"):
         store_key(herald, key, provider)
 
@@ -250,9 +240,11 @@ def _tamper(herald: HeraldInMoto, tenant_id: str, provider: str, field: str) -> 
     )
 
 
-def _stored(tenant_id: str, provider: str) -> ProviderCredential:
-    ensure_bound()
-    return next(item for item in TenantStore().load(tenant_id).providers if item.provider == provider)
+def _stored(tenant_id: str, provider: str) -> StoredProvider:
+    foundation()
+    stored = DynamoTenantStore().load(tenant_id).provider(provider)
+    assert stored is not None
+    return stored
 
 
 @pytest.mark.parametrize("field", ["ciphertext", "nonce", "wrappedKey"])
@@ -262,20 +254,18 @@ def test_a_tampered_sealed_key_fails_loudly_in_the_worker_instead_of_opening(
     """Given a stored key that opens in the worker, When one byte of its sealed record is flipped in
     the table, Then opening it raises SecretTampered, both directly and through the worker's tenant
     directory, and no garbage key comes back."""
-    key = new_key()
-    tenant_id = tenant_of(key)
+    key = new_key(herald)
+    tenant_id = herald.tenant_of(key)
     plaintext = store_key(herald, key, "SENDGRID")
     herald.use_function_environment("EmailWorkerFunction", provider_urls(sandbox))
-    assert (
-        provider_credential(default_vault(), tenant_id, _stored(tenant_id, "SENDGRID")).api_key == plaintext
-    )
+    assert open_key(tenant_id, _stored(tenant_id, "SENDGRID")) == plaintext
 
     _tamper(herald, tenant_id, "SENDGRID", field)
 
     with pytest.raises(SecretTampered):
-        provider_credential(default_vault(), tenant_id, _stored(tenant_id, "SENDGRID"))
+        open_key(tenant_id, _stored(tenant_id, "SENDGRID"))
     with pytest.raises(SecretTampered):
-        TenantDirectory(TenantStore(), default_vault()).credential(tenant_id, "SENDGRID")
+        TenantDirectory(DynamoTenantStore(), process_vault()).credential(tenant_id, "SENDGRID")
 
 
 def test_a_worker_skips_a_tampered_key_and_delivers_through_the_next_provider(
@@ -285,10 +275,10 @@ def test_a_worker_skips_a_tampered_key_and_delivers_through_the_next_provider(
     is delivered, Then SendGrid is never called, the attempt records that its key cannot be
     decrypted, and Resend delivers."""
     herald.drain_queues()
-    key = new_key()
+    key = new_key(herald)
     store_key(herald, key, "SENDGRID")
     store_key(herald, key, "RESEND")
-    _tamper(herald, tenant_of(key), "SENDGRID", "ciphertext")
+    _tamper(herald, herald.tenant_of(key), "SENDGRID", "ciphertext")
     email = {"to": f"reader-{uuid.uuid4().hex[:8]}@example.com", "subject": "s", "body": "<p>x</p>"}
     job_id = herald.api("POST", "/api/v1/notifications/email", email, key=key).data["jobId"]
 
@@ -313,7 +303,7 @@ def test_a_provider_unreachable_during_the_key_check_is_502_and_nothing_is_store
 ) -> None:
     """Given SendGrid's API unreachable (its base URL a closed port), When a tenant stores a SendGrid
     key, Then the answer is 502 provider_unavailable and no credential is written."""
-    key = new_key()
+    key = new_key(herald)
     unreachable = {
         **provider_urls(sandbox),
         "HERALD_SENDGRID_BASE_URL": f"http://127.0.0.1:{closed_port()}/sendgrid",
@@ -324,7 +314,7 @@ def test_a_provider_unreachable_during_the_key_check_is_502_and_nothing_is_store
 
     assert (answer.status, answer.body["code"]) == (502, "provider_unavailable")
     assert herald.api("GET", "/api/v1/account/providers", key=key).data == []
-    assert table_keys(herald, tenant_of(key)) == ["PROFILE"]
+    assert table_keys(herald, herald.tenant_of(key)) == ["PROFILE"]
 
 
 # ---------------------------------------------------------------- KMS calls
@@ -336,7 +326,7 @@ class KmsDecrypts:
 
     def __init__(self) -> None:
         self.calls = 0
-        aws_clients.kms().meta.events.register("before-call.kms.Decrypt", self._count)
+        foundation().clients.kms().meta.events.register("before-call.kms.Decrypt", self._count)
 
     def _count(self, **_: Any) -> None:
         self.calls += 1
@@ -347,14 +337,14 @@ def test_a_warm_worker_opens_the_same_tenants_key_a_hundred_times_with_one_kms_d
 ) -> None:
     """Given a stored key and a fresh worker process (cold caches), When the worker opens that key 100
     times, Then KMS is asked to Decrypt exactly once (the data key cache serves the rest)."""
-    key = new_key()
-    tenant_id = tenant_of(key)
+    key = new_key(herald)
+    tenant_id = herald.tenant_of(key)
     plaintext = store_key(herald, key, "SENDGRID")
     herald.use_function_environment("EmailWorkerFunction", provider_urls(sandbox))
     stored = _stored(tenant_id, "SENDGRID")
     kms = KmsDecrypts()
 
-    opened = {provider_credential(default_vault(), tenant_id, stored).api_key for _ in range(100)}
+    opened = {open_key(tenant_id, stored) for _ in range(100)}
 
     assert opened == {plaintext}
     assert kms.calls == 1
@@ -366,7 +356,7 @@ def test_a_warm_email_worker_delivers_twenty_emails_with_one_kms_decrypt(
     """Given 20 accepted emails of one tenant, When one worker container delivers them all, Then every
     email reaches the sandbox and KMS is asked to Decrypt once in all (none per delivery once warm)."""
     herald.drain_queues()
-    key = new_key()
+    key = new_key(herald)
     store_key(herald, key, "SENDGRID")
     job_ids = [
         herald.api(

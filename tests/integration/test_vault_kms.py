@@ -17,16 +17,11 @@ from moto import mock_aws
 
 from herald.adapters import aws_clients
 from herald.adapters.data_key_cache import DataKeyCache
-from herald.adapters.vault import (
-    KeyServiceUnavailable,
-    KmsKeyManager,
-    Purpose,
-    SecretTampered,
-    Vault,
-    default_vault,
-    encryption_context,
-)
-from herald.settings import get_settings
+from herald.adapters.vault import KeyServiceUnavailable, KmsKeyManager, Vault
+from herald.composition import common
+from herald.composition.vault import process_vault
+from herald.domain.secrets import Purpose, SecretTampered, encryption_context
+from tests.fakes.common import settings_environment
 
 if TYPE_CHECKING:
     from mypy_boto3_kms import KMSClient
@@ -176,29 +171,27 @@ def test_given_kms_cannot_be_reached_when_sealing_then_the_key_service_is_unavai
 @pytest.fixture
 def deployed_settings(aws: None, monkeypatch: pytest.MonkeyPatch, key_id: str) -> Iterator[None]:
     """The environment the template gives a function, with this test's KMS key."""
-    monkeypatch.setenv("HERALD_KMS_KEY_ID", key_id)
-    monkeypatch.setenv("HERALD_TABLE", "herald-test")
-    monkeypatch.setenv("HERALD_DLQ", "https://sqs.us-east-1.amazonaws.com/123456789012/dlq")
-    monkeypatch.setenv("HERALD_AWS_MAX_ATTEMPTS", "1")
-    for channel in ("EMAIL", "WEBHOOK"):
-        for priority in ("CRITICAL", "NORMAL", "LOW"):
-            monkeypatch.setenv(f"HERALD_QUEUE_{channel}_{priority}", f"https://sqs.test/{channel}-{priority}")
-    caches = (get_settings, aws_clients._client, default_vault)
-    for cached in caches:
-        cached.cache_clear()
+    for name, value in settings_environment(HERALD_KMS_KEY_ID=key_id, HERALD_AWS_MAX_ATTEMPTS="1").items():
+        monkeypatch.setenv(name, value)
+    _cold_start()
     yield
-    for cached in caches:
-        cached.cache_clear()
+    _cold_start()
+
+
+def _cold_start() -> None:
+    common.reset()
+    aws_clients.reset()
+    process_vault.cache_clear()
 
 
 def test_given_a_warm_container_then_the_default_vault_opens_each_record_with_one_kms_call(
     deployed_settings: None,
 ) -> None:
-    counter = DecryptCounter(aws_clients.kms())
-    sealed = default_vault().seal(TENANT, Purpose.INBOUND_SECRET, SECRET)
+    counter = DecryptCounter(common.foundation().clients.kms())
+    sealed = process_vault().seal(TENANT, Purpose.INBOUND_SECRET, SECRET)
 
     for _ in range(100):  # one invocation after another in the same container
-        assert default_vault().open(TENANT, Purpose.INBOUND_SECRET, sealed) == SECRET
+        assert process_vault().open(TENANT, Purpose.INBOUND_SECRET, sealed) == SECRET
 
-    assert default_vault() is default_vault()
+    assert process_vault() is process_vault()
     assert counter.calls == 1

@@ -21,11 +21,18 @@ import pytest
 from botocore.config import Config
 from moto import mock_aws
 
-from herald import settings
 from herald.adapters import aws_clients
 from herald.adapters.store import table
+from herald.adapters.store.account_store import DynamoAccountStore
+from herald.adapters.store.delivery_store import DynamoDeliveryStore
+from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition import api as api_services
+from herald.composition import common, vault
 from herald.composition import workers as worker_services
+from herald.domain.api_keys import hash_api_key
+from herald.domain.records import JobState, StoredProvider
+from herald.domain.secrets import Purpose
+from herald.services.tenants import IssuedKey, TenantAdmin
 from herald_local.apigw_events import ApiContext, HttpRequest, build_event
 from herald_local.config import LocalConfig
 from herald_local.moto_atomic import make_dynamodb_atomic
@@ -69,17 +76,15 @@ def client(service: str) -> Any:
 
 
 def _reset_process_caches() -> None:
-    settings.get_settings.cache_clear()
-    aws_clients._client.cache_clear()
-    table._bound_once.cache_clear()
+    """A fresh cold start: settings, table binding, clients and services built anew."""
+    common.reset()
+    aws_clients.reset()
     table.connection.cache_clear()
     api_services.api_services.cache_clear()
     api_services.account_service.cache_clear()
     worker_services.email_worker.cache_clear()
     worker_services.webhook_worker.cache_clear()
-    from herald.adapters import vault
-
-    vault.default_vault.cache_clear()
+    vault.process_vault.cache_clear()
 
 
 def _load_handler_module(spec_dir: str, name: str) -> ModuleType:
@@ -133,6 +138,49 @@ class HeraldInMoto:
         event = build_event(request, match, ApiContext(api_id="herald"))
         answer = self.handler_module("ApiFunction").handler(event, LambdaContext("ApiFunction"))
         return ApiAnswer(answer["statusCode"], json.loads(answer["body"]), dict(answer.get("headers") or {}))
+
+    def new_tenant(
+        self, plan: str = "startup", name: str = "Acme", *, providers: tuple[str, ...] = ("SENDGRID",)
+    ) -> IssuedKey:
+        """A tenant created as the operator CLI creates one, in the process's current binding; a
+        paid one also gets sandbox keys for ``providers``, as paid plans send only through them."""
+        common.foundation()
+        issued = TenantAdmin(DynamoTenantStore()).create(name, f"ops@{name.lower()}.test", plan)
+        if plan != "free":
+            for priority, provider in enumerate(providers, start=1):
+                self.store_provider_key(
+                    issued.tenant_id, provider, f"{provider.lower()}-test-key-{priority:04d}", priority
+                )
+        return issued
+
+    def store_provider_key(self, tenant_id: str, provider: str, api_key: str, priority: int = 1) -> None:
+        """A provider key stored sealed, as PUT /account/providers stores it (without the live check)."""
+        secrets = vault.process_vault()
+        stored = StoredProvider(
+            provider=provider,
+            priority=priority,
+            api_key=secrets.seal(tenant_id, Purpose.PROVIDER_KEY, api_key),
+            last_four=api_key[-4:],
+            added_at="2026-01-01T00:00:00.000Z",
+        )
+        DynamoAccountStore().save_provider(tenant_id, stored)
+
+    def new_key(self, plan: str = "startup") -> str:
+        return self.new_tenant(plan).api_key
+
+    def tenant_of(self, api_key: str) -> str:
+        common.foundation()
+        record = DynamoTenantStore().find_api_key(hash_api_key(api_key))
+        assert record is not None, "no such API key"
+        return record.tenant_id
+
+    def job_state(self, tenant_id: str, job_id: str) -> JobState | None:
+        common.foundation()
+        return DynamoDeliveryStore().current(tenant_id, job_id)
+
+    def sqs(self) -> Any:
+        """The SQS client the functions of this process use."""
+        return common.foundation().clients.sqs()
 
     def queue_url(self, output: str) -> str:
         return self.topology.outputs[output]

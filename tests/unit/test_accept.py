@@ -1,79 +1,102 @@
-"""The accept path: durable first, priority routing, plan rules, idempotency, rate and quota."""
+"""The accept path: durable first, priority routing, plan rules, idempotency, rate, quota, periods."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
-from herald.adapters.ssrf import UrlNotAllowed
-from herald.domain.errors import HeraldError
-from herald.http.requests import EmailRequest, WebhookRequest
-from herald.services.accept import AcceptService
-from herald.services.auth import TenantContext
-from herald.settings import Channel, QueuePriority, Settings
-from tests.fakes.accept import FakeJobStore, RecordingQueue
+from herald.domain.errors import DependencyError, ErrorCode, HeraldError
+from herald.domain.jobs import Channel, JobStatus, QueuePriority
+from herald.domain.records import TenantContext
+from herald.domain.webhooks import UrlNotAllowed
+from herald.services.accept import AcceptService, job_id_for
+from tests.fakes.common import NOW
+from tests.fakes.jobs import FakeCounters, FakeJobTable
+from tests.fakes.queues import FakeQueue
 
-NOW = datetime(2026, 11, 30, 12, 0, 30, tzinfo=UTC)
-SETTINGS = Settings(
-    table_name="t",
-    kms_key_id="k",
-    queue_urls={(c, p): f"https://sqs/{c}-{p}" for c in Channel for p in QueuePriority},
-    dlq_url="https://sqs/dlq",
-)
+ANCHOR = datetime(2026, 1, 15, 9, 0, tzinfo=UTC)
+PERIOD = "20261115T090000"  # the period of NOW counted from ANCHOR
 
 
 def tenant(
-    plan: str = "startup", providers: tuple[str, ...] = ("SENDGRID", "RESEND"), tenant_id: str = "t-1"
+    plan: str = "startup",
+    providers: tuple[str, ...] = ("SENDGRID", "RESEND"),
+    tenant_id: str = "t-1",
+    **limits: int,
 ) -> TenantContext:
-    return TenantContext(tenant_id, plan, "active", "hash", providers, frozenset({"mail.example.com"}))
-
-
-def email(**fields: object) -> EmailRequest:
-    return EmailRequest.model_validate({"to": "u@example.com", "subject": "s", "body": "<p>b</p>", **fields})
-
-
-def webhook(**fields: object) -> WebhookRequest:
-    return WebhookRequest.model_validate(
-        {"url": "https://hooks.example.com/x", "payload": {"a": 1}, **fields}
+    return TenantContext(
+        tenant_id, plan, "active", "hash", ANCHOR, providers, frozenset({"mail.example.com"}), **limits
     )
 
 
-def accepting_urls(url: str, *, allow_loopback: bool) -> None:
+def email(**fields: object) -> dict[str, Any]:
+    return {"to": "u@example.com", "subject": "s", "body": "<p>b</p>", **fields}
+
+
+def webhook(**fields: object) -> dict[str, Any]:
+    return {"url": "https://hooks.example.com/x", "payload": {"a": 1}, **fields}
+
+
+def accepting_urls(url: str) -> None:
     return None
 
 
-def refusing_urls(url: str, *, allow_loopback: bool) -> None:
+def refusing_urls(url: str) -> None:
     raise UrlNotAllowed("the host resolves to a private address")
 
 
+class Rig:
+    def __init__(self, url_guard: Any = accepting_urls, now: datetime = NOW) -> None:
+        self.jobs, self.counters, self.queue = FakeJobTable(), FakeCounters(), FakeQueue()
+        self.service = AcceptService(
+            jobs=self.jobs,
+            counters=self.counters,
+            queue=self.queue,
+            url_guard=url_guard,
+            max_attempts=3,
+            clock=lambda: now,
+        )
+
+    def email(
+        self, context: TenantContext | None = None, header_key: str | None = None, **fields: object
+    ) -> str:
+        return self.send(email(**fields), context, header_key)
+
+    def send(
+        self, payload: dict[str, Any], context: TenantContext | None = None, header_key: str | None = None
+    ) -> str:
+        return self.service.accept(context or tenant(), Channel.EMAIL, payload, header_key).job_id
+
+    def webhook(self, context: TenantContext | None = None, **fields: object) -> str:
+        return self.service.accept(context or tenant(), Channel.WEBHOOK, webhook(**fields), None).job_id
+
+    def refused(self, call: Any) -> HeraldError:
+        with pytest.raises(HeraldError) as caught:
+            call()
+        return caught.value
+
+
 @pytest.fixture
-def parts() -> tuple[AcceptService, FakeJobStore, RecordingQueue]:
-    store, queue = FakeJobStore(), RecordingQueue()
-    service = AcceptService(SETTINGS, store, queue, url_checker=accepting_urls, clock=lambda: NOW)  # type: ignore[arg-type]
-    return service, store, queue
+def rig() -> Rig:
+    return Rig()
 
 
-def _code(error: pytest.ExceptionInfo[HeraldError]) -> tuple[int, str]:
-    return error.value.status, error.value.code
-
-
-def test_an_accepted_email_is_stored_pending_then_queued_on_normal(
-    parts: tuple[AcceptService, FakeJobStore, RecordingQueue],
-) -> None:
-    service, store, queue = parts
-    accepted = service.accept_email(tenant(), email(), None)
-    assert store.statuses[accepted.job_id] == "pending"
-    message, priority, delay = queue.sent[0]
-    assert (message.job_id, message.channel, priority, delay) == (
+def test_an_accepted_email_is_stored_pending_then_queued_on_normal(rig: Rig) -> None:
+    accepted = rig.service.accept(tenant(), Channel.EMAIL, email(), None)
+    assert rig.jobs.state("t-1", accepted.job_id).status is JobStatus.PENDING
+    assert rig.jobs.calls == ["insert"]
+    sent = rig.queue.take()
+    assert (sent.message.job_id, sent.message.channel, sent.priority, sent.delay_seconds) == (
         accepted.job_id,
         Channel.EMAIL,
         QueuePriority.NORMAL,
         0,
     )
-    assert message.tenant_id == "t-1"
-    assert message.seen_attempts == 0
-    assert message.payload == {"to": "u@example.com", "subject": "s", "body": "<p>b</p>"}
+    assert (sent.message.tenant_id, sent.message.seen_attempts, sent.message.priority) == ("t-1", 0, 5)
+    assert sent.message.payload == email()
+    assert sent.message.created_at == "2026-11-30T12:00:30.000Z"
     assert accepted.as_response() == {
         "jobId": accepted.job_id,
         "status": "pending",
@@ -82,155 +105,166 @@ def test_an_accepted_email_is_stored_pending_then_queued_on_normal(
     }
 
 
-@pytest.mark.parametrize(
-    ("priority", "queue_name"), [(1, "critical"), (5, "normal"), (10, "low"), (3, "critical"), (7, "normal")]
-)
-def test_priority_selects_the_queue(
-    parts: tuple[AcceptService, FakeJobStore, RecordingQueue], priority: int, queue_name: str
-) -> None:
-    service, store, queue = parts
-    accepted = service.accept_webhook(tenant(), webhook(priority=priority), None)
-    assert queue.sent[0][1].value == queue_name
-    assert store.jobs[accepted.job_id].priority == priority
+@pytest.mark.parametrize(("priority", "queue_name"), [(1, "critical"), (5, "normal"), (10, "low")])
+def test_priority_selects_the_queue(rig: Rig, priority: int, queue_name: str) -> None:
+    job_id = rig.webhook(priority=priority)
+    assert rig.queue.take().priority.value == queue_name
+    assert rig.jobs.jobs[job_id].priority == priority
 
 
-def test_the_free_plan_always_goes_to_the_low_queue(
-    parts: tuple[AcceptService, FakeJobStore, RecordingQueue],
-) -> None:
-    service, store, queue = parts
-    accepted = service.accept_email(tenant("free", ()), email(priority=1), None)
-    assert queue.sent[0][1] is QueuePriority.LOW
-    assert store.jobs[accepted.job_id].priority == 10
+def test_the_free_plan_always_goes_to_the_low_queue(rig: Rig) -> None:
+    job_id = rig.email(tenant("free", ()), priority=1)
+    assert rig.queue.take().priority is QueuePriority.LOW
+    assert rig.jobs.jobs[job_id].priority == 10
 
 
-def test_a_queue_outage_fails_the_stored_job_and_answers_503_with_its_id(
-    parts: tuple[AcceptService, FakeJobStore, RecordingQueue],
-) -> None:
-    service, store, queue = parts
-    queue.fail = True
-    with pytest.raises(HeraldError) as caught:
-        service.accept_email(tenant(), email(), None)
-    assert _code(caught) == (503, "queue_unavailable")
-    job_id = caught.value.extra["jobId"]
-    assert store.statuses[job_id] == "failed"
-    assert "Could not be queued" in store.reasons[job_id]
+def test_jobs_expire_after_the_retention_of_the_plan(rig: Rig) -> None:
+    free, paid = rig.email(tenant("free", ())), rig.email(tenant("startup"))
+    assert rig.jobs.jobs[free].expires_at == int(NOW.timestamp()) + 14 * 86_400
+    assert rig.jobs.jobs[paid].expires_at == int(NOW.timestamp()) + 365 * 86_400
 
 
-def test_the_same_key_and_body_is_a_409_naming_the_first_job(
-    parts: tuple[AcceptService, FakeJobStore, RecordingQueue],
-) -> None:
-    service, store, queue = parts
-    first = service.accept_email(tenant(), email(idempotencyKey="order-1"), None)
-    with pytest.raises(HeraldError) as caught:
-        service.accept_email(tenant(), email(), "order-1")  # the header carries the same key
-    assert _code(caught) == (409, "duplicate_request")
-    assert caught.value.extra["jobId"] == first.job_id
-    assert len(store.jobs) == 1
-    assert len(queue.sent) == 1
+def test_a_queue_outage_fails_the_stored_job_and_answers_503_with_its_id(rig: Rig) -> None:
+    rig.queue.failure = DependencyError("down")
+    error = rig.refused(rig.email)
+    assert error.code is ErrorCode.QUEUE_UNAVAILABLE
+    job_id = error.extra["jobId"]
+    assert f"/notifications/jobs/{job_id}/retry" in error.message
+    state = rig.jobs.state("t-1", job_id)
+    assert state.status is JobStatus.FAILED
+    assert state.error_message == "Could not be queued for delivery: down"
 
 
-def test_the_same_key_with_another_body_is_a_422(
-    parts: tuple[AcceptService, FakeJobStore, RecordingQueue],
-) -> None:
-    service, _, _ = parts
-    service.accept_email(tenant(), email(idempotencyKey="k"), None)
-    with pytest.raises(HeraldError) as caught:
-        service.accept_email(tenant(), email(idempotencyKey="k", subject="other"), None)
-    assert _code(caught) == (422, "idempotency_key_reused")
+def test_a_storage_outage_answers_503_and_charges_nothing(rig: Rig) -> None:
+    rig.jobs.unavailable.add("insert")
+    error = rig.refused(rig.email)
+    assert error.code is ErrorCode.STORAGE_UNAVAILABLE
+    assert "not accepted" in error.message
+    assert rig.counters.jobs[("t-1", PERIOD, "total")] == 0
+    assert not rig.queue.sent
 
 
-def test_keys_are_scoped_per_tenant(parts: tuple[AcceptService, FakeJobStore, RecordingQueue]) -> None:
-    service, store, _ = parts
-    service.accept_email(tenant(tenant_id="a"), email(idempotencyKey="k"), None)
-    service.accept_email(tenant(tenant_id="b"), email(idempotencyKey="k"), None)
-    assert len(store.jobs) == 2
+def test_the_same_key_and_body_is_a_409_naming_the_first_job(rig: Rig) -> None:
+    first = rig.email(idempotencyKey="order-1")
+    error = rig.refused(lambda: rig.email(header_key="order-1"))  # the header carries the same key
+    assert error.code is ErrorCode.DUPLICATE_REQUEST
+    assert error.extra["jobId"] == first == job_id_for("t-1", "order-1")
+    assert len(rig.jobs.jobs) == 1
+    assert len(rig.queue.sent) == 1
 
 
-def test_differing_header_and_body_keys_are_rejected(
-    parts: tuple[AcceptService, FakeJobStore, RecordingQueue],
-) -> None:
-    service, _, _ = parts
-    with pytest.raises(HeraldError) as caught:
-        service.accept_email(tenant(), email(idempotencyKey="a"), "b")
-    assert _code(caught) == (400, "idempotency_key_mismatch")
+def test_the_same_key_with_another_body_is_a_422_and_the_first_job_is_untouched(rig: Rig) -> None:
+    first = rig.email(idempotencyKey="k")
+    error = rig.refused(lambda: rig.email(idempotencyKey="k", subject="other"))
+    assert error.code is ErrorCode.IDEMPOTENCY_KEY_REUSED
+    assert rig.jobs.jobs[first].payload["subject"] == "s"
 
 
-def test_the_rate_limit_answers_429_with_retry_after_until_the_next_minute(
-    parts: tuple[AcceptService, FakeJobStore, RecordingQueue],
-) -> None:
-    service, store, _ = parts
+def test_keys_are_scoped_per_tenant(rig: Rig) -> None:
+    a = rig.email(tenant(tenant_id="a"), idempotencyKey="k")
+    b = rig.email(tenant(tenant_id="b"), idempotencyKey="k")
+    assert a != b
+    assert len(rig.jobs.jobs) == 2
+
+
+def test_differing_header_and_body_keys_are_rejected(rig: Rig) -> None:
+    error = rig.refused(lambda: rig.email(header_key="b", idempotencyKey="a"))
+    assert error.code is ErrorCode.IDEMPOTENCY_KEY_MISMATCH
+    assert error.message == "The Idempotency-Key header and idempotencyKey field differ."
+
+
+def test_the_rate_limit_answers_429_with_retry_after_until_the_next_minute(rig: Rig) -> None:
     for _ in range(5):
-        service.accept_email(tenant("free", ()), email(), None)
-    with pytest.raises(HeraldError) as caught:
-        service.accept_email(tenant("free", ()), email(), None)
-    assert _code(caught) == (429, "rate_limit_exceeded")
-    assert caught.value.extra["retryAfter"] == 30
-    assert caught.value.headers["Retry-After"] == "30"
-    assert len(store.jobs) == 5
+        rig.email(tenant("free", ()))
+    error = rig.refused(lambda: rig.email(tenant("free", ())))
+    assert error.code is ErrorCode.RATE_LIMIT_EXCEEDED
+    assert error.extra == {"retryAfter": 30}
+    assert error.message == "Rate limit of 5 requests per minute exceeded; retry in 30 s."
+    assert len(rig.jobs.jobs) == 5
 
 
-def test_a_duplicate_does_not_consume_quota_or_rate(
-    parts: tuple[AcceptService, FakeJobStore, RecordingQueue],
-) -> None:
-    service, store, _ = parts
-    service.accept_email(tenant("free", ()), email(idempotencyKey="k"), None)
+def test_a_per_tenant_rate_override_replaces_the_plans(rig: Rig) -> None:
+    for _ in range(7):
+        rig.email(tenant("free", (), rate_limit=7))
+    assert (
+        rig.refused(lambda: rig.email(tenant("free", (), rate_limit=7))).code is ErrorCode.RATE_LIMIT_EXCEEDED
+    )
+
+
+def test_a_duplicate_is_not_charged_to_the_quota(rig: Rig) -> None:
+    rig.email(tenant("free", ()), idempotencyKey="k")
     for _ in range(3):
-        with pytest.raises(HeraldError):
-            service.accept_email(tenant("free", ()), email(idempotencyKey="k"), None)
-    assert store.usage[("t-1", "2026-11", "total")] == 1
-    assert store.rate[("t-1", "202611301200")] == 1
+        rig.refused(lambda: rig.email(tenant("free", ()), idempotencyKey="k"))
+    assert rig.counters.jobs[("t-1", PERIOD, "total")] == 1
+    assert rig.counters.calls.count("refund") == 3
 
 
-def test_the_free_quota_is_shared_by_emails_and_webhooks(
-    parts: tuple[AcceptService, FakeJobStore, RecordingQueue],
-) -> None:
-    service, store, _ = parts
-    store.usage[("t-1", "2026-11", "total")] = 100
-    with pytest.raises(HeraldError) as caught:
-        service.accept_webhook(tenant("free", ()), webhook(), None)
-    assert _code(caught) == (429, "quota_exceeded")
-    assert caught.value.extra["retryAfter"] == int((datetime(2026, 12, 1, tzinfo=UTC) - NOW).total_seconds())
+def test_an_exhausted_quota_is_403_naming_usage_limit_and_reset(rig: Rig) -> None:
+    rig.counters.jobs[("t-1", PERIOD, "total")] = 100
+    error = rig.refused(lambda: rig.webhook(tenant("free", ())))
+    assert error.code is ErrorCode.QUOTA_EXCEEDED
+    assert error.extra == {"usage": 100, "limit": 100, "resetsAt": "2026-12-15T09:00:00.000Z"}
+    assert error.message == (
+        "The monthly quota of your plan is used up (100 of 100); it resets at 2026-12-15T09:00:00.000Z."
+    )
 
 
-def test_paid_emails_are_unmetered_but_paid_webhooks_are_not(
-    parts: tuple[AcceptService, FakeJobStore, RecordingQueue],
-) -> None:
-    service, store, _ = parts
-    store.usage[("t-1", "2026-11", "emails")] = 1_000_000
-    service.accept_email(tenant("indie"), email(), None)
-    store.usage[("t-1", "2026-11", "webhooks")] = 4_000
-    with pytest.raises(HeraldError) as caught:
-        service.accept_webhook(tenant("indie"), webhook(), None)
-    assert _code(caught) == (429, "quota_exceeded")
+def test_a_custom_quota_replaces_the_plans(rig: Rig) -> None:
+    rig.counters.jobs[("t-1", PERIOD, "total")] = 100
+    rig.webhook(tenant("free", (), quota_limit=150))
+    rig.counters.jobs[("t-1", PERIOD, "total")] = 150
+    assert (
+        rig.refused(lambda: rig.webhook(tenant("free", (), quota_limit=150))).code is ErrorCode.QUOTA_EXCEEDED
+    )
 
 
-def test_choosing_a_provider_needs_a_paid_plan_and_a_configured_provider(
-    parts: tuple[AcceptService, FakeJobStore, RecordingQueue],
-) -> None:
-    service, _, _ = parts
-    with pytest.raises(HeraldError) as free:
-        service.accept_email(tenant("free", ()), email(provider="SENDGRID"), None)
-    assert _code(free) == (403, "plan_required")
-    with pytest.raises(HeraldError) as missing:
-        service.accept_email(tenant(), email(provider="SENDGRID", fallback="POSTMARK"), None)
-    assert _code(missing) == (400, "provider_not_configured")
-    service.accept_email(tenant(), email(provider="RESEND", fallback="SENDGRID"), None)
+def test_a_new_period_starts_a_new_count_before_any_schedule_runs() -> None:
+    """The counter is named by the period computed from the anchor: the old count cannot block."""
+    rig = Rig(now=datetime(2026, 12, 15, 9, 0, 1, tzinfo=UTC))
+    rig.counters.jobs[("t-1", PERIOD, "total")] = 100
+    rig.webhook(tenant("free", ()))
+    assert rig.counters.jobs[("t-1", "20261215T090000", "total")] == 1
 
 
-def test_from_must_be_on_a_verified_domain(parts: tuple[AcceptService, FakeJobStore, RecordingQueue]) -> None:
-    service, store, _ = parts
-    with pytest.raises(HeraldError) as caught:
-        service.accept_email(tenant(), email(**{"from": "me@unverified.example.org"}), None)
-    assert _code(caught) == (400, "from_not_allowed")
-    assert not store.jobs
-    service.accept_email(tenant(), email(**{"from": "me@Mail.Example.com"}), None)
+def test_paid_emails_are_unmetered_but_paid_webhooks_are_not(rig: Rig) -> None:
+    rig.counters.jobs[("t-1", PERIOD, "emails")] = 1_000_000
+    rig.email(tenant("indie"))
+    rig.counters.jobs[("t-1", PERIOD, "webhooks")] = 4_000
+    assert rig.refused(lambda: rig.webhook(tenant("indie"))).code is ErrorCode.QUOTA_EXCEEDED
+
+
+def test_choosing_a_provider_needs_a_paid_plan_and_a_configured_provider(rig: Rig) -> None:
+    assert (
+        rig.refused(lambda: rig.email(tenant("free", ()), provider="SENDGRID")).code
+        is ErrorCode.PLAN_REQUIRED
+    )
+    missing = rig.refused(lambda: rig.email(provider="SENDGRID", fallback="POSTMARK"))
+    assert missing.code is ErrorCode.PROVIDER_NOT_CONFIGURED
+    assert missing.message == "Provider POSTMARK is not configured for this account."
+    rig.email(provider="RESEND", fallback="SENDGRID")
+
+
+def test_a_paid_tenant_without_a_provider_is_refused_at_acceptance(rig: Rig) -> None:
+    error = rig.refused(lambda: rig.email(tenant("indie", ())))
+    assert error.code is ErrorCode.PROVIDER_REQUIRED
+    assert "PUT /api/v1/account/providers/{provider}" in error.message
+    assert not rig.jobs.jobs
+    rig.webhook(tenant("indie", ()))  # webhooks need no provider
+
+
+def test_from_must_be_on_a_verified_domain(rig: Rig) -> None:
+    error = rig.refused(lambda: rig.send(email(**{"from": "me@unverified.example.org"})))
+    assert error.code is ErrorCode.FROM_NOT_ALLOWED
+    assert "(unverified.example.org is not)" in error.message
+    assert not rig.jobs.jobs
+    rig.send(email(**{"from": "me@Mail.Example.com"}))
 
 
 def test_a_refused_webhook_url_is_400_and_stores_nothing() -> None:
-    store, queue = FakeJobStore(), RecordingQueue()
-    service = AcceptService(SETTINGS, store, queue, url_checker=refusing_urls, clock=lambda: NOW)  # type: ignore[arg-type]
-    with pytest.raises(HeraldError) as caught:
-        service.accept_webhook(tenant(), webhook(), None)
-    assert _code(caught) == (400, "url_not_allowed")
-    assert not store.jobs
-    assert not queue.sent
+    rig = Rig(url_guard=refusing_urls)
+    error = rig.refused(rig.webhook)
+    assert error.code is ErrorCode.URL_NOT_ALLOWED
+    assert error.message == "The webhook URL is not allowed: the host resolves to a private address"
+    assert not rig.jobs.jobs
+    assert not rig.queue.sent
+    assert not rig.counters.calls

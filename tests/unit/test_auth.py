@@ -1,68 +1,44 @@
-"""API keys: format, hashing, header precedence, the cached lookup, grace periods and isolation."""
+"""API keys: format, hashing, header precedence, the cached lookup, grace periods, revocation."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 
-from herald.adapters.store.models import ApiKeyRecord, TenantProfile
-from herald.adapters.store.tenant_store import TenantNotFound, TenantRecords
+from herald.domain.api_keys import generate_api_key, hash_api_key
 from herald.domain.clock import iso, utc_now
-from herald.domain.errors import HeraldError
-from herald.services.auth import (
-    CACHE_TTL_SECONDS,
-    Authenticator,
-    extract_api_key,
-    generate_api_key,
-    hash_api_key,
-)
+from herald.domain.errors import ErrorCode, HeraldError
+from herald.http.api_keys import extract_api_key
+from herald.http.error_table import status_of
+from herald.services.auth import Authenticator, contexts_cache
+from herald.services.tenant_cache import TTL_SECONDS
+from herald.services.tenants import TenantAdmin
+from tests.fakes.common import ManualClock
+from tests.fakes.tenants import FakeTenantTable
 
 
-@dataclass
-class FakeTenantStore:
-    keys: dict[str, ApiKeyRecord] = field(default_factory=dict)
-    profiles: dict[str, TenantProfile] = field(default_factory=dict)
-    key_reads: int = 0
-
-    def add(
-        self, tenant_id: str, key: str, *, status: str = "active", valid_until: str | None = None
-    ) -> None:
-        key_hash = hash_api_key(key)
-        self.keys[key_hash] = ApiKeyRecord(
-            tenant_id=tenant_id, created_at=iso(utc_now()), valid_until=valid_until
-        )
-        self.profiles[tenant_id] = TenantProfile(
-            tenant_id=tenant_id,
-            name="t",
-            email="t@example.com",
-            plan="startup",
-            status=status,
-            created_at=iso(utc_now()),
-            api_key_hash=key_hash,
-        )
-
-    def find_api_key(self, key_hash: str) -> ApiKeyRecord | None:
-        self.key_reads += 1
-        return self.keys.get(key_hash)
-
-    def load(self, tenant_id: str) -> TenantRecords:
-        if tenant_id not in self.profiles:
-            raise TenantNotFound(tenant_id)
-        return TenantRecords(self.profiles[tenant_id])
-
-
-class Clock:
+class Rig:
     def __init__(self) -> None:
-        self.now = 1000.0
+        self.table = FakeTenantTable()
+        self.clock = ManualClock(1000.0)
+        self.cache = contexts_cache(self.clock)
+        self.auth = Authenticator(self.table, self.cache)
+        self.admin = TenantAdmin(self.table, self.cache.forget)
 
-    def __call__(self) -> float:
-        return self.now
+    def add(self, tenant_id: str, *, status: str = "active", valid_until: str | None = None) -> str:
+        key = generate_api_key()
+        self.table.add_tenant(tenant_id, api_key=key, status=status)
+        if valid_until is not None:
+            key_hash = hash_api_key(key)
+            self.table.keys[key_hash] = replace(self.table.keys[key_hash], valid_until=valid_until)
+        return key
 
-
-def _auth(store: FakeTenantStore, clock: Clock | None = None) -> Authenticator:
-    return Authenticator(store, clock or Clock())  # type: ignore[arg-type]
+    def refused(self, key: str) -> HeraldError:
+        with pytest.raises(HeraldError) as caught:
+            self.auth.authenticate(key)
+        return caught.value
 
 
 def test_generated_keys_have_the_documented_format_and_are_unique() -> None:
@@ -81,65 +57,88 @@ def test_x_api_key_wins_over_bearer_and_bearer_is_accepted_alone() -> None:
 @pytest.mark.parametrize(
     ("headers", "code"),
     [
-        ({}, "missing_api_key"),
-        ({"Authorization": "Basic abc"}, "missing_api_key"),
-        ({"X-API-Key": "hk_123"}, "malformed_api_key"),
-        ({"X-API-Key": "hk_" + "G" * 64}, "malformed_api_key"),
-        ({"Authorization": "Bearer sk_live_" + "a" * 64}, "malformed_api_key"),
+        ({}, ErrorCode.MISSING_API_KEY),
+        ({"Authorization": "Basic abc"}, ErrorCode.MISSING_API_KEY),
+        ({"X-API-Key": "hk_123"}, ErrorCode.MALFORMED_API_KEY),
+        ({"X-API-Key": "hk_" + "G" * 64}, ErrorCode.MALFORMED_API_KEY),
+        ({"Authorization": "Bearer sk_live_" + "a" * 64}, ErrorCode.MALFORMED_API_KEY),
     ],
 )
-def test_missing_and_malformed_keys_are_401_with_their_codes(headers: dict[str, str], code: str) -> None:
+def test_missing_and_malformed_keys_are_401_with_their_codes(
+    headers: dict[str, str], code: ErrorCode
+) -> None:
     with pytest.raises(HeraldError) as caught:
         extract_api_key(headers)
-    assert (caught.value.status, caught.value.code) == (401, code)
+    assert (status_of(caught.value.code), caught.value.code) == (401, code)
 
 
 def test_an_unknown_key_is_invalid_and_a_disabled_tenant_is_forbidden() -> None:
-    store = FakeTenantStore()
-    good, disabled = generate_api_key(), generate_api_key()
-    store.add("t-1", good)
-    store.add("t-2", disabled, status="disabled")
-    auth = _auth(store)
-    assert auth.authenticate({"x-api-key": good}).tenant_id == "t-1"
-    with pytest.raises(HeraldError) as unknown:
-        auth.authenticate({"x-api-key": generate_api_key()})
-    assert (unknown.value.status, unknown.value.code) == (401, "invalid_api_key")
-    with pytest.raises(HeraldError) as forbidden:
-        auth.authenticate({"x-api-key": disabled})
-    assert (forbidden.value.status, forbidden.value.code) == (403, "tenant_disabled")
+    rig = Rig()
+    good, disabled = rig.add("t-1"), rig.add("t-2", status="disabled")
+    assert rig.auth.authenticate(good).tenant_id == "t-1"
+    unknown = rig.refused(generate_api_key())
+    assert (status_of(unknown.code), unknown.code, unknown.message) == (
+        401,
+        ErrorCode.INVALID_API_KEY,
+        "The API key is not valid.",
+    )
+    forbidden = rig.refused(disabled)
+    assert (status_of(forbidden.code), forbidden.code) == (403, ErrorCode.TENANT_DISABLED)
 
 
 def test_a_warm_lookup_is_cached_for_at_most_60_seconds() -> None:
-    store, clock = FakeTenantStore(), Clock()
-    key = generate_api_key()
-    store.add("t-1", key)
-    auth = _auth(store, clock)
+    rig = Rig()
+    key = rig.add("t-1")
     for _ in range(10):
-        auth.authenticate({"x-api-key": key})
-    assert store.key_reads == 1
-    clock.now += CACHE_TTL_SECONDS + 0.001
-    auth.authenticate({"x-api-key": key})
-    assert store.key_reads == 2
+        rig.auth.authenticate(key)
+    assert rig.table.key_reads == 1
+    rig.clock.advance(TTL_SECONDS + 0.001)
+    rig.auth.authenticate(key)
+    assert rig.table.key_reads == 2
 
 
 def test_a_key_past_its_grace_period_is_refused_even_if_its_record_lingers() -> None:
-    store = FakeTenantStore()
-    old, fresh = generate_api_key(), generate_api_key()
-    store.add("t-1", old, valid_until=iso(utc_now() - timedelta(seconds=1)))
-    store.add("t-2", fresh, valid_until=iso(utc_now() + timedelta(hours=1)))
-    auth = _auth(store)
+    rig = Rig()
+    old = rig.add("t-1", valid_until=iso(utc_now() - timedelta(seconds=1)))
+    fresh = rig.add("t-2", valid_until=iso(utc_now() + timedelta(hours=1)))
+    assert rig.refused(old).code is ErrorCode.INVALID_API_KEY
+    assert rig.auth.authenticate(fresh).tenant_id == "t-2"
+
+
+def test_a_change_made_in_this_container_applies_at_once() -> None:
+    rig = Rig()
+    key = rig.add("t-1")
+    rig.auth.authenticate(key)
+    rig.admin.set_status("t-1", active=False)
+    assert rig.refused(key).code is ErrorCode.TENANT_DISABLED
+
+
+def test_rotation_without_grace_ends_every_other_key_of_the_tenant() -> None:
+    """A leaked key must die with the rotation, also one kept alive by an earlier grace period."""
+    rig = Rig()
+    first = rig.add("t-1")
+    second = rig.admin.rotate_api_key("t-1", grace_seconds=3600)
+    assert second.previous_valid_until is not None
+    assert rig.auth.authenticate(first).tenant_id == "t-1"  # in its grace period
+    third = rig.admin.rotate_api_key("t-1", grace_seconds=0)
+    assert third.previous_valid_until is None
+    assert rig.refused(first).code is ErrorCode.INVALID_API_KEY
+    assert rig.refused(second.api_key).code is ErrorCode.INVALID_API_KEY
+    assert rig.auth.authenticate(third.api_key).tenant_id == "t-1"
+
+
+def test_a_graceful_rotation_keeps_the_old_key_until_the_time_it_names() -> None:
+    rig = Rig()
+    first = rig.add("t-1")
+    second = rig.admin.rotate_api_key("t-1", grace_seconds=60)
+    assert rig.auth.authenticate(first).tenant_id == rig.auth.authenticate(second.api_key).tenant_id == "t-1"
+    assert rig.table.keys[hash_api_key(first)].valid_until == second.previous_valid_until
+
+
+@pytest.mark.parametrize("grace", [-1, 604_801])
+def test_a_grace_period_outside_a_week_is_refused(grace: int) -> None:
+    rig = Rig()
+    rig.add("t-1")
     with pytest.raises(HeraldError) as caught:
-        auth.authenticate({"x-api-key": old})
-    assert caught.value.code == "invalid_api_key"
-    assert auth.authenticate({"x-api-key": fresh}).tenant_id == "t-2"
-
-
-def test_forget_drops_the_tenants_cached_context() -> None:
-    store = FakeTenantStore()
-    key = generate_api_key()
-    store.add("t-1", key)
-    auth = _auth(store)
-    auth.authenticate({"x-api-key": key})
-    auth.forget("t-1")
-    auth.authenticate({"x-api-key": key})
-    assert store.key_reads == 2
+        rig.admin.rotate_api_key("t-1", grace_seconds=grace)
+    assert caught.value.message == "graceSeconds must be between 0 and 604800."

@@ -10,30 +10,28 @@ from typing import Any
 import pytest
 
 from herald.adapters.data_key_cache import DataKeyCache
-from herald.adapters.store.models import JobState
 from herald.adapters.vault import Vault
 from herald.domain.errors import DependencyError
-from herald.domain.jobs import INLINE_PAYLOAD_LIMIT, JobMessage, JobStatus
+from herald.domain.jobs import INLINE_PAYLOAD_LIMIT, Channel, JobMessage, JobStatus, QueuePriority
 from herald.domain.plans import Plan
 from herald.domain.providers import ProviderName
+from herald.domain.records import JobState, Suppression
 from herald.observability import metrics
-from herald.services.delivery import LEASE_SECONDS, AttemptNotReleased, DeliveryEngine, Handled
+from herald.services.delivery import (
+    LEASE_SECONDS,
+    AttemptNotReleased,
+    DeliveryEngine,
+    DeliveryPolicy,
+    Handled,
+)
 from herald.services.email_attempt import SUPPRESSED, EmailAttempt
 from herald.services.tenant_directory import TenantDirectory
-from herald.settings import Channel, QueuePriority
-from tests.fakes.delivery import (
-    FakeDeadLetters,
-    FakeDeliveryStore,
-    FakeProviders,
-    FakeQueue,
-    FakeTenantStore,
-    ManualClock,
-    message_permanent,
-    provider_permanent,
-    settings_for_tests,
-    transient,
-)
+from tests.fakes.common import ManualClock, settings_for_tests
+from tests.fakes.jobs import FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
+from tests.fakes.providers import FakeProviders, message_permanent, provider_permanent, transient
+from tests.fakes.queues import Enqueued, FakeDeadLetters, FakeQueue
+from tests.fakes.tenants import FakeSuppressions, FakeTenantTable
 
 SENDGRID, RESEND, POSTMARK, SES = (
     ProviderName.SENDGRID,
@@ -58,7 +56,8 @@ def _clear_metrics() -> Iterator[None]:
 
 @dataclass
 class Rig:
-    store: FakeDeliveryStore
+    store: FakeJobTable
+    suppressions: FakeSuppressions
     queue: FakeQueue
     dead_letters: FakeDeadLetters
     providers: FakeProviders
@@ -76,7 +75,9 @@ class Rig:
     ) -> JobMessage:
         """A job as the API accepts it: the PENDING row, then its first message."""
         self.store.add_job(tenant, job_id, payload, priority=priority)
-        return JobMessage(job_id, tenant, Channel.EMAIL, plan, 0, payload)
+        return JobMessage(
+            job_id, tenant, Channel.EMAIL, plan, 0, payload, priority, "2025-01-01T00:00:00.000Z"
+        )
 
     def run_until_settled(self, first: JobMessage) -> list[Handled]:
         """Play SQS: handle the message, then every delayed re-send, until none is left."""
@@ -92,30 +93,36 @@ class Rig:
 @pytest.fixture
 def rig() -> Rig:
     vault = Vault(InMemoryKeyManager(), DataKeyCache(max_entries=16, ttl_seconds=300))
-    tenants = FakeTenantStore(vault)
+    tenants = FakeTenantTable()
     tenants.add_tenant(
         TENANT,
         Plan.STARTUP,
+        secrets=vault,
         provider_keys=[(SENDGRID, SENDGRID_KEY), (RESEND, "re_trio_key_0002"), (POSTMARK, "pm-trio-0003")],
     )
-    tenants.add_tenant(DUO, Plan.INDIE, provider_keys=[(SENDGRID, "SG.duo-0001"), (RESEND, "re_duo_0002")])
-    tenants.add_tenant(SOLO, Plan.INDIE, provider_keys=[(SENDGRID, "SG.solo-0001")])
-    tenants.add_tenant(FREE, Plan.FREE, provider_keys=[(SENDGRID, "SG.free-0001")])
+    tenants.add_tenant(
+        DUO, Plan.INDIE, secrets=vault, provider_keys=[(SENDGRID, "SG.duo-0001"), (RESEND, "re_duo_0002")]
+    )
+    tenants.add_tenant(SOLO, Plan.INDIE, secrets=vault, provider_keys=[(SENDGRID, "SG.solo-0001")])
+    tenants.add_tenant(FREE, Plan.FREE, secrets=vault, provider_keys=[(SENDGRID, "SG.free-0001")])
     settings = settings_for_tests()
-    store, providers = FakeDeliveryStore(), FakeProviders()
-    emails = EmailAttempt(settings, TenantDirectory(tenants, vault), store, providers)
-
-    # The same adapter as herald.composition.workers.email_worker.
-    def attempt(message: JobMessage, payload: dict[str, Any], state: JobState) -> Any:
-        return emails.run(
-            message.job_id, message.tenant_id, message.plan, payload, state.skip_providers or []
-        )
-
+    store, suppressions, providers = FakeJobTable(), FakeSuppressions(), FakeProviders()
+    emails = EmailAttempt(
+        directory=TenantDirectory(tenants, vault),
+        suppressions=suppressions,
+        providers=providers,
+        platform_sender=settings.platform_sender,
+    )
     queue, dead_letters, clock = FakeQueue(), FakeDeadLetters(), ManualClock()
     engine = DeliveryEngine(
-        settings, store=store, queue=queue, dead_letters=dead_letters, attempt=attempt, clock=clock
+        DeliveryPolicy(settings.max_attempts, settings.retry_base_delay_seconds),
+        store=store,
+        queue=queue,
+        dead_letters=dead_letters,
+        attempt=emails,
+        clock=clock,
     )
-    return Rig(store, queue, dead_letters, providers, clock, engine)
+    return Rig(store, suppressions, queue, dead_letters, providers, clock, engine)
 
 
 def calls_per_attempt(rig: Rig, per_attempt: int) -> list[list[str]]:
@@ -138,7 +145,7 @@ def test_given_healthy_providers_when_handled_then_first_provider_delivers_with_
     assert state.error_message is None
     [log] = state.delivery_logs
     assert (log.attempt, log.status, log.used_provider) == (1, "success", "SENDGRID")
-    assert log.tried == [{"provider": "SENDGRID", "outcome": "delivered", "messageId": "sendgrid-1"}]
+    assert list(log.tried) == [{"provider": "SENDGRID", "outcome": "delivered", "messageId": "sendgrid-1"}]
     [(email, credential)] = rig.providers.by_name[SENDGRID].sent
     assert (email.to, email.subject, email.html, email.job_id) == (
         "ada@example.com",
@@ -152,10 +159,11 @@ def test_given_healthy_providers_when_handled_then_first_provider_delivers_with_
 
 
 def test_given_inline_payload_when_delivered_then_two_writes_and_no_job_read(rig: Rig) -> None:
-    """design.md budget: a delivered message costs 2 writes and no job read (plus the suppression get)."""
+    """The budget: a delivered message costs 2 writes and no job read (plus the suppression get)."""
     rig.engine.handle(rig.submit(EMAIL))
 
-    assert rig.store.calls == ["claim", "is_suppressed", "complete"]
+    assert rig.store.calls == ["claim", "finish"]
+    assert rig.suppressions.calls == ["is_suppressed"]
 
 
 def test_given_first_provider_answers_500_when_handled_then_second_delivers_and_both_are_logged(
@@ -291,7 +299,7 @@ def test_given_first_provider_permanent_and_second_transient_when_retried_then_f
     assert [result.result for result in results] == ["retrying", "completed"]
     assert rig.providers.calls == ["SENDGRID", "RESEND", "RESEND"]
     state = rig.state(DUO)
-    assert state.skip_providers == ["SENDGRID"]
+    assert list(state.skip_providers) == ["SENDGRID"]
     assert (state.status, state.used_provider, int(state.attempts)) == ("completed", "RESEND", 2)
     assert [entry["provider"] for entry in state.delivery_logs[1].tried] == ["RESEND"]
 
@@ -319,8 +327,9 @@ def test_given_invalid_recipient_when_handled_then_the_job_fails_at_once_without
     state = rig.state()
     assert state.error_message == "SENDGRID message_permanent: the recipient address is invalid (HTTP 422)"
     assert state.used_provider == "SENDGRID"
-    assert len(rig.dead_letters.records) == 1
-    assert not rig.store.suppressions
+    # The tenant's recipient, not an operator's problem: no dead-letter copy.
+    assert not rig.dead_letters.records
+    assert not rig.suppressions.entries_by_tenant
 
 
 def test_given_postmark_reports_an_inactive_recipient_when_handled_then_the_recipient_is_suppressed(
@@ -332,21 +341,23 @@ def test_given_postmark_reports_an_inactive_recipient_when_handled_then_the_reci
     handled = rig.engine.handle(rig.submit(payload))
 
     assert handled.result == "failed"
-    suppression = rig.store.suppressions[(TENANT, "gone@example.com")]
-    assert suppression["source"] == "POSTMARK"
+    suppression = rig.suppressions.entries_by_tenant[TENANT]["gone@example.com"]
+    assert (suppression.source, suppression.reason) == ("POSTMARK", "provider reported inactive recipient")
 
 
 def test_given_suppressed_recipient_when_handled_then_it_fails_permanently_without_any_provider_call(
     rig: Rig,
 ) -> None:
-    rig.store.suppress(TENANT, "ada@example.com", "hard bounce", "SENDGRID", "2025-01-01T00:00:00.000Z")
+    rig.suppressions.suppress(
+        TENANT, Suppression("ada@example.com", "hard bounce", "2025-01-01T00:00:00.000Z", "SENDGRID")
+    )
 
     results = rig.run_until_settled(rig.submit(EMAIL))
 
     assert [(result.result, result.attempt) for result in results] == [("failed", 1)]
     assert rig.providers.calls == []
     assert rig.state().error_message == SUPPRESSED == "recipient suppressed"
-    assert [copy["error"] for copy in rig.dead_letters.records] == [SUPPRESSED]
+    assert not rig.dead_letters.records
 
 
 # ---------------------------------------------------------------- routing
@@ -393,7 +404,7 @@ def test_given_the_same_message_twice_when_handled_then_the_second_is_a_no_op(ri
 def test_given_a_live_claim_when_a_duplicate_arrives_then_it_does_not_send(rig: Rig) -> None:
     message = rig.submit(EMAIL)
     lease = int(rig.clock()) + LEASE_SECONDS
-    rig.store.set_state(TENANT, "job-1", status=JobStatus.PROCESSING.value, attempts=1, lease_until=lease)
+    rig.store.set_state(TENANT, "job-1", status=JobStatus.PROCESSING, attempts=1, lease_until=lease)
 
     handled = rig.engine.handle(message)
 
@@ -427,7 +438,7 @@ def test_given_an_unknown_job_when_handled_then_the_message_is_ignored(rig: Rig)
 def test_given_an_expired_lease_when_the_message_comes_back_then_the_job_is_re_claimed(rig: Rig) -> None:
     message = rig.submit(EMAIL)
     rig.store.set_state(
-        TENANT, "job-1", status=JobStatus.PROCESSING.value, attempts=1, lease_until=int(rig.clock()) - 1
+        TENANT, "job-1", status=JobStatus.PROCESSING, attempts=1, lease_until=int(rig.clock()) - 1
     )
 
     handled = rig.engine.handle(message)
@@ -441,12 +452,12 @@ def test_given_a_worker_crash_mid_attempt_when_redelivered_after_the_lease_then_
     rig: Rig,
 ) -> None:
     message = rig.submit(EMAIL)
-    rig.store.unavailable = {"is_suppressed"}
+    rig.suppressions.unavailable = {"is_suppressed"}
     with pytest.raises(DependencyError):
         rig.engine.handle(message)
     assert (rig.state().status, int(rig.state().attempts)) == ("processing", 1)
 
-    rig.store.unavailable = set()
+    rig.suppressions.unavailable = set()
     assert rig.engine.handle(message).result == "duplicate"  # the lease still holds
     rig.clock.advance(LEASE_SECONDS + 1)
     handled = rig.engine.handle(message)
@@ -459,7 +470,7 @@ def test_given_the_last_attempt_crashed_when_redelivered_then_the_job_fails_and_
 ) -> None:
     message = rig.submit(EMAIL)
     rig.store.set_state(
-        TENANT, "job-1", status=JobStatus.PROCESSING.value, attempts=3, lease_until=int(rig.clock()) - 1
+        TENANT, "job-1", status=JobStatus.PROCESSING, attempts=3, lease_until=int(rig.clock()) - 1
     )
 
     handled = rig.engine.handle(message)
@@ -485,16 +496,13 @@ def test_given_an_attempt_outlives_its_lease_when_another_worker_took_over_then_
     message = rig.submit(EMAIL)
     takeover: list[Handled] = []
     sendgrid = rig.providers.by_name[SENDGRID]
-    deliver = sendgrid.send
 
-    def send_while_another_worker_takes_over(email: Any, credential: Any) -> Any:
-        first_call = not rig.providers.calls[1:]
-        if first_call:  # the first send outlives its lease; a redelivery re-claims meanwhile
+    def another_worker_takes_over() -> None:
+        if len(sendgrid.sent) == 1:  # the first send outlives its lease; a redelivery re-claims meanwhile
             rig.clock.advance(LEASE_SECONDS + 1)
             takeover.append(rig.engine.handle(message))
-        return deliver(email, credential)
 
-    sendgrid.send = send_while_another_worker_takes_over  # type: ignore[method-assign]
+    sendgrid.during_send = another_worker_takes_over
 
     late = rig.engine.handle(message)
 
@@ -533,14 +541,14 @@ def test_given_the_re_send_fails_when_retrying_then_the_error_propagates_and_the
 def test_given_the_dead_letter_send_fails_when_failing_then_the_error_propagates_and_the_job_is_not_failed(
     rig: Rig,
 ) -> None:
-    rig.providers.script(SENDGRID, message_permanent(SENDGRID))
-    message = rig.submit(EMAIL)
+    rig.providers.script(SENDGRID, provider_permanent(SENDGRID))  # no usable provider: an operator's case
+    message = rig.submit(EMAIL, tenant=SOLO)
     rig.dead_letters.failure = DependencyError("dead-letter queue unavailable")
 
     with pytest.raises(DependencyError):
         rig.engine.handle(message)
 
-    state = rig.state()
+    state = rig.state(SOLO)
     assert (state.status, int(state.attempts)) == ("processing", 1)
     assert not state.delivery_logs
     assert not rig.dead_letters.records
@@ -560,7 +568,7 @@ def test_given_a_payload_over_the_inline_limit_when_the_message_crosses_the_queu
     handled = rig.engine.handle(JobMessage.from_json(wire))
 
     assert handled.result == "completed"
-    assert rig.store.calls == ["claim", "payload", "is_suppressed", "complete"]
+    assert rig.store.calls == ["claim", "payload", "finish"]
     assert rig.providers.by_name[SENDGRID].sent[0][0].html == long_email["body"]
 
 
@@ -573,18 +581,15 @@ def test_given_a_re_send_that_overtakes_the_release_of_its_attempt_when_handled_
     rig.providers.script(RESEND, transient(RESEND))
     rig.providers.script(POSTMARK, transient(POSTMARK))
     early: list[Handled | Exception] = []
-    enqueue = rig.queue.enqueue
 
-    def enqueue_and_deliver_at_once(
-        message: JobMessage, priority: QueuePriority, delay_seconds: int = 0
-    ) -> None:
-        enqueue(message, priority, delay_seconds)
+    def deliver_at_once(enqueued: Enqueued) -> None:
+        rig.queue.after_enqueue = None
         try:
-            early.append(rig.engine.handle(message))
+            early.append(rig.engine.handle(enqueued.message))
         except AttemptNotReleased as exc:
             early.append(exc)
 
-    rig.queue.enqueue = enqueue_and_deliver_at_once  # type: ignore[method-assign]
+    rig.queue.after_enqueue = deliver_at_once
 
     first = rig.engine.handle(rig.submit(EMAIL))
 

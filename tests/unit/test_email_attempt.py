@@ -1,29 +1,25 @@
-"""One email attempt: a pass over the providers in order, classified as in design.md rule 3."""
+"""One email attempt: a pass over the providers in order, each failure classified."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
 
 from herald.adapters.vault import KeyServiceUnavailable, Vault
 from herald.domain.attempts import AttemptOutcome
+from herald.domain.jobs import Channel, JobMessage
 from herald.domain.plans import Plan
 from herald.domain.providers import ProviderName
+from herald.domain.records import Claim, Suppression
 from herald.services.email_attempt import SUPPRESSED, EmailAttempt, provider_pass
 from herald.services.tenant_directory import TenantDirectory
-from tests.fakes.delivery import (
-    FakeDeliveryStore,
-    FakeProviders,
-    FakeTenantStore,
-    message_permanent,
-    provider_permanent,
-    settings_for_tests,
-    transient,
-)
+from tests.fakes.common import settings_for_tests
 from tests.fakes.key_manager import InMemoryKeyManager
+from tests.fakes.providers import FakeProviders, message_permanent, provider_permanent, transient
+from tests.fakes.tenants import FakeSuppressions, FakeTenantTable
 
 SENDGRID, RESEND, POSTMARK, SES = (
     ProviderName.SENDGRID,
@@ -54,9 +50,9 @@ class SwitchableKeyManager(InMemoryKeyManager):
 
 @dataclass
 class Setup:
-    store: FakeDeliveryStore
+    suppressions: FakeSuppressions
     providers: FakeProviders
-    tenants: FakeTenantStore
+    tenants: FakeTenantTable
     keys: SwitchableKeyManager
     attempt: EmailAttempt
 
@@ -68,22 +64,34 @@ class Setup:
         plan: str = Plan.STARTUP,
         skip: Sequence[str] = (),
     ) -> AttemptOutcome:
-        return self.attempt.run("job-1", tenant, plan, dict(payload), list(skip))
+        message = JobMessage("job-1", tenant, Channel.EMAIL, plan, 0, dict(payload))
+        return self.attempt.run(message, dict(payload), Claim(1, 3, tuple(skip)))
 
 
 @pytest.fixture
 def setup() -> Setup:
     keys = SwitchableKeyManager()
     vault = Vault(keys)  # no data key cache: every credential opens through the key manager
-    tenants = FakeTenantStore(vault)
+    tenants = FakeTenantTable()
     tenants.add_tenant(
-        TENANT, Plan.STARTUP, provider_keys=list(KEYS.items()), verified_domains=["mail.trio.example"]
+        TENANT,
+        Plan.STARTUP,
+        secrets=vault,
+        provider_keys=list(KEYS.items()),
+        verified_domains=["mail.trio.example"],
     )
     tenants.add_tenant(BARE, Plan.INDIE)
-    tenants.add_tenant(UNVERIFIED, Plan.INDIE, provider_keys=[(SENDGRID, "SG.unverified-0001")])
-    store, providers = FakeDeliveryStore(), FakeProviders()
-    attempt = EmailAttempt(settings_for_tests(), TenantDirectory(tenants, vault), store, providers)
-    return Setup(store, providers, tenants, keys, attempt)
+    tenants.add_tenant(
+        UNVERIFIED, Plan.INDIE, secrets=vault, provider_keys=[(SENDGRID, "SG.unverified-0001")]
+    )
+    suppressions, providers = FakeSuppressions(), FakeProviders()
+    attempt = EmailAttempt(
+        directory=TenantDirectory(tenants, vault),
+        suppressions=suppressions,
+        providers=providers,
+        platform_sender=settings_for_tests().platform_sender,
+    )
+    return Setup(suppressions, providers, tenants, keys, attempt)
 
 
 # ---------------------------------------------------------------- which providers, in which order
@@ -275,9 +283,13 @@ def test_given_a_key_sealed_for_another_tenant_when_passing_then_that_provider_i
     setup: Setup,
 ) -> None:
     """A credential record copied into another tenant's partition must not open there."""
-    setup.tenants.add_tenant("tenant-thief", Plan.INDIE, provider_keys=[(SENDGRID, "SG.thief-0001")])
-    stolen = setup.tenants.records_of(TENANT).providers[0].api_key
-    setup.tenants.records_of("tenant-thief").providers[0].api_key = stolen
+    vault = Vault(setup.keys)
+    setup.tenants.add_tenant(
+        "tenant-thief", Plan.INDIE, secrets=vault, provider_keys=[(SENDGRID, "SG.thief-0001")]
+    )
+    stolen = setup.tenants.providers[TENANT]["SENDGRID"].api_key
+    thief = setup.tenants.providers["tenant-thief"]
+    thief["SENDGRID"] = replace(thief["SENDGRID"], api_key=stolen)
 
     outcome = setup.run(tenant="tenant-thief", plan=Plan.INDIE)
 
@@ -290,11 +302,15 @@ def test_given_a_key_sealed_for_another_tenant_when_passing_then_that_provider_i
 
 
 def test_given_a_suppressed_recipient_when_attempting_then_no_provider_is_called(setup: Setup) -> None:
-    setup.store.suppress(TENANT, "ada@example.com", "hard bounce", "SENDGRID", "2025-01-01T00:00:00.000Z")
+    setup.suppressions.suppress(
+        TENANT, Suppression("ada@example.com", "hard bounce", "2025-01-01T00:00:00.000Z")
+    )
 
     outcome = setup.run({**EMAIL, "to": "Ada@Example.com"})
 
-    assert outcome == AttemptOutcome(delivered=False, error_message=SUPPRESSED, final=True)
+    assert outcome == AttemptOutcome(
+        delivered=False, error_message=SUPPRESSED, final=True, caused_by_tenant=True
+    )
     assert setup.providers.calls == []
 
 
@@ -306,17 +322,17 @@ def test_given_an_inactive_recipient_report_when_passing_then_the_address_is_sup
     outcome = setup.run({**EMAIL, "to": "Gone@Example.com"})
 
     assert outcome.final
-    assert set(setup.store.suppressions) == {(TENANT, "gone@example.com")}
-    assert setup.store.suppressions[(TENANT, "gone@example.com")]["source"] == "SENDGRID"
+    assert set(setup.suppressions.entries_by_tenant[TENANT]) == {"gone@example.com"}
+    assert setup.suppressions.entries_by_tenant[TENANT]["gone@example.com"].source == "SENDGRID"
 
 
 def test_given_the_suppression_write_fails_when_passing_then_the_attempt_still_ends_the_job(
     setup: Setup,
 ) -> None:
     setup.providers.script(SENDGRID, message_permanent(SENDGRID, suppress_recipient=True))
-    setup.store.unavailable = {"suppress"}
+    setup.suppressions.unavailable = {"suppress"}
 
     outcome = setup.run()
 
     assert (outcome.delivered, outcome.final) == (False, True)
-    assert not setup.store.suppressions
+    assert not setup.suppressions.entries_by_tenant

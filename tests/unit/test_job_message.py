@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from herald.domain.jobs import INLINE_PAYLOAD_LIMIT, JobMessage
-from herald.settings import Channel
+from herald.domain.jobs import INLINE_PAYLOAD_LIMIT, Channel, JobMessage
 
 EMAIL: dict[str, Any] = {"to": "ada@example.com", "subject": "Hello", "body": "<p>Hi</p>", "priority": 1}
 # '{"body":"' + n characters + '"}' is n + 11 bytes of compact JSON.
@@ -37,8 +36,17 @@ def test_given_a_message_when_encoded_then_the_wire_fields_are_named_as_document
         "type": "email",
         "plan": "startup",
         "seenAttempts": 2,
+        "priority": 5,
         "payload": EMAIL,
     }
+
+
+def test_given_priority_and_acceptance_time_when_round_tripped_then_both_travel() -> None:
+    original = JobMessage(
+        "job-3", "tenant-a", Channel.EMAIL, "indie", 0, EMAIL, 1, "2026-11-30T12:00:00.000Z"
+    )
+
+    assert JobMessage.from_json(original.to_json()) == original
 
 
 def test_given_a_webhook_with_unicode_when_round_tripped_then_the_payload_is_identical() -> None:

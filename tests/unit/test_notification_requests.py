@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from herald.domain.jobs import compact_json
 from herald.http.requests import (
     MAX_BODY_BYTES,
     TOO_LARGE,
     EmailRequest,
     WebhookRequest,
-    compact_json,
 )
 
 EMAIL = {"to": "user@example.com", "subject": "Hello", "body": "<p>Hi</p>"}

@@ -1,28 +1,20 @@
-"""The provider registry: one adapter per name, loaded lazily, reading its endpoints from the
-settings when a call is made (so the local stack can point them at the provider sandbox)."""
+"""The provider registry: one adapter per name, loaded lazily, built from the endpoints and the
+platform sender it is given (the composition root passes the settings' values)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import boto3
 import pytest
 import responses
 from botocore.stub import Stubber
+from mypy_boto3_sesv2 import SESV2Client
 
-from herald.adapters.providers import (
-    TENANT_PROVIDERS,
-    Credential,
-    OutboundEmail,
-    ProviderName,
-    domain_provider_for,
-    provider_for,
-)
-from herald.adapters.providers.ses import SesProvider
-from herald.settings import get_settings
+from herald.adapters.providers.registry import ProviderEndpoints, ProviderRegistry
+from herald.domain.providers import TENANT_PROVIDERS, Credential, OutboundEmail, ProviderName
 
 EMAIL = OutboundEmail(
     job_id="job-0001",
@@ -33,24 +25,39 @@ EMAIL = OutboundEmail(
     html="<p>Hi</p>",
 )
 CREDENTIAL = Credential("key-0123456789", "account-0123456789")
+ROOT = "http://127.0.0.1:8101"
+
+
+def ses_client() -> SESV2Client:
+    client: SESV2Client = boto3.session.Session().client(
+        "sesv2", region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
+    )
+    return client
+
+
+def registry(sender: str = "mail@platform.test", client: SESV2Client | None = None) -> ProviderRegistry:
+    endpoints = ProviderEndpoints(f"{ROOT}/sendgrid", f"{ROOT}/resend", f"{ROOT}/postmark")
+    return ProviderRegistry(endpoints, sender, lambda: client or ses_client())
 
 
 @pytest.mark.parametrize("name", list(ProviderName))
 def test_every_provider_name_has_one_adapter_of_that_name(name: ProviderName) -> None:
-    adapter = provider_for(name)
+    providers = registry()
+    adapter = providers.email(name)
 
     assert adapter.name is name
-    assert provider_for(name) is adapter
+    assert providers.email(name) is adapter
 
 
 @pytest.mark.parametrize("name", TENANT_PROVIDERS)
 def test_tenant_providers_also_manage_domains_with_the_same_adapter(name: ProviderName) -> None:
-    assert domain_provider_for(name) is provider_for(name)
+    providers = registry()
+    assert providers.domain(name) is providers.email(name)
 
 
 def test_ses_is_not_offered_as_a_tenant_domain_provider() -> None:
     with pytest.raises(ValueError, match="not a provider tenants bring keys for"):
-        domain_provider_for(ProviderName.SES)
+        registry().domain(ProviderName.SES)
 
 
 def test_tenant_providers_are_sendgrid_resend_and_postmark_in_api_spelling() -> None:
@@ -60,8 +67,10 @@ def test_tenant_providers_are_sendgrid_resend_and_postmark_in_api_spelling() -> 
 def test_given_a_cold_process_when_one_provider_is_used_then_only_its_module_is_imported() -> None:
     probe = (
         "import json, sys\n"
-        "from herald.adapters.providers import ProviderName, provider_for\n"
-        "provider_for(ProviderName.RESEND)\n"
+        "from herald.adapters.providers.registry import ProviderEndpoints, ProviderRegistry\n"
+        "from herald.domain.providers import ProviderName\n"
+        "registry = ProviderRegistry(ProviderEndpoints('a', 'b', 'c'), 's', lambda: None)\n"
+        "registry.email(ProviderName.RESEND)\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('herald.adapters.providers.', 'boto')))))\n"
     )
 
@@ -80,61 +89,24 @@ def test_given_a_cold_process_when_one_provider_is_used_then_only_its_module_is_
         assert absent not in loaded
 
 
-# ---------------------------------------------------------------- endpoints from the settings
-
-REQUIRED_ENV = {
-    "HERALD_TABLE": "herald-test",
-    "HERALD_KMS_KEY_ID": "alias/herald-test",
-    "HERALD_DLQ": "https://sqs.test/dlq",
-    **{
-        f"HERALD_QUEUE_{channel}_{priority}": f"https://sqs.test/{channel}-{priority}"
-        for channel in ("EMAIL", "WEBHOOK")
-        for priority in ("CRITICAL", "NORMAL", "LOW")
-    },
-}
-
-
-@pytest.fixture
-def sandbox_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
-    for name, value in REQUIRED_ENV.items():
-        monkeypatch.setenv(name, value)
-    get_settings.cache_clear()
-    yield monkeypatch
-    get_settings.cache_clear()
-
-
-def point_providers_at(env: pytest.MonkeyPatch, root: str) -> None:
-    env.setenv("HERALD_SENDGRID_BASE_URL", f"{root}/sendgrid")
-    env.setenv("HERALD_RESEND_BASE_URL", f"{root}/resend")
-    env.setenv("HERALD_POSTMARK_BASE_URL", f"{root}/postmark")
-    get_settings.cache_clear()
-
-
-def test_given_settings_that_change_between_calls_then_each_call_uses_the_current_base_url(
-    sandbox_env: pytest.MonkeyPatch,
-) -> None:
+def test_each_tenant_provider_calls_its_own_endpoint() -> None:
     with responses.RequestsMock() as mocked:
-        for port in (8101, 8102):
-            mocked.add(responses.POST, f"http://127.0.0.1:{port}/sendgrid/v3/mail/send", status=202)
-            mocked.add(responses.POST, f"http://127.0.0.1:{port}/resend/emails", json={"id": "r"})
-            mocked.add(responses.POST, f"http://127.0.0.1:{port}/postmark/email", json={"MessageID": "p"})
+        mocked.add(responses.POST, f"{ROOT}/sendgrid/v3/mail/send", status=202)
+        mocked.add(responses.POST, f"{ROOT}/resend/emails", json={"id": "r"})
+        mocked.add(responses.POST, f"{ROOT}/postmark/email", json={"MessageID": "p"})
+        providers = registry()
+        for name in TENANT_PROVIDERS:
+            providers.email(name).send(EMAIL, CREDENTIAL)
 
-        for port in (8101, 8102):
-            point_providers_at(sandbox_env, f"http://127.0.0.1:{port}")
-            for name in TENANT_PROVIDERS:
-                provider_for(name).send(EMAIL, CREDENTIAL)
+        assert [call.request.url for call in mocked.calls] == [
+            f"{ROOT}/sendgrid/v3/mail/send",
+            f"{ROOT}/resend/emails",
+            f"{ROOT}/postmark/email",
+        ]
 
-        assert len(mocked.calls) == 6
 
-
-def test_given_no_injected_sender_then_ses_sends_from_the_platform_sender_setting(
-    sandbox_env: pytest.MonkeyPatch,
-) -> None:
-    sandbox_env.setenv("HERALD_PLATFORM_SENDER", "mail@platform.test")
-    get_settings.cache_clear()
-    client = boto3.session.Session().client(
-        "sesv2", region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
-    )
+def test_ses_sends_from_the_platform_sender_it_was_given() -> None:
+    client = ses_client()
     with Stubber(client) as stubber:
         stubber.add_response(
             "send_email",
@@ -154,7 +126,5 @@ def test_given_no_injected_sender_then_ses_sends_from_the_platform_sender_settin
                 ],
             },
         )
-
-        delivered = SesProvider(client=client).send(EMAIL, CREDENTIAL)
-
+        delivered = registry(client=client).email(ProviderName.SES).send(EMAIL, CREDENTIAL)
     assert delivered.provider_message_id == "m-1"

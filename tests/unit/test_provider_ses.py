@@ -63,7 +63,7 @@ def stubber(client: SESV2Client) -> Iterator[Stubber]:
 
 @pytest.fixture
 def ses(client: SESV2Client) -> SesProvider:
-    return SesProvider(client=client, sender=SENDER)
+    return SesProvider(lambda: client, SENDER)
 
 
 def expected_request(**overrides: Any) -> dict[str, Any]:
@@ -192,7 +192,7 @@ def silent_port() -> Iterator[int]:
 
 
 def test_given_ses_cannot_be_reached_then_the_failure_is_transient(refused_port: int) -> None:
-    ses = SesProvider(client=ses_client(f"http://127.0.0.1:{refused_port}"), sender=SENDER)
+    ses = SesProvider(lambda: ses_client(f"http://127.0.0.1:{refused_port}"), SENDER)
 
     with pytest.raises(ProviderFailure) as caught:
         ses.send(EMAIL, IGNORED)
@@ -202,7 +202,7 @@ def test_given_ses_cannot_be_reached_then_the_failure_is_transient(refused_port:
 
 
 def test_given_ses_does_not_answer_in_time_then_the_failure_is_transient(silent_port: int) -> None:
-    ses = SesProvider(client=ses_client(f"http://127.0.0.1:{silent_port}", timeout=0.3), sender=SENDER)
+    ses = SesProvider(lambda: ses_client(f"http://127.0.0.1:{silent_port}", timeout=0.3), SENDER)
 
     with pytest.raises(ProviderFailure) as caught:
         ses.send(EMAIL, IGNORED)
@@ -291,7 +291,7 @@ def test_given_no_platform_credentials_then_the_failure_is_provider_permanent(
     )
 
     with pytest.raises(ProviderFailure) as caught:
-        SesProvider(client=client, sender=SENDER).send(EMAIL, IGNORED)
+        SesProvider(lambda: client, SENDER).send(EMAIL, IGNORED)
 
     assert caught.value.kind is P
     assert caught.value.reason == "no AWS credentials for SES"

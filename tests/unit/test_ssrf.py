@@ -13,11 +13,11 @@ import pytest
 from herald.adapters.ssrf import (
     CheckedTarget,
     IPAddress,
-    UrlNotAllowed,
     check_url,
     is_public_address,
     resolve_host,
 )
+from herald.domain.webhooks import UrlNotAllowed
 
 
 def ip(text: str) -> IPAddress:

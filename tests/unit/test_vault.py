@@ -11,13 +11,13 @@ from dataclasses import replace
 import pytest
 
 from herald.adapters.data_key_cache import DataKeyCache
-from herald.adapters.vault import (
+from herald.adapters.vault import Vault
+from herald.domain.secrets import (
     FORMAT_VERSION,
     MalformedSecretRecord,
     Purpose,
     SealedSecret,
     SecretTampered,
-    Vault,
     encryption_context,
     last_four,
 )

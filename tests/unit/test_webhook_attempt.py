@@ -1,37 +1,30 @@
 """One webhook attempt: the tenant's secrets sign the exact payload bytes, and the sender's outcome
-becomes the engine's AttemptOutcome (design.md rule 9); then the engine's view of webhook jobs."""
+becomes the engine's AttemptOutcome; then the engine's view of webhook jobs."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
 
 from herald.adapters.data_key_cache import DataKeyCache
-from herald.adapters.dead_letters import REDACTED
-from herald.adapters.store.models import JobState
 from herald.adapters.vault import Vault
-from herald.adapters.webhook_sender import OutboundWebhook, WebhookOutcome
 from herald.domain.attempts import AttemptOutcome
-from herald.domain.jobs import JobMessage
+from herald.domain.jobs import Channel, JobMessage, compact_json
 from herald.domain.plans import Plan
-from herald.http.requests import compact_json
+from herald.domain.records import Claim
+from herald.domain.webhooks import OutboundWebhook, WebhookOutcome
 from herald.observability import metrics
-from herald.services.delivery import DeliveryEngine, Handled
+from herald.services.delivery import REDACTED, DeliveryEngine, DeliveryPolicy, Handled
 from herald.services.tenant_directory import TenantDirectory
-from herald.services.webhook_attempt import USER_AGENT, WebhookAttempt
-from herald.settings import Channel
-from tests.fakes.delivery import (
-    FakeDeadLetters,
-    FakeDeliveryStore,
-    FakeQueue,
-    FakeTenantStore,
-    ManualClock,
-    settings_for_tests,
-)
+from herald.services.webhook_attempt import WebhookAttempt
+from tests.fakes.common import ManualClock
+from tests.fakes.jobs import FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
+from tests.fakes.queues import FakeDeadLetters, FakeQueue
+from tests.fakes.tenants import FakeTenantTable
 
 TENANT = "tenant-hooks"
 OTHER = "tenant-other"
@@ -58,35 +51,32 @@ class FakeSender:
     outcomes: list[WebhookOutcome] = field(default_factory=lambda: [WebhookOutcome(ok=True, status_code=200)])
     calls: list[dict[str, Any]] = field(default_factory=list)
 
-    def __call__(
-        self, hook: OutboundWebhook, *, secrets: Sequence[str], allow_loopback: bool, user_agent: str
-    ) -> WebhookOutcome:
-        self.calls.append(
-            {
-                "hook": hook,
-                "secrets": list(secrets),
-                "allow_loopback": allow_loopback,
-                "user_agent": user_agent,
-            }
-        )
+    def __call__(self, hook: OutboundWebhook, *, secrets: Sequence[str]) -> WebhookOutcome:
+        self.calls.append({"hook": hook, "secrets": list(secrets)})
         return self.outcomes[min(len(self.calls), len(self.outcomes)) - 1]
 
 
 @dataclass
 class Hooks:
-    tenants: FakeTenantStore
+    tenants: FakeTenantTable
     sender: FakeSender
     attempt: WebhookAttempt
+
+    def run(self, payload: dict[str, Any] = WEBHOOK, tenant: str = TENANT) -> AttemptOutcome:
+        message = JobMessage("job-7", tenant, Channel.WEBHOOK, Plan.INDIE, 0, payload)
+        return self.attempt.run(message, payload, Claim(1, 3))
 
 
 @pytest.fixture
 def hooks() -> Hooks:
     vault = Vault(InMemoryKeyManager(), DataKeyCache(max_entries=16, ttl_seconds=300))
-    tenants = FakeTenantStore(vault)
-    tenants.add_tenant(TENANT, Plan.INDIE, signing_secret=SIGNING_SECRET)
-    tenants.add_tenant(OTHER, Plan.INDIE, signing_secret="whsec_b3RoZXItdGVuYW50LXNlY3JldC0xMjM0NTY=")
+    tenants = FakeTenantTable()
+    tenants.add_tenant(TENANT, Plan.INDIE, secrets=vault, signing_secret=SIGNING_SECRET)
+    tenants.add_tenant(
+        OTHER, Plan.INDIE, secrets=vault, signing_secret="whsec_b3RoZXItdGVuYW50LXNlY3JldC0xMjM0NTY="
+    )
     sender = FakeSender()
-    attempt = WebhookAttempt(settings_for_tests(), TenantDirectory(tenants, vault), sender)
+    attempt = WebhookAttempt(directory=TenantDirectory(tenants, vault), sender=sender)
     return Hooks(tenants, sender, attempt)
 
 
@@ -96,7 +86,7 @@ def hooks() -> Hooks:
 def test_given_a_webhook_job_when_attempted_then_the_compact_payload_is_signed_with_the_tenant_secret(
     hooks: Hooks,
 ) -> None:
-    hooks.attempt.run("job-7", TENANT, WEBHOOK)
+    hooks.run()
 
     [call] = hooks.sender.calls
     hook: OutboundWebhook = call["hook"]
@@ -105,28 +95,21 @@ def test_given_a_webhook_job_when_attempted_then_the_compact_payload_is_signed_w
     assert (hook.job_id, hook.url, hook.method) == ("job-7", WEBHOOK["url"], "PUT")
     assert dict(hook.headers) == WEBHOOK["headers"]
     assert call["secrets"] == [SIGNING_SECRET]
-    assert call["user_agent"] == USER_AGENT
-    assert call["allow_loopback"] is False
 
 
 def test_given_no_method_or_headers_when_attempted_then_it_posts_without_custom_headers(hooks: Hooks) -> None:
-    hooks.attempt.run("job-7", TENANT, {"url": WEBHOOK["url"], "payload": {"a": 1}})
+    hooks.run({"url": WEBHOOK["url"], "payload": {"a": 1}})
 
     hook: OutboundWebhook = hooks.sender.calls[0]["hook"]
     assert (hook.method, dict(hook.headers), hook.body) == ("POST", {}, b'{"a":1}')
 
 
-def test_given_the_local_stack_setting_when_attempted_then_loopback_is_allowed(hooks: Hooks) -> None:
-    vault = Vault(InMemoryKeyManager())
-    tenants = FakeTenantStore(vault)
-    tenants.add_tenant(TENANT, Plan.INDIE)
-    settings = settings_for_tests(allow_loopback_webhooks=True)
-    attempt = WebhookAttempt(settings, TenantDirectory(tenants, vault), hooks.sender)
+def test_given_a_tenant_without_a_secret_when_attempted_then_it_sends_unsigned(hooks: Hooks) -> None:
+    hooks.tenants.add_tenant("tenant-plain", Plan.INDIE)
 
-    attempt.run("job-7", TENANT, WEBHOOK)
+    hooks.run(tenant="tenant-plain")
 
-    assert hooks.sender.calls[0]["allow_loopback"] is True
-    assert hooks.sender.calls[0]["secrets"] == []  # a tenant without a secret sends unsigned
+    assert hooks.sender.calls[0]["secrets"] == []
 
 
 # ---------------------------------------------------------------- outcome mapping
@@ -165,6 +148,7 @@ def test_given_the_local_stack_setting_when_attempted_then_loopback_is_allowed(h
                 delivered=False,
                 error_message="the endpoint answered HTTP 404",
                 final=True,
+                caused_by_tenant=True,
                 response_status=404,
             ),
         ),
@@ -179,6 +163,7 @@ def test_given_the_local_stack_setting_when_attempted_then_loopback_is_allowed(h
                 delivered=False,
                 error_message="the endpoint answered HTTP 301; redirects are not followed",
                 final=True,
+                caused_by_tenant=True,
                 response_status=301,
             ),
         ),
@@ -211,7 +196,7 @@ def test_given_a_sender_outcome_when_attempted_then_it_maps_to_the_engines_outco
 ) -> None:
     hooks.sender.outcomes = [sent]
 
-    assert hooks.attempt.run("job-7", TENANT, WEBHOOK) == expected
+    assert hooks.run() == expected
 
 
 def test_given_the_tenant_table_is_down_when_attempted_then_the_attempt_is_transient_and_nothing_is_sent(
@@ -219,7 +204,7 @@ def test_given_the_tenant_table_is_down_when_attempted_then_the_attempt_is_trans
 ) -> None:
     hooks.tenants.unavailable = True
 
-    outcome = hooks.attempt.run("job-7", TENANT, WEBHOOK)
+    outcome = hooks.run()
 
     assert (outcome.delivered, outcome.final) == (False, False)
     assert outcome.error_message is not None
@@ -231,10 +216,10 @@ def test_given_a_signing_secret_sealed_for_another_tenant_when_attempted_then_it
     hooks: Hooks,
 ) -> None:
     """A secret record copied from another tenant's row must not open (encryption context binds it)."""
-    own = hooks.tenants.records_of(TENANT).profile
-    own.signing_secret = hooks.tenants.records_of(OTHER).profile.signing_secret
+    profiles = hooks.tenants.profiles
+    profiles[TENANT] = replace(profiles[TENANT], signing_secret=profiles[OTHER].signing_secret)
 
-    outcome = hooks.attempt.run("job-7", TENANT, WEBHOOK)
+    outcome = hooks.run()
 
     assert outcome == AttemptOutcome(
         delivered=False, error_message="the signing secret cannot be decrypted", final=True
@@ -247,30 +232,27 @@ def test_given_a_signing_secret_sealed_for_another_tenant_when_attempted_then_it
 
 @dataclass
 class WebhookRig:
-    store: FakeDeliveryStore
+    store: FakeJobTable
     queue: FakeQueue
     dead_letters: FakeDeadLetters
     engine: DeliveryEngine
 
     def submit(self) -> JobMessage:
         self.store.add_job(TENANT, "job-7", WEBHOOK, channel=Channel.WEBHOOK)
-        return JobMessage("job-7", TENANT, Channel.WEBHOOK, Plan.INDIE, 0, WEBHOOK)
+        return JobMessage(
+            "job-7", TENANT, Channel.WEBHOOK, Plan.INDIE, 0, WEBHOOK, 5, "2025-01-01T00:00:00.000Z"
+        )
 
 
 @pytest.fixture
 def rig(hooks: Hooks) -> WebhookRig:
-    store, queue, dead_letters = FakeDeliveryStore(), FakeQueue(), FakeDeadLetters()
-
-    # The same adapter as herald.composition.workers.webhook_worker.
-    def attempt(message: JobMessage, payload: dict[str, Any], _state: JobState) -> AttemptOutcome:
-        return hooks.attempt.run(message.job_id, message.tenant_id, payload)
-
+    store, queue, dead_letters = FakeJobTable(), FakeQueue(), FakeDeadLetters()
     engine = DeliveryEngine(
-        settings_for_tests(),
+        DeliveryPolicy(max_attempts=3, retry_base_delay_seconds=30),
         store=store,
         queue=queue,
         dead_letters=dead_letters,
-        attempt=attempt,
+        attempt=hooks.attempt,
         clock=ManualClock(),
     )
     return WebhookRig(store, queue, dead_letters, engine)

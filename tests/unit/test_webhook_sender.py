@@ -27,9 +27,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from standardwebhooks.webhooks import Webhook
 
-from herald.adapters.ssrf import IPAddress, UrlNotAllowed
-from herald.adapters.webhook_sender import OutboundWebhook, WebhookOutcome, send_webhook
+from herald.adapters.ssrf import IPAddress
+from herald.adapters.webhook_sender import send_webhook
 from herald.domain.signing import new_signing_secret
+from herald.domain.webhooks import OutboundWebhook, UrlNotAllowed, WebhookOutcome
 
 BODY = b'{"event":"invoice.paid","invoice":{"id":"inv_42","amount":1999}}'
 JOB_ID = "6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f"

@@ -10,22 +10,17 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from herald.adapters.store.models import JobState
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.errors import DependencyError
-from herald.domain.jobs import JobMessage
+from herald.domain.jobs import Channel, JobMessage
 from herald.domain.plans import Plan
+from herald.domain.records import Claim
 from herald.observability import metrics
 from herald.services.batch import RECORD_BUDGET_MILLIS, process_batch
-from herald.services.delivery import DeliveryEngine
-from herald.settings import Channel
-from tests.fakes.delivery import (
-    FakeDeadLetters,
-    FakeDeliveryStore,
-    FakeQueue,
-    ManualClock,
-    settings_for_tests,
-)
+from herald.services.delivery import DeliveryEngine, DeliveryPolicy
+from tests.fakes.common import ManualClock
+from tests.fakes.jobs import FakeJobTable
+from tests.fakes.queues import FakeDeadLetters, FakeQueue
 
 TENANT = "tenant-a"
 QUEUE_ARN = "arn:aws:sqs:us-east-1:123456789012:herald-dev-email-normal"
@@ -82,7 +77,7 @@ class ScriptedAttempt:
     raises: dict[str, Exception] = field(default_factory=dict)
     calls: list[str] = field(default_factory=list)
 
-    def __call__(self, message: JobMessage, payload: dict[str, Any], state: JobState) -> AttemptOutcome:
+    def run(self, message: JobMessage, payload: dict[str, Any], claim: Claim) -> AttemptOutcome:
         self.calls.append(message.job_id)
         failure = self.raises.get(message.job_id)
         if failure is not None:
@@ -92,7 +87,7 @@ class ScriptedAttempt:
 
 @dataclass
 class Worker:
-    store: FakeDeliveryStore
+    store: FakeJobTable
     dead_letters: FakeDeadLetters
     attempt: ScriptedAttempt
     engine: DeliveryEngine
@@ -109,9 +104,9 @@ class Worker:
 
 @pytest.fixture
 def worker() -> Worker:
-    store, dead_letters, attempt = FakeDeliveryStore(), FakeDeadLetters(), ScriptedAttempt()
+    store, dead_letters, attempt = FakeJobTable(), FakeDeadLetters(), ScriptedAttempt()
     engine = DeliveryEngine(
-        settings_for_tests(),
+        DeliveryPolicy(max_attempts=3, retry_base_delay_seconds=30),
         store=store,
         queue=FakeQueue(),
         dead_letters=dead_letters,
@@ -258,7 +253,7 @@ def test_given_a_data_key_cache_when_a_batch_runs_then_its_hits_and_misses_becom
     cache.get(b"wrapped", TENANT, "provider-key")  # a miss before the batch: not this batch's
 
     class CountingAttempt:
-        def __call__(self, message: JobMessage, payload: dict[str, Any], state: JobState) -> AttemptOutcome:
+        def run(self, message: JobMessage, payload: dict[str, Any], claim: Claim) -> AttemptOutcome:
             cache.put(b"wrapped", TENANT, "provider-key", b"k" * 32)
             cache.get(b"wrapped", TENANT, "provider-key")
             return AttemptOutcome(delivered=True, used_provider="SENDGRID")

@@ -32,6 +32,7 @@ class ErrorCode(StrEnum):
     QUOTA_EXCEEDED = "quota_exceeded"
     NOT_FOUND = "not_found"
     JOB_NOT_FOUND = "job_not_found"
+    PROVIDER_NOT_FOUND = "provider_not_found"
     JOB_NOT_RETRYABLE = "job_not_retryable"
     TENANT_NOT_FOUND = "tenant_not_found"
     DOMAIN_NOT_FOUND = "domain_not_found"

@@ -190,6 +190,10 @@ class DeliveryLog:
     response_status: int | None = None
     response_body: str | None = None
 
+    @property
+    def status(self) -> str:
+        return "success" if self.succeeded else "failed"
+
 
 @dataclass(frozen=True)
 class JobState:

@@ -28,6 +28,7 @@ STATUS: Mapping[ErrorCode, int] = {
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.UNKNOWN_PROVIDER: 404,
     ErrorCode.JOB_NOT_FOUND: 404,
+    ErrorCode.PROVIDER_NOT_FOUND: 404,
     ErrorCode.JOB_NOT_RETRYABLE: 404,
     ErrorCode.TENANT_NOT_FOUND: 404,
     ErrorCode.DOMAIN_NOT_FOUND: 404,

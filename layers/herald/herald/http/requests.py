@@ -15,7 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, fi
 from pydantic_core import PydanticCustomError
 
 from herald.domain.api_keys import MAX_GRACE_SECONDS
-from herald.domain.jobs import compact_json
+from herald.domain.jobs import PRIORITY_QUEUES, compact_json
 
 MAX_BODY_BYTES = 256 * 1024
 MAX_WEBHOOK_PAYLOAD_BYTES = 10_240
@@ -61,9 +61,19 @@ def idempotency_key(value: str) -> str:
 
 EmailAddress = Annotated[str, Field(max_length=320), AfterValidator(_address)]
 IdempotencyKey = Annotated[str, Field(min_length=1, max_length=255), AfterValidator(idempotency_key)]
+
+
+def _priority(value: int) -> int:
+    if value not in PRIORITY_QUEUES:
+        raise PydanticCustomError("invalid_priority", "must be 1 (high), 5 (normal) or 10 (low)")
+    return value
+
+
 # Exactly the SDK's three priorities; strict, so "5", 5.0 and true are not priorities.
 Priority = Annotated[
-    Literal[1, 5, 10], Field(strict=True, description="1 = high, 5 = normal (default), 10 = low")
+    StrictInt,
+    AfterValidator(_priority),
+    Field(description="1 = high, 5 = normal (default), 10 = low", json_schema_extra={"enum": [1, 5, 10]}),
 ]
 
 

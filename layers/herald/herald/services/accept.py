@@ -54,6 +54,7 @@ class AcceptedJob:
     job_id: str
     channel: Channel
     created_at: str
+    priority: int
 
     def as_response(self) -> dict[str, Any]:
         return {
@@ -111,7 +112,7 @@ class AcceptService:
             job.job_id, tenant.tenant_id, channel, tenant.plan, 0, payload, job.priority, job.created_at
         )
         enqueue_or_fail(self._queue, self._jobs, message, queue_priority(job.priority), iso(self._clock()))
-        return AcceptedJob(job.job_id, channel, job.created_at)
+        return AcceptedJob(job.job_id, channel, job.created_at, job.priority)
 
     def _check_url(self, url: str) -> None:
         try:

@@ -409,5 +409,5 @@ def _paid(tenant: TenantContext) -> None:
 def _find_provider(records: TenantRecords, provider: ProviderName) -> StoredProvider:
     found = records.provider(provider.value)
     if found is None:
-        raise HeraldError(f"{provider.value} is not configured.", ErrorCode.PROVIDER_NOT_CONFIGURED)
+        raise HeraldError(f"{provider.value} is not configured.", ErrorCode.PROVIDER_NOT_FOUND)
     return found

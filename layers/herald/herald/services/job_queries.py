@@ -32,7 +32,7 @@ def _delivery_log(entry: DeliveryLog) -> dict[str, Any]:
     return {
         "id": entry.log_id,
         "attempt": entry.attempt,
-        "status": "success" if entry.succeeded else "failed",
+        "status": entry.status,
         "usedProvider": entry.used_provider,
         "errorMessage": entry.error_message,
         "createdAt": entry.created_at,

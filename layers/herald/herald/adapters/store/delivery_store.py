@@ -57,7 +57,7 @@ class DynamoDeliveryStore:
             with conditional("job table write"):
                 item.update(
                     actions=[
-                        *status_defaults(message, 0, max_attempts),
+                        *status_defaults(message, max_attempts),
                         JobStatusItem.status.set(JobStatus.PROCESSING.value),
                         JobStatusItem.attempts.set((JobStatusItem.attempts | 0) + 1),
                         JobStatusItem.lease_until.set(now + lease_seconds),

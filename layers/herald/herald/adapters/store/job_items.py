@@ -16,7 +16,7 @@ def log_attribute(log: DeliveryLog) -> DeliveryLogAttribute:
     return DeliveryLogAttribute(
         id=log.log_id,
         attempt=log.attempt,
-        status="success" if log.succeeded else "failed",
+        status=log.status,
         used_provider=log.used_provider,
         error_message=log.error_message,
         created_at=log.created_at,

@@ -166,7 +166,8 @@ class DynamoJobStore:
     def mark_enqueue_failed(self, message: JobMessage, reason: str, failed_at: str) -> None:
         """The queue refused the job: it ends FAILED with the reason and can be retried."""
         actions = [
-            *status_defaults(message, message.seen_attempts, self._max_attempts),
+            *status_defaults(message, self._max_attempts),
+            JobStatusItem.attempts.set(JobStatusItem.attempts | message.seen_attempts),
             JobStatusItem.status.set(JobStatus.FAILED.value),
             JobStatusItem.error_message.set(reason),
             JobStatusItem.completed_at.set(failed_at),
@@ -204,14 +205,13 @@ def _status(tenant_id: str, job_id: str) -> JobStatusItem:
     return JobStatusItem(job_pk(tenant_id, job_id), STATUS_SK)
 
 
-def status_defaults(message: JobMessage, attempts: int, max_attempts: int) -> list[Any]:
+def status_defaults(message: JobMessage, max_attempts: int) -> list[Any]:
     """What a status item copies from its job when a write creates it (and keeps when it exists)."""
     return [
         JobStatusItem.kind.set(JobStatusItem.kind | JobStatusItem),
         JobStatusItem.type.set(JobStatusItem.type | message.channel.value),
         JobStatusItem.priority.set(JobStatusItem.priority | message.priority),
         JobStatusItem.created_at.set(JobStatusItem.created_at | (message.created_at or "")),
-        JobStatusItem.attempts.set(JobStatusItem.attempts | attempts),
         JobStatusItem.max_attempts.set(JobStatusItem.max_attempts | max_attempts),
     ]
 

@@ -131,7 +131,7 @@ class DynamoTenantStore:
         with transaction("tenant table write", refine) as tx:
             tx.save(new_key, condition=ApiKeyItem.pk.does_not_exist())
             if old_valid_until is None:
-                for key_hash in [old_hash, *live_grace]:
+                for key_hash in {old_hash, *live_grace}:
                     tx.delete(ApiKeyItem(api_key_pk(key_hash), KEY_SK))
                 grace: dict[str, str] = {}
             else:

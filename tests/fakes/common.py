@@ -1,0 +1,72 @@
+"""Settings and clocks for unit tests."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from herald.domain.jobs import Channel, QueuePriority
+from herald.settings import Settings
+
+CREATED_AT = "2025-01-01T00:00:00.000Z"
+NOW = datetime(2026, 11, 30, 12, 0, 30, tzinfo=UTC)
+
+
+def settings_for_tests(**overrides: Any) -> Settings:
+    """Settings as the template gives the functions, with fake queue URLs (nothing is dialled)."""
+    values: dict[str, Any] = {
+        "table_name": "herald-test",
+        "kms_key_id": "alias/herald-test",
+        "queue_urls": {
+            (channel, priority): f"https://sqs.test/{channel.value}-{priority.value}"
+            for channel in Channel
+            for priority in QueuePriority
+        },
+        "dlq_url": "https://sqs.test/dlq",
+        "region": "us-east-1",
+        "stage": "test",
+        "max_attempts": 3,
+        "retry_base_delay_seconds": 30,
+        "sendgrid_base_url": "https://sendgrid.test",
+        "resend_base_url": "https://resend.test",
+        "postmark_base_url": "https://postmark.test",
+        "platform_sender": "notifications@herald.test",
+        **overrides,
+    }
+    return Settings(**values)
+
+
+class ManualClock:
+    """Epoch seconds that only move when a test says so."""
+
+    def __init__(self, now: float = 1_700_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def settings_environment(**overrides: str) -> dict[str, str]:
+    """The environment variables that make ``settings_for_tests()`` (as the template sets them)."""
+    settings = settings_for_tests()
+    env = {
+        "HERALD_TABLE": settings.table_name,
+        "HERALD_KMS_KEY_ID": settings.kms_key_id,
+        "HERALD_DLQ": settings.dlq_url,
+        "AWS_DEFAULT_REGION": settings.region,
+        "HERALD_STAGE": settings.stage,
+        "HERALD_MAX_ATTEMPTS": str(settings.max_attempts),
+        "HERALD_RETRY_BASE_DELAY_SECONDS": str(settings.retry_base_delay_seconds),
+        "HERALD_SENDGRID_BASE_URL": settings.sendgrid_base_url,
+        "HERALD_RESEND_BASE_URL": settings.resend_base_url,
+        "HERALD_POSTMARK_BASE_URL": settings.postmark_base_url,
+        "HERALD_PLATFORM_SENDER": settings.platform_sender,
+        **{
+            f"HERALD_QUEUE_{channel.value.upper()}_{priority.value.upper()}": url
+            for (channel, priority), url in settings.queue_urls.items()
+        },
+    }
+    return {**env, **overrides}

@@ -1,0 +1,287 @@
+"""An in-memory job table with DynamoDB's conditions: the ``JobStore`` of the API and the
+``DeliveryStore`` of the workers over the same jobs, and the tenants' ``Counters``.
+
+Every method applies the same condition as its DynamoDB adapter (``herald.adapters.store``); name a
+method in ``unavailable`` to make it raise ``DependencyError`` as the adapter does when DynamoDB
+cannot be reached. ``calls`` lists the round trips made, in order.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from herald.domain.errors import DependencyError
+from herald.domain.jobs import FINAL_STATUSES, Channel, JobMessage, JobStatus
+from herald.domain.plans import Quota, channel_counter
+from herald.domain.records import Claim, DeliveryLog, JobPage, JobState, JobView, NewJob, Usage
+from herald.services.ports import DuplicateRequest, QuotaExhausted, RateLimited
+from tests.fakes.common import CREATED_AT
+
+
+@dataclass
+class _Job:
+    request: NewJob
+    state: JobState | None = None  # the status item, from the first claim on
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.unavailable: set[str] = set()
+        self.calls: list[str] = []
+
+    def _called(self, method: str) -> None:
+        self.calls.append(method)
+        if method in self.unavailable:
+            raise DependencyError(f"table unavailable in {method}")
+
+
+class FakeJobTable(_Recorder):
+    def __init__(self, max_attempts: int = 3) -> None:
+        super().__init__()
+        self._jobs: dict[tuple[str, str], _Job] = {}
+        self._max_attempts = max_attempts
+
+    # -------------------------------------------------- test set-up and inspection
+
+    def add_job(
+        self,
+        tenant_id: str,
+        job_id: str,
+        payload: dict[str, Any],
+        *,
+        channel: Channel = Channel.EMAIL,
+        priority: int = 5,
+        max_attempts: int = 3,
+    ) -> None:
+        """A job as the API leaves it: accepted, never claimed."""
+        request = NewJob(
+            job_id, tenant_id, channel, priority, max_attempts, CREATED_AT, copy.deepcopy(payload), 0
+        )
+        self._jobs[(tenant_id, job_id)] = _Job(request)
+
+    def state(self, tenant_id: str, job_id: str) -> JobState:
+        """The job's current state, read without counting as a call of the code under test."""
+        state = self._state(tenant_id, job_id)
+        assert state is not None, f"no job {job_id}"
+        return state
+
+    def set_state(self, tenant_id: str, job_id: str, **changes: Any) -> None:
+        """Put the job into a situation a test needs (a crashed attempt, a stale counter)."""
+        job = self._jobs[(tenant_id, job_id)]
+        job.state = replace(self.state(tenant_id, job_id), **changes)
+
+    @property
+    def jobs(self) -> dict[str, NewJob]:
+        return {job_id: job.request for (_, job_id), job in self._jobs.items()}
+
+    # -------------------------------------------------- JobStore
+
+    def insert(self, job: NewJob) -> None:
+        self._called("insert")
+        existing = self._jobs.get((job.tenant_id, job.job_id))
+        if existing is not None:
+            raise DuplicateRequest(job.job_id, existing.request.body_hash == job.body_hash)
+        self._jobs[(job.tenant_id, job.job_id)] = _Job(copy.deepcopy(job))
+
+    def get(self, tenant_id: str, job_id: str) -> JobView | None:
+        self._called("get")
+        job = self._jobs.get((tenant_id, job_id))
+        if job is None:
+            return None
+        return JobView(self.state(tenant_id, job_id), copy.deepcopy(job.request.payload))
+
+    def listing(
+        self,
+        tenant_id: str,
+        *,
+        page: int,
+        limit: int,
+        channel: Channel | None,
+        status: JobStatus | None,
+        cursor: str | None,
+    ) -> JobPage:
+        self._called("listing")
+        if cursor is not None:
+            raise ValueError("the fake hands out no cursors")
+        states = sorted(
+            (self.state(t, j) for (t, j) in self._jobs if t == tenant_id),
+            key=lambda state: (state.created_at, state.job_id),
+            reverse=True,
+        )
+        matching = [
+            s
+            for s in states
+            if (channel is None or s.channel is channel) and (status is None or s.status is status)
+        ]
+        start = (page - 1) * limit
+        return JobPage(tuple(matching[start : start + limit]), len(matching), None)
+
+    def mark_enqueue_failed(self, message: JobMessage, reason: str, failed_at: str) -> None:
+        self._called("mark_enqueue_failed")
+        job = self._jobs[(message.tenant_id, message.job_id)]
+        current = self.state(message.tenant_id, message.job_id)
+        if job.state is not None and job.state.status is not JobStatus.PENDING:
+            raise DependencyError("job table write failed: ConditionalCheckFailedException")
+        job.state = replace(current, status=JobStatus.FAILED, error_message=reason, completed_at=failed_at)
+
+    def reopen_failed(self, tenant_id: str, job_id: str, extra_attempts: int) -> JobState | None:
+        self._called("reopen_failed")
+        job = self._jobs.get((tenant_id, job_id))
+        if job is None or job.state is None or job.state.status is not JobStatus.FAILED:
+            return None
+        job.state = replace(
+            job.state,
+            status=JobStatus.PENDING,
+            max_attempts=job.state.attempts + extra_attempts,
+            error_message=None,
+            completed_at=None,
+            lease_until=None,
+            skip_providers=(),
+        )
+        return job.state
+
+    # -------------------------------------------------- DeliveryStore
+
+    def claim(
+        self,
+        message: JobMessage,
+        *,
+        now: int,
+        lease_seconds: int,
+        started_at: str,
+        max_attempts: int,
+        expires_at: int,
+    ) -> Claim | None:
+        self._called("claim")
+        job = self._jobs.get((message.tenant_id, message.job_id))
+        if job is None:
+            return None
+        state = self.state(message.tenant_id, message.job_id)
+        fresh = (job.state is None and message.seen_attempts == 0) or (
+            state.status is JobStatus.PENDING
+            and state.attempts == message.seen_attempts
+            and job.state is not None
+        )
+        abandoned = (
+            state.status is JobStatus.PROCESSING and state.lease_until is not None and state.lease_until < now
+        )
+        if not ((fresh or abandoned) and state.attempts < state.max_attempts):
+            return None
+        job.state = replace(
+            state,
+            status=JobStatus.PROCESSING,
+            attempts=state.attempts + 1,
+            lease_until=now + lease_seconds,
+            started_at=state.started_at or started_at,
+        )
+        return Claim(job.state.attempts, job.state.max_attempts, job.state.skip_providers)
+
+    def current(self, tenant_id: str, job_id: str) -> JobState | None:
+        self._called("current")
+        return self._state(tenant_id, job_id)
+
+    def payload(self, tenant_id: str, job_id: str) -> dict[str, Any]:
+        self._called("payload")
+        job = self._jobs.get((tenant_id, job_id))
+        if job is None:
+            raise DependencyError("job payload read failed: DoesNotExist")
+        return copy.deepcopy(job.request.payload)
+
+    def finish(self, message: JobMessage, log: DeliveryLog, status: JobStatus, reason: str | None) -> bool:
+        self._called("finish")
+        assert status in FINAL_STATUSES
+        return self._record(message, log, status=status, completed_at=log.created_at, error_message=reason)
+
+    def release_for_retry(
+        self, message: JobMessage, log: DeliveryLog, reason: str, skip_providers: Sequence[str]
+    ) -> bool:
+        self._called("release_for_retry")
+        changes: dict[str, Any] = {"status": JobStatus.PENDING, "error_message": reason}
+        if skip_providers:
+            changes["skip_providers"] = tuple(skip_providers)
+        return self._record(message, log, **changes)
+
+    # -------------------------------------------------- internals
+
+    def _record(self, message: JobMessage, log: DeliveryLog, **changes: Any) -> bool:
+        """The ownership condition of the adapter: still PROCESSING, still this attempt."""
+        job = self._jobs.get((message.tenant_id, message.job_id))
+        state = None if job is None else job.state
+        if (
+            job is None
+            or state is None
+            or state.status is not JobStatus.PROCESSING
+            or state.attempts != log.attempt
+        ):
+            return False
+        if log.used_provider:
+            changes["used_provider"] = log.used_provider
+        job.state = replace(state, delivery_logs=(*state.delivery_logs, log), lease_until=None, **changes)
+        return True
+
+    def _state(self, tenant_id: str, job_id: str) -> JobState | None:
+        job = self._jobs.get((tenant_id, job_id))
+        if job is None:
+            return None
+        if job.state is not None:
+            return job.state
+        request = job.request
+        return JobState(
+            request.job_id,
+            request.tenant_id,
+            request.channel,
+            JobStatus.PENDING,
+            request.priority,
+            0,
+            request.max_attempts,
+            request.created_at,
+        )
+
+
+@dataclass
+class FakeCounters(_Recorder):
+    """Counters keyed like the adapter's item: (tenant, period) holds the period's jobs and the
+    current minute's requests."""
+
+    jobs: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    requests: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__init__()
+
+    def charge(
+        self,
+        tenant_id: str,
+        period: str,
+        minute: str,
+        channel: Channel,
+        *,
+        rate_limit: int,
+        quota: Quota | None,
+    ) -> None:
+        self._called("charge")
+        if quota is not None:
+            used = self.jobs.get((tenant_id, period, quota.counter), 0)
+            if used >= quota.limit:
+                raise QuotaExhausted(used)
+        if self.requests.get((tenant_id, minute), 0) >= rate_limit:
+            raise RateLimited
+        self.requests[(tenant_id, minute)] = self.requests.get((tenant_id, minute), 0) + 1
+        self._add(tenant_id, period, channel, 1)
+
+    def refund(self, tenant_id: str, period: str, channel: Channel) -> None:
+        self._called("refund")
+        self._add(tenant_id, period, channel, -1)
+
+    def usage(self, tenant_id: str, period: str) -> Usage:
+        self._called("usage")
+        return Usage(
+            self.jobs.get((tenant_id, period, "emails"), 0), self.jobs.get((tenant_id, period, "webhooks"), 0)
+        )
+
+    def _add(self, tenant_id: str, period: str, channel: Channel, amount: int) -> None:
+        for counter in ("total", channel_counter(channel)):
+            self.jobs[(tenant_id, period, counter)] = self.jobs.get((tenant_id, period, counter), 0) + amount

@@ -1,0 +1,361 @@
+"""The account routes' logic on in-memory ports: plan view, key rotation, provider keys (checked live,
+stored sealed), signing secrets, sending domains and suppressions — and each change drops the
+container's cached view of the tenant."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import pytest
+
+from herald.adapters.vault import Vault
+from herald.domain.api_keys import generate_api_key, hash_api_key
+from herald.domain.errors import ErrorCode, HeraldError
+from herald.domain.providers import ProviderName
+from herald.domain.records import Suppression, TenantContext
+from herald.domain.secrets import Purpose
+from herald.domain.signing import SECRET_PREFIX
+from herald.services.account import AccountService
+from tests.fakes.jobs import FakeCounters
+from tests.fakes.key_manager import InMemoryKeyManager
+from tests.fakes.providers import FakeProviders
+from tests.fakes.tenants import FakeSuppressions, FakeTenantTable
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+API = "https://api.herald.test/api/v1"
+KEY = "SG.account-test-key-000000000042"
+SENDGRID, RESEND, POSTMARK = ProviderName.SENDGRID, ProviderName.RESEND, ProviderName.POSTMARK
+
+
+class Rig:
+    def __init__(self) -> None:
+        self.table = FakeTenantTable()
+        self.suppressions = FakeSuppressions()
+        self.counters = FakeCounters()
+        self.vault = Vault(InMemoryKeyManager())
+        self.providers = FakeProviders()
+        self.changed: list[str] = []
+        self.service = AccountService(
+            tenants=self.table,
+            store=self.table,
+            suppressions=self.suppressions,
+            counters=self.counters,
+            secrets=self.vault,
+            providers=self.providers,
+            on_change=self.changed.append,
+            clock=lambda: NOW,
+        )
+
+    def tenant(self, tenant_id: str = "t-1", plan: str = "startup") -> TenantContext:
+        api_key = generate_api_key()
+        self.table.add_tenant(tenant_id, plan, api_key=api_key)
+        return TenantContext(tenant_id, plan, "active", hash_api_key(api_key), NOW)
+
+    def put(self, tenant: TenantContext, provider: str, key: str = KEY) -> tuple[bool, dict[str, object]]:
+        return self.service.put_provider(
+            tenant, provider, api_key=key, account_token=None, webhook_secret=None, api_base=API
+        )
+
+    def refused(self, call: Callable[[], object]) -> HeraldError:
+        with pytest.raises(HeraldError) as caught:
+            call()
+        return caught.value
+
+
+@pytest.fixture
+def rig() -> Rig:
+    return Rig()
+
+
+# ---------------------------------------------------------------- plan and key
+
+
+def test_the_overview_shows_plan_limits_usage_period_and_retention(rig: Rig) -> None:
+    tenant = rig.tenant(plan="indie")
+    rig.counters.jobs[("t-1", "20261101T000000", "webhooks")] = 12  # the tenant's anchor is 2025-01-01
+
+    overview = rig.service.overview(tenant)
+
+    assert overview["plan"] == "indie"
+    assert overview["rateLimit"] == {"requestsPerMinute": 50}
+    assert overview["limits"] == {"monthlyEmails": None, "monthlyWebhooks": 4000, "sharedQuota": False}
+    assert overview["usage"] == {"emails": 0, "webhooks": 12, "total": 12}
+    assert (overview["periodStart"], overview["periodEnd"]) == (
+        "2026-11-01T00:00:00.000Z",
+        "2026-12-01T00:00:00.000Z",
+    )
+    assert overview["retentionDays"] == 90
+
+
+def test_a_rotation_issues_a_new_key_and_drops_the_cached_view(rig: Rig) -> None:
+    tenant = rig.tenant()
+
+    rotated = rig.service.rotate_key(tenant, grace_seconds=0)
+
+    assert rotated["apiKey"].startswith("hk_")
+    assert rotated["previousKeyValidUntil"] is None
+    assert rig.table.profiles["t-1"].api_key_hash == hash_api_key(rotated["apiKey"])
+    assert rig.changed == ["t-1"]
+
+
+# ---------------------------------------------------------------- providers
+
+
+def test_a_provider_key_is_checked_live_then_stored_sealed_and_shown_masked(rig: Rig) -> None:
+    tenant = rig.tenant()
+
+    created, view = rig.put(tenant, "sendgrid")
+
+    assert created is True
+    assert view == {
+        "provider": "SENDGRID",
+        "priority": 1,
+        "lastFour": KEY[-4:],
+        "addedAt": "2026-11-30T12:00:00.000Z",
+        "hasWebhookSecret": False,
+        "hasAccountToken": False,
+        "webhookUrl": f"{API}/webhooks/sendgrid/t-1",
+    }
+    assert [credential.api_key for credential in rig.providers.by_name[SENDGRID].checked] == [KEY]
+    stored = rig.table.providers["t-1"]["SENDGRID"]
+    assert KEY.encode() not in stored.api_key.ciphertext
+    assert rig.vault.open("t-1", Purpose.PROVIDER_KEY, stored.api_key) == KEY
+    assert rig.changed == ["t-1"]
+
+
+def test_storing_a_key_again_keeps_its_priority_and_answers_updated(rig: Rig) -> None:
+    tenant = rig.tenant()
+    rig.put(tenant, "SENDGRID")
+    rig.put(tenant, "RESEND")
+
+    created, view = rig.put(tenant, "SENDGRID", "SG.replacement-key-0000000099")
+
+    assert created is False
+    assert (view["priority"], view["lastFour"]) == (1, "0099")
+
+
+def test_a_refused_key_is_400_provider_key_invalid_and_nothing_is_stored(rig: Rig) -> None:
+    tenant = rig.tenant()
+    rig.providers.by_name[SENDGRID].refused_keys.add(KEY)
+
+    error = rig.refused(lambda: rig.put(tenant, "SENDGRID"))
+
+    assert error.code is ErrorCode.PROVIDER_KEY_INVALID
+    assert error.message == "SENDGRID did not accept the key: the key was revoked"
+    assert rig.table.providers["t-1"] == {}
+
+
+def test_a_provider_that_cannot_answer_the_check_is_provider_unavailable(rig: Rig) -> None:
+    tenant = rig.tenant()
+    rig.providers.by_name[RESEND].unavailable = True
+
+    error = rig.refused(lambda: rig.put(tenant, "RESEND"))
+
+    assert error.code is ErrorCode.PROVIDER_UNAVAILABLE
+    assert error.message.startswith("RESEND could not check the key right now")
+    assert KEY not in error.message
+
+
+@pytest.mark.parametrize(
+    ("name", "code"), [("MAILGUN", ErrorCode.UNKNOWN_PROVIDER), ("SES", ErrorCode.UNKNOWN_PROVIDER)]
+)
+def test_only_sendgrid_resend_and_postmark_are_tenant_providers(rig: Rig, name: str, code: ErrorCode) -> None:
+    assert rig.refused(lambda: rig.put(rig.tenant(), name)).code is code
+
+
+def test_the_free_plan_cannot_bring_provider_keys(rig: Rig) -> None:
+    error = rig.refused(lambda: rig.put(rig.tenant(plan="free"), "SENDGRID"))
+    assert error.code is ErrorCode.PLAN_REQUIRED
+    assert rig.providers.by_name[SENDGRID].checked == []
+
+
+def test_a_priority_change_swaps_with_the_holder(rig: Rig) -> None:
+    tenant = rig.tenant()
+    for name in ("SENDGRID", "RESEND", "POSTMARK"):
+        rig.put(tenant, name)
+
+    listed = rig.service.set_priority(tenant, "POSTMARK", 1, API)
+
+    assert [(item["provider"], item["priority"]) for item in listed] == [
+        ("POSTMARK", 1),
+        ("RESEND", 2),
+        ("SENDGRID", 3),
+    ]
+    error = rig.refused(lambda: rig.service.set_priority(tenant, "POSTMARK", 4, API))
+    assert (error.code, error.message) == (ErrorCode.INVALID_PRIORITY, "priority must be between 1 and 3.")
+
+
+def test_deleting_a_provider_moves_the_ones_below_up(rig: Rig) -> None:
+    tenant = rig.tenant()
+    for name in ("SENDGRID", "RESEND", "POSTMARK"):
+        rig.put(tenant, name)
+
+    rig.service.delete_provider(tenant, "SENDGRID")
+
+    assert [(item["provider"], item["priority"]) for item in rig.service.providers(tenant, API)] == [
+        ("RESEND", 1),
+        ("POSTMARK", 2),
+    ]
+    assert (
+        rig.refused(lambda: rig.service.delete_provider(tenant, "SENDGRID")).code
+        is ErrorCode.PROVIDER_NOT_FOUND
+    )
+
+
+def test_another_tenants_providers_are_invisible(rig: Rig) -> None:
+    owner, intruder = rig.tenant("owner"), rig.tenant("intruder")
+    rig.put(owner, "SENDGRID")
+
+    assert rig.service.providers(intruder, API) == []
+    assert (
+        rig.refused(lambda: rig.service.delete_provider(intruder, "SENDGRID")).code
+        is ErrorCode.PROVIDER_NOT_FOUND
+    )
+    assert "SENDGRID" in rig.table.providers["owner"]
+
+
+# ---------------------------------------------------------------- signing secret
+
+
+def test_a_signing_secret_is_created_once_rotated_with_overlap_and_deleted(rig: Rig) -> None:
+    tenant = rig.tenant()
+
+    created = rig.service.create_signing_secret(tenant)
+    assert created["secret"].startswith(SECRET_PREFIX)
+    assert (
+        rig.refused(lambda: rig.service.create_signing_secret(tenant)).code is ErrorCode.SIGNING_SECRET_EXISTS
+    )
+
+    rotated = rig.service.rotate_signing_secret(tenant)
+    assert rotated["secret"] != created["secret"]
+    assert rotated["previousValidUntil"] == "2026-12-01T12:00:00.000Z"
+    assert rig.service.signing_secret_status(tenant) == {
+        "hasSecret": True,
+        "createdAt": "2026-11-30T12:00:00.000Z",
+        "previousValidUntil": "2026-12-01T12:00:00.000Z",
+    }
+    profile = rig.table.profiles["t-1"]
+    assert profile.signing_secret is not None
+    assert rig.vault.open("t-1", Purpose.SIGNING_SECRET, profile.signing_secret) == rotated["secret"]
+
+    rig.service.delete_signing_secret(tenant)
+    assert rig.service.signing_secret_status(tenant)["hasSecret"] is False
+    assert (
+        rig.refused(lambda: rig.service.rotate_signing_secret(tenant)).code
+        is ErrorCode.SIGNING_SECRET_NOT_FOUND
+    )
+    assert (
+        rig.refused(lambda: rig.service.delete_signing_secret(tenant)).code
+        is ErrorCode.SIGNING_SECRET_NOT_FOUND
+    )
+
+
+# ---------------------------------------------------------------- domains
+
+
+def test_a_domain_is_registered_with_every_provider_and_verified_when_they_say_so(rig: Rig) -> None:
+    tenant = rig.tenant()
+    rig.put(tenant, "SENDGRID")
+    rig.put(tenant, "RESEND")
+
+    added = rig.service.add_domain(tenant, "mail.acme.test")
+
+    assert [(entry["provider"], entry["verified"]) for entry in added["providers"]] == [
+        ("SENDGRID", False),
+        ("RESEND", False),
+    ]
+    assert added["providers"][0]["records"] == [
+        {
+            "type": "TXT",
+            "host": "dkim.mail.acme.test",
+            "value": "sendgrid-key",
+            "purpose": "dkim",
+            "priority": None,
+        }
+    ]
+    rig.providers.by_name[RESEND].verifiable = True
+
+    verified = rig.service.verify_domain(tenant, "mail.acme.test")
+
+    assert verified["verified"] is True
+    assert [(entry["provider"], entry["verified"]) for entry in verified["providers"]] == [
+        ("SENDGRID", False),
+        ("RESEND", True),
+    ]
+
+
+def test_a_provider_failing_the_registration_is_recorded_not_fatal(rig: Rig) -> None:
+    tenant = rig.tenant()
+    rig.put(tenant, "SENDGRID")
+    rig.put(tenant, "POSTMARK")
+    rig.providers.by_name[POSTMARK].unavailable = True
+
+    added = rig.service.add_domain(tenant, "mail.acme.test")
+
+    assert added["providers"][1] == {
+        "provider": "POSTMARK",
+        "verified": False,
+        "error": "the provider is having trouble",
+        "records": [],
+    }
+
+
+def test_a_domain_needs_a_provider_and_belongs_to_one_tenant(rig: Rig) -> None:
+    owner, other = rig.tenant("owner"), rig.tenant("other")
+    assert (
+        rig.refused(lambda: rig.service.add_domain(owner, "mail.acme.test")).code
+        is ErrorCode.PROVIDER_NOT_CONFIGURED
+    )
+    rig.put(owner, "SENDGRID")
+    rig.put(other, "SENDGRID")
+    rig.service.add_domain(owner, "mail.acme.test")
+
+    taken = rig.refused(lambda: rig.service.add_domain(other, "mail.acme.test"))
+
+    assert (taken.code, taken.message) == (
+        ErrorCode.DOMAIN_TAKEN,
+        "This domain is registered by another account.",
+    )
+    assert (
+        rig.refused(lambda: rig.service.verify_domain(other, "mail.acme.test")).code
+        is ErrorCode.DOMAIN_NOT_FOUND
+    )
+
+
+def test_deleting_a_domain_removes_it_at_every_provider_and_frees_the_name(rig: Rig) -> None:
+    owner, other = rig.tenant("owner"), rig.tenant("other")
+    rig.put(owner, "SENDGRID")
+    rig.put(other, "SENDGRID")
+    rig.service.add_domain(owner, "mail.acme.test")
+
+    rig.service.delete_domain(owner, "mail.acme.test")
+
+    assert rig.providers.by_name[SENDGRID].deleted == ["mail.acme.test@SENDGRID"]
+    assert rig.service.domains(owner) == []
+    rig.service.add_domain(other, "mail.acme.test")
+
+
+# ---------------------------------------------------------------- suppressions
+
+
+def test_suppressions_are_listed_and_lifted_per_tenant(rig: Rig) -> None:
+    owner, other = rig.tenant("owner"), rig.tenant("other")
+    rig.suppressions.suppress(
+        "owner", Suppression("gone@example.com", "hard bounce", "2026-11-01T00:00:00.000Z", "SENDGRID")
+    )
+
+    assert rig.service.suppressions(other) == []
+    assert rig.refused(lambda: rig.service.delete_suppression(other, "gone@example.com")).code is (
+        ErrorCode.SUPPRESSION_NOT_FOUND
+    )
+    assert rig.service.suppressions(owner) == [
+        {
+            "email": "gone@example.com",
+            "reason": "hard bounce",
+            "source": "SENDGRID",
+            "createdAt": "2026-11-01T00:00:00.000Z",
+        }
+    ]
+    rig.service.delete_suppression(owner, "Gone@Example.com")
+    assert rig.service.suppressions(owner) == []
