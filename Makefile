@@ -26,6 +26,7 @@ test: $(STAMP) lint typecheck
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -48,4 +49,4 @@ bench: $(STAMP)
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .aws-sam .herald-local .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .aws-sam .herald-local .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

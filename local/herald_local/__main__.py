@@ -18,6 +18,7 @@ from types import FrameType  # noqa: E402
 from herald_local.config import ConfigError, LocalConfig  # noqa: E402
 from herald_local.console import ConsoleHandler, ready_banner  # noqa: E402
 from herald_local.stack import STARTUP_ERRORS, LocalStack  # noqa: E402
+from herald_local.state import state_path  # noqa: E402
 
 log = logging.getLogger("herald_local")
 
@@ -42,7 +43,15 @@ def _interrupt(_signum: int, _frame: FrameType | None) -> None:
 def _run(stack: LocalStack) -> int:
     stack.start()
     stack.create_demo_tenant()
-    print(ready_banner(stack, time.monotonic() - _STARTED), flush=True)
+    banner = ready_banner(
+        api_url=stack.api_url,
+        sandbox_url=stack.config.sandbox_url,
+        moto_url=stack.config.moto_url,
+        state_file=state_path(stack.config.state_dir),
+        tenant=stack.demo_tenant,
+        seconds=time.monotonic() - _STARTED,
+    )
+    print(banner, flush=True)
     while True:
         time.sleep(0.5)
         failure = stack.failure()

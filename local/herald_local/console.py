@@ -7,10 +7,10 @@ import logging
 import shlex
 import sys
 import threading
-from typing import TYPE_CHECKING, TextIO
+from pathlib import Path
+from typing import TextIO
 
-if TYPE_CHECKING:
-    from herald_local.stack import LocalStack
+from herald_local.demo import DemoTenant
 
 LABEL_WIDTH = 22
 _lock = threading.Lock()
@@ -46,18 +46,24 @@ def curl_example(api_url: str, api_key: str) -> str:
     )
 
 
-def ready_banner(stack: LocalStack, seconds: float) -> str:
-    config = stack.config
-    api_url = stack.api_url
+def ready_banner(
+    *,
+    api_url: str,
+    sandbox_url: str,
+    moto_url: str,
+    state_file: Path,
+    tenant: DemoTenant | None,
+    seconds: float,
+) -> str:
+    """Plain values in, so the console depends on nothing of the stack that it prints about."""
     lines = [
         "",
         f"  API              {api_url}",
         f"  API docs         {api_url}/docs",
-        f"  Sandbox mailbox  {config.sandbox_url}/",
-        f"  AWS (moto)       {config.moto_url}",
-        f"  State file       {config.state_dir}/stack.json",
+        f"  Sandbox mailbox  {sandbox_url}/",
+        f"  AWS (moto)       {moto_url}",
+        f"  State file       {state_file}",
     ]
-    tenant = stack.demo_tenant
     if tenant is None:
         lines.append("  Demo tenant      not created (see the warnings above)")
     else:
