@@ -15,6 +15,8 @@ ACCOUNT_ID = "123456789012"
 STACK_NAME = "herald-local"
 DEFAULT_REGION = "us-east-1"
 STATE_DIR_NAME = ".herald-local"
+# Execution environments (runner processes) per function at most; see functions.FunctionEnvironments.
+DEFAULT_MAX_ENVIRONMENTS = 4
 
 
 class ConfigError(RuntimeError):
@@ -38,6 +40,15 @@ def _port(env: Mapping[str, str], variable: str, default: int) -> int:
     return int(raw)
 
 
+def _count(env: Mapping[str, str], variable: str, default: int) -> int:
+    raw = env.get(variable, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(f"{variable} must be a whole number of at least 1, got {raw!r}")
+    return int(raw)
+
+
 @dataclass(frozen=True)
 class LocalConfig:
     root: Path
@@ -48,6 +59,7 @@ class LocalConfig:
     sandbox_port: int
     # Overrides the template's RetryBaseDelaySeconds so tests see retries in seconds, not minutes.
     retry_base_delay: str | None = None
+    max_environments: int = DEFAULT_MAX_ENVIRONMENTS
 
     @property
     def template_path(self) -> Path:
@@ -81,6 +93,7 @@ class LocalConfig:
             api_port=_port(env, "HERALD_API_PORT", 3000),
             sandbox_port=_port(env, "HERALD_SANDBOX_PORT", 3100),
             retry_base_delay=retry,
+            max_environments=_count(env, "HERALD_LOCAL_MAX_ENVIRONMENTS", DEFAULT_MAX_ENVIRONMENTS),
         )
 
     def check_ports_free(self) -> None:

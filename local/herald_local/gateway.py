@@ -20,12 +20,12 @@ from herald_local.apigw_events import (
     map_response,
 )
 from herald_local.config import LOOPBACK
-from herald_local.functions import FunctionProcess, FunctionUnavailable
+from herald_local.functions import FunctionEnvironments, FunctionUnavailable
 from herald_local.routes import RouteMatch, RouteTable
 
 log = logging.getLogger(__name__)
 
-FunctionLookup = Callable[[str], FunctionProcess]
+FunctionLookup = Callable[[str], FunctionEnvironments]
 
 
 class PayloadTooLarge(Exception):

@@ -75,7 +75,12 @@ class LocalStack:
         parts.sandbox = self._start_sandbox()
         topology = self._create_resources(parts.sandbox)
         self.topology = topology
-        parts.pool = FunctionPool(topology.functions.values(), self.config.moto_url, self.config.region)
+        parts.pool = FunctionPool(
+            topology.functions.values(),
+            self.config.moto_url,
+            self.config.region,
+            self.config.max_environments,
+        )
         parts.pool.start()
         parts.gateway = self._start_gateway(topology, parts.pool)
         self._start_event_sources(topology)

@@ -10,6 +10,7 @@ import json
 import socket
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -173,8 +174,16 @@ def handler(event, context):
 ECHO_CODE = """\
 import json, time
 
+IN_FLIGHT = []  # module state, as Powertools' resolver keeps the current request
+
 def handler(event, context):
-    time.sleep(event.get("sleep", 0))
+    IN_FLIGHT.append(context.aws_request_id)
+    try:
+        if len(IN_FLIGHT) > 1:
+            raise RuntimeError("two invocations at once in one execution environment")
+        time.sleep(event.get("sleep", 0))
+    finally:
+        IN_FLIGHT.remove(context.aws_request_id)
     seen = {
         "function_name": context.function_name,
         "memory_limit_in_mb": context.memory_limit_in_mb,
@@ -681,6 +690,17 @@ def test_a_handler_slower_than_its_timeout_is_answered_with_lambdas_timeout_erro
     assert timed_out.failed
     assert timed_out.document()["errorType"] == "Sandbox.Timedout"
     assert "Task timed out after 1.00 seconds" in timed_out.document()["errorMessage"]
+    # The timed-out handler still sleeps; the next invocation must not run beside it.
+    assert not pool["Echo"].invoke({}).failed
+
+
+def test_concurrent_invocations_each_run_alone_in_an_execution_environment(pool: FunctionPool) -> None:
+    """Given a handler that keeps module state per invocation (as Powertools' resolver does), When
+    eight invocations arrive at once, Then every one succeeds: none shares an environment."""
+    with ThreadPoolExecutor(8) as executor:
+        invocations = list(executor.map(lambda _: pool["Echo"].invoke({"sleep": 0.2}), range(8)))
+    assert [invocation.function_error for invocation in invocations] == [None] * 8
+    assert len({invocation.request_id for invocation in invocations}) == 8
 
 
 def test_a_port_in_use_is_refused_naming_the_variable_to_change(tmp_path: Path) -> None:
