@@ -1,11 +1,12 @@
-"""The local stack as a client sees it: the API over HTTP on localhost, API Gateway's answers for
-paths no route serves, and Ctrl-C stopping every process the stack started."""
+"""The local stack as a client sees it: the API over HTTP on localhost, the gateway's own answers for
+paths no route serves, bursts of concurrent requests, and Ctrl-C stopping every process the stack started."""
 
 from __future__ import annotations
 
 import json
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -37,12 +38,42 @@ def test_an_unknown_route_under_the_api_answers_404_in_the_error_envelope(local_
     assert body["success"] is False
 
 
-def test_a_path_outside_every_route_answers_api_gateways_own_404(local_stack: RunningStack) -> None:
+def test_a_path_outside_every_route_answers_the_gateways_own_404_in_the_error_envelope(
+    local_stack: RunningStack,
+) -> None:
     origin = local_stack.state["gatewayUrl"]
     status, headers, body = _get(f"{origin}/not-an-api-path")
     assert status == 404
-    assert body == {"message": "Not Found"}
+    assert (body["success"], body["code"], body["error"]) == (
+        False,
+        "not_found",
+        "No route serves /not-an-api-path.",
+    )
     assert "apigw-requestid" not in {name.lower() for name in headers}
+
+
+def test_thirty_concurrent_posts_from_one_client_are_all_accepted(local_stack: RunningStack) -> None:
+    """Given one client sending 30 emails at once, Then every one is accepted (202): the gateway
+    waits for a free execution environment instead of answering 5xx."""
+    _, api_key = local_stack.create_tenant(plan="startup", name="Burst")
+    body = json.dumps({"to": "burst@example.com", "subject": "Burst", "body": "<p>burst</p>"}).encode()
+
+    def send(_: int) -> int:
+        request = urllib.request.Request(
+            f"{local_stack.api_url}/notifications/email",
+            data=body,
+            headers={"X-API-Key": api_key, "Content-Type": "application/json"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return int(response.status)
+        except urllib.error.HTTPError as error:
+            return int(error.code)
+
+    with ThreadPoolExecutor(30) as executor:
+        statuses = list(executor.map(send, range(30)))
+    assert statuses == [202] * 30
 
 
 def test_the_stack_publishes_its_resources_and_the_demo_tenant(local_stack: RunningStack) -> None:

@@ -564,12 +564,12 @@ def test_the_gateway_serves_a_template_route_over_http_with_the_event_api_gatewa
         assert event["headers"]["x-repeated"] == "1,2"
         connection.request("GET", "/nowhere")
         missing = connection.getresponse()
-        assert (missing.status, missing.read()) == (404, b'{"message":"Not Found"}')
+        assert (missing.status, json.loads(missing.read())["code"]) == (404, "not_found")
         connection.putrequest("POST", "/upload")
         connection.putheader("Content-Length", str(10 * 1024 * 1024 + 1))
         connection.endheaders()
         too_large = connection.getresponse()
-        assert (too_large.status, too_large.read()) == (413, b'{"message":"Request Entity Too Large"}')
+        assert (too_large.status, json.loads(too_large.read())["code"]) == (413, "request_entity_too_large")
         connection.close()
     finally:
         server.stop()
