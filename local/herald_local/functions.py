@@ -32,10 +32,9 @@ _ANSWER_MARGIN_SECONDS = 5.0
 _http = urllib3.PoolManager(maxsize=64, retries=False)
 
 # Only local tooling reads these; the template never sets them, so deployed stacks never do.
-LOCAL_ONLY_ENVIRONMENT = {
-    "HERALD_AWS_MAX_ATTEMPTS": "1",
-    "HERALD_ALLOW_LOOPBACK_WEBHOOKS": "true",
-}
+LOCAL_ONLY_ENVIRONMENT = {"HERALD_AWS_MAX_ATTEMPTS": "1"}
+# The one loopback origin webhooks may target: the provider sandbox (never moto or another port).
+LOCAL_WEBHOOK_ORIGIN = "HERALD_LOCAL_WEBHOOK_ORIGIN"
 # What a process needs to start at all, passed through from the developer's shell.
 _PASSED_THROUGH = ("PATH", "SYSTEMROOT", "TMPDIR", "LANG", "LC_ALL")
 
@@ -62,7 +61,7 @@ class Invocation:
         return json.loads(self.payload)
 
 
-def runner_environment(spec: FunctionSpec, moto_url: str, region: str) -> dict[str, str]:
+def runner_environment(spec: FunctionSpec, moto_url: str, region: str, sandbox_url: str) -> dict[str, str]:
     """Exactly the template's environment for the function, plus what Lambda and the local stack add."""
     base = {name: os.environ[name] for name in _PASSED_THROUGH if name in os.environ}
     return {
@@ -70,6 +69,7 @@ def runner_environment(spec: FunctionSpec, moto_url: str, region: str) -> dict[s
         **spec.environment,
         **FAKE_CREDENTIALS,
         **LOCAL_ONLY_ENVIRONMENT,
+        LOCAL_WEBHOOK_ORIGIN: sandbox_url,
         # Keep a developer's ~/.aws settings (profiles, endpoints, retries) out of the functions.
         "AWS_CONFIG_FILE": os.devnull,
         "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
@@ -329,11 +329,12 @@ class FunctionPool:
         specs: Iterable[FunctionSpec],
         moto_url: str,
         region: str,
+        sandbox_url: str,
         max_environments: int = DEFAULT_MAX_ENVIRONMENTS,
     ) -> None:
         self.functions = {
             spec.logical_id: FunctionEnvironments(
-                spec, runner_environment(spec, moto_url, region), max_environments
+                spec, runner_environment(spec, moto_url, region, sandbox_url), max_environments
             )
             for spec in specs
         }

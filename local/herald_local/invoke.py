@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     spec = FunctionSpec.from_dict(functions[args.function])
     process = FunctionProcess(
-        spec, runner_environment(spec, state["awsEndpoint"], state["region"]), sys.stderr
+        spec, runner_environment(spec, state["awsEndpoint"], state["region"], state["sandboxUrl"]), sys.stderr
     )
     process.start()
     try:

@@ -79,6 +79,7 @@ class LocalStack:
             topology.functions.values(),
             self.config.moto_url,
             self.config.region,
+            self.config.sandbox_url,
             self.config.max_environments,
         )
         parts.pool.start()

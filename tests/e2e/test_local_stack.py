@@ -90,3 +90,28 @@ def test_ctrl_c_stops_moto_and_every_function_runner(fresh_stack: RunningStack) 
     assert "moto" in fresh_stack.child_pids
     assert set(fresh_stack.state["functions"]) <= set(fresh_stack.child_pids)
     fresh_stack.stop_cleanly()
+
+
+def _post_webhook(local_stack: RunningStack, api_key: str, url: str) -> tuple[int, Any]:
+    request = urllib.request.Request(
+        f"{local_stack.api_url}/notifications/webhook",
+        data=json.dumps({"url": url, "payload": {"event": "ping"}}).encode(),
+        headers={"X-API-Key": api_key, "Content-Type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_a_tenant_may_target_the_sandbox_but_no_other_loopback_port(local_stack: RunningStack) -> None:
+    """Given the local stack's one loopback exception, Then a webhook to the provider sandbox is
+    accepted, and one to moto (the local AWS) or to the API's own port is refused at acceptance."""
+    _, api_key = local_stack.create_tenant(plan="startup", name="Loopback")
+    status, _ = _post_webhook(local_stack, api_key, f"{local_stack.sandbox_url}/hooks/loopback")
+    assert status == 202
+    for url in (f"{local_stack.moto_url}/", f"{local_stack.state['gatewayUrl']}/api/v1/ping"):
+        status, body = _post_webhook(local_stack, api_key, url)
+        assert (status, body["code"]) == (400, "url_not_allowed"), url

@@ -254,7 +254,9 @@ def synthetic(moto: None, tmp_path: Path, bridge: SnsBridge) -> Synthetic:
 
 @pytest.fixture
 def pool(synthetic: Synthetic) -> Iterator[FunctionPool]:
-    functions = FunctionPool(synthetic.topology.functions.values(), "http://127.0.0.1:1", REGION)
+    functions = FunctionPool(
+        synthetic.topology.functions.values(), "http://127.0.0.1:1", REGION, "http://127.0.0.1:2"
+    )
     functions.start()
     yield functions
     functions.stop()

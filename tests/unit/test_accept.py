@@ -39,11 +39,11 @@ def webhook(**fields: object) -> WebhookRequest:
     )
 
 
-def accepting_urls(url: str, *, allow_loopback: bool) -> None:
+def accepting_urls(url: str, *, local_origin: str | None) -> None:
     return None
 
 
-def refusing_urls(url: str, *, allow_loopback: bool) -> None:
+def refusing_urls(url: str, *, local_origin: str | None) -> None:
     raise UrlNotAllowed("the host resolves to a private address")
 
 

@@ -59,13 +59,13 @@ class FakeSender:
     calls: list[dict[str, Any]] = field(default_factory=list)
 
     def __call__(
-        self, hook: OutboundWebhook, *, secrets: Sequence[str], allow_loopback: bool, user_agent: str
+        self, hook: OutboundWebhook, *, secrets: Sequence[str], local_origin: str | None, user_agent: str
     ) -> WebhookOutcome:
         self.calls.append(
             {
                 "hook": hook,
                 "secrets": list(secrets),
-                "allow_loopback": allow_loopback,
+                "local_origin": local_origin,
                 "user_agent": user_agent,
             }
         )
@@ -106,7 +106,7 @@ def test_given_a_webhook_job_when_attempted_then_the_compact_payload_is_signed_w
     assert dict(hook.headers) == WEBHOOK["headers"]
     assert call["secrets"] == [SIGNING_SECRET]
     assert call["user_agent"] == USER_AGENT
-    assert call["allow_loopback"] is False
+    assert call["local_origin"] is None
 
 
 def test_given_no_method_or_headers_when_attempted_then_it_posts_without_custom_headers(hooks: Hooks) -> None:
@@ -116,16 +116,18 @@ def test_given_no_method_or_headers_when_attempted_then_it_posts_without_custom_
     assert (hook.method, dict(hook.headers), hook.body) == ("POST", {}, b'{"a":1}')
 
 
-def test_given_the_local_stack_setting_when_attempted_then_loopback_is_allowed(hooks: Hooks) -> None:
+def test_given_the_local_stack_setting_when_attempted_then_its_sandbox_origin_is_allowed(
+    hooks: Hooks,
+) -> None:
     vault = Vault(InMemoryKeyManager())
     tenants = FakeTenantStore(vault)
     tenants.add_tenant(TENANT, Plan.INDIE)
-    settings = settings_for_tests(allow_loopback_webhooks=True)
+    settings = settings_for_tests(local_webhook_origin="http://127.0.0.1:3100")
     attempt = WebhookAttempt(settings, TenantDirectory(tenants, vault), hooks.sender)
 
     attempt.run("job-7", TENANT, WEBHOOK)
 
-    assert hooks.sender.calls[0]["allow_loopback"] is True
+    assert hooks.sender.calls[0]["local_origin"] == "http://127.0.0.1:3100"
     assert hooks.sender.calls[0]["secrets"] == []  # a tenant without a secret sends unsigned
 
 

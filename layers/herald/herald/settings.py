@@ -44,10 +44,6 @@ def _int(env: Mapping[str, str], name: str, default: int) -> int:
         raise SettingsError(f"environment variable {name} must be an integer") from exc
 
 
-def _flag(env: Mapping[str, str], name: str) -> bool:
-    return env.get(name, "").strip().lower() in {"1", "true", "yes"}
-
-
 @dataclass(frozen=True)
 class Settings:
     table_name: str
@@ -62,9 +58,9 @@ class Settings:
     resend_base_url: str = "https://api.resend.com"
     postmark_base_url: str = "https://api.postmarkapp.com"
     platform_sender: str = "notifications@herald.example"
-    # Only the local stack sets this: it lets webhooks target loopback (the provider sandbox),
-    # over plain http too. The template never sets it, so deployed stacks always refuse.
-    allow_loopback_webhooks: bool = False
+    # Only the local stack sets this (HERALD_LOCAL_WEBHOOK_ORIGIN): the one loopback origin webhooks
+    # may target, its provider sandbox. The template never sets it, so deployed stacks always refuse.
+    local_webhook_origin: str | None = None
     # Retries of AWS SDK calls; tests against moto set 1 (an unimplemented call answers 500).
     aws_max_attempts: int = 3
     # PynamoDB builds its own botocore client and ignores AWS_ENDPOINT_URL, so it is passed on.
@@ -96,7 +92,7 @@ class Settings:
             resend_base_url=env.get("HERALD_RESEND_BASE_URL") or cls.resend_base_url,
             postmark_base_url=env.get("HERALD_POSTMARK_BASE_URL") or cls.postmark_base_url,
             platform_sender=env.get("HERALD_PLATFORM_SENDER") or cls.platform_sender,
-            allow_loopback_webhooks=_flag(env, "HERALD_ALLOW_LOOPBACK_WEBHOOKS"),
+            local_webhook_origin=env.get("HERALD_LOCAL_WEBHOOK_ORIGIN", "").strip() or None,
             aws_max_attempts=_int(env, "HERALD_AWS_MAX_ATTEMPTS", 3),
             dynamodb_endpoint=env.get("AWS_ENDPOINT_URL_DYNAMODB") or env.get("AWS_ENDPOINT_URL") or None,
         )

@@ -86,7 +86,7 @@ class AcceptService:
         self, tenant: TenantContext, request: WebhookRequest, header_key: str | None
     ) -> AcceptedJob:
         try:
-            self._check_url(request.url, allow_loopback=self._settings.allow_loopback_webhooks)
+            self._check_url(request.url, local_origin=self._settings.local_webhook_origin)
         except UrlNotAllowed as exc:
             raise bad_request(f"The webhook URL is not allowed: {exc.reason}", "url_not_allowed") from exc
         return self._accept(tenant, Channel.WEBHOOK, request, header_key)

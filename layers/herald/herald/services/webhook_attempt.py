@@ -48,7 +48,7 @@ class WebhookAttempt:
         result = self._send(
             hook,
             secrets=secrets,
-            allow_loopback=self._settings.allow_loopback_webhooks,
+            local_origin=self._settings.local_webhook_origin,
             user_agent=USER_AGENT,
         )
         return AttemptOutcome(
