@@ -40,9 +40,9 @@ validate: $(STAMP)
 build: $(STAMP)
 	$(BIN)/sam build
 
-## invoke: run one function on one event against the running local stack (make invoke FN=ApiFunction EVENT=events/api/ping.json)
+## invoke: run one function on one event against the running local stack (make invoke FN=ApiFunction EVENT=events/api/ping.json [ARGS="--local-dir DIR"])
 invoke: $(STAMP)
-	$(BIN)/python -m herald_local.invoke $(FN) $(EVENT)
+	$(BIN)/python -m herald_local.invoke $(FN) $(EVENT) $(ARGS)
 
 ## bench: measure the accept and delivery paths (AWS calls, latency) against moto
 bench: $(STAMP)

@@ -31,6 +31,12 @@ def project_root() -> Path:
     return Path.cwd()
 
 
+def default_state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where a stack keeps its state: HERALD_LOCAL_DIR, else .herald-local in the repository."""
+    env = os.environ if env is None else env
+    return Path(env.get("HERALD_LOCAL_DIR") or project_root() / STATE_DIR_NAME)
+
+
 def _port(env: Mapping[str, str], variable: str, default: int) -> int:
     raw = env.get(variable, "").strip()
     if not raw:
@@ -81,7 +87,7 @@ class LocalConfig:
     def from_env(cls, env: Mapping[str, str] | None = None) -> LocalConfig:
         env = os.environ if env is None else env
         root = project_root()
-        state_dir = Path(env.get("HERALD_LOCAL_DIR") or root / STATE_DIR_NAME)
+        state_dir = default_state_dir(env)
         retry = env.get("HERALD_LOCAL_RETRY_BASE_DELAY", "").strip() or None
         if retry is not None and not retry.isdigit():
             raise ConfigError(f"HERALD_LOCAL_RETRY_BASE_DELAY must be whole seconds, got {retry!r}")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -42,11 +41,11 @@ def _cli() -> Path:
 
 def create_tenant(state_dir: Path) -> DemoTenant | None:
     name, email, plan = DEMO_TENANT
-    command = [str(_cli()), "tenant", "create", "--name", name, "--email", email, "--plan", plan, "--json"]
+    command = [str(_cli()), "--local-dir", str(state_dir), "tenant", "create"]
+    command += ["--name", name, "--email", email, "--plan", plan, "--json"]
     try:
         finished = subprocess.run(
             command,
-            env={**os.environ, "HERALD_LOCAL_DIR": str(state_dir)},
             capture_output=True,
             text=True,
             timeout=_CLI_TIMEOUT_SECONDS,

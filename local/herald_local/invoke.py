@@ -13,9 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-from herald_local.config import LocalConfig
 from herald_local.functions import FunctionProcess, FunctionUnavailable, runner_environment
-from herald_local.state import StackNotRunning, read_state
+from herald_local.state import StackNotRunning, add_local_dir_option, find_running_stack
 from herald_local.topology import FunctionSpec
 
 
@@ -23,13 +22,14 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m herald_local.invoke", description=__doc__)
     parser.add_argument("function", help="logical id of the function in template.yaml, e.g. ApiFunction")
     parser.add_argument("event", type=Path, help="JSON event file, e.g. events/api/ping.json")
+    add_local_dir_option(parser)
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(sys.argv[1:] if argv is None else argv)
     try:
-        state = read_state(LocalConfig.from_env().state_dir)
+        state = find_running_stack(args.local_dir)
     except StackNotRunning as exc:
         print(f"herald_local.invoke: {exc}", file=sys.stderr)
         return 2

@@ -38,6 +38,11 @@ def wait_for(probe: Callable[[], Any], what: str, timeout: float = 30.0, interva
     pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
+def without_local_dir() -> dict[str, str]:
+    """This environment without HERALD_LOCAL_DIR: tools must find the test's stack by --local-dir."""
+    return {name: value for name, value in os.environ.items() if name != "HERALD_LOCAL_DIR"}
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
@@ -109,9 +114,10 @@ class RunningStack:
         """A tenant of the calling test's own, made with the operator CLI as an operator would:
         (tenant id, API key)."""
         finished = subprocess.run(
-            [str(Path(sys.executable).with_name("herald")), "tenant", "create", "--name", name]
-            + ["--email", f"{name.lower()}@example.com", "--plan", plan, "--json"],
-            env={**os.environ, "HERALD_LOCAL_DIR": str(self.state_dir)},
+            [str(Path(sys.executable).with_name("herald")), "--local-dir", str(self.state_dir)]
+            + ["tenant", "create", "--name", name, "--email", f"{name.lower()}@example.com"]
+            + ["--plan", plan, "--json"],
+            env=without_local_dir(),
             capture_output=True,
             text=True,
             timeout=CLI_TIMEOUT_SECONDS,

@@ -4,12 +4,17 @@ paths no route serves, bursts of concurrent requests, and Ctrl-C stopping every 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from herald_local.config import project_root
+from tests.e2e.conftest import without_local_dir
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import RunningStack
@@ -115,3 +120,22 @@ def test_a_tenant_may_target_the_sandbox_but_no_other_loopback_port(local_stack:
     for url in (f"{local_stack.moto_url}/", f"{local_stack.state['gatewayUrl']}/api/v1/ping"):
         status, body = _post_webhook(local_stack, api_key, url)
         assert (status, body["code"]) == (400, "url_not_allowed"), url
+
+
+def test_make_invoke_finds_a_stack_by_its_state_folder(local_stack: RunningStack) -> None:
+    """Given a stack started with a state folder of its own, When ``make invoke`` is pointed at it
+    with --local-dir (and HERALD_LOCAL_DIR is not set), Then it runs the function on the event."""
+    finished = subprocess.run(
+        [sys.executable, "-m", "herald_local.invoke", "ApiFunction", "events/api/ping.json"]
+        + ["--local-dir", str(local_stack.state_dir)],
+        cwd=project_root(),
+        env=without_local_dir(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stderr
+    answer = json.loads(finished.stdout)
+    assert answer["statusCode"] == 200
+    assert json.loads(answer["body"])["data"] == {"message": "pong"}
