@@ -15,9 +15,9 @@ $(STAMP): requirements-dev.txt constraints.txt layers/herald/requirements.txt py
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-## run: start the whole stack locally (moto, HTTP API, pollers, provider sandbox); Ctrl-C stops it
+## run: start the whole stack locally (moto, HTTP API, pollers, provider sandbox); Ctrl-C stops it (make run ARGS=--verbose: every log line on the console)
 run: $(STAMP)
-	$(BIN)/python -m herald_local
+	$(BIN)/python -m herald_local $(ARGS)
 
 ## test: lint, type-check, validate the template, then unit, integration and end-to-end tests
 test: $(STAMP) lint typecheck
@@ -40,7 +40,7 @@ validate: $(STAMP)
 build: $(STAMP)
 	$(BIN)/sam build
 
-## invoke: run one function on one event against the running local stack (make invoke FN=ApiFunction EVENT=events/api/ping.json [ARGS="--local-dir DIR"])
+## invoke: run one function on one event against the running local stack (make invoke FN=ApiFunction EVENT=events/api/ping.json [ARGS="--local-dir DIR --verbose"])
 invoke: $(STAMP)
 	$(BIN)/python -m herald_local.invoke $(FN) $(EVENT) $(ARGS)
 

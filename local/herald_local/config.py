@@ -15,6 +15,7 @@ ACCOUNT_ID = "123456789012"
 STACK_NAME = "herald-local"
 DEFAULT_REGION = "us-east-1"
 STATE_DIR_NAME = ".herald-local"
+LOG_FILE_NAME = "herald-local.log"
 # Execution environments (runner processes) per function at most; see functions.FunctionEnvironments.
 DEFAULT_MAX_ENVIRONMENTS = 4
 
@@ -70,6 +71,11 @@ class LocalConfig:
     @property
     def template_path(self) -> Path:
         return self.root / "template.yaml"
+
+    @property
+    def log_path(self) -> Path:
+        """Every line of every process of the stack (the console shows a summary unless verbose)."""
+        return self.state_dir / LOG_FILE_NAME
 
     @property
     def moto_url(self) -> str:

@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any
 
 import urllib3
 
@@ -115,13 +115,11 @@ class FunctionProcess:
         self,
         spec: FunctionSpec,
         environment: Mapping[str, str],
-        console: TextIO | None = None,
         label: str | None = None,
     ) -> None:
         self.spec = spec
         self.label = label or spec.logical_id
         self._environment = dict(environment)
-        self._console = console
         self._ready = threading.Event()
         self._port: int | None = None
         self._child: ChildProcess | None = None
@@ -141,7 +139,6 @@ class FunctionProcess:
             _runner_argv(self.spec),
             env=self._environment,
             line_filter=self._on_line,
-            console=self._console,
         )
         self._child.start()
 

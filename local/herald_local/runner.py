@@ -22,6 +22,7 @@ import threading
 import time
 import traceback
 import uuid
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -137,6 +138,9 @@ class FunctionHost:
         self._one_at_a_time = threading.Lock()
 
     def init(self) -> None:
+        # Powertools warns on every invocation that emits no business metric (most API routes): one
+        # line of noise per request, which Lambda would bury in CloudWatch but a console shows.
+        warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
         sys.path[:0] = [self.options.code_dir, *self.options.layer_dirs]
         os.chdir(self.options.code_dir)
         try:

@@ -187,9 +187,8 @@ class LocalStack:
         tenant = demo.create_tenant(self.config.state_dir)
         if tenant is None:
             return
-        self.demo_tenant = tenant
+        self.demo_tenant = demo.configure(tenant, self.api_url, self.config.sandbox_url)
         self._write_state()
-        demo.configure(tenant, self.api_url, self.config.sandbox_url)
 
     def processes(self) -> dict[str, int]:
         parts = self._parts
@@ -212,6 +211,7 @@ class LocalStack:
             "gatewayUrl": config.gateway_url,
             "apiUrl": self.api_url,
             "sandboxUrl": config.sandbox_url,
+            "logFile": str(config.log_path),
             "outputs": {} if topology is None else topology.outputs,
             "functions": {} if topology is None else {k: v.to_dict() for k, v in topology.functions.items()},
             "processes": self.processes(),

@@ -6,9 +6,10 @@ the end-to-end tests read the URLs, ``processes`` and ``demoTenant``. It is remo
 
 Keys: ``pid``, ``startedAt``, ``region``, ``accountId``, ``stackName``, ``awsEndpoint`` (moto),
 ``ports`` {moto, api, sandbox}, ``gatewayUrl``, ``apiUrl`` (the SDK base URL), ``sandboxUrl``,
+``logFile`` (every process's log lines),
 ``outputs`` (the template's Outputs, resolved), ``functions`` (per logical id: name, handler,
 folders, timeout, memory and the resolved template environment), ``processes`` (label -> pid) and
-``demoTenant`` ({tenantId, apiKey}, once created).
+``demoTenant`` ({tenantId, apiKey, signingSecret}, once created; the secret verifies its webhooks).
 """
 
 from __future__ import annotations

@@ -4,17 +4,19 @@ paths no route serves, bursts of concurrent requests, and Ctrl-C stopping every 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import urllib.error
 import urllib.request
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from herald_local.config import project_root
-from tests.e2e.conftest import without_local_dir
+from tests.e2e.conftest import wait_for, without_local_dir
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import RunningStack
@@ -61,20 +63,10 @@ def test_thirty_concurrent_posts_from_one_client_are_all_accepted(local_stack: R
     """Given one client sending 30 emails at once, Then every one is accepted (202): the gateway
     waits for a free execution environment instead of answering 5xx."""
     _, api_key = local_stack.create_tenant(plan="startup", name="Burst")
-    body = json.dumps({"to": "burst@example.com", "subject": "Burst", "body": "<p>burst</p>"}).encode()
+    email = {"to": "burst@example.com", "subject": "Burst", "body": "<p>burst</p>"}
 
     def send(_: int) -> int:
-        request = urllib.request.Request(
-            f"{local_stack.api_url}/notifications/email",
-            data=body,
-            headers={"X-API-Key": api_key, "Content-Type": "application/json"},
-            method="POST",
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                return int(response.status)
-        except urllib.error.HTTPError as error:
-            return int(error.code)
+        return _post(local_stack, "/notifications/email", api_key, email)[0]
 
     with ThreadPoolExecutor(30) as executor:
         statuses = list(executor.map(send, range(30)))
@@ -97,18 +89,22 @@ def test_ctrl_c_stops_moto_and_every_function_runner(fresh_stack: RunningStack) 
     fresh_stack.stop_cleanly()
 
 
-def _post_webhook(local_stack: RunningStack, api_key: str, url: str) -> tuple[int, Any]:
+def _post(local_stack: RunningStack, path: str, api_key: str, body: dict[str, Any]) -> tuple[int, Any]:
     request = urllib.request.Request(
-        f"{local_stack.api_url}/notifications/webhook",
-        data=json.dumps({"url": url, "payload": {"event": "ping"}}).encode(),
+        f"{local_stack.api_url}{path}",
+        data=json.dumps(body).encode(),
         headers={"X-API-Key": api_key, "Content-Type": "application/json"},
         method="POST",
     )
     try:
-        with urllib.request.urlopen(request, timeout=30) as response:
+        with urllib.request.urlopen(request, timeout=60) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())
+
+
+def _post_webhook(local_stack: RunningStack, api_key: str, url: str) -> tuple[int, Any]:
+    return _post(local_stack, "/notifications/webhook", api_key, {"url": url, "payload": {"event": "ping"}})
 
 
 def test_a_tenant_may_target_the_sandbox_but_no_other_loopback_port(local_stack: RunningStack) -> None:
@@ -139,3 +135,32 @@ def test_make_invoke_finds_a_stack_by_its_state_folder(local_stack: RunningStack
     answer = json.loads(finished.stdout)
     assert answer["statusCode"] == 200
     assert json.loads(answer["body"])["data"] == {"message": "pong"}
+
+
+def test_the_console_shows_one_line_per_request_and_delivery_and_the_log_file_everything(
+    local_stack: RunningStack,
+) -> None:
+    """Given the stack started without --verbose, When a client pings and sends an email, Then the
+    console shows one line for each request and one for the delivery, keeps the banner with the demo
+    key and signing secret, and leaves the functions' own log lines to the full log file."""
+    api_key = local_stack.demo_api_key
+    assert api_key is not None, local_stack.log_tail()
+    recipient = f"console-{uuid.uuid4().hex[:8]}@example.com"
+    assert _get(f"{local_stack.api_url}/ping")[0] == 200
+    status, accepted = _post(
+        local_stack, "/notifications/email", api_key, {"to": recipient, "subject": "Hi", "body": "<p>Hi</p>"}
+    )
+    assert status == 202
+    delivery = re.compile(rf"email job {accepted['data']['jobId']} via \w+ to {recipient}: accepted \(20\d\)")
+    console = wait_for(
+        lambda: (text := local_stack.console()) and delivery.search(text) and text, "the delivery line"
+    )
+
+    assert re.search(r"GET /api/v1/ping -> 200 \(\d+ ms\)", console)
+    assert re.search(r"POST /api/v1/notifications/email -> 202 \(\d+ ms\)", console)
+    assert f"Demo API key     {api_key}" in console
+    assert f"Signing secret   {local_stack.state['demoTenant']['signingSecret']}" in console
+    assert local_stack.state["demoTenant"]["signingSecret"].startswith("whsec_")
+    for noise in ("START RequestId", "REPORT RequestId", "No application metrics to publish", '"level":'):
+        assert noise not in console, noise
+    assert "REPORT RequestId" in local_stack.log_file.read_text(errors="replace")
