@@ -8,6 +8,7 @@ import json
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 
 import pytest
@@ -102,73 +103,76 @@ def test_given_any_method_on_a_path_no_route_has_then_it_answers_404(port: int) 
         }
 
 
-@pytest.mark.parametrize("length", [b"abc", b"-1", b"1e3", b"12, 13"])
-def test_given_a_content_length_that_is_not_a_byte_count_then_it_answers_400(
-    port: int, length: bytes
+POST = b"POST /api/v1/ping HTTP/1.1\r\nHost: x\r\n"
+NOT_A_LENGTH = "Content-Length must be a whole number of bytes."
+
+
+@pytest.mark.parametrize(
+    ("raw", "close_write", "status", "sentence"),
+    [
+        pytest.param(POST + b"Content-Length: abc\r\n\r\n{}", False, 400, NOT_A_LENGTH, id="letters"),
+        pytest.param(POST + b"Content-Length: -1\r\n\r\n{}", False, 400, NOT_A_LENGTH, id="negative"),
+        pytest.param(POST + b"Content-Length: 1e3\r\n\r\n{}", False, 400, NOT_A_LENGTH, id="exponent"),
+        pytest.param(
+            POST + b"Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+            False,
+            400,
+            "The request has conflicting Content-Length headers.",
+            id="two-lengths",
+        ),
+        pytest.param(
+            POST + b"Content-Length: 100\r\n\r\n{}",
+            True,
+            400,
+            "The request body ended before its announced length.",
+            id="body-shorter-than-length",
+        ),
+        pytest.param(
+            POST + b"Content-Length: 100\r\n\r\n{}",
+            False,
+            408,
+            "The request did not arrive completely in time.",
+            id="body-stops-arriving",
+        ),
+        pytest.param(
+            bytes.fromhex("1603010200010001fc0303") + bytes(64),
+            False,
+            400,
+            "This port speaks plain HTTP; use http://, not https://.",
+            id="tls-handshake",
+        ),
+        pytest.param(b"HELLO THERE\r\n\r\n", False, 400, "The request is not valid HTTP/1.1.", id="garbage"),
+        pytest.param(
+            POST + b"Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            False,
+            400,
+            "A request cannot have both Content-Length and Transfer-Encoding.",
+            id="length-and-chunked",
+        ),
+        pytest.param(
+            POST + b"Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+            False,
+            400,
+            "The chunked request body is malformed.",
+            id="bad-chunk-size",
+        ),
+        pytest.param(
+            POST + b"Content-Length: 10485761\r\n\r\n",
+            False,
+            413,
+            "The request body is over the 10 MiB limit.",
+            id="over-the-limit",
+        ),
+    ],
+)
+def test_given_a_malformed_or_stalled_request_then_it_answers_in_the_envelope_and_closes(
+    port: int, raw: bytes, close_write: bool, status: int, sentence: str
 ) -> None:
-    raw = b"POST /api/v1/ping HTTP/1.1\r\nHost: x\r\nContent-Length: " + length + b"\r\n\r\n{}"
-    response = _exchange(port, raw)
-    assert response.status == 400
-    assert _error_of(response)["error"] == "Content-Length must be a whole number of bytes."
-    assert response.getheader("Connection") == "close"
-
-
-def test_given_a_body_shorter_than_its_content_length_then_it_answers_400_once_the_client_is_done(
-    port: int,
-) -> None:
-    raw = b"POST /api/v1/ping HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{}"
-    response = _exchange(port, raw, close_write=True)
-    assert response.status == 400
-    assert _error_of(response)["error"] == "The request body ended before its announced length."
-
-
-def test_given_a_body_that_stops_arriving_then_it_answers_408(port: int) -> None:
-    raw = b"POST /api/v1/ping HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{}"
-    response = _exchange(port, raw)
-    assert response.status == 408
-    assert _error_of(response) | {"timestamp": ""} == {
-        "success": False,
-        "error": "The request did not arrive completely in time.",
-        "code": "request_timeout",
-        "timestamp": "",
-    }
-
-
-def test_given_a_tls_handshake_on_the_plain_http_port_then_it_answers_400_naming_the_scheme(
-    port: int,
-) -> None:
-    client_hello = bytes.fromhex("1603010200010001fc0303") + bytes(64)
-    response = _exchange(port, client_hello)
-    assert response.status == 400
-    assert _error_of(response)["error"] == "This port speaks plain HTTP; use http://, not https://."
-
-
-def test_given_a_garbage_request_line_then_it_answers_400_in_the_envelope(port: int) -> None:
-    response = _exchange(port, b"HELLO THERE\r\n\r\n")
-    assert response.status == 400
+    response = _exchange(port, raw, close_write=close_write)
+    assert response.status == status
     error = _error_of(response)
-    assert (error["code"], error["error"]) == ("bad_request", "The request is not valid HTTP/1.1.")
-
-
-def test_given_both_content_length_and_chunked_then_it_answers_400(port: int) -> None:
-    raw = b"POST /api/v1/ping HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
-    response = _exchange(port, raw)
-    assert response.status == 400
-    assert "both Content-Length and Transfer-Encoding" in _error_of(response)["error"]
-
-
-def test_given_a_malformed_chunk_size_then_it_answers_400(port: int) -> None:
-    raw = b"POST /api/v1/ping HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"
-    response = _exchange(port, raw)
-    assert response.status == 400
-    assert _error_of(response)["error"] == "The chunked request body is malformed."
-
-
-def test_given_a_body_over_the_limit_then_it_answers_413(port: int) -> None:
-    raw = b"POST /api/v1/ping HTTP/1.1\r\nHost: x\r\nContent-Length: 10485761\r\n\r\n"
-    response = _exchange(port, raw)
-    assert response.status == 413
-    assert _error_of(response)["code"] == "request_entity_too_large"
+    assert (error["error"], error["code"]) == (sentence, HTTPStatus(status).phrase.lower().replace(" ", "_"))
+    assert response.getheader("Connection") == "close"
 
 
 @pytest.mark.parametrize(
