@@ -174,7 +174,7 @@ class FunctionProcess:
                 url,
                 body=json.dumps(event).encode(),
                 headers={"Content-Type": "application/json"},
-                timeout=urllib3.Timeout(connect=2.0, read=max(limit, 0.001)),
+                timeout=urllib3.Timeout(connect=2.0, read=limit),
             )
         except urllib3.exceptions.ReadTimeoutError as exc:
             raise FunctionUnavailable(f"{self.label} did not answer within {limit:.0f} s", True) from exc
@@ -198,8 +198,8 @@ class FunctionEnvironments:
 
     Why a pool and not one serialised runner: a worker blocked on a slow provider (``timeout@``
     recipients) would hold up every other delivery of that function, which Lambda never does. Why
-    a small cap (DEFAULT_MAX_ENVIRONMENTS, lower if the template reserves less): on a 2-core machine more
-    processes only compete for the same cores and memory, and an environment is started only when
+    a small cap (DEFAULT_MAX_ENVIRONMENTS, lower if the template reserves less): on a 2-core
+    machine more processes only compete for the same cores and memory, and an environment is started only when
     every existing one is busy, one at a time, so a burst costs one cold start after another
     rather than a stampede of imports.
     """
@@ -241,9 +241,17 @@ class FunctionEnvironments:
         deadline = time.monotonic() + limit
         process = self._acquire(deadline)
         try:
-            return process.invoke(event, deadline - time.monotonic())
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._too_late()
+            return process.invoke(event, remaining)
         finally:
             self._release(process)
+
+    def _too_late(self) -> FunctionUnavailable:
+        return FunctionUnavailable(
+            f"{self.spec.logical_id} had no free environment in time ({len(self._all)} busy)", True
+        )
 
     def _acquire(self, deadline: float) -> FunctionProcess:
         with self._changed:
@@ -259,10 +267,7 @@ class FunctionEnvironments:
                     self._scale_up()
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not self._changed.wait(remaining):
-                    raise FunctionUnavailable(
-                        f"{self.spec.logical_id} had no free environment in time ({len(self._all)} busy)",
-                        True,
-                    )
+                    raise self._too_late()
 
     def _scale_up(self) -> None:
         """Starts one environment in the background; whoever waits takes the first one free."""
