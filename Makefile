@@ -15,9 +15,9 @@ $(STAMP): requirements-dev.txt constraints.txt layers/herald/requirements.txt py
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-## run: start the whole stack locally (moto, HTTP API, pollers, provider sandbox); Ctrl-C stops it
+## run: start the whole stack locally (moto, HTTP API, pollers, provider sandbox); Ctrl-C stops it (make run ARGS=--verbose: every log line on the console)
 run: $(STAMP)
-	$(BIN)/python -m herald_local
+	$(BIN)/python -m herald_local $(ARGS)
 
 ## test: lint, type-check, validate the template, then unit, integration and end-to-end tests
 test: $(STAMP) lint typecheck
@@ -42,13 +42,13 @@ validate: $(STAMP)
 build: $(STAMP)
 	$(BIN)/sam build
 
-## invoke: run one function on one event against the running local stack (make invoke FN=ApiFunction EVENT=events/api/ping.json)
+## invoke: run one function on one event against the running local stack (make invoke FN=ApiFunction EVENT=events/api/ping.json [ARGS="--local-dir DIR --verbose"])
 invoke: $(STAMP)
-	$(BIN)/python -m herald_local.invoke $(FN) $(EVENT)
+	$(BIN)/python -m herald_local.invoke $(FN) $(EVENT) $(ARGS)
 
 ## bench: measure the accept and delivery paths (AWS calls, latency) against moto
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .aws-sam .herald-local .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .aws-sam .herald-local .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

@@ -13,15 +13,20 @@ from herald.domain.plans import Plan
 from herald.services.ports import TenantNotFound
 from herald.services.tenants import IssuedKey
 from herald_cli.target import TargetError, deployed_target, local_target
+from herald_local.state import add_local_dir_option
 
 PLANS = [plan.value for plan in Plan]
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="herald", description="Operate a Herald stack.")
+    parser = argparse.ArgumentParser(
+        prog="herald",
+        description="Operate a Herald stack: the running local stack (`make run`) unless --stack is given.",
+    )
     parser.add_argument(
         "--stack", help="deployed CloudFormation stack name (default: the running local stack)"
     )
+    add_local_dir_option(parser)
     parser.add_argument("--region", help="AWS region of --stack")
     groups = parser.add_subparsers(dest="group", required=True)
 
@@ -94,7 +99,7 @@ def _run(args: argparse.Namespace, services: OperatorServices) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        target = deployed_target(args.stack, args.region) if args.stack else local_target()
+        target = deployed_target(args.stack, args.region) if args.stack else local_target(args.local_dir)
         _run(args, operator_services(target.table_name, region=target.region, endpoint=target.endpoint))
     except TargetError as exc:
         print(f"herald: {exc}", file=sys.stderr)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import boto3
 from botocore.config import Config
 
-from herald_local.config import LocalConfig
-from herald_local.state import StackNotRunning, read_state
+from herald_local.state import StackNotRunning, find_running_stack
 
 
 class TargetError(RuntimeError):
@@ -23,10 +23,10 @@ class Target:
     endpoint: str | None
 
 
-def local_target() -> Target:
+def local_target(local_dir: Path | None = None) -> Target:
     """The running local stack, found through its state file (the same one ``make run`` writes)."""
     try:
-        state = read_state(LocalConfig.from_env().state_dir)
+        state = find_running_stack(local_dir)
     except StackNotRunning as exc:
         raise TargetError(f"{exc}; or pass --stack NAME.") from exc
     endpoint = state["awsEndpoint"]

@@ -16,6 +16,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
@@ -57,9 +58,12 @@ class HttpResponse:
     body: bytes = b""
 
 
-def gateway_error(status: int, message: str) -> HttpResponse:
-    """API Gateway's own answers (no route, bad integration response): ``{"message": ...}``."""
-    body = json.dumps({"message": message}, separators=(",", ":")).encode()
+def gateway_error(status: int, code: str, sentence: str) -> HttpResponse:
+    """The gateway's own answers (no route, malformed request, function unreachable), in the API's
+    error envelope so that a client reads every error of the local stack the same way."""
+    now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    document = {"success": False, "error": sentence, "code": code, "timestamp": now}
+    body = json.dumps(document, separators=(",", ":")).encode()
     return HttpResponse(status, [("Content-Type", "application/json")], body)
 
 

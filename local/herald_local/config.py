@@ -15,6 +15,9 @@ ACCOUNT_ID = "123456789012"
 STACK_NAME = "herald-local"
 DEFAULT_REGION = "us-east-1"
 STATE_DIR_NAME = ".herald-local"
+LOG_FILE_NAME = "herald-local.log"
+# Execution environments (runner processes) per function at most; see functions.FunctionEnvironments.
+DEFAULT_MAX_ENVIRONMENTS = 4
 
 
 class ConfigError(RuntimeError):
@@ -29,12 +32,27 @@ def project_root() -> Path:
     return Path.cwd()
 
 
+def default_state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where a stack keeps its state: HERALD_LOCAL_DIR, else .herald-local in the repository."""
+    env = os.environ if env is None else env
+    return Path(env.get("HERALD_LOCAL_DIR") or project_root() / STATE_DIR_NAME)
+
+
 def _port(env: Mapping[str, str], variable: str, default: int) -> int:
     raw = env.get(variable, "").strip()
     if not raw:
         return default
     if not raw.isdigit() or not 0 < int(raw) < 65536:
         raise ConfigError(f"{variable} must be a TCP port number (1-65535), got {raw!r}")
+    return int(raw)
+
+
+def _count(env: Mapping[str, str], variable: str, default: int) -> int:
+    raw = env.get(variable, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(f"{variable} must be a whole number of at least 1, got {raw!r}")
     return int(raw)
 
 
@@ -48,10 +66,16 @@ class LocalConfig:
     sandbox_port: int
     # Overrides the template's RetryBaseDelaySeconds so tests see retries in seconds, not minutes.
     retry_base_delay: str | None = None
+    max_environments: int = DEFAULT_MAX_ENVIRONMENTS
 
     @property
     def template_path(self) -> Path:
         return self.root / "template.yaml"
+
+    @property
+    def log_path(self) -> Path:
+        """Every line of every process of the stack (the console shows a summary unless verbose)."""
+        return self.state_dir / LOG_FILE_NAME
 
     @property
     def moto_url(self) -> str:
@@ -69,7 +93,7 @@ class LocalConfig:
     def from_env(cls, env: Mapping[str, str] | None = None) -> LocalConfig:
         env = os.environ if env is None else env
         root = project_root()
-        state_dir = Path(env.get("HERALD_LOCAL_DIR") or root / STATE_DIR_NAME)
+        state_dir = default_state_dir(env)
         retry = env.get("HERALD_LOCAL_RETRY_BASE_DELAY", "").strip() or None
         if retry is not None and not retry.isdigit():
             raise ConfigError(f"HERALD_LOCAL_RETRY_BASE_DELAY must be whole seconds, got {retry!r}")
@@ -81,6 +105,7 @@ class LocalConfig:
             api_port=_port(env, "HERALD_API_PORT", 3000),
             sandbox_port=_port(env, "HERALD_SANDBOX_PORT", 3100),
             retry_base_delay=retry,
+            max_environments=_count(env, "HERALD_LOCAL_MAX_ENVIRONMENTS", DEFAULT_MAX_ENVIRONMENTS),
         )
 
     def check_ports_free(self) -> None:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +30,11 @@ _http = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(connect=3.0, 
 class DemoTenant:
     tenant_id: str
     api_key: str
+    # Shown in the banner and the state file, so a developer can verify the demo's webhooks.
+    signing_secret: str | None = None
 
-    def to_dict(self) -> dict[str, str]:
-        return {"tenantId": self.tenant_id, "apiKey": self.api_key}
+    def to_dict(self) -> dict[str, str | None]:
+        return {"tenantId": self.tenant_id, "apiKey": self.api_key, "signingSecret": self.signing_secret}
 
 
 def _cli() -> Path:
@@ -42,11 +43,11 @@ def _cli() -> Path:
 
 def create_tenant(state_dir: Path) -> DemoTenant | None:
     name, email, plan = DEMO_TENANT
-    command = [str(_cli()), "tenant", "create", "--name", name, "--email", email, "--plan", plan, "--json"]
+    command = [str(_cli()), "--local-dir", str(state_dir), "tenant", "create"]
+    command += ["--name", name, "--email", email, "--plan", plan, "--json"]
     try:
         finished = subprocess.run(
             command,
-            env={**os.environ, "HERALD_LOCAL_DIR": str(state_dir)},
             capture_output=True,
             text=True,
             timeout=_CLI_TIMEOUT_SECONDS,
@@ -91,15 +92,18 @@ def _warn_failed(step: str, status: int, answer: Any) -> None:
         log.warning("demo tenant: %s answered HTTP %s (%s)", step, status, code or "no error code")
 
 
-def configure(tenant: DemoTenant, api_url: str, sandbox_url: str) -> None:
-    """Sandbox provider keys and a signing secret, set through the API with the tenant's own key."""
+def configure(tenant: DemoTenant, api_url: str, sandbox_url: str) -> DemoTenant:
+    """Sandbox provider keys and a signing secret, set through the API with the tenant's own key;
+    the tenant with its signing secret (None when that step failed)."""
     try:
         _store_provider_keys(tenant, api_url)
-        _create_signing_secret(tenant, api_url, sandbox_url)
+        secret = _create_signing_secret(tenant, api_url, sandbox_url)
     except urllib3.exceptions.HTTPError as exc:
         log.warning(
             "demo tenant: the API or the sandbox did not answer (%s); setup incomplete", type(exc).__name__
         )
+        return tenant
+    return replace(tenant, signing_secret=secret)
 
 
 def _store_provider_keys(tenant: DemoTenant, api_url: str) -> None:
@@ -110,12 +114,12 @@ def _store_provider_keys(tenant: DemoTenant, api_url: str) -> None:
             _warn_failed(f"PUT /account/providers/{provider}", status, answer)
 
 
-def _create_signing_secret(tenant: DemoTenant, api_url: str, sandbox_url: str) -> None:
+def _create_signing_secret(tenant: DemoTenant, api_url: str, sandbox_url: str) -> str | None:
     status, answer = _call("POST", f"{api_url}/account/webhook-secret", tenant.api_key, {})
     secret = answer.get("data", {}).get("secret") if isinstance(answer, dict) else None
     if status >= 300 or not isinstance(secret, str):
         _warn_failed("POST /account/webhook-secret", status, answer)
-        return
+        return None
     response = _http.request(
         "POST",
         f"{sandbox_url}/_sandbox/secrets",
@@ -124,6 +128,7 @@ def _create_signing_secret(tenant: DemoTenant, api_url: str, sandbox_url: str) -
     )
     if response.status >= 300:
         log.warning("demo tenant: the sandbox refused the signing secret (HTTP %s)", response.status)
+    return secret
 
 
 def sandbox_key(provider: str) -> str:

@@ -1,9 +1,11 @@
 """``python -m herald_local.invoke <LogicalId> <event.json>`` (``make invoke``): runs one function
 of the template once, on one event, against the running local stack, like ``sam local invoke``.
 
-The function gets a fresh runner with the environment the stack resolved for it; its logs go to
-stderr, the handler's result to stdout as JSON. Exit status: 0 on success, 1 on a function error,
-2 when the stack is not running or the arguments are wrong.
+The function gets a fresh runner with the environment the stack resolved for it. The handler's
+result goes to stdout as JSON, after one line on stderr that says how the invocation went; the
+function's own log lines go to the stack's log file, or with ``--verbose`` to stderr, before that
+line. Exit status: 0 on success, 1 on a function error, 2 when the stack is not running or the
+arguments are wrong.
 """
 
 from __future__ import annotations
@@ -11,11 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
-from herald_local.config import LocalConfig
+from herald_local.console import configure
 from herald_local.functions import FunctionProcess, FunctionUnavailable, runner_environment
-from herald_local.state import StackNotRunning, read_state
+from herald_local.state import StackNotRunning, add_local_dir_option, find_running_stack
 from herald_local.topology import FunctionSpec
 
 
@@ -23,32 +27,32 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m herald_local.invoke", description=__doc__)
     parser.add_argument("function", help="logical id of the function in template.yaml, e.g. ApiFunction")
     parser.add_argument("event", type=Path, help="JSON event file, e.g. events/api/ping.json")
+    add_local_dir_option(parser)
+    parser.add_argument("--verbose", action="store_true", help="show the function's log lines on stderr")
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = _arguments(sys.argv[1:] if argv is None else argv)
-    try:
-        state = read_state(LocalConfig.from_env().state_dir)
-    except StackNotRunning as exc:
-        print(f"herald_local.invoke: {exc}", file=sys.stderr)
-        return 2
+class _Refused(Exception):
+    """The invocation cannot start (no stack, unknown function, unreadable event): exit status 2."""
+
+
+def _function_and_event(args: argparse.Namespace, state: dict[str, Any]) -> tuple[FunctionSpec, Any]:
     functions = state["functions"]
     if args.function not in functions:
-        print(
-            f"herald_local.invoke: no function {args.function}; the template has {', '.join(sorted(functions))}",
-            file=sys.stderr,
-        )
-        return 2
+        raise _Refused(f"no function {args.function}; the template has {', '.join(sorted(functions))}")
     try:
         event = json.loads(args.event.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        print(f"herald_local.invoke: cannot read the event {args.event}: {exc}", file=sys.stderr)
-        return 2
-    spec = FunctionSpec.from_dict(functions[args.function])
-    process = FunctionProcess(
-        spec, runner_environment(spec, state["awsEndpoint"], state["region"]), sys.stderr
-    )
+        raise _Refused(f"cannot read the event {args.event}: {exc}") from exc
+    return FunctionSpec.from_dict(functions[args.function]), event
+
+
+def _invoke(spec: FunctionSpec, event: Any, state: dict[str, Any], verbose: bool) -> int:
+    log_file = Path(state["logFile"])
+    configure(verbose=verbose, log_path=log_file, console=sys.stderr)
+    environment = runner_environment(spec, state["awsEndpoint"], state["region"], state["sandboxUrl"])
+    process = FunctionProcess(spec, environment)
+    started = time.perf_counter()
     process.start()
     try:
         process.wait_ready()
@@ -57,9 +61,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"herald_local.invoke: {exc}", file=sys.stderr)
         return 1
     finally:
-        process.stop()
+        process.stop()  # also waits until every log line of the runner is written
+    outcome = f"failed ({invocation.function_error})" if invocation.failed else "answered"
+    where = "above" if verbose else f"in {log_file}"
+    seconds = time.perf_counter() - started
+    # The last line on stderr, so the result below never runs into the function's log lines.
+    print(
+        f"{spec.logical_id} {outcome} in {seconds:.1f} s (start included); its log lines are {where}",
+        file=sys.stderr,
+        flush=True,
+    )
     print(json.dumps(invocation.document(), indent=2))
     return 1 if invocation.failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(sys.argv[1:] if argv is None else argv)
+    try:
+        state = find_running_stack(args.local_dir)
+        spec, event = _function_and_event(args, state)
+    except (StackNotRunning, _Refused) as exc:
+        print(f"herald_local.invoke: {exc}", file=sys.stderr)
+        return 2
+    return _invoke(spec, event, state, args.verbose)
 
 
 if __name__ == "__main__":

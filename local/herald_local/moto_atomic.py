@@ -6,15 +6,19 @@ stack's threaded gateway, 20 simultaneous duplicates in the tests) two transacti
 their conditions, or a rollback can erase another request's committed write. DynamoDB serialises
 conflicting writes; one process-wide lock around moto's write and read paths does the same here.
 
-The whole-table copy also makes every transaction cost time in proportion to the table (about
-20 ms per thousand items): under the lock, a transaction whose conditions all hold cannot need a
-rollback, so its conditions are checked first and the copy is skipped.
+The whole-table copy also makes every transaction cost time and memory in proportion to the table
+(nearly a second at 4 000 items, and as much memory again while it lasts), under that lock, so
+each refused duplicate stalled every other DynamoDB call. A transaction touches at most 100 items, and under the lock nothing else changes
+them: copying just those items before and putting them back after a failure rolls back exactly
+as much, so moto's whole-table copy is never made, whether the transaction commits or not.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 _LOCK = threading.RLock()
@@ -28,55 +32,85 @@ def make_dynamodb_atomic() -> None:
 
     if getattr(DynamoDBBackend, _PATCHED, False):
         return
-    DynamoDBBackend.transact_write_items = _checked_first(DynamoDBBackend.transact_write_items)  # type: ignore[method-assign]
+    DynamoDBBackend.transact_write_items = _rolled_back_by_item(DynamoDBBackend.transact_write_items)  # type: ignore[method-assign]
     for name in _OPERATIONS:
         setattr(DynamoDBBackend, name, _serialised(getattr(DynamoDBBackend, name)))
     setattr(DynamoDBBackend, _PATCHED, True)
 
 
 class _NoCopy:
-    """Stands in for the ``copy`` module inside moto's transaction while no rollback can happen."""
+    """Stands in for the ``copy`` module inside moto's transaction: its whole-table backup becomes
+    the live table, and the items the transaction touches are saved by ``_ItemSnapshot`` instead."""
 
     @staticmethod
     def deepcopy(value: Any) -> Any:
         return value
 
 
-def _conditions_hold(backend: Any, transact_items: list[dict[str, Any]]) -> bool:
-    from moto.dynamodb.comparisons import get_filter_expression
+@dataclass(frozen=True)
+class _ItemSnapshot:
+    """One item a transaction may write, as it was before (None: it did not exist)."""
 
+    table: Any
+    hash_value: Any
+    range_value: Any
+    item: Any
+
+    def restore(self) -> None:
+        # Straight into moto's storage: going through put/delete would count as new writes.
+        items = self.table.items
+        if self.range_value is None:
+            if self.item is None:
+                items.pop(self.hash_value, None)
+            else:
+                items[self.hash_value] = self.item
+        elif self.item is None:
+            items[self.hash_value].pop(self.range_value, None)
+        else:
+            items[self.hash_value][self.range_value] = self.item
+
+
+def _snapshot(backend: Any, op_type: str, op: dict[str, Any]) -> _ItemSnapshot | None:
+    """The item ``op`` targets, copied; None when moto will refuse ``op`` before writing anything."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    table = backend.tables.get(op.get("TableName"))
+    key = op.get("Item") if op_type == "Put" else op.get("Key")
+    if table is None or not isinstance(key, dict) or table.hash_key_attr not in key:
+        return None
+    if table.range_key_attr is not None and table.range_key_attr not in key:
+        return None
+    hash_value = DynamoType(key[table.hash_key_attr])
+    range_value = None if table.range_key_attr is None else DynamoType(key[table.range_key_attr])
+    current = table.get_item(hash_value, range_value)
+    return _ItemSnapshot(table, hash_value, range_value, copy.deepcopy(current))
+
+
+def _snapshots(backend: Any, transact_items: list[dict[str, Any]]) -> list[_ItemSnapshot]:
+    snapshots = []
     for item in transact_items:
         op_type, op = next(iter(item.items()))
-        condition = op.get("ConditionExpression")
-        if condition is None:
-            continue
-        table = backend.get_table(op["TableName"])
-        if op_type == "Put":
-            key = {table.hash_key_attr: op["Item"][table.hash_key_attr]}
-            if table.range_key_attr is not None:
-                key[table.range_key_attr] = op["Item"][table.range_key_attr]
-        else:
-            key = op["Key"]
-        expression = get_filter_expression(
-            condition, op.get("ExpressionAttributeNames"), op.get("ExpressionAttributeValues")
-        )
-        if not expression.expr(backend.get_item(op["TableName"], key)):
-            return False
-    return True
+        snapshot = _snapshot(backend, op_type, op)
+        if snapshot is not None:
+            snapshots.append(snapshot)
+    return snapshots
 
 
-def _checked_first(operation: Any) -> Any:
+def _rolled_back_by_item(operation: Any) -> Any:
     @functools.wraps(operation)
     def transact(backend: Any, transact_items: list[dict[str, Any]]) -> Any:
-        # Runs under _LOCK (wrapped by _serialised below): nothing changes between check and write.
-        if not _conditions_hold(backend, transact_items):
-            return operation(backend, transact_items)  # moto builds the cancellation reasons
+        # Runs under _LOCK (wrapped by _serialised below): nothing changes between copy and restore.
         from moto.dynamodb import models
 
+        snapshots = _snapshots(backend, transact_items)
         real_copy = vars(models)["copy"]
         setattr(models, "copy", _NoCopy)  # noqa: B010 (moto's module global, not an attribute of ours)
         try:
             return operation(backend, transact_items)
+        except BaseException:
+            for snapshot in reversed(snapshots):
+                snapshot.restore()
+            raise
         finally:
             setattr(models, "copy", real_copy)  # noqa: B010
 

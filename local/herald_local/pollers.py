@@ -6,6 +6,13 @@ succeeded are deleted: with ReportBatchItemFailures all but those listed in ``ba
 (an invalid answer fails the whole batch), without it all or nothing; a function error fails the
 batch. Failed records are left alone: they come back after the visibility timeout and moto
 redrives them to the dead-letter queue after maxReceiveCount, as SQS does.
+
+Fair queues: moto hands out a standard queue's messages in the order they were sent, so one
+tenant's backlog would delay every other tenant's messages behind it. SQS fair queues do not, for
+messages sent with a ``MessageGroupId`` (the tenant). The poller plays that: it holds a window of
+what the queue has (up to 100 messages, topped up before each batch) and serves it round-robin over
+message groups, so each batch takes turns between the tenants in the window, and a tenant whose
+message arrives behind another's backlog is served in the next batch.
 """
 
 from __future__ import annotations
@@ -14,7 +21,8 @@ import base64
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -26,6 +34,8 @@ log = logging.getLogger(__name__)
 # Short long-polls keep Ctrl-C prompt; moto answers a long poll as soon as a message arrives.
 RECEIVE_WAIT_SECONDS = 1
 _SQS_MAX_MESSAGES = 10
+# Messages held for fair serving; each stays invisible on the queue meanwhile (visibility timeout).
+_WINDOW = 100
 _EVENT_ATTRIBUTES = (
     "ApproximateReceiveCount",
     "SentTimestamp",
@@ -74,6 +84,22 @@ def sqs_record(message: dict[str, Any], source: QueueSourceSpec, region: str) ->
     if "MD5OfMessageAttributes" in message:
         record["md5OfMessageAttributes"] = message["MD5OfMessageAttributes"]
     return record
+
+
+def fair_order(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` round-robin over their message groups (first seen, first served), each group's
+    own messages in the order received; messages without a group each count as a group of one."""
+    groups: dict[str, deque[dict[str, Any]]] = {}
+    for message in messages:
+        group = (message.get("Attributes") or {}).get("MessageGroupId") or f"no-group:{message['MessageId']}"
+        groups.setdefault(group, deque()).append(message)
+    ordered: list[dict[str, Any]] = []
+    while groups:
+        for group in list(groups):
+            ordered.append(groups[group].popleft())
+            if not groups[group]:
+                del groups[group]
+    return ordered
 
 
 def _reported_failures(answer: Any, ids: list[str]) -> set[str] | None:
@@ -128,6 +154,7 @@ class QueuePoller:
         self._region = region
         self._stop = threading.Event()
         self._slots = threading.Semaphore(source.max_concurrency)
+        self._pending: deque[dict[str, Any]] = deque()  # received, fairly ordered, not yet invoked
         self._workers = ThreadPoolExecutor(source.max_concurrency, thread_name_prefix=source.logical_id)
         self._thread = threading.Thread(target=self._run, name=f"{source.logical_id}-poller", daemon=True)
 
@@ -147,39 +174,55 @@ class QueuePoller:
         while not self._stop.is_set():
             if not self._slots.acquire(timeout=0.5):
                 continue
-            try:
-                batch = self._gather()
-            except Exception:  # noqa: BLE001 - moto down or stopping; the loop decides
-                batch = []
-                if not self._stop.is_set():
-                    log.exception(
-                        "%s: receiving from %s failed", self.source.logical_id, self.source.queue_name
-                    )
-                    self._stop.wait(1)
+            batch = self._next_batch()
             if not batch:
                 self._slots.release()
                 continue
             self._workers.submit(self._process, batch)
 
-    def _receive(self, count: int) -> list[dict[str, Any]]:
+    def _next_batch(self) -> list[dict[str, Any]]:
+        try:
+            received = self._receive_window()
+        except Exception:  # noqa: BLE001 - moto down or stopping; the loop decides
+            received = []
+            if not self._stop.is_set():
+                log.exception("%s: receiving from %s failed", self.source.logical_id, self.source.queue_name)
+                self._stop.wait(1)
+        if received:
+            self._pending = deque(fair_order([*self._pending, *received]))
+        count = min(self.source.batch_size, len(self._pending))
+        return [self._pending.popleft() for _ in range(count)]
+
+    def _receive(self, count: int, wait_seconds: int) -> list[dict[str, Any]]:
         response = self._sqs.receive_message(
             QueueUrl=self._queue_url,
             MaxNumberOfMessages=min(count, _SQS_MAX_MESSAGES),
-            WaitTimeSeconds=RECEIVE_WAIT_SECONDS,
+            WaitTimeSeconds=wait_seconds,
             MessageSystemAttributeNames=["All"],
             MessageAttributeNames=["All"],
         )
         messages: list[dict[str, Any]] = response.get("Messages", [])
         return messages
 
-    def _gather(self) -> list[dict[str, Any]]:
-        batch = self._receive(self.source.batch_size)
-        if not batch or self.source.batching_window_seconds == 0:
-            return batch
+    def _receive_window(self) -> list[dict[str, Any]]:
+        """What the queue holds beyond the messages already here, up to the window. With nothing
+        here it long-polls; for MaximumBatchingWindowInSeconds it waits for more while the first
+        batch is not full."""
+        room = _WINDOW - len(self._pending)
+        if room <= 0:
+            return []
+        window = self._receive(room, 0 if self._pending else RECEIVE_WAIT_SECONDS)
+        if not window:
+            return window
         deadline = time.monotonic() + self.source.batching_window_seconds
-        while len(batch) < self.source.batch_size and time.monotonic() < deadline and not self._stop.is_set():
-            batch += self._receive(self.source.batch_size - len(batch))
-        return batch
+        while len(window) < room and not self._stop.is_set():
+            short = len(self._pending) + len(window) < self.source.batch_size
+            waiting = short and time.monotonic() < deadline
+            more = self._receive(room - len(window), RECEIVE_WAIT_SECONDS if waiting else 0)
+            if not more and not waiting:
+                break
+            window += more
+        return window
 
     def _process(self, messages: list[dict[str, Any]]) -> None:
         try:

@@ -1,5 +1,5 @@
-"""Child processes of the local stack: started in their own session, their output on the console
-prefixed with their name, stopped in order (terminate, then kill after a bounded wait).
+"""Child processes of the local stack: started in their own session, their output logged with their
+name in front (see console), stopped in order (terminate, then kill after a bounded wait).
 
 Children do not share the terminal's process group, so Ctrl-C reaches only the parent, which then
 stops every child itself, in order, instead of each child dying mid-request with a traceback.
@@ -13,9 +13,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO, TextIO
+from typing import IO
 
-from herald_local.console import console_line
+from herald_local.console import child_line
 
 # Sees each output line first; returning True swallows the line (a handshake, a noisy access log).
 LineFilter = Callable[[str], bool]
@@ -29,10 +29,8 @@ class ChildProcess:
         *,
         env: Mapping[str, str] | None = None,
         line_filter: LineFilter | None = None,
-        console: TextIO | None = None,
     ) -> None:
         self.label = label
-        self._console = console
         self._argv = list(argv)
         self._env = dict(env) if env is not None else None
         self._line_filter = line_filter
@@ -62,7 +60,7 @@ class ChildProcess:
         for line in stream:
             if self._line_filter is not None and self._line_filter(line):
                 continue
-            console_line(self.label, line, self._console)
+            child_line(self.label, line)
 
     @property
     def pid(self) -> int | None:

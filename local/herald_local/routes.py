@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from herald_local.topology import RouteSpec
 
 DEFAULT_ROUTE = "$default"
+# The methods an HTTP API route can have; ANY stands for all of them.
+API_METHODS = frozenset({"DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"})
 
 
 @dataclass(frozen=True)
@@ -74,11 +76,19 @@ class RouteTable:
     def __init__(self, routes: Iterable[RouteSpec]) -> None:
         self.routes = sorted(routes, key=_specificity)
 
+    def methods_for(self, path: str) -> frozenset[str]:
+        """The methods some route serves at ``path`` (empty when no route has that path)."""
+        segments = _segments(path)
+        methods = {route.method for route in self.routes if _match_path(route, segments) is not None}
+        return API_METHODS if "ANY" in methods else frozenset(methods)
+
     def match(self, method: str, path: str) -> RouteMatch | None:
         """The route serving ``method path`` (the path already percent-decoded), or None for a 404."""
         segments = _segments(path)
         for route in self.routes:
-            if route.method not in ("ANY", method.upper()):
+            if route.method != method.upper() and not (
+                route.method == "ANY" and method.upper() in API_METHODS
+            ):
                 continue
             parameters = _match_path(route, segments)
             if parameters is not None:

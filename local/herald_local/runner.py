@@ -2,9 +2,12 @@
 
 It sets up the function as the Python runtime does (the CodeUri folder, then each layer folder on
 ``sys.path``, the handler imported once at init) and serves the Lambda Invoke API
-(``POST /2015-03-31/functions/<name>/invocations``) on a loopback port, one thread per invocation.
-A handler error comes back as Lambda's error document with ``X-Amz-Function-Error: Unhandled``;
-it is logged and never ends the process.
+(``POST /2015-03-31/functions/<name>/invocations``) on a loopback port. Like a Lambda execution
+environment it runs one invocation at a time (handlers keep per-environment state, such as
+Powertools' resolver, that two invocations at once would share); the stack runs several runners
+to serve invocations in parallel. A handler error comes back as Lambda's error document with
+``X-Amz-Function-Error: Unhandled``; it is logged and never ends the process. A timeout does: the
+handler's thread cannot be stopped, and Lambda also replaces an environment after a timeout.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import threading
 import time
 import traceback
 import uuid
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -32,6 +36,8 @@ READY_MARKER = "HERALD_RUNNER_LISTENING"
 INVOKE_PATH_PREFIX = "/2015-03-31/functions/"
 FUNCTION_ERROR_HEADER = "X-Amz-Function-Error"
 REQUEST_ID_HEADER = "X-Amzn-RequestId"
+# Local only: tells the caller this runner ends after the answer, so it is never handed the next one.
+ENVIRONMENT_ENDS_HEADER = "X-Herald-Environment-Ends"
 
 Handler = Callable[[Any, Any], Any]
 
@@ -128,8 +134,13 @@ class FunctionHost:
         self.options = options
         self.handler: Handler | None = None
         self.init_error: InitError | None = None
+        self.timed_out = False
+        self._one_at_a_time = threading.Lock()
 
     def init(self) -> None:
+        # Powertools warns on every invocation that emits no business metric (most API routes): one
+        # line of noise per request, which Lambda would bury in CloudWatch but a console shows.
+        warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
         sys.path[:0] = [self.options.code_dir, *self.options.layer_dirs]
         os.chdir(self.options.code_dir)
         try:
@@ -143,6 +154,10 @@ class FunctionHost:
 
     def invoke(self, event: Any, request_id: str) -> tuple[Any, bool]:
         """The response document and whether it is a function error."""
+        with self._one_at_a_time:
+            return self._invoke_alone(event, request_id)
+
+    def _invoke_alone(self, event: Any, request_id: str) -> tuple[Any, bool]:
         if self.init_error is not None:
             return {**self.init_error.document, "requestId": request_id}, True
         assert self.handler is not None
@@ -152,7 +167,7 @@ class FunctionHost:
         worker.start()
         worker.join(self.options.timeout_seconds)
         if not outcome.done:
-            # Lambda would end the environment; a thread cannot be killed, so it runs on unobserved.
+            self.timed_out = True
             message = f"RequestId: {request_id} Error: Task timed out after {self.options.timeout_seconds:.2f} seconds"
             print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {message}", flush=True)
             return {"errorType": "Sandbox.Timedout", "errorMessage": message}, True
@@ -212,6 +227,11 @@ class _InvokeHandler(BaseHTTPRequestHandler):
         request_id = str(uuid.uuid4())
         payload, failed = self._invoke(event, request_id)
         self._answer(HTTPStatus.OK, payload, request_id, failed)
+        if self.host.timed_out:
+            # The timed-out handler still runs in its thread; ending the process is the only way
+            # to keep it from overlapping the next invocation. The stack starts a fresh runner.
+            print("the environment ends after the timeout, as Lambda's does", flush=True)
+            os._exit(0)
 
     def _invoke(self, event: Any, request_id: str) -> tuple[bytes, bool]:
         options = self.host.options
@@ -238,6 +258,8 @@ class _InvokeHandler(BaseHTTPRequestHandler):
             self.send_header(REQUEST_ID_HEADER, request_id)
         if failed:
             self.send_header(FUNCTION_ERROR_HEADER, "Unhandled")
+        if self.host.timed_out:
+            self.send_header(ENVIRONMENT_ENDS_HEADER, "true")
         self.end_headers()
         self.wfile.write(payload)
 

@@ -75,7 +75,13 @@ class LocalStack:
         parts.sandbox = self._start_sandbox()
         topology = self._create_resources(parts.sandbox)
         self.topology = topology
-        parts.pool = FunctionPool(topology.functions.values(), self.config.moto_url, self.config.region)
+        parts.pool = FunctionPool(
+            topology.functions.values(),
+            self.config.moto_url,
+            self.config.region,
+            self.config.sandbox_url,
+            self.config.max_environments,
+        )
         parts.pool.start()
         parts.gateway = self._start_gateway(topology, parts.pool)
         self._start_event_sources(topology)
@@ -181,9 +187,8 @@ class LocalStack:
         tenant = demo.create_tenant(self.config.state_dir)
         if tenant is None:
             return
-        self.demo_tenant = tenant
+        self.demo_tenant = demo.configure(tenant, self.api_url, self.config.sandbox_url)
         self._write_state()
-        demo.configure(tenant, self.api_url, self.config.sandbox_url)
 
     def processes(self) -> dict[str, int]:
         parts = self._parts
@@ -206,6 +211,7 @@ class LocalStack:
             "gatewayUrl": config.gateway_url,
             "apiUrl": self.api_url,
             "sandboxUrl": config.sandbox_url,
+            "logFile": str(config.log_path),
             "outputs": {} if topology is None else topology.outputs,
             "functions": {} if topology is None else {k: v.to_dict() for k, v in topology.functions.items()},
             "processes": self.processes(),

@@ -6,19 +6,27 @@ the end-to-end tests read the URLs, ``processes`` and ``demoTenant``. It is remo
 
 Keys: ``pid``, ``startedAt``, ``region``, ``accountId``, ``stackName``, ``awsEndpoint`` (moto),
 ``ports`` {moto, api, sandbox}, ``gatewayUrl``, ``apiUrl`` (the SDK base URL), ``sandboxUrl``,
+``logFile`` (every process's log lines),
 ``outputs`` (the template's Outputs, resolved), ``functions`` (per logical id: name, handler,
 folders, timeout, memory and the resolved template environment), ``processes`` (label -> pid) and
-``demoTenant`` ({tenantId, apiKey}, once created).
+``demoTenant`` ({tenantId, apiKey, signingSecret}, once created; the secret verifies its webhooks).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+from herald_local.config import default_state_dir
+
 STATE_FILE = "stack.json"
+# How a tool is told where a stack started with another state folder keeps its state.
+FINDING_ANOTHER_STACK = (
+    "if it runs with another state folder, pass --local-dir DIR or set HERALD_LOCAL_DIR=DIR"
+)
 # The template output that holds the API's base URL (the SDK's baseUrl).
 API_URL_OUTPUT = "ApiUrl"
 
@@ -60,12 +68,33 @@ def read_state(state_dir: Path) -> dict[str, Any]:
     try:
         state: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise StackNotRunning(f"no local stack is running (no {path}); start it with `make run`") from exc
+        raise StackNotRunning(
+            f"no local stack is running with its state in {state_dir} (no {STATE_FILE}); "
+            f"start one with `make run`, or {FINDING_ANOTHER_STACK}"
+        ) from exc
     if not _alive(int(state.get("pid", 0))):
         raise StackNotRunning(
-            f"the local stack that wrote {path} is no longer running; start it with `make run`"
+            f"the local stack that wrote {path} is no longer running; "
+            f"start one with `make run`, or {FINDING_ANOTHER_STACK}"
         )
     return state
+
+
+def add_local_dir_option(parser: argparse.ArgumentParser) -> None:
+    """``--local-dir DIR``: the one way every tool is told where a stack keeps its state."""
+    parser.add_argument(
+        "--local-dir",
+        type=Path,
+        metavar="DIR",
+        help="state folder of the running local stack, for one started with another folder "
+        "(default: $HERALD_LOCAL_DIR, else .herald-local in the repository)",
+    )
+
+
+def find_running_stack(local_dir: Path | None) -> dict[str, Any]:
+    """The state of the stack whose folder is ``local_dir`` (a tool's --local-dir), by default
+    HERALD_LOCAL_DIR or the repository's .herald-local; raises StackNotRunning."""
+    return read_state((local_dir or default_state_dir()).resolve())
 
 
 def remove_state(state_dir: Path) -> None:

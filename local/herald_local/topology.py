@@ -54,6 +54,8 @@ class FunctionSpec:
     memory_mb: int
     environment: dict[str, str]
     arn: str
+    # ReservedConcurrentExecutions: at most this many environments at once (None: not reserved).
+    reserved_concurrency: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -169,6 +171,7 @@ def _function(
     properties = resource.properties
     name = str(properties.get("FunctionName", logical_id))
     variables = (properties.get("Environment") or {}).get("Variables") or {}
+    reserved = properties.get("ReservedConcurrentExecutions")
     return FunctionSpec(
         logical_id=logical_id,
         name=name,
@@ -179,6 +182,7 @@ def _function(
         memory_mb=int(properties.get("MemorySize", DEFAULT_MEMORY_MB)),
         environment={key: _env_value(value) for key, value in variables.items()},
         arn=f"arn:{partition_name(region)}:lambda:{region}:{ACCOUNT_ID}:function:{name}",
+        reserved_concurrency=None if reserved is None else int(reserved),
     )
 
 

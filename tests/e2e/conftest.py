@@ -19,7 +19,7 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from herald_local.config import project_root
+from herald_local.config import LOG_FILE_NAME, project_root
 
 READY_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 30.0
@@ -36,6 +36,11 @@ def wait_for(probe: Callable[[], Any], what: str, timeout: float = 30.0, interva
             return result
         time.sleep(interval)
     pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def without_local_dir() -> dict[str, str]:
+    """This environment without HERALD_LOCAL_DIR: tools must find the test's stack by --local-dir."""
+    return {name: value for name, value in os.environ.items() if name != "HERALD_LOCAL_DIR"}
 
 
 def _free_port() -> int:
@@ -56,7 +61,7 @@ def _alive(pid: int) -> bool:
 class RunningStack:
     process: subprocess.Popen[bytes]
     state_dir: Path
-    log_file: Path
+    console_file: Path  # what a developer sees in the terminal
     state: dict[str, Any]
 
     @property
@@ -109,9 +114,10 @@ class RunningStack:
         """A tenant of the calling test's own, made with the operator CLI as an operator would:
         (tenant id, API key)."""
         finished = subprocess.run(
-            [str(Path(sys.executable).with_name("herald")), "tenant", "create", "--name", name]
-            + ["--email", f"{name.lower()}@example.com", "--plan", plan, "--json"],
-            env={**os.environ, "HERALD_LOCAL_DIR": str(self.state_dir)},
+            [str(Path(sys.executable).with_name("herald")), "--local-dir", str(self.state_dir)]
+            + ["tenant", "create", "--name", name, "--email", f"{name.lower()}@example.com"]
+            + ["--plan", plan, "--json"],
+            env=without_local_dir(),
             capture_output=True,
             text=True,
             timeout=CLI_TIMEOUT_SECONDS,
@@ -121,8 +127,17 @@ class RunningStack:
         created = json.loads(finished.stdout)
         return str(created["tenantId"]), str(created["apiKey"])
 
+    @property
+    def log_file(self) -> Path:
+        """The stack's full log: every line of every process it runs."""
+        return self.state_dir / LOG_FILE_NAME
+
+    def console(self) -> str:
+        return self.console_file.read_text(errors="replace")
+
     def log_tail(self, lines: int = 60) -> str:
-        return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+        full = self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
+        return "\n".join((full or self.console()).splitlines()[-lines:])
 
     def stop_cleanly(self) -> None:
         """Ctrl-C, as a developer stops ``make run``; asserts the stack exited 0, every child process
@@ -148,7 +163,7 @@ def _read_state(state_file: Path) -> dict[str, Any] | None:
 
 def start_stack(state_dir: Path) -> RunningStack:
     """Starts a stack and returns once it is ready (demo tenant created or the ready line printed)."""
-    log_file = state_dir / "stack.log"
+    console_file = state_dir / "console.txt"
     environment = {
         **os.environ,
         "HERALD_LOCAL_DIR": str(state_dir),
@@ -158,23 +173,21 @@ def start_stack(state_dir: Path) -> RunningStack:
         "HERALD_LOCAL_RETRY_BASE_DELAY": "2",
         "AWS_DEFAULT_REGION": "us-east-1",
     }
-    with log_file.open("wb") as log:
+    with console_file.open("wb") as console:
         process = subprocess.Popen(
             [sys.executable, "-m", "herald_local"],
             cwd=project_root(),
             env=environment,
-            stdout=log,
-            stderr=log,
+            stdout=console,
+            stderr=console,
         )
-    stack = RunningStack(process, state_dir, log_file, {})
+    stack = RunningStack(process, state_dir, console_file, {})
     deadline = time.monotonic() + READY_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
         if process.poll() is not None:
             pytest.fail(f"the local stack exited with status {process.returncode}:\n{stack.log_tail()}")
         state = _read_state(state_dir / "stack.json")
-        if state is not None and (
-            state.get("demoTenant") or READY_LINE in log_file.read_text(errors="replace")
-        ):
+        if state is not None and (state.get("demoTenant") or READY_LINE in stack.console()):
             stack.state = state
             return stack
         time.sleep(0.2)

@@ -91,8 +91,8 @@ def test_critical_gets_more_concurrency_than_normal_and_normal_more_than_low(
 
 
 def test_no_function_may_reach_loopback_webhooks(template: dict[str, Any]) -> None:
-    """Only the local stack sets the loopback allowance; a deployed stack must never."""
-    assert "HERALD_ALLOW_LOOPBACK_WEBHOOKS" not in TEMPLATE.read_text()
+    """Only the local stack sets the one loopback origin webhooks may reach; a deployed stack must never."""
+    assert "HERALD_LOCAL_WEBHOOK_ORIGIN" not in TEMPLATE.read_text()
 
 
 def test_the_table_is_on_demand_with_ttl_and_the_tenant_index(template: dict[str, Any]) -> None:

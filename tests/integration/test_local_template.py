@@ -10,6 +10,7 @@ import json
 import socket
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -173,8 +174,16 @@ def handler(event, context):
 ECHO_CODE = """\
 import json, time
 
+IN_FLIGHT = []  # module state, as Powertools' resolver keeps the current request
+
 def handler(event, context):
-    time.sleep(event.get("sleep", 0))
+    IN_FLIGHT.append(context.aws_request_id)
+    try:
+        if len(IN_FLIGHT) > 1:
+            raise RuntimeError("two invocations at once in one execution environment")
+        time.sleep(event.get("sleep", 0))
+    finally:
+        IN_FLIGHT.remove(context.aws_request_id)
     seen = {
         "function_name": context.function_name,
         "memory_limit_in_mb": context.memory_limit_in_mb,
@@ -245,7 +254,9 @@ def synthetic(moto: None, tmp_path: Path, bridge: SnsBridge) -> Synthetic:
 
 @pytest.fixture
 def pool(synthetic: Synthetic) -> Iterator[FunctionPool]:
-    functions = FunctionPool(synthetic.topology.functions.values(), "http://127.0.0.1:1", REGION)
+    functions = FunctionPool(
+        synthetic.topology.functions.values(), "http://127.0.0.1:1", REGION, "http://127.0.0.1:2"
+    )
     functions.start()
     yield functions
     functions.stop()
@@ -555,12 +566,12 @@ def test_the_gateway_serves_a_template_route_over_http_with_the_event_api_gatewa
         assert event["headers"]["x-repeated"] == "1,2"
         connection.request("GET", "/nowhere")
         missing = connection.getresponse()
-        assert (missing.status, missing.read()) == (404, b'{"message":"Not Found"}')
+        assert (missing.status, json.loads(missing.read())["code"]) == (404, "not_found")
         connection.putrequest("POST", "/upload")
         connection.putheader("Content-Length", str(10 * 1024 * 1024 + 1))
         connection.endheaders()
         too_large = connection.getresponse()
-        assert (too_large.status, too_large.read()) == (413, b'{"message":"Request Entity Too Large"}')
+        assert (too_large.status, json.loads(too_large.read())["code"]) == (413, "request_entity_too_large")
         connection.close()
     finally:
         server.stop()
@@ -681,6 +692,17 @@ def test_a_handler_slower_than_its_timeout_is_answered_with_lambdas_timeout_erro
     assert timed_out.failed
     assert timed_out.document()["errorType"] == "Sandbox.Timedout"
     assert "Task timed out after 1.00 seconds" in timed_out.document()["errorMessage"]
+    # The timed-out handler still sleeps; the next invocation must not run beside it.
+    assert not pool["Echo"].invoke({}).failed
+
+
+def test_concurrent_invocations_each_run_alone_in_an_execution_environment(pool: FunctionPool) -> None:
+    """Given a handler that keeps module state per invocation (as Powertools' resolver does), When
+    eight invocations arrive at once, Then every one succeeds: none shares an environment."""
+    with ThreadPoolExecutor(8) as executor:
+        invocations = list(executor.map(lambda _: pool["Echo"].invoke({"sleep": 0.2}), range(8)))
+    assert [invocation.function_error for invocation in invocations] == [None] * 8
+    assert len({invocation.request_id for invocation in invocations}) == 8
 
 
 def test_a_port_in_use_is_refused_naming_the_variable_to_change(tmp_path: Path) -> None:

@@ -328,8 +328,8 @@ def test_given_dns_rebinding_to_a_private_address_the_webhook_worker_never_dials
         dialled = _spy_on_connect(monkeypatch)
 
         answer = rig.deliver(WEBHOOK_QUEUE, [record])
-        assert "HERALD_ALLOW_LOOPBACK_WEBHOOKS" not in os.environ
-        assert not foundation().settings.allow_loopback_webhooks
+        assert "HERALD_LOCAL_WEBHOOK_ORIGIN" not in os.environ
+        assert foundation().settings.local_webhook_origin is None
     finally:
         listener.close()
 
@@ -345,11 +345,12 @@ def test_given_dns_rebinding_to_a_private_address_the_webhook_worker_never_dials
     assert "not allowed" in copy["error"]
 
 
-def test_control_with_the_local_stacks_loopback_allowance_the_same_rebinding_is_dialled(
+def test_control_with_the_local_stacks_sandbox_origin_the_same_rebinding_is_dialled(
     rig: Rig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The instruments of the test above see a dial when one happens: only the local stack's switch
-    lets a loopback answer through (and the TLS handshake with the bare listener then fails)."""
+    exception lets a loopback answer through, and only for its exact origin (the TLS handshake with
+    the bare listener then fails)."""
     _, key = rig.new_tenant()
     listener = Listener("127.0.0.1")
     host = f"hooks-{uuid.uuid4().hex[:12]}.example.com"
@@ -361,8 +362,8 @@ def test_control_with_the_local_stacks_loopback_allowance_the_same_rebinding_is_
         rig.dns.answers[host] = ["127.0.0.1"]
         record = one_record(rig, WEBHOOK_QUEUE)
         dialled = _spy_on_connect(monkeypatch)
-        # This test's monkeypatch removes the switch again; the template never sets it.
-        monkeypatch.setenv("HERALD_ALLOW_LOOPBACK_WEBHOOKS", "true")
+        # This test's monkeypatch removes the setting again; the template never sets it.
+        monkeypatch.setenv("HERALD_LOCAL_WEBHOOK_ORIGIN", f"https://{host}:{listener.port}")
         rig.deliver(WEBHOOK_QUEUE, [record])
     finally:
         listener.close()

@@ -43,6 +43,9 @@ class FakeResolver:
         return list(self.addresses)
 
 
+# The provider sandbox's origin as the local stack passes it to the functions.
+SANDBOX_ORIGIN = "http://127.0.0.1:3100"
+
 NON_PUBLIC = {
     "private 10/8": "10.0.0.1",
     "private 172.16/12": "172.16.5.4",
@@ -196,10 +199,10 @@ def test_given_a_scheme_other_than_https_then_the_url_is_refused(url: str) -> No
         check_url(url, resolve=FakeResolver("8.8.8.8"))
 
 
-@pytest.mark.parametrize("allow_loopback", [False, True])
-def test_given_plain_http_to_a_public_host_then_the_url_is_refused(allow_loopback: bool) -> None:
+@pytest.mark.parametrize("local_origin", [None, SANDBOX_ORIGIN])
+def test_given_plain_http_to_a_public_host_then_the_url_is_refused(local_origin: str | None) -> None:
     with pytest.raises(UrlNotAllowed, match="only https"):
-        check_url("http://hooks.example.com/", allow_loopback=allow_loopback, resolve=FakeResolver("8.8.8.8"))
+        check_url("http://hooks.example.com/", local_origin=local_origin, resolve=FakeResolver("8.8.8.8"))
 
 
 @pytest.mark.parametrize("url", ["https:///hook", "https://:443/hook", "https:hook", "https://"])
@@ -315,41 +318,38 @@ def test_given_a_resolver_that_hangs_then_the_lookup_gives_up_and_refuses() -> N
     assert refusal.value.retryable is True
 
 
+def test_given_the_local_stacks_sandbox_origin_then_a_url_of_exactly_that_origin_is_accepted() -> None:
+    target = check_url(f"{SANDBOX_ORIGIN}/hooks/demo", local_origin=SANDBOX_ORIGIN)
+
+    assert (target.scheme, target.host, target.port) == ("http", "127.0.0.1", 3100)
+    assert target.addresses == (ip("127.0.0.1"),)
+
+
 @pytest.mark.parametrize(
-    "url", ["http://127.0.0.1:8025/hook", "https://127.0.0.1:8443/hook", "http://[::1]:8025/"]
+    "url",
+    [
+        "http://127.0.0.1:5000/",  # the local stack's AWS stand-in (moto)
+        "http://127.0.0.1:3000/api/v1/ping",  # another loopback port: the local API itself
+        "https://127.0.0.1:3100/hooks/demo",  # the sandbox's host and port over another scheme
+        "http://localhost:3100/hooks/demo",  # another name for the same host is another origin
+        "http://[::1]:3100/hooks/demo",
+        "http://127.0.0.2:3100/hooks/demo",
+    ],
 )
-def test_given_loopback_allowed_then_loopback_is_accepted_over_http_and_https(url: str) -> None:
-    target = check_url(url, allow_loopback=True)
+def test_given_the_local_stacks_sandbox_origin_then_every_other_loopback_target_is_refused(url: str) -> None:
+    with pytest.raises(UrlNotAllowed, match="only https|non-public address"):
+        check_url(url, local_origin=SANDBOX_ORIGIN)
 
-    assert target.addresses[0].is_loopback
 
+def test_given_a_named_local_origin_then_it_is_refused_unless_it_resolves_to_loopback_only() -> None:
+    origin = "http://sandbox.local.test:8025"
 
-def test_given_loopback_allowed_then_a_name_resolving_only_to_loopback_is_accepted() -> None:
-    target = check_url(
-        "http://sandbox.local.test:8025/hook", allow_loopback=True, resolve=FakeResolver("127.0.0.1", "::1")
+    assert (
+        check_url(f"{origin}/hook", local_origin=origin, resolve=FakeResolver("127.0.0.1", "::1")).port
+        == 8025
     )
-
-    assert target.scheme == "http"
-    assert target.addresses == (ip("127.0.0.1"), ip("::1"))
-
-
-@pytest.mark.parametrize(
-    "address",
-    ["10.0.0.1", "169.254.169.254", "fd00:ec2::254", "100.64.0.1", "fe80::1", "0.0.0.0", "192.168.0.10"],  # noqa: S104
-)
-def test_given_loopback_allowed_then_other_non_public_addresses_are_still_refused(address: str) -> None:
     with pytest.raises(UrlNotAllowed, match="non-public address"):
-        check_url(
-            "https://hooks.example.com/", allow_loopback=True, resolve=FakeResolver("127.0.0.1", address)
-        )
-
-
-def test_given_loopback_allowed_then_http_to_a_partly_public_host_is_still_refused() -> None:
-    resolver = FakeResolver("127.0.0.1", "8.8.8.8")
-
-    assert check_url("https://mixed.example.com/", allow_loopback=True, resolve=resolver).port == 443
-    with pytest.raises(UrlNotAllowed, match="only https"):
-        check_url("http://mixed.example.com/", allow_loopback=True, resolve=resolver)
+        check_url(f"{origin}/hook", local_origin=origin, resolve=FakeResolver("127.0.0.1", "10.0.0.1"))
 
 
 def test_given_the_default_then_loopback_and_plain_http_are_refused() -> None:

@@ -19,6 +19,7 @@ from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from cryptography import x509
@@ -140,9 +141,15 @@ def hook(url: str, *, method: str = "POST", headers: dict[str, str] | None = Non
     return OutboundWebhook(job_id=JOB_ID, url=url, method=method, headers=headers or {}, body=BODY)
 
 
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 def send(target: OutboundWebhook, **options: Any) -> WebhookOutcome:
     options.setdefault("secrets", [new_signing_secret()])
-    options.setdefault("allow_loopback", True)
+    # The test's loopback server plays the local stack's provider sandbox: the one origin allowed.
+    options.setdefault("local_origin", _origin(target.url))
     options.setdefault("user_agent", USER_AGENT)
     return send_webhook(target, **options)
 
@@ -189,7 +196,7 @@ def test_given_a_host_resolving_to_a_non_public_address_then_nothing_is_dialled(
     port = listener.getsockname()[1]
 
     outcome = send(
-        hook(f"https://hooks.example.com:{port}/hook"), allow_loopback=False, resolve=FixedResolver(*answers)
+        hook(f"https://hooks.example.com:{port}/hook"), local_origin=None, resolve=FixedResolver(*answers)
     )
 
     assert (outcome.ok, outcome.error_class, outcome.status_code) == (False, "permanent", None)
@@ -222,7 +229,7 @@ def test_given_loopback_allowed_then_the_same_listener_does_see_the_dial(
 def test_given_plain_http_without_the_local_switch_then_nothing_is_dialled(
     server: RecordingServer, dials: list[tuple[Any, ...]]
 ) -> None:
-    outcome = send(hook(f"http://127.0.0.1:{server.port}/hook"), allow_loopback=False)
+    outcome = send(hook(f"http://127.0.0.1:{server.port}/hook"), local_origin=None)
 
     assert (outcome.ok, outcome.error_class) == (False, "permanent")
     assert server.received == []

@@ -54,9 +54,9 @@ class Settings:
     resend_base_url: str
     postmark_base_url: str
     platform_sender: str
-    # Only the local stack sets this: it lets webhooks target loopback (the provider sandbox),
-    # over plain http too. The template never sets it, so deployed stacks always refuse.
-    allow_loopback_webhooks: bool = False
+    # Only the local stack sets this (HERALD_LOCAL_WEBHOOK_ORIGIN): the one loopback origin webhooks
+    # may target, its provider sandbox. The template never sets it, so deployed stacks always refuse.
+    local_webhook_origin: str | None = None
     aws_max_attempts: int = DEFAULT_AWS_MAX_ATTEMPTS
     # PynamoDB builds its own botocore client and ignores AWS_ENDPOINT_URL, so it is passed on.
     dynamodb_endpoint: str | None = None
@@ -88,8 +88,7 @@ class Settings:
             resend_base_url=_required(env, "HERALD_RESEND_BASE_URL"),
             postmark_base_url=_required(env, "HERALD_POSTMARK_BASE_URL"),
             platform_sender=_required(env, "HERALD_PLATFORM_SENDER"),
-            allow_loopback_webhooks=env.get("HERALD_ALLOW_LOOPBACK_WEBHOOKS", "").strip().lower()
-            in {"1", "true", "yes"},
+            local_webhook_origin=env.get("HERALD_LOCAL_WEBHOOK_ORIGIN", "").strip() or None,
             aws_max_attempts=_int(env, "HERALD_AWS_MAX_ATTEMPTS", DEFAULT_AWS_MAX_ATTEMPTS),
             dynamodb_endpoint=env.get("AWS_ENDPOINT_URL_DYNAMODB") or env.get("AWS_ENDPOINT_URL") or None,
         )

@@ -9,6 +9,7 @@ follow it); anything else answers 200 ``{"received": true}``. Every delivery is 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from typing import Any
 
@@ -19,6 +20,9 @@ from herald_local.sandbox.json_fields import as_dict, as_str
 from herald_local.sandbox.records import Hook
 from herald_local.sandbox.replies import json_reply, safe_headers
 from herald_local.sandbox.signatures import check_all, is_valid_secret
+
+# One line per webhook received: the local stack's console shows it (see herald_local.console).
+log = logging.getLogger(__name__)
 
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 REDIRECT_TARGET = "after-redirect"
@@ -45,19 +49,26 @@ def _status_for(name: str) -> int:
 
 def _record(context: SandboxContext, name: str, req: Request, status: int) -> None:
     body = req.get_data()
-    context.store.add_hook(
-        Hook(
-            name=name,
-            method=req.method,
-            query=req.query_string.decode("latin-1"),
-            headers=safe_headers(req.headers.items()),
-            body=body.decode("utf-8", errors="replace"),
-            json=_parsed_json(body),
-            job_id=req.headers.get("webhook-id"),
-            signatures=check_all(_lower_case(req), body, context.store.secrets()),
-            status=status,
-        )
+    hook = Hook(
+        name=name,
+        method=req.method,
+        query=req.query_string.decode("latin-1"),
+        headers=safe_headers(req.headers.items()),
+        body=body.decode("utf-8", errors="replace"),
+        json=_parsed_json(body),
+        job_id=req.headers.get("webhook-id"),
+        signatures=check_all(_lower_case(req), body, context.store.secrets()),
+        status=status,
     )
+    context.store.add_hook(hook)
+    checks = ", ".join(f"{scheme} {_verdict(ok)}" for scheme, ok in hook.signatures.items())
+    log.info(
+        "webhook job %s to /hooks/%s: answered %d (signatures: %s)", hook.job_id or "-", name, status, checks
+    )
+
+
+def _verdict(valid: bool | None) -> str:
+    return "not checked" if valid is None else "valid" if valid else "INVALID"
 
 
 def _answer(context: SandboxContext, name: str, status: int, req: Request) -> Response:

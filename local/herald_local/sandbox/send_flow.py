@@ -4,6 +4,7 @@ Every request is recorded as an attempt, whatever its outcome."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -13,6 +14,9 @@ from herald_local.sandbox.context import SandboxContext
 from herald_local.sandbox.failures import failure_for
 from herald_local.sandbox.records import Attempt, Message, Outcome, ProviderName, SendSummary
 from herald_local.sandbox.replies import safe_headers
+
+# One line per delivery attempt: the local stack's console shows it (see herald_local.console).
+log = logging.getLogger(__name__)
 
 # What a send answers when its slow delay ends (the client has long given up by then).
 TIMEOUT_STATUS = 504
@@ -93,3 +97,11 @@ def record_attempt(
     context: SandboxContext, api: SendApi, send: SendRequest, status: int, outcome: Outcome
 ) -> None:
     context.store.add_attempt(Attempt(api.provider, send.summary, status, outcome))
+    log.info(
+        "email job %s via %s to %s: %s (%d)",
+        send.summary.job_id or "-",
+        api.provider.value,
+        send.summary.recipient or "-",
+        outcome.value,
+        status,
+    )

@@ -161,10 +161,10 @@ def _ascii_host(hostname: str) -> str:
         raise UrlNotAllowed("the host name is not a valid domain name") from None
 
 
-def _parse(url: str, allow_loopback: bool) -> tuple[str, str, int, str]:
+def _parse(url: str) -> tuple[str, str, int, str]:
     parts = _split(url)
     scheme = parts.scheme.lower()
-    if scheme != "https" and not (allow_loopback and scheme == "http"):
+    if scheme not in _DEFAULT_PORTS:
         raise UrlNotAllowed("only https:// URLs are allowed")
     if "@" in parts.netloc:
         raise UrlNotAllowed("credentials in the URL are not allowed; use custom headers instead")
@@ -176,31 +176,42 @@ def _parse(url: str, allow_loopback: bool) -> tuple[str, str, int, str]:
     path_and_query = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     if _UNSAFE_PATH_CHARS.search(path_and_query):
         raise UrlNotAllowed("the URL path contains spaces or control characters")
-    return scheme, _ascii_host(parts.hostname), port, path_and_query
+    return scheme, _ascii_host(parts.hostname).lower(), port, path_and_query
 
 
-def _refusal(addresses: list[IPAddress], scheme: str, allow_loopback: bool) -> str | None:
+def _is_local_origin(scheme: str, host: str, port: int, local_origin: str | None) -> bool:
+    """Whether the URL's origin (scheme, host and port) is exactly the local stack's one exception."""
+    if local_origin is None:
+        return False
+    local_scheme, local_host, local_port, _ = _parse(local_origin)
+    return (scheme, host, port) == (local_scheme, local_host, local_port)
+
+
+def _refusal(addresses: list[IPAddress], local: bool) -> str | None:
     if not addresses:
         return "the host name does not resolve"
-    loopback = [allow_loopback and _is_loopback(ip) for ip in addresses]
-    if not all(
-        is_loopback or is_public_address(ip) for ip, is_loopback in zip(addresses, loopback, strict=True)
-    ):
+    allowed = _is_loopback if local else is_public_address
+    if not all(allowed(ip) for ip in addresses):
         return "the host resolves to a private, loopback, link-local or otherwise non-public address"
-    if scheme == "http" and not all(loopback):
-        return "only https:// URLs are allowed"
     return None
 
 
-def check_url(url: str, *, allow_loopback: bool = False, resolve: Resolver = resolve_host) -> CheckedTarget:
-    """Parse and resolve ``url``; every address it resolves to must be public.
+def check_url(
+    url: str, *, local_origin: str | None = None, resolve: Resolver = resolve_host
+) -> CheckedTarget:
+    """Parse and resolve ``url``; it must be https:// and every address it resolves to public.
 
-    ``allow_loopback`` (set only by the local stack, to reach the provider sandbox) also accepts a
-    host whose addresses are all loopback, and then plain http:// as well. Raises ``UrlNotAllowed``.
+    ``local_origin`` (``http://127.0.0.1:3100``; set only by the local stack, for its provider
+    sandbox) is the one exception: a URL of exactly that scheme, host and port is accepted when
+    every address it resolves to is loopback. Any other loopback port, such as the local stack's
+    AWS stand-in, stays refused. Raises ``UrlNotAllowed``.
     """
-    scheme, host, port, path_and_query = _parse(url, allow_loopback)
+    scheme, host, port, path_and_query = _parse(url)
+    local = _is_local_origin(scheme, host, port, local_origin)
+    if scheme != "https" and not local:
+        raise UrlNotAllowed("only https:// URLs are allowed")
     addresses = resolve(host, port)
-    reason = _refusal(addresses, scheme, allow_loopback)
+    reason = _refusal(addresses, local)
     if reason is not None:
         raise UrlNotAllowed(reason)
     return CheckedTarget(scheme, host, port, path_and_query, tuple(addresses))

@@ -247,7 +247,7 @@ def send_webhook(
     hook: OutboundWebhook,
     *,
     secrets: Sequence[str],
-    allow_loopback: bool,
+    local_origin: str | None,
     user_agent: str,
     resolve: Resolver = resolve_host,
     now: Callable[[], int] = _epoch_now,
@@ -257,14 +257,14 @@ def send_webhook(
     """Deliver ``hook`` once and say how it went; never raises for the endpoint's faults.
 
     ``secrets`` sign the body (oldest first, none = unsigned); ``ca_bundle`` replaces the system
-    trust store (a private CA in tests); ``allow_loopback`` is the local stack's switch (see ssrf).
+    trust store (a private CA in tests); ``local_origin`` is the local stack's exception (see ssrf).
     """
     deadline = time.monotonic() + total_timeout  # the DNS lookup counts against it too
     problem = _request_problem(hook)
     if problem is not None:
         return _failed("permanent", problem)
     try:
-        target = check_url(hook.url, allow_loopback=allow_loopback, resolve=resolve)
+        target = check_url(hook.url, local_origin=local_origin, resolve=resolve)
     except UrlNotAllowed as refusal:
         return _failed(
             "transient" if refusal.retryable else "permanent", f"URL not allowed: {refusal.reason}"

@@ -45,7 +45,7 @@ def api_services() -> ApiServices:
     settings = base.settings
     tenants, contexts = DynamoTenantStore(), contexts_cache()
     jobs, queue = DynamoJobStore(settings.max_attempts), SqsJobQueue(settings.queue_urls, base.clients.sqs)
-    guard = partial(check_url, allow_loopback=settings.allow_loopback_webhooks)
+    guard = partial(check_url, local_origin=settings.local_webhook_origin)
     return ApiServices(
         settings=settings,
         auth=Authenticator(tenants, contexts),

@@ -64,6 +64,6 @@ def webhook_worker() -> WorkerServices:
     from herald.adapters.webhook_sender import send_webhook
     from herald.services.webhook_attempt import WebhookAttempt
 
-    allow_loopback = foundation().settings.allow_loopback_webhooks
-    sender = partial(send_webhook, allow_loopback=allow_loopback, user_agent=USER_AGENT)
+    origin = foundation().settings.local_webhook_origin
+    sender = partial(send_webhook, local_origin=origin, user_agent=USER_AGENT)
     return _worker(WebhookAttempt(directory=_directory(), sender=sender))
