@@ -11,19 +11,17 @@ from urllib.parse import quote
 
 import requests
 
+from herald.adapters.provider_fields import int_field, safe_reason, text_field
 from herald.adapters.providers.transport import (
     call,
     delay_header,
     fallback_reason,
-    int_field,
     join_url,
     json_object,
     new_session,
     rejects_key,
-    safe_reason,
     status_kind,
     succeeded,
-    text_field,
     unexpected_answer,
 )
 from herald.domain.providers import (

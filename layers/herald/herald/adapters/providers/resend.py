@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 import requests
 
+from herald.adapters.provider_fields import safe_reason, text_field
 from herald.adapters.providers.transport import (
     call,
     delay_header,
@@ -18,10 +19,8 @@ from herald.adapters.providers.transport import (
     json_object,
     new_session,
     rejects_key,
-    safe_reason,
     status_kind,
     succeeded,
-    text_field,
     unexpected_answer,
 )
 from herald.domain.providers import (
