@@ -39,8 +39,11 @@ def test_given_the_right_password_but_another_user_name_then_it_is_refused() -> 
 
 
 @pytest.mark.parametrize("user", ["", "postmark", "anything at all"])
-def test_without_a_stored_user_name_any_user_name_with_the_password_passes(user: str) -> None:
-    stored = BasicCredentials(password="s3cret:with:colons")
+@pytest.mark.parametrize("stored_user", [None, ""], ids=["no user name", "empty user name"])
+def test_without_a_stored_user_name_any_user_name_with_the_password_passes(
+    user: str, stored_user: str | None
+) -> None:
+    stored = BasicCredentials(password="s3cret:with:colons", username=stored_user)
 
     postmark.verify(basic(f"{user}:s3cret:with:colons".encode()), BODY, stored, NOW)
 

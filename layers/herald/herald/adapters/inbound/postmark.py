@@ -48,6 +48,7 @@ _TIME_FIELDS = ("DeliveredAt", "BouncedAt", "ReceivedAt", "ChangedAt")
 @dataclass(frozen=True)
 class BasicCredentials:
     password: str
+    # None or empty: the tenant chose no user name, so any user name passes.
     username: str | None = None
 
     def __repr__(self) -> str:
@@ -64,7 +65,7 @@ def verify(
     sent_user, sent_password = _basic_credentials(required_header(headers, AUTHORIZATION_HEADER))
     # Both comparisons always run, so the time taken does not tell which part was wrong.
     password_ok = hmac.compare_digest(sent_password, password)
-    user_ok = secret.username is None or hmac.compare_digest(sent_user, secret.username.encode("utf-8"))
+    user_ok = not secret.username or hmac.compare_digest(sent_user, secret.username.encode("utf-8"))
     if not (password_ok and user_ok):
         raise InvalidSignature("wrong user name or password in the Authorization header")
 
