@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from herald.domain.signing import new_signing_secret, signature_headers
+from herald.domain.signing import new_signing_secret, signature_headers, standard_key
 
 BODY = b'{"event":"order.paid","order":{"id":"ord_1","total":4200}}'
 JOB_ID = "0b7f9a52-3f0e-4f56-9a3c-6a2f1e7d1c11"
@@ -125,3 +125,21 @@ def test_given_a_forged_message_id_then_standard_webhooks_rejects_it() -> None:
 
 def test_given_no_secret_then_no_signature_headers_are_sent() -> None:
     assert signature_headers([], JOB_ID, BODY, 1_700_000_000) == {}
+
+
+def test_an_unpadded_secret_gives_the_same_key_as_the_padded_one() -> None:
+    padded = "whsec_" + base64.b64encode(b"0123456789abcdef0123456789abcde").decode()
+
+    assert padded.endswith("=")
+    assert standard_key(padded.rstrip("=")) == standard_key(padded) == b"0123456789abcdef0123456789abcde"
+
+
+@pytest.mark.parametrize(
+    "secret",
+    ["whsec_", "whsec_!!!!", "whsec_abc$def", "whsec_A", "whsec_QUJD RA=="],
+    ids=["empty", "not base64", "stray character", "truncated", "inner space"],
+)
+def test_given_a_garbled_secret_then_no_key_is_derived(secret: str) -> None:
+    # A lenient decoder would turn these into an empty or guessable HMAC key.
+    with pytest.raises(ValueError, match="the secret"):
+        standard_key(secret)

@@ -13,6 +13,7 @@ in the NotifyKit header because the SDK's verifier reads the last ``v1``.
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import hmac
 import secrets as token_source
@@ -27,10 +28,28 @@ def new_signing_secret() -> str:
     return SECRET_PREFIX + base64.b64encode(token_source.token_bytes(_SECRET_BYTES)).decode("ascii")
 
 
-def _standard_key(secret: str) -> bytes:
+def standard_key(secret: str) -> bytes:
+    """The HMAC key of a Standard Webhooks (or Svix) secret: the base64 after ``whsec_``.
+
+    Raises ``ValueError`` unless that is base64 of at least one byte: decoding leniently would
+    turn a garbled secret into an empty or guessable key, and a receiver would accept forgeries.
+    """
     encoded = secret.removeprefix(SECRET_PREFIX)
-    # Tolerate unpadded base64 the way the standardwebhooks library does (extra padding is ignored).
-    return base64.b64decode(encoded + "==")
+    # Unpadded base64 is tolerated, as the reference libraries do.
+    try:
+        key = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True)
+    except binascii.Error:
+        raise ValueError("the secret is not base64") from None
+    if not key:
+        raise ValueError("the secret holds no key")
+    return key
+
+
+def standard_signature(key: bytes, message_id: str, timestamp: int | str, body: bytes) -> str:
+    """One Standard Webhooks signature, without its ``v1,`` label: base64 of the HMAC-SHA256 of
+    ``"<id>.<timestamp>.<body>"``."""
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    return base64.b64encode(_hmac_sha256(key, signed)).decode("ascii")
 
 
 def _hmac_sha256(key: bytes, message: bytes) -> bytes:
@@ -43,11 +62,9 @@ def _notifykit_signature(secrets: Sequence[str], body: bytes, timestamp: int) ->
     return f"t={timestamp},{versions}"
 
 
-def _standard_signature(secrets: Sequence[str], message_id: str, body: bytes, timestamp: int) -> str:
-    signed = f"{message_id}.{timestamp}.".encode() + body
+def _standard_signatures(secrets: Sequence[str], message_id: str, body: bytes, timestamp: int) -> str:
     return " ".join(
-        "v1," + base64.b64encode(_hmac_sha256(_standard_key(secret), signed)).decode("ascii")
-        for secret in secrets
+        "v1," + standard_signature(standard_key(secret), message_id, timestamp, body) for secret in secrets
     )
 
 
@@ -60,5 +77,5 @@ def signature_headers(secrets: Sequence[str], message_id: str, body: bytes, time
         "X-Webhook-Signature": _notifykit_signature(secrets, body, timestamp),
         "webhook-id": message_id,
         "webhook-timestamp": str(timestamp),
-        "webhook-signature": _standard_signature(secrets, message_id, body, timestamp),
+        "webhook-signature": _standard_signatures(secrets, message_id, body, timestamp),
     }

@@ -3,7 +3,6 @@ domain errors become error envelopes with the status of ``herald.http.error_tabl
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -13,6 +12,7 @@ from aws_lambda_powertools.event_handler import Response
 from herald.domain.errors import ErrorCode, FieldProblem, HeraldError, validation_failed
 from herald.http.envelope import failure, success
 from herald.http.error_table import status_of
+from herald.http.raw_body import raw_body
 from herald.http.requests import TOO_LARGE
 
 JSON = "application/json"
@@ -56,9 +56,7 @@ def oversized_body(event: Mapping[str, Any]) -> dict[str, Any] | None:
     anything parses it; None when the size is fine."""
     method = event.get("requestContext", {}).get("http", {}).get("method", "")
     limit = body_limit(method, event.get("rawPath", ""))
-    body = event.get("body") or ""
-    size = len(base64.b64decode(body)) if event.get("isBase64Encoded") else len(body.encode())
-    if size <= limit:
+    if len(raw_body(event)) <= limit:
         return None
     error = HeraldError(
         f"The request body is larger than this route accepts ({limit} bytes).", ErrorCode.PAYLOAD_TOO_LARGE

@@ -10,18 +10,16 @@ from urllib.parse import quote
 
 import requests
 
+from herald.adapters.provider_fields import int_field, safe_reason, text_field
 from herald.adapters.providers.transport import (
     HttpProvider,
     delay_header,
     fallback_reason,
-    int_field,
     json_object,
     qualify_host,
     rejects_key,
-    safe_reason,
     status_kind,
     succeeded,
-    text_field,
     unexpected_answer,
 )
 from herald.domain.providers import (

@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 import requests
 
+from herald.adapters.provider_fields import safe_reason, text_field
 from herald.adapters.providers.transport import (
     HttpProvider,
     delay_header,
@@ -16,10 +17,8 @@ from herald.adapters.providers.transport import (
     json_object,
     qualify_host,
     rejects_key,
-    safe_reason,
     status_kind,
     succeeded,
-    text_field,
     unexpected_answer,
 )
 from herald.domain.providers import (

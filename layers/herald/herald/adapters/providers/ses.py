@@ -19,7 +19,8 @@ from botocore.exceptions import (
 )
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
-from herald.adapters.providers.transport import safe_reason, status_kind
+from herald.adapters.provider_fields import safe_reason
+from herald.adapters.providers.transport import status_kind
 from herald.domain.providers import (
     JOB_ID_TAG,
     TENANT_ID_TAG,

@@ -11,7 +11,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -31,12 +31,8 @@ TIMEOUT = (CONNECT_TIMEOUT_SECONDS, READ_TIMEOUT_SECONDS)
 # A provider's wait hint beyond an hour is more likely a misread header than advice; the delivery
 # engine applies its own bounds on top.
 MAX_RETRY_AFTER_SECONDS = 3600.0
-# Reasons are stored in the job row and shown to the tenant: one short line is enough.
-MAX_REASON_CHARS = 200
 
-REDACTED = "[redacted]"
 
-_CONTROL_OR_SPACE = re.compile(r"[\s\x00-\x1f\x7f]+")
 # Printable ASCII, no leading or trailing space: every key, token and id Herald puts in a header.
 _HEADER_VALUE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 
@@ -112,29 +108,6 @@ def json_object(response: requests.Response) -> dict[str, Any]:
     except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}
-
-
-def text_field(body: Mapping[str, Any], key: str) -> str | None:
-    value = body.get(key)
-    return value if isinstance(value, str) else None
-
-
-def int_field(body: Mapping[str, Any], key: str) -> int | None:
-    value = body.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def safe_reason(text: str | None, secrets: Iterable[str]) -> str | None:
-    """A provider message made fit for logs and job rows: one line, trimmed, secrets removed."""
-    if not text:
-        return None
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, REDACTED)
-    line = _CONTROL_OR_SPACE.sub(" ", text).strip()
-    if len(line) > MAX_REASON_CHARS:
-        line = line[: MAX_REASON_CHARS - 1].rstrip() + "…"
-    return line or None
 
 
 def status_kind(status: int) -> FailureKind:

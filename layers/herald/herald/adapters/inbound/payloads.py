@@ -1,0 +1,94 @@
+"""Reading verified webhook bodies: JSON of any shape, times in several formats, and ids derived
+from what was signed where the sender gives none.
+
+A verified body may still be anything JSON allows. Only a body that is not JSON at all, or not the
+top-level shape the sender documents, is refused (``MalformedPayload``); a report with missing or
+odd fields becomes an ``IgnoredEvent`` or a field of None, so one odd report in a SendGrid batch
+does not make the provider resend the whole batch forever.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from herald.adapters.provider_fields import safe_reason, text_field
+from herald.domain.clock import iso
+from herald.domain.inbound import IgnoredEvent, MalformedPayload
+
+DERIVED_ID_PREFIX = "sha256:"
+NOT_A_HERALD_EVENT = "not a Herald event type"
+NO_RECIPIENT = "no recipient"
+
+
+def load_json(raw_body: bytes) -> object:
+    try:
+        return json.loads(raw_body)
+    # ValueError covers bad JSON, bad UTF-8 and integers past Python's digit limit; absurd
+    # nesting exhausts the parser's recursion guard.
+    except (ValueError, RecursionError):
+        raise MalformedPayload("the body is not JSON") from None
+
+
+def load_object(raw_body: bytes) -> Mapping[str, Any]:
+    value = load_json(raw_body)
+    if not isinstance(value, dict):
+        raise MalformedPayload("the body is not a JSON object")
+    return value
+
+
+def load_report(raw_body: bytes, name_field: str) -> tuple[Mapping[str, Any], str]:
+    """A body that is one report: the JSON object and its type name ("" when it has none)."""
+    report = load_object(raw_body)
+    return report, text(report, name_field) or ""
+
+
+def ignored(source: str, name: str, *, no_recipient: bool = False) -> IgnoredEvent:
+    """A report Herald does not record: not a type it knows, or an email report naming nobody."""
+    return IgnoredEvent(source=source, name=name, reason=NO_RECIPIENT if no_recipient else NOT_A_HERALD_EVENT)
+
+
+def as_object(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def text(fields: Mapping[str, Any], key: str) -> str | None:
+    """A non-empty string field, or None."""
+    return text_field(fields, key) or None
+
+
+def first_text(fields: Mapping[str, Any], *keys: str) -> str | None:
+    return next((value for key in keys if (value := text(fields, key))), None)
+
+
+def reason(value: str | None) -> str | None:
+    """A provider's description trimmed to one short line (an SMTP answer can run long)."""
+    return safe_reason(value, ())
+
+
+def iso_time(value: object) -> str | None:
+    """ISO-8601 UTC with milliseconds from an ISO-8601 string (no zone = UTC) or Unix seconds;
+    None when there is no readable time."""
+    try:
+        if isinstance(value, str):
+            moment = datetime.fromisoformat(value)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            moment = datetime.fromtimestamp(value, UTC)
+        else:
+            return None
+        return iso(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def derived_id(signed: bytes) -> str:
+    """An event id for senders without one: a redelivery sends the same bytes, so the same id."""
+    return DERIVED_ID_PREFIX + hashlib.sha256(signed).hexdigest()
+
+
+def object_id(fields: Mapping[str, Any]) -> str:
+    """``derived_id`` of one report inside a batch, independent of where the batch put it."""
+    return derived_id(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode("ascii"))
