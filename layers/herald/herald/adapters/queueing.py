@@ -7,14 +7,12 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from herald.domain.backoff import MAX_DELAY_SECONDS
 from herald.domain.errors import DependencyError
 from herald.domain.jobs import Channel, JobMessage, QueuePriority
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
-
-# SQS caps DelaySeconds at 15 minutes; longer backoffs are clamped to it.
-MAX_DELAY_SECONDS = 900
 
 
 class SqsJobQueue:
