@@ -160,7 +160,7 @@ def bench_end_to_end(n: int, concurrency: int) -> list[tuple[str, str]]:
     with tempfile.TemporaryDirectory() as state_dir:
         stack = start_stack(Path(state_dir))
         try:
-            return _drive(stack.api_url, str(stack.demo_api_key), n, concurrency)
+            return _drive(stack.api_root, str(stack.demo_api_key), n, concurrency)
         finally:
             stack.stop_cleanly()
 

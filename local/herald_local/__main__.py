@@ -58,7 +58,8 @@ def _run(stack: LocalStack) -> int:
     stack.start()
     stack.create_demo_tenant()
     banner = ready_banner(
-        api_url=stack.api_url,
+        base_url=stack.base_url,
+        api_root=stack.api_root,
         sandbox_url=stack.config.sandbox_url,
         moto_url=stack.config.moto_url,
         state_file=state_path(stack.config.state_dir),

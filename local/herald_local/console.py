@@ -93,10 +93,10 @@ class ConsoleHandler(logging.Handler):
             console_line(label, line)
 
 
-def curl_example(api_url: str, api_key: str) -> str:
+def curl_example(api_root: str, api_key: str) -> str:
     body = json.dumps({"to": DEMO_RECIPIENT, "subject": "Hello from Herald", "body": "<p>It works.</p>"})
     return (
-        f"curl -s -X POST {api_url}/notifications/email \\\n"
+        f"curl -s -X POST {api_root}/notifications/email \\\n"
         f"  -H {shlex.quote('X-API-Key: ' + api_key)} -H 'Content-Type: application/json' \\\n"
         f"  -d {shlex.quote(body)}"
     )
@@ -104,7 +104,8 @@ def curl_example(api_url: str, api_key: str) -> str:
 
 def ready_banner(
     *,
-    api_url: str,
+    base_url: str,
+    api_root: str,
     sandbox_url: str,
     moto_url: str,
     state_file: Path,
@@ -115,8 +116,9 @@ def ready_banner(
     """Plain values in, so the console depends on nothing of the stack that it prints about."""
     lines = [
         "",
-        f"  API              {api_url}",
-        f"  API docs         {api_url}/docs",
+        f"  SDK baseUrl      {base_url}  (the SDK adds {api_root.removeprefix(base_url)} itself)",
+        f"  API root         {api_root}",
+        f"  API docs         {api_root}/docs",
         f"  Sandbox mailbox  {sandbox_url}/",
         f"  AWS (moto)       {moto_url}",
         f"  State file       {state_file}",
@@ -132,7 +134,7 @@ def ready_banner(
             "",
             f"Send an email to {DEMO_RECIPIENT} (it lands in the sandbox mailbox):",
             "",
-            curl_example(api_url, tenant.api_key),
+            curl_example(api_root, tenant.api_key),
         ]
     lines += ["", f"Herald local stack ready in {seconds:.1f} s", ""]
     return "\n".join(lines)

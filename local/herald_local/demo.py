@@ -92,12 +92,12 @@ def _warn_failed(step: str, status: int, answer: Any) -> None:
         log.warning("demo tenant: %s answered HTTP %s (%s)", step, status, code or "no error code")
 
 
-def configure(tenant: DemoTenant, api_url: str, sandbox_url: str) -> DemoTenant:
+def configure(tenant: DemoTenant, api_root: str, sandbox_url: str) -> DemoTenant:
     """Sandbox provider keys and a signing secret, set through the API with the tenant's own key;
     the tenant with its signing secret (None when that step failed)."""
     try:
-        _store_provider_keys(tenant, api_url)
-        secret = _create_signing_secret(tenant, api_url, sandbox_url)
+        _store_provider_keys(tenant, api_root)
+        secret = _create_signing_secret(tenant, api_root, sandbox_url)
     except urllib3.exceptions.HTTPError as exc:
         log.warning(
             "demo tenant: the API or the sandbox did not answer (%s); setup incomplete", type(exc).__name__
@@ -106,16 +106,16 @@ def configure(tenant: DemoTenant, api_url: str, sandbox_url: str) -> DemoTenant:
     return replace(tenant, signing_secret=secret)
 
 
-def _store_provider_keys(tenant: DemoTenant, api_url: str) -> None:
+def _store_provider_keys(tenant: DemoTenant, api_root: str) -> None:
     for provider in SANDBOX_PROVIDERS:
         body = {"apiKey": sandbox_key(provider)}
-        status, answer = _call("PUT", f"{api_url}/account/providers/{provider}", tenant.api_key, body)
+        status, answer = _call("PUT", f"{api_root}/account/providers/{provider}", tenant.api_key, body)
         if status >= 300:
             _warn_failed(f"PUT /account/providers/{provider}", status, answer)
 
 
-def _create_signing_secret(tenant: DemoTenant, api_url: str, sandbox_url: str) -> str | None:
-    status, answer = _call("POST", f"{api_url}/account/webhook-secret", tenant.api_key, {})
+def _create_signing_secret(tenant: DemoTenant, api_root: str, sandbox_url: str) -> str | None:
+    status, answer = _call("POST", f"{api_root}/account/webhook-secret", tenant.api_key, {})
     secret = answer.get("data", {}).get("secret") if isinstance(answer, dict) else None
     if status >= 300 or not isinstance(secret, str):
         _warn_failed("POST /account/webhook-secret", status, answer)

@@ -28,7 +28,7 @@ from herald_local.sandbox import SandboxServer
 from herald_local.schedules import SchedulePlayer
 from herald_local.sns_bridge import SnsBridge
 from herald_local.stack_plan import PlanError, needs_sns_bridge
-from herald_local.state import API_URL_OUTPUT, StackNotRunning, read_state, remove_state, write_state
+from herald_local.state import API_ROOT_OUTPUT, API_URL_OUTPUT, StackNotRunning, read_state, remove_state, write_state
 from herald_local.template import TemplateError, load_template, translate
 from herald_local.topology import AlarmSpec, Topology
 
@@ -179,15 +179,22 @@ class LocalStack:
 
     # ------------------------------------------------------------------ demo and state
     @property
-    def api_url(self) -> str:
+    def base_url(self) -> str:
+        """The SDK's baseUrl: the API's origin."""
         outputs = self.topology.outputs if self.topology else {}
         return outputs.get(API_URL_OUTPUT, self.config.gateway_url)
+
+    @property
+    def api_root(self) -> str:
+        """The root of the API's routes, which a client without the SDK calls."""
+        outputs = self.topology.outputs if self.topology else {}
+        return outputs.get(API_ROOT_OUTPUT, self.base_url)
 
     def create_demo_tenant(self) -> None:
         tenant = demo.create_tenant(self.config.state_dir)
         if tenant is None:
             return
-        self.demo_tenant = demo.configure(tenant, self.api_url, self.config.sandbox_url)
+        self.demo_tenant = demo.configure(tenant, self.api_root, self.config.sandbox_url)
         self._write_state()
 
     def processes(self) -> dict[str, int]:
@@ -209,7 +216,8 @@ class LocalStack:
             "awsEndpoint": config.moto_url,
             "ports": {"moto": config.moto_port, "api": config.api_port, "sandbox": config.sandbox_port},
             "gatewayUrl": config.gateway_url,
-            "apiUrl": self.api_url,
+            "apiUrl": self.base_url,
+            "apiRootUrl": self.api_root,
             "sandboxUrl": config.sandbox_url,
             "logFile": str(config.log_path),
             "outputs": {} if topology is None else topology.outputs,

@@ -5,7 +5,8 @@ the CLI reads ``awsEndpoint``, ``region`` and ``outputs``; ``make invoke`` reads
 the end-to-end tests read the URLs, ``processes`` and ``demoTenant``. It is removed on shutdown.
 
 Keys: ``pid``, ``startedAt``, ``region``, ``accountId``, ``stackName``, ``awsEndpoint`` (moto),
-``ports`` {moto, api, sandbox}, ``gatewayUrl``, ``apiUrl`` (the SDK base URL), ``sandboxUrl``,
+``ports`` {moto, api, sandbox}, ``gatewayUrl``, ``apiUrl`` (the SDK's baseUrl: the API's origin),
+``apiRootUrl`` (the root of the API's routes), ``sandboxUrl``,
 ``logFile`` (every process's log lines),
 ``outputs`` (the template's Outputs, resolved), ``functions`` (per logical id: name, handler,
 folders, timeout, memory and the resolved template environment), ``processes`` (label -> pid) and
@@ -27,8 +28,10 @@ STATE_FILE = "stack.json"
 FINDING_ANOTHER_STACK = (
     "if it runs with another state folder, pass --local-dir DIR or set HERALD_LOCAL_DIR=DIR"
 )
-# The template output that holds the API's base URL (the SDK's baseUrl).
+# The template outputs that hold the API's origin (the SDK's baseUrl, to which the SDK adds the
+# routes' prefix itself) and the root of its routes (what a client without the SDK calls).
 API_URL_OUTPUT = "ApiUrl"
+API_ROOT_OUTPUT = "ApiRootUrl"
 
 
 class StackNotRunning(RuntimeError):

@@ -65,8 +65,14 @@ class RunningStack:
     state: dict[str, Any]
 
     @property
-    def api_url(self) -> str:
+    def base_url(self) -> str:
+        """What a NotifyKit SDK user sets as ``baseUrl``: the API's origin."""
         return str(self.state["apiUrl"])
+
+    @property
+    def api_root(self) -> str:
+        """The root of the API's routes (``base_url`` + /api/v1), for calls without the SDK."""
+        return str(self.state["apiRootUrl"])
 
     @property
     def sandbox_url(self) -> str:

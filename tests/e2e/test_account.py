@@ -44,7 +44,7 @@ class AccountClient:
     """A tenant's HTTP client of the local stack's API."""
 
     def __init__(self, stack: RunningStack, api_key: str) -> None:
-        self.base = stack.api_url
+        self.base = stack.api_root
         self.api_key = api_key
 
     def call(self, method: str, path: str, body: Any = None, *, key: str | None = None) -> requests.Response:

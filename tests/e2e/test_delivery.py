@@ -44,14 +44,14 @@ FINISHED = ("completed", "failed")
 
 @dataclass(frozen=True)
 class Tenant:
-    api_url: str
+    api_root: str
     tenant_id: str
     api_key: str
 
     def call(self, method: str, path: str, body: Any = None) -> requests.Response:
         return requests.request(
             method,
-            f"{self.api_url}{path}",
+            f"{self.api_root}{path}",
             json=body,
             headers={"X-API-Key": self.api_key},
             timeout=HTTP_TIMEOUT,
@@ -71,7 +71,7 @@ class Tenant:
 
 def new_tenant(stack: RunningStack, providers: Sequence[str] = ALL_PROVIDERS) -> Tenant:
     """A startup-plan tenant made with the operator CLI, with sandbox keys for ``providers`` in order."""
-    tenant = Tenant(stack.api_url, *stack.create_tenant())
+    tenant = Tenant(stack.api_root, *stack.create_tenant())
     for name in providers:
         answer = tenant.call("PUT", f"/account/providers/{name}", {"apiKey": f"sandbox-{uuid.uuid4().hex}"})
         assert answer.status_code == 201, answer.text

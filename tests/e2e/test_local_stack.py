@@ -33,14 +33,14 @@ def _get(url: str) -> tuple[int, dict[str, str], Any]:
 
 
 def test_ping_answers_pong_in_the_success_envelope(local_stack: RunningStack) -> None:
-    status, _, body = _get(f"{local_stack.api_url}/ping")
+    status, _, body = _get(f"{local_stack.api_root}/ping")
     assert status == 200
     assert body["success"] is True
     assert body["data"] == {"message": "pong"}
 
 
 def test_an_unknown_route_under_the_api_answers_404_in_the_error_envelope(local_stack: RunningStack) -> None:
-    status, _, body = _get(f"{local_stack.api_url}/no-such-route")
+    status, _, body = _get(f"{local_stack.api_root}/no-such-route")
     assert status == 404
     assert body["success"] is False
 
@@ -91,7 +91,7 @@ def test_ctrl_c_stops_moto_and_every_function_runner(fresh_stack: RunningStack) 
 
 def _post(local_stack: RunningStack, path: str, api_key: str, body: dict[str, Any]) -> tuple[int, Any]:
     request = urllib.request.Request(
-        f"{local_stack.api_url}{path}",
+        f"{local_stack.api_root}{path}",
         data=json.dumps(body).encode(),
         headers={"X-API-Key": api_key, "Content-Type": "application/json"},
         method="POST",
@@ -146,7 +146,7 @@ def test_the_console_shows_one_line_per_request_and_delivery_and_the_log_file_ev
     api_key = local_stack.demo_api_key
     assert api_key is not None, local_stack.log_tail()
     recipient = f"console-{uuid.uuid4().hex[:8]}@example.com"
-    assert _get(f"{local_stack.api_url}/ping")[0] == 200
+    assert _get(f"{local_stack.api_root}/ping")[0] == 200
     status, accepted = _post(
         local_stack, "/notifications/email", api_key, {"to": recipient, "subject": "Hi", "body": "<p>Hi</p>"}
     )

@@ -66,7 +66,7 @@ class RecordingClient:
     """The tenant's client: every answer is recorded with its headers, under a label."""
 
     def __init__(self, stack: RunningStack, api_key: str) -> None:
-        self.base = stack.api_url
+        self.base = stack.api_root
         self.api_key = api_key
         self.answers: list[Recorded] = []
 

@@ -335,7 +335,8 @@ def test_resources_exist_in_moto_and_what_its_cloudformation_drops_is_reapplied(
     assert ttl["TimeToLiveStatus"] == "ENABLED"
     assert _client("kms").describe_key(KeyId=topology.outputs["KmsKeyId"])["KeyMetadata"]["Enabled"]
     assert _client("sqs").get_queue_attributes(QueueUrl=topology.outputs["DeadLetterQueueUrl"])
-    assert topology.outputs["ApiUrl"] == f"{GATEWAY}/api/v1"
+    assert topology.outputs["ApiUrl"] == GATEWAY
+    assert topology.outputs["ApiRootUrl"] == f"{GATEWAY}/api/v1"
 
 
 def test_the_local_parameters_point_every_provider_at_the_sandbox() -> None:
