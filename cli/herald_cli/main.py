@@ -11,11 +11,20 @@ from herald.composition.operator import OperatorServices, operator_services
 from herald.domain.errors import DependencyError, HeraldError
 from herald.domain.plans import Plan
 from herald.services.ports import TenantNotFound
+from herald.services.tenant_cache import TTL_SECONDS
 from herald.services.tenants import IssuedKey
 from herald_cli.target import TargetError, deployed_target, local_target
 from herald_local.state import add_local_dir_option
 
 PLANS = [plan.value for plan in Plan]
+
+
+def _cache_note(effect: str) -> str:
+    """Warm API containers keep authenticated keys for a while, and the CLI reaches none of them."""
+    return (
+        f"API containers already warm may go on {effect} for up to {TTL_SECONDS:.0f} s "
+        "(their cache of authenticated keys); new containers apply the change at once."
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -47,7 +56,13 @@ def _parser() -> argparse.ArgumentParser:
     key = groups.add_parser("key", help="API keys").add_subparsers(dest="command", required=True)
     rotate = key.add_parser("rotate", help="issue a new API key and print it once")
     rotate.add_argument("tenant_id")
-    rotate.add_argument("--grace-seconds", type=int, default=0, help="keep the old key valid this long")
+    rotate.add_argument(
+        "--grace-seconds",
+        type=int,
+        default=0,
+        help="keep the old key valid this long (default 0: the old key and every key still in an "
+        "earlier rotation's grace stop working now)",
+    )
     rotate.add_argument("--json", action="store_true")
     return parser
 
@@ -57,6 +72,26 @@ def _print_key(issued: IssuedKey, as_json: bool) -> None:
         print(json.dumps({"tenantId": issued.tenant_id, "apiKey": issued.api_key}))
     else:
         print(f"tenant  {issued.tenant_id}\napi key {issued.api_key}  (shown once: store it now)")
+
+
+def _print_rotated(issued: IssuedKey, as_json: bool) -> None:
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "tenantId": issued.tenant_id,
+                    "apiKey": issued.api_key,
+                    "previousKeyValidUntil": issued.previous_valid_until,
+                }
+            )
+        )
+        return
+    _print_key(issued, as_json=False)
+    if issued.previous_valid_until is None:
+        print("old key revoked now, with every key still in an earlier rotation's grace period")
+        print(_cache_note("accepting the revoked keys"))
+    else:
+        print(f"old key valid until {issued.previous_valid_until}, then revoked")
 
 
 def _list(services: OperatorServices, as_json: bool) -> None:
@@ -90,10 +125,12 @@ def _run(args: argparse.Namespace, services: OperatorServices) -> None:
         profile = admin.set_plan(args.tenant_id, args.plan)
         print(f"{args.tenant_id} is now on the {profile.plan} plan")
     elif args.group == "tenant":
-        profile = admin.set_status(args.tenant_id, active=args.command == "enable")
+        enabling = args.command == "enable"
+        profile = admin.set_status(args.tenant_id, active=enabling)
         print(f"{args.tenant_id} is now {profile.status}")
+        print(_cache_note("refusing its requests" if enabling else "accepting its requests"))
     else:
-        _print_key(admin.rotate_api_key(args.tenant_id, args.grace_seconds), args.json)
+        _print_rotated(admin.rotate_api_key(args.tenant_id, args.grace_seconds), args.json)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

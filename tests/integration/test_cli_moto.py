@@ -4,6 +4,7 @@ from the stack outputs, as with a deployed stack."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -48,7 +49,13 @@ def test_an_operator_creates_lists_changes_and_disables_a_tenant(
     herald.use_function_environment("ApiFunction")  # a fresh container: no cached tenant view
     assert herald.api("GET", "/api/v1/account", key=key).data["plan"] == "startup"
 
-    assert cli(capsys, "tenant", "disable", created["tenantId"])[0] == 0
+    status, out, _ = cli(capsys, "tenant", "disable", created["tenantId"])
+    assert status == 0
+    assert out.splitlines() == [
+        f"{created['tenantId']} is now disabled",
+        "API containers already warm may go on accepting its requests for up to 60 s "
+        "(their cache of authenticated keys); new containers apply the change at once.",
+    ]
     herald.use_function_environment("ApiFunction")
     refused = herald.api("GET", "/api/v1/account", key=key)
     assert (refused.status, refused.body["code"]) == (403, "tenant_disabled")
@@ -68,6 +75,41 @@ def test_key_rotate_prints_a_new_key_once_and_revokes_the_old_one(
     herald.use_function_environment("ApiFunction")
     assert herald.api("GET", "/api/v1/account", key=rotated["apiKey"]).status == 200
     assert herald.api("GET", "/api/v1/account", key=created["apiKey"]).status == 401
+
+
+def test_key_rotate_without_grace_ends_every_key_still_in_an_earlier_grace_and_says_until_when(
+    herald: HeraldInMoto, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Given a key rotated with an hour's grace, When the operator rotates again without grace (a
+    leaked key), Then the CLI says the old keys are revoked now and that warm containers may accept
+    them up to 60 s, and neither the first nor the second key works in a new container."""
+    _, out, _ = cli(
+        capsys, "tenant", "create", "--name", "C", "--email", "c@c.test", "--plan", "startup", "--json"
+    )
+    first = json.loads(out)
+    status, out, _ = cli(capsys, "key", "rotate", first["tenantId"], "--grace-seconds", "3600")
+    assert status == 0
+    lines = out.splitlines()
+    second = lines[1].split()[2]
+    assert re.fullmatch(r"old key valid until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z, then revoked", lines[2])
+
+    status, out, _ = cli(capsys, "key", "rotate", first["tenantId"], "--json")
+    assert status == 0
+    third = json.loads(out)
+    assert third["previousKeyValidUntil"] is None
+    herald.use_function_environment("ApiFunction")
+    assert [herald.api("GET", "/api/v1/account", key=key).status for key in (first["apiKey"], second)] == [
+        401,
+        401,
+    ]
+    assert herald.api("GET", "/api/v1/account", key=third["apiKey"]).status == 200
+
+    _, out, _ = cli(capsys, "key", "rotate", first["tenantId"])
+    assert out.splitlines()[2:] == [
+        "old key revoked now, with every key still in an earlier rotation's grace period",
+        "API containers already warm may go on accepting the revoked keys for up to 60 s "
+        "(their cache of authenticated keys); new containers apply the change at once.",
+    ]
 
 
 def test_an_unknown_stack_or_tenant_is_a_clear_error(
