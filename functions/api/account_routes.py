@@ -1,5 +1,5 @@
 """Account routes: the tenant manages its key, provider keys, signing secret, domains and
-suppressions with its own API key (api.md, "Account routes")."""
+suppressions with its own API key (docs/api.md, "Account routes")."""
 
 from __future__ import annotations
 
@@ -11,14 +11,19 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from herald.composition.api import account_service, api_services
+from herald.domain.errors import ErrorCode
 from herald.domain.records import TenantContext
 from herald.http.api_keys import extract_api_key
+from herald.http.contract import AUTHENTICATED, JSON_BODY, PARAMETERS, answers, success
 from herald.http.requests import DomainRequest, PriorityRequest, ProviderKeyRequest, RotateKeyRequest
 from herald.http.responses import json_response
 
 router = Router()
 ProviderName = Annotated[str, Path(max_length=16, description="SENDGRID, RESEND or POSTMARK")]
 DomainName = Annotated[str, Path(max_length=253)]
+# Every route that names a provider or a domain in its path.
+PROVIDER_PATH = (*PARAMETERS, ErrorCode.UNKNOWN_PROVIDER)
+DOMAIN_PATH = (*PARAMETERS, ErrorCode.DOMAIN_NOT_FOUND, ErrorCode.PROVIDER_KEY_UNREADABLE)
 
 
 def _tenant() -> TenantContext:
@@ -32,22 +37,51 @@ def _api_base() -> str:
     return f"{scheme}://{host}/api/v1"
 
 
-@router.get("/api/v1/account", summary="Plan, limits, usage this period and rate limit")
+@router.get(
+    "/api/v1/account",
+    summary="Plan, limits, usage this period and rate limit",
+    responses=answers(200, "Account", "The account", *AUTHENTICATED),
+)
 def account() -> Response[str]:
     return json_response(200, account_service().overview(_tenant()))
 
 
-@router.post("/api/v1/account/api-key/rotate", summary="Issue a new API key (shown once)")
+@router.post(
+    "/api/v1/account/api-key/rotate",
+    summary="Issue a new API key (shown once)",
+    responses=answers(200, "RotatedApiKey", "The new key", *AUTHENTICATED, *JSON_BODY, ErrorCode.KEY_ROTATED),
+)
 def rotate_api_key(request: Annotated[RotateKeyRequest, Body()]) -> Response[str]:
     return json_response(200, account_service().rotate_key(_tenant(), request.graceSeconds))
 
 
-@router.get("/api/v1/account/providers", summary="Configured providers, by priority (keys masked)")
+@router.get(
+    "/api/v1/account/providers",
+    summary="Configured providers, by priority (keys masked)",
+    responses=answers(200, "ProviderList", "The providers", *AUTHENTICATED),
+)
 def list_providers() -> Response[str]:
     return json_response(200, account_service().providers(_tenant(), _api_base()))
 
 
-@router.put("/api/v1/account/providers/<provider>", summary="Store a provider key after a live check")
+@router.put(
+    "/api/v1/account/providers/<provider>",
+    summary="Store a provider key after a live check",
+    responses={
+        **answers(
+            201,
+            "Provider",
+            "Stored",
+            *AUTHENTICATED,
+            *JSON_BODY,
+            *PROVIDER_PATH,
+            ErrorCode.PLAN_REQUIRED,
+            ErrorCode.PROVIDER_KEY_INVALID,
+            ErrorCode.PROVIDER_UNAVAILABLE,
+        ),
+        **success(200, "Provider", "Replaced"),
+    },
+)
 def put_provider(provider: ProviderName, request: Annotated[ProviderKeyRequest, Body()]) -> Response[str]:
     created, view = account_service().put_provider(
         _tenant(),
@@ -60,69 +94,141 @@ def put_provider(provider: ProviderName, request: Annotated[ProviderKeyRequest, 
     return json_response(201 if created else 200, view)
 
 
-@router.patch("/api/v1/account/providers/<provider>", summary="Change a provider's priority (swaps)")
+@router.patch(
+    "/api/v1/account/providers/<provider>",
+    summary="Change a provider's priority (swaps)",
+    responses=answers(
+        200,
+        "ProviderList",
+        "The providers in their new order",
+        *AUTHENTICATED,
+        *JSON_BODY,
+        *PROVIDER_PATH,
+        ErrorCode.PLAN_REQUIRED,
+        ErrorCode.PROVIDER_NOT_FOUND,
+        ErrorCode.INVALID_PRIORITY,
+    ),
+)
 def set_priority(provider: ProviderName, request: Annotated[PriorityRequest, Body()]) -> Response[str]:
     return json_response(
         200, account_service().set_priority(_tenant(), provider, request.priority, _api_base())
     )
 
 
-@router.delete("/api/v1/account/providers/<provider>", summary="Remove a provider key")
+@router.delete(
+    "/api/v1/account/providers/<provider>",
+    summary="Remove a provider key",
+    responses=answers(
+        200, "Deleted", "Removed", *AUTHENTICATED, *PROVIDER_PATH, ErrorCode.PROVIDER_NOT_FOUND
+    ),
+)
 def delete_provider(provider: ProviderName) -> Response[str]:
     account_service().delete_provider(_tenant(), provider)
     return json_response(200, {"deleted": True})
 
 
-@router.post("/api/v1/account/webhook-secret", summary="Create the signing secret (shown once)")
+@router.post(
+    "/api/v1/account/webhook-secret",
+    summary="Create the signing secret (shown once)",
+    responses=answers(201, "NewSigningSecret", "Created", *AUTHENTICATED, ErrorCode.SIGNING_SECRET_EXISTS),
+)
 def create_signing_secret() -> Response[str]:
     return json_response(201, account_service().create_signing_secret(_tenant()))
 
 
-@router.get("/api/v1/account/webhook-secret", summary="Signing secret status")
+@router.get(
+    "/api/v1/account/webhook-secret",
+    summary="Signing secret status",
+    responses=answers(200, "SigningSecretStatus", "The status", *AUTHENTICATED),
+)
 def signing_secret_status() -> Response[str]:
     return json_response(200, account_service().signing_secret_status(_tenant()))
 
 
 @router.post(
-    "/api/v1/account/webhook-secret/rotate", summary="Rotate the signing secret (old one valid 24 h)"
+    "/api/v1/account/webhook-secret/rotate",
+    summary="Rotate the signing secret (old one valid 24 h)",
+    responses=answers(
+        200, "RotatedSigningSecret", "The new secret", *AUTHENTICATED, ErrorCode.SIGNING_SECRET_NOT_FOUND
+    ),
 )
 def rotate_signing_secret() -> Response[str]:
     return json_response(200, account_service().rotate_signing_secret(_tenant()))
 
 
-@router.delete("/api/v1/account/webhook-secret", summary="Delete the signing secret")
+@router.delete(
+    "/api/v1/account/webhook-secret",
+    summary="Delete the signing secret",
+    responses=answers(200, "Deleted", "Deleted", *AUTHENTICATED, ErrorCode.SIGNING_SECRET_NOT_FOUND),
+)
 def delete_signing_secret() -> Response[str]:
     account_service().delete_signing_secret(_tenant())
     return json_response(200, {"deleted": True})
 
 
-@router.post("/api/v1/account/domains", summary="Register a sending domain with every configured provider")
+@router.post(
+    "/api/v1/account/domains",
+    summary="Register a sending domain with every configured provider",
+    responses=answers(
+        201,
+        "Domain",
+        "Registered",
+        *AUTHENTICATED,
+        *JSON_BODY,
+        ErrorCode.PLAN_REQUIRED,
+        ErrorCode.PROVIDER_NOT_CONFIGURED,
+        ErrorCode.DOMAIN_TAKEN,
+        ErrorCode.PROVIDER_KEY_UNREADABLE,
+    ),
+)
 def add_domain(request: Annotated[DomainRequest, Body()]) -> Response[str]:
     return json_response(201, account_service().add_domain(_tenant(), request.domain))
 
 
-@router.get("/api/v1/account/domains", summary="Sending domains and their DNS records")
+@router.get(
+    "/api/v1/account/domains",
+    summary="Sending domains and their DNS records",
+    responses=answers(200, "DomainList", "The domains", *AUTHENTICATED),
+)
 def list_domains() -> Response[str]:
     return json_response(200, account_service().domains(_tenant()))
 
 
-@router.post("/api/v1/account/domains/<domain>/verify", summary="Ask every provider to verify the domain")
+@router.post(
+    "/api/v1/account/domains/<domain>/verify",
+    summary="Ask every provider to verify the domain",
+    responses=answers(200, "Domain", "The domain as the providers see it", *AUTHENTICATED, *DOMAIN_PATH),
+)
 def verify_domain(domain: DomainName) -> Response[str]:
     return json_response(200, account_service().verify_domain(_tenant(), domain))
 
 
-@router.delete("/api/v1/account/domains/<domain>", summary="Remove a sending domain")
+@router.delete(
+    "/api/v1/account/domains/<domain>",
+    summary="Remove a sending domain",
+    responses=answers(200, "Deleted", "Removed", *AUTHENTICATED, *DOMAIN_PATH),
+)
 def delete_domain(domain: DomainName) -> Response[str]:
     account_service().delete_domain(_tenant(), domain)
     return json_response(200, {"deleted": True})
 
 
-@router.get("/api/v1/account/suppressions", summary="The suppression list")
+@router.get(
+    "/api/v1/account/suppressions",
+    summary="The suppression list",
+    responses=answers(200, "SuppressionList", "The suppressed addresses", *AUTHENTICATED),
+)
 def list_suppressions() -> Response[str]:
     return json_response(200, account_service().suppressions(_tenant()))
 
 
-@router.delete("/api/v1/account/suppressions/<email>", summary="Remove an address from the suppression list")
+@router.delete(
+    "/api/v1/account/suppressions/<email>",
+    summary="Remove an address from the suppression list",
+    responses=answers(
+        200, "Deleted", "Removed", *AUTHENTICATED, *PARAMETERS, ErrorCode.SUPPRESSION_NOT_FOUND
+    ),
+)
 def delete_suppression(email: Annotated[str, Path(max_length=320)]) -> Response[str]:
     account_service().delete_suppression(_tenant(), unquote(email))
     return json_response(200, {"deleted": True})

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from account_routes import router as account_router
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -18,23 +19,36 @@ from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus, queue_priority
 from herald.domain.records import TenantContext
 from herald.http.api_keys import extract_api_key
-from herald.http.requests import EmailRequest, WebhookRequest, idempotency_key
+from herald.http.contract import (
+    AUTHENTICATED,
+    JSON_BODY,
+    PARAMETERS,
+    PUBLIC_PATHS,
+    SENDING,
+    answers,
+    success,
+)
+from herald.http.requests import IDEMPOTENCY_KEY_RULE, EmailRequest, WebhookRequest, idempotency_key
 from herald.http.responses import error_response, json_response, oversized_body, validation_error
 from herald.observability import count, logger, metrics, traced
 
-PUBLIC_PATHS = frozenset(
-    {"/api/v1/ping", "/api/v1/info", "/api/v1/health", "/api/v1/openapi.json", "/api/v1/docs"}
+DESCRIPTION = (
+    "Multi-tenant email and webhook notifications, wire-compatible with the NotifyKit SDK v2: its "
+    "baseUrl is this API's origin (the SDK adds /api/v1 itself)."
+)
+EMAIL_ROUTING = (
+    ErrorCode.PLAN_REQUIRED,
+    ErrorCode.PROVIDER_REQUIRED,
+    ErrorCode.PROVIDER_NOT_CONFIGURED,
+    ErrorCode.FROM_NOT_ALLOWED,
 )
 
+# Checked in the handler, after the API key, with the body field's rule and message.
+IdempotencyHeader = Annotated[
+    str | None, Header(alias="Idempotency-Key", json_schema_extra=IDEMPOTENCY_KEY_RULE)
+]
+
 app = APIGatewayHttpResolver(enable_validation=True)
-app.enable_swagger(
-    path="/api/v1/docs",
-    title="Herald API",
-    version=herald.__version__,
-    description="Multi-tenant email and webhook notifications, wire-compatible with the NotifyKit SDK.",
-    security_schemes={"apiKey": APIKey(name="X-API-Key", in_=APIKeyIn.header)},
-    security=[{"apiKey": []}],
-)
 
 
 app.include_router(account_router)
@@ -47,12 +61,12 @@ def tenant() -> TenantContext:
 # ---------------------------------------------------------------- public, no key
 
 
-@app.get("/api/v1/ping", summary="Liveness")
+@app.get("/api/v1/ping", summary="Liveness", responses=success(200, "Pong", "pong"))
 def ping() -> Response[str]:
     return json_response(200, {"message": "pong"})
 
 
-@app.get("/api/v1/info", summary="Service information")
+@app.get("/api/v1/info", summary="Service information", responses=success(200, "ServiceInfo", "Herald"))
 def info() -> Response[str]:
     return json_response(
         200,
@@ -65,7 +79,14 @@ def info() -> Response[str]:
     )
 
 
-@app.get("/api/v1/health", summary="Reachability of the table and the queues")
+@app.get(
+    "/api/v1/health",
+    summary="Reachability of the table and the queues",
+    responses={
+        **success(200, "Health", "Everything reachable"),
+        **success(503, "Health", "The table or a queue cannot be reached"),
+    },
+)
 def health() -> Response[str]:
     healthy, checks = api_services().health()
     return json_response(
@@ -73,28 +94,56 @@ def health() -> Response[str]:
     )
 
 
+@lru_cache(maxsize=1)
+def _openapi_document() -> str:
+    from herald.http.openapi import finish
+
+    generated = app.get_openapi_schema(
+        title="Herald API", version=herald.__version__, description=DESCRIPTION
+    )
+    return json.dumps(finish(generated.model_dump(mode="json", by_alias=True, exclude_none=True)))
+
+
 @app.get("/api/v1/openapi.json", include_in_schema=False)
 def openapi_document() -> Response[str]:
-    return Response(
-        200, "application/json", app.get_openapi_json_schema(title="Herald API", version=herald.__version__)
-    )
+    return Response(200, "application/json", _openapi_document())
+
+
+@app.get("/api/v1/docs", include_in_schema=False)
+def docs() -> Response[str]:
+    """Swagger UI over the very document /openapi.json serves (also as ?format=json, its own link)."""
+    if (app.current_event.query_string_parameters or {}).get("format") == "json":
+        return openapi_document()
+    from herald.http.openapi import swagger_page
+
+    return Response(200, "text/html", swagger_page(_openapi_document()))
 
 
 # ---------------------------------------------------------------- notifications
 
 
-@app.post("/api/v1/notifications/email", summary="Send an email", status_code=202)
+@app.post(
+    "/api/v1/notifications/email",
+    summary="Send an email",
+    responses=answers(202, "AcceptedJob", "Accepted", *AUTHENTICATED, *JSON_BODY, *SENDING, *EMAIL_ROUTING),
+)
 def send_email(
     request: Annotated[EmailRequest, Body()],
-    key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    key: IdempotencyHeader = None,
 ) -> Response[str]:
     return _accept(Channel.EMAIL, request.model_dump(by_alias=True, exclude_none=True, mode="json"), key)
 
 
-@app.post("/api/v1/notifications/webhook", summary="Send a webhook", status_code=202)
+@app.post(
+    "/api/v1/notifications/webhook",
+    summary="Send a webhook",
+    responses=answers(
+        202, "AcceptedJob", "Accepted", *AUTHENTICATED, *JSON_BODY, *SENDING, ErrorCode.URL_NOT_ALLOWED
+    ),
+)
 def send_webhook(
     request: Annotated[WebhookRequest, Body()],
-    key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    key: IdempotencyHeader = None,
 ) -> Response[str]:
     return _accept(Channel.WEBHOOK, request.model_dump(by_alias=True, exclude_none=True, mode="json"), key)
 
@@ -118,12 +167,22 @@ def _valid_header_key(value: str) -> None:
         ) from exc
 
 
-@app.get("/api/v1/notifications/jobs/<id>", summary="Get a job")
+@app.get(
+    "/api/v1/notifications/jobs/<id>",
+    summary="Get a job",
+    responses=answers(200, "Job", "The job", *AUTHENTICATED, *PARAMETERS, ErrorCode.JOB_NOT_FOUND),
+)
 def get_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (api.md's {id})
     return json_response(200, api_services().jobs.get(tenant(), id))
 
 
-@app.get("/api/v1/notifications/jobs", summary="List jobs, newest first")
+@app.get(
+    "/api/v1/notifications/jobs",
+    summary="List jobs, newest first",
+    responses=answers(
+        200, "JobPage", "A page of jobs", *AUTHENTICATED, *PARAMETERS, ErrorCode.INVALID_CURSOR
+    ),
+)
 def list_jobs(
     page: Annotated[int, Query(ge=1)] = 1,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
@@ -142,7 +201,19 @@ def list_jobs(
     return json_response(200, listing)
 
 
-@app.post("/api/v1/notifications/jobs/<id>/retry", summary="Retry a failed job", status_code=201)
+@app.post(
+    "/api/v1/notifications/jobs/<id>/retry",
+    summary="Retry a failed job",
+    responses=answers(
+        201,
+        "RetriedJob",
+        "Re-queued",
+        *AUTHENTICATED,
+        *PARAMETERS,
+        ErrorCode.JOB_NOT_RETRYABLE,
+        ErrorCode.QUEUE_UNAVAILABLE,
+    ),
+)
 def retry_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (api.md's {id})
     return json_response(201, api_services().jobs.retry(tenant(), id))
 

@@ -128,6 +128,19 @@ class HeraldInMoto:
         key: str | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> ApiAnswer:
+        answer = self.invoke_api(method, path, body, key=key, headers=headers)
+        return ApiAnswer(answer["statusCode"], json.loads(answer["body"]), dict(answer.get("headers") or {}))
+
+    def invoke_api(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """ApiFunction's answer as API Gateway gets it (statusCode, headers, body as text)."""
         raw = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
         pairs = [("host", "api.herald.test"), ("content-type", "application/json"), *(headers or {}).items()]
         if key:
@@ -136,8 +149,10 @@ class HeraldInMoto:
         match = self._routes.match(method, request.path)
         assert match is not None, f"no template route for {method} {path}"
         event = build_event(request, match, ApiContext(api_id="herald"))
-        answer = self.handler_module("ApiFunction").handler(event, LambdaContext("ApiFunction"))
-        return ApiAnswer(answer["statusCode"], json.loads(answer["body"]), dict(answer.get("headers") or {}))
+        answer: dict[str, Any] = self.handler_module("ApiFunction").handler(
+            event, LambdaContext("ApiFunction")
+        )
+        return answer
 
     def new_tenant(
         self, plan: str = "startup", name: str = "Acme", *, providers: tuple[str, ...] = ("SENDGRID",)

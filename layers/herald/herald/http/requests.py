@@ -11,7 +11,16 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from email_validator import EmailNotValidError, validate_email
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from herald.domain.api_keys import MAX_GRACE_SECONDS
@@ -30,6 +39,8 @@ _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 # What an HTTP/1.1 header value may carry: visible Latin-1 text, spaces and tabs; no control bytes.
 _HEADER_VALUE = re.compile(r"^[\t\x20-\x7e\xa0-\xff]*$")
 _PRINTABLE = re.compile(r"^[\x20-\x7e]+$")
+# What ``idempotency_key`` checks, as JSON Schema (for the body field and the header alike).
+IDEMPOTENCY_KEY_RULE = {"minLength": 1, "maxLength": 255, "pattern": _PRINTABLE.pattern}
 _DOMAIN = r"^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
 
 
@@ -60,7 +71,9 @@ def idempotency_key(value: str) -> str:
 
 
 EmailAddress = Annotated[str, Field(max_length=320), AfterValidator(_address)]
-IdempotencyKey = Annotated[str, Field(min_length=1, max_length=255), AfterValidator(idempotency_key)]
+IdempotencyKey = Annotated[
+    str, AfterValidator(idempotency_key), WithJsonSchema({"type": "string", **IDEMPOTENCY_KEY_RULE})
+]
 
 
 def _priority(value: int) -> int:

@@ -79,7 +79,8 @@ def _problem(error: Mapping[str, Any]) -> FieldProblem:
     if kind == "missing":
         return FieldProblem(name, "Field required")
     message = str(error.get("msg", "Invalid value")).removeprefix("Value error, ")
-    return FieldProblem(name, message)
+    # Problems are joined into one sentence: a problem's own full stop would end it early.
+    return FieldProblem(name, message.removesuffix("."))
 
 
 def validation_error(errors: Sequence[Mapping[str, Any]]) -> HeraldError:

@@ -1,0 +1,90 @@
+"""What each route of the API answers, as its OpenAPI document states it: the success status and
+body, and every error code the route can answer, under the status the one error table gives it.
+
+Only names and small dicts live here, so the send path's cold start pays nothing for the document:
+the schemas these names refer to are built by ``herald.http.openapi`` when the document is first
+asked for.
+"""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import TYPE_CHECKING, Any, cast
+
+from herald.domain.errors import ErrorCode
+from herald.http.error_table import status_of
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse, OpenAPIResponseHeader
+
+JSON = "application/json"
+SCHEMAS = "#/components/schemas/"
+# The error envelope's schema, and the suffix of each success body's envelope schema.
+ERROR_ENVELOPE = "ErrorEnvelope"
+ENVELOPE_SUFFIX = "Response"
+
+# Routes that need no API key: liveness, service information and the API's own documentation.
+PUBLIC_PATHS = frozenset(
+    {"/api/v1/ping", "/api/v1/info", "/api/v1/health", "/api/v1/openapi.json", "/api/v1/docs"}
+)
+
+# Every route with an API key answers these; every route that reads the table may find it away.
+AUTHENTICATED = (
+    ErrorCode.MISSING_API_KEY,
+    ErrorCode.MALFORMED_API_KEY,
+    ErrorCode.INVALID_API_KEY,
+    ErrorCode.TENANT_DISABLED,
+    ErrorCode.DEPENDENCY_UNAVAILABLE,
+)
+# A route with path, query or header parameters answers a value outside their rules with this.
+PARAMETERS = (ErrorCode.VALIDATION_ERROR,)
+# A route that reads a JSON body answers these for a body it cannot take.
+JSON_BODY = (ErrorCode.VALIDATION_ERROR, ErrorCode.INVALID_JSON, ErrorCode.PAYLOAD_TOO_LARGE)
+# Sending a notification, beyond its body's rules.
+SENDING = (
+    ErrorCode.RATE_LIMIT_EXCEEDED,
+    ErrorCode.QUOTA_EXCEEDED,
+    ErrorCode.DUPLICATE_REQUEST,
+    ErrorCode.IDEMPOTENCY_KEY_REUSED,
+    ErrorCode.IDEMPOTENCY_KEY_MISMATCH,
+    ErrorCode.STORAGE_UNAVAILABLE,
+    ErrorCode.QUEUE_UNAVAILABLE,
+)
+
+
+def ref(name: str) -> dict[str, str]:
+    return {"$ref": SCHEMAS + name}
+
+
+def success(status: int, body: str, description: str) -> dict[int, OpenAPIResponse]:
+    """``status`` with ``body`` (a schema's name) as ``data`` of the success envelope."""
+    return {status: {"description": description, "content": {JSON: {"schema": ref(body + ENVELOPE_SUFFIX)}}}}
+
+
+# Powertools' type of a response header leaves out "required", which the document keeps.
+_RETRY_AFTER = cast(
+    "OpenAPIResponseHeader",
+    {
+        "description": "Seconds until the next minute's budget (also retryAfter in the body)",
+        "required": True,
+        "schema": {"type": "integer", "minimum": 0},
+    },
+)
+
+
+def errors(*codes: ErrorCode) -> dict[int, OpenAPIResponse]:
+    """One response per status these codes have, each naming its codes (the envelope's ``code``)."""
+    answers: dict[int, OpenAPIResponse] = {}
+    ordered = sorted(set(codes), key=lambda code: (status_of(code), code.value))
+    for status, group in groupby(ordered, key=status_of):
+        names = [code.value for code in group]
+        schema: dict[str, Any] = {"allOf": [ref(ERROR_ENVELOPE), {"properties": {"code": {"enum": names}}}]}
+        answers[status] = {"description": ", ".join(names), "content": {JSON: {"schema": schema}}}
+        if ErrorCode.RATE_LIMIT_EXCEEDED in names:
+            answers[status]["headers"] = {"Retry-After": _RETRY_AFTER}
+    return answers
+
+
+def answers(status: int, body: str, description: str, *codes: ErrorCode) -> dict[int, OpenAPIResponse]:
+    """A route's ``responses``: its success and its errors."""
+    return {**success(status, body, description), **errors(*codes)}

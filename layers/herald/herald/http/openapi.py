@@ -1,0 +1,373 @@
+"""The API's OpenAPI document, finished from what Powertools generates out of the routes.
+
+Powertools describes each route's parameters and request model, and the responses each route
+declares through ``herald.http.contract``. This module adds what those declarations name: the
+schemas of the success bodies (inside the success envelope) and of the error envelope, the two ways
+to present an API key, and ``security: []`` on the public routes. It also takes out the 422
+``HTTPValidationError`` Powertools adds to every route: Herald answers invalid input with 400 in its
+error envelope.
+
+Imported only when the document is first asked for, so no send pays for these models.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from aws_lambda_powertools.event_handler.openapi import swagger_ui
+from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
+from pydantic import BaseModel, ConfigDict, Field, RootModel, WithJsonSchema
+from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema, models_json_schema
+
+from herald.domain.errors import ErrorCode
+from herald.http.contract import ENVELOPE_SUFFIX, PUBLIC_PATHS, SCHEMAS, ref
+
+SECURITY_SCHEMES = {
+    "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+    "bearer": {"type": "http", "scheme": "bearer", "description": "The API key as a bearer token"},
+}
+# Either way of presenting the key; X-API-Key wins when a request has both.
+SECURITY: list[dict[str, list[str]]] = [{"apiKey": []}, {"bearer": []}]
+_POWERTOOLS_422 = {"$ref": SCHEMAS + "HTTPValidationError"}
+_POWERTOOLS_SCHEMAS = ("HTTPValidationError", "ValidationError", "ResponseValidationError")
+
+Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
+Channel = Literal["email", "webhook"]
+JobStatus = Literal["pending", "processing", "completed", "failed"]
+Priority = Annotated[int, WithJsonSchema({"type": "integer", "enum": [1, 5, 10]})]
+# A field that is left out when it does not apply (never null).
+Absent = SkipJsonSchema[None]
+
+
+def _no_null_defaults(schema: JsonSchemaValue) -> None:
+    properties = schema.get("properties")
+    for field in properties.values() if isinstance(properties, dict) else ():
+        if isinstance(field, dict) and "default" in field and field["default"] is None:
+            del field["default"]
+
+
+class _Shape(BaseModel):
+    # Every field a body has is here: an undocumented field fails the contract checks.
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_no_null_defaults)
+
+
+# ---------------------------------------------------------------- public
+
+
+class Pong(_Shape):
+    message: Literal["pong"]
+
+
+class ServiceInfo(_Shape):
+    name: str
+    version: str
+    description: str
+    documentation: str
+
+
+class HealthChecks(_Shape):
+    table: str = Field(description='"ok", or why the table cannot be reached')
+    queues: str = Field(description='"ok", or which queue cannot be reached')
+
+
+class Health(_Shape):
+    status: Literal["ok", "degraded"]
+    checks: HealthChecks
+
+
+# ---------------------------------------------------------------- notifications
+
+
+class AcceptedJob(_Shape):
+    jobId: str  # noqa: N815 (the API's field names)
+    status: Literal["pending"]
+    type: Channel
+    createdAt: Timestamp  # noqa: N815
+
+
+class JobSummary(_Shape):
+    id: str
+    type: Channel
+    status: JobStatus
+    priority: Priority
+    attempts: int
+    maxAttempts: int  # noqa: N815
+    errorMessage: str | None  # noqa: N815
+    createdAt: Timestamp  # noqa: N815
+    startedAt: Timestamp | None  # noqa: N815
+    completedAt: Timestamp | None  # noqa: N815
+
+
+class ProviderTry(_Shape):
+    """One provider call of an attempt: delivered (with the provider's message id) or failed."""
+
+    provider: str
+    outcome: str = Field(description="delivered, provider_permanent, message_permanent or transient")
+    messageId: str | None = None  # noqa: N815
+    status: int | None = Field(default=None, description="the provider's HTTP status")
+    code: str | None = Field(default=None, description="the provider's error code")
+    error: str | None = None
+
+
+class DeliveryLog(_Shape):
+    id: str
+    attempt: int
+    status: Literal["success", "failed"]
+    usedProvider: str | None  # noqa: N815
+    errorMessage: str | None  # noqa: N815
+    createdAt: Timestamp  # noqa: N815
+    providers: list[ProviderTry]
+
+
+class DeliveryEvent(_Shape):
+    type: str
+    occurredAt: Timestamp  # noqa: N815
+    provider: str | None
+
+
+class Job(JobSummary):
+    payload: dict[str, Any] | None = Field(description="The accepted request, until retention ends")
+    deliveryLogs: list[DeliveryLog]  # noqa: N815
+    events: list[DeliveryEvent]
+
+
+class Pagination(_Shape):
+    total: int
+    page: int
+    limit: int
+    totalPages: int  # noqa: N815
+    nextCursor: str | None = Field(description="Pass as cursor for the next page; null on the last")  # noqa: N815
+    totalIsLowerBound: bool | Absent = Field(  # noqa: N815
+        default=None, description="Present (true) when a status filter counted only part of the jobs"
+    )
+
+
+class JobPage(_Shape):
+    data: list[JobSummary]
+    pagination: Pagination
+
+
+class RetriedJob(_Shape):
+    jobId: str  # noqa: N815
+    status: Literal["pending"]
+    message: str
+
+
+# ---------------------------------------------------------------- account
+
+
+class RateLimit(_Shape):
+    requestsPerMinute: int  # noqa: N815
+
+
+class Limits(_Shape):
+    monthlyEmails: int | None  # noqa: N815
+    monthlyWebhooks: int | None  # noqa: N815
+    sharedQuota: bool  # noqa: N815
+
+
+class Usage(_Shape):
+    emails: int
+    webhooks: int
+    total: int
+
+
+class Account(_Shape):
+    tenantId: str  # noqa: N815
+    name: str
+    email: str
+    plan: str
+    status: str
+    rateLimit: RateLimit  # noqa: N815
+    limits: Limits
+    usage: Usage
+    periodStart: Timestamp  # noqa: N815
+    periodEnd: Timestamp  # noqa: N815
+    retentionDays: int  # noqa: N815
+
+
+class RotatedApiKey(_Shape):
+    apiKey: str = Field(description="The new key, shown this once")  # noqa: N815
+    previousKeyValidUntil: Timestamp | None = Field(  # noqa: N815
+        description="Until when the old key works; null: it and every earlier key stopped at once"
+    )
+
+
+class Provider(_Shape):
+    provider: str
+    priority: int
+    lastFour: str  # noqa: N815
+    addedAt: Timestamp  # noqa: N815
+    hasWebhookSecret: bool  # noqa: N815
+    hasAccountToken: bool  # noqa: N815
+    webhookUrl: str = Field(description="Where this provider posts its event webhooks")  # noqa: N815
+
+
+class ProviderList(RootModel[list[Provider]]):
+    pass
+
+
+class Deleted(_Shape):
+    deleted: Literal[True]
+
+
+class NewSigningSecret(_Shape):
+    secret: str = Field(description="whsec_…, shown this once")
+    createdAt: Timestamp  # noqa: N815
+
+
+class RotatedSigningSecret(NewSigningSecret):
+    previousValidUntil: Timestamp = Field(description="The old secret signs too until then")  # noqa: N815
+
+
+class SigningSecretStatus(_Shape):
+    hasSecret: bool  # noqa: N815
+    createdAt: Timestamp | None  # noqa: N815
+    previousValidUntil: Timestamp | None  # noqa: N815
+
+
+class DnsRecord(_Shape):
+    type: str
+    host: str
+    value: str
+    purpose: str
+    priority: int | None
+
+
+class DomainAtProvider(_Shape):
+    provider: str
+    verified: bool
+    error: str | None
+    records: list[DnsRecord]
+
+
+class Domain(_Shape):
+    domain: str
+    createdAt: Timestamp  # noqa: N815
+    verified: bool
+    providers: list[DomainAtProvider]
+
+
+class DomainList(RootModel[list[Domain]]):
+    pass
+
+
+class Suppression(_Shape):
+    email: str
+    reason: str
+    source: str
+    createdAt: Timestamp  # noqa: N815
+
+
+class SuppressionList(RootModel[list[Suppression]]):
+    pass
+
+
+# ---------------------------------------------------------------- errors
+
+
+class FieldProblem(_Shape):
+    field: str
+    message: str
+
+
+class ErrorEnvelope(_Shape):
+    success: Literal[False]
+    error: str = Field(description="One sentence for a person; for invalid input it names every problem")
+    code: ErrorCode
+    timestamp: Timestamp
+    details: list[FieldProblem] | Absent = Field(default=None, description="Every invalid field")
+    message: list[str] | Absent = Field(default=None, description="The same problems, one line each")
+    retryAfter: int | Absent = Field(default=None, description="On 429: seconds to wait, as Retry-After")  # noqa: N815
+    jobId: str | Absent = Field(default=None, description="On duplicate_request and queue_unavailable")  # noqa: N815
+    usage: int | Absent = Field(default=None, description="On quota_exceeded: used this period")
+    limit: int | Absent = Field(default=None, description="On quota_exceeded: the period's quota")
+    resetsAt: Timestamp | Absent = Field(default=None, description="On quota_exceeded: the period's end")  # noqa: N815
+
+
+BODIES: tuple[type[BaseModel], ...] = (
+    Pong,
+    ServiceInfo,
+    Health,
+    AcceptedJob,
+    Job,
+    JobPage,
+    RetriedJob,
+    Account,
+    RotatedApiKey,
+    Provider,
+    ProviderList,
+    Deleted,
+    NewSigningSecret,
+    RotatedSigningSecret,
+    SigningSecretStatus,
+    Domain,
+    DomainList,
+    SuppressionList,
+)
+
+
+def _envelope(body: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["success", "data", "timestamp"],
+        "properties": {
+            "success": {"const": True},
+            "data": ref(body),
+            "timestamp": {"type": "string", "format": "date-time"},
+        },
+    }
+
+
+def _schemas() -> dict[str, Any]:
+    """Every body's schema, its success envelope, and the error envelope, by component name."""
+    models: list[type[BaseModel]] = [*BODIES, ErrorEnvelope]
+    _, top = models_json_schema([(model, "validation") for model in models], ref_template=SCHEMAS + "{model}")
+    schemas: dict[str, Any] = top["$defs"]
+    schemas.update({body.__name__ + ENVELOPE_SUFFIX: _envelope(body.__name__) for body in BODIES})
+    return schemas
+
+
+def _without_default_422(operation: dict[str, Any]) -> None:
+    responses = operation["responses"]
+    default = responses.get("422", {}).get("content", {}).get("application/json", {}).get("schema")
+    if default == _POWERTOOLS_422:
+        del responses["422"]
+
+
+def finish(generated: dict[str, Any]) -> dict[str, Any]:
+    """The document Powertools generated, made to describe what Herald answers."""
+    document: dict[str, Any] = json.loads(json.dumps(generated))  # a copy of the caller's
+    for path, item in document["paths"].items():
+        for operation in item.values():
+            _without_default_422(operation)
+            if path in PUBLIC_PATHS:
+                operation["security"] = []
+    components = document.setdefault("components", {})
+    schemas = components.setdefault("schemas", {})
+    for name in _POWERTOOLS_SCHEMAS:
+        schemas.pop(name, None)
+    schemas.update(_schemas())
+    components["securitySchemes"] = SECURITY_SCHEMES
+    document["security"] = SECURITY
+    return document
+
+
+@lru_cache(maxsize=1)
+def _swagger_assets() -> tuple[str, str]:
+    folder = Path(swagger_ui.__file__).parent
+    return (
+        (folder / "swagger-ui-bundle.min.js").read_text(encoding="utf-8"),
+        (folder / "swagger-ui.min.css").read_text(encoding="utf-8"),
+    )
+
+
+def swagger_page(document: str) -> str:
+    """Swagger UI (Powertools' bundled copy) showing exactly ``document``."""
+    script, style = _swagger_assets()
+    # "</" would close the page's script element early.
+    return generate_swagger_html(document.replace("</", "<\\/"), script, style, "", None)

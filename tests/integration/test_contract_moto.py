@@ -1,0 +1,203 @@
+"""The contract a client reads: the OpenAPI document the API serves (and the Swagger page that shows
+it), checked against the routes the template serves and the one error table, and the exact sentences
+invalid input gets, through the real ApiFunction against moto."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from openapi_spec_validator import validate
+
+from herald.domain.errors import ErrorCode
+from herald.http.error_table import status_of
+from tests.support.herald_in_moto import HeraldInMoto, herald_in_moto
+
+pytestmark = pytest.mark.xdist_group("moto-contract")
+
+WEBHOOK = {"url": "https://hooks.example.com/in", "payload": {"event": "order.paid"}}
+SUCCESS = {
+    ("post", "/api/v1/notifications/email"): "202",
+    ("post", "/api/v1/notifications/webhook"): "202",
+    ("post", "/api/v1/notifications/jobs/{id}/retry"): "201",
+    ("post", "/api/v1/account/webhook-secret"): "201",
+    ("post", "/api/v1/account/domains"): "201",
+    ("put", "/api/v1/account/providers/{provider}"): "201",
+}
+PUBLIC = {"/api/v1/ping", "/api/v1/info", "/api/v1/health"}
+
+
+@pytest.fixture(scope="module")
+def herald() -> Iterator[HeraldInMoto]:
+    with pytest.MonkeyPatch.context() as monkeypatch, herald_in_moto(monkeypatch) as stack:
+        yield stack
+
+
+@pytest.fixture(scope="module")
+def document(herald: HeraldInMoto) -> dict[str, Any]:
+    answer = herald.api("GET", "/api/v1/openapi.json")
+    assert answer.status == 200
+    return answer.body
+
+
+def _operations(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            yield method, path, operation
+
+
+def _refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str):
+            yield node["$ref"]
+        for value in node.values():
+            yield from _refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _refs(value)
+
+
+def _schema_name(response: dict[str, Any]) -> str:
+    schema = response["content"]["application/json"]["schema"]
+    reference = schema["allOf"][0]["$ref"] if "allOf" in schema else schema["$ref"]
+    return str(reference).rsplit("/", 1)[1]
+
+
+def test_the_served_document_is_valid_openapi_and_swagger_shows_that_very_document(
+    herald: HeraldInMoto, document: dict[str, Any]
+) -> None:
+    validate(document)
+    schemas = document["components"]["schemas"]
+    assert {ref.rsplit("/", 1)[1] for ref in _refs(document)} <= set(schemas)
+    assert not {"HTTPValidationError", "ValidationError", "ResponseValidationError"} & set(schemas)
+
+    page = herald.invoke_api("GET", "/api/v1/docs")
+    assert (page["statusCode"], page["headers"]["Content-Type"]) == (200, "text/html")
+    embedded = re.search(r"spec: (\{.*\}),\n    presets:", page["body"], re.DOTALL)
+    assert embedded is not None
+    assert json.loads(embedded.group(1).replace("<\\/", "</")) == document
+    assert herald.api("GET", "/api/v1/docs?format=json").body == document
+
+
+def test_every_route_the_template_serves_is_documented(
+    herald: HeraldInMoto, document: dict[str, Any]
+) -> None:
+    served = {
+        (route.method.lower(), route.path)
+        for route in herald.topology.routes
+        if route.function == "ApiFunction" and "{proxy+}" not in route.path
+    }
+    documented = {(method, path) for method, path, _ in _operations(document)}
+    assert served <= documented
+    assert len(documented) == 24
+
+
+def test_every_route_answers_in_an_envelope_with_its_real_success_status(document: dict[str, Any]) -> None:
+    for method, path, operation in _operations(document):
+        statuses = operation["responses"]
+        successes = {status: response for status, response in statuses.items() if int(status) < 300}
+        expected = SUCCESS.get((method, path), "200")
+        assert expected in successes, (method, path)
+        for response in successes.values():
+            assert _schema_name(response).endswith("Response"), (method, path)
+        assert all(
+            _schema_name(response) == "ErrorEnvelope"
+            for status, response in statuses.items()
+            if int(status) >= 400 and path != "/api/v1/health"
+        ), (method, path)
+
+
+def test_each_error_status_lists_codes_the_error_table_gives_that_status(document: dict[str, Any]) -> None:
+    seen: set[ErrorCode] = set()
+    for method, path, operation in _operations(document):
+        for status, response in operation["responses"].items():
+            schema = response["content"]["application/json"]["schema"]
+            if "allOf" not in schema:
+                continue
+            codes = [ErrorCode(code) for code in schema["allOf"][1]["properties"]["code"]["enum"]]
+            assert {status_of(code) for code in codes} == {int(status)}, (method, path, status)
+            seen.update(codes)
+        if path not in PUBLIC:
+            assert {"401", "403", "503"} <= set(operation["responses"]), (method, path)
+    assert ErrorCode.RATE_LIMIT_EXCEEDED in seen
+    email = document["paths"]["/api/v1/notifications/email"]["post"]["responses"]
+    assert email["429"]["headers"]["Retry-After"]["required"] is True
+    assert {"400", "401", "403", "409", "413", "422", "429", "503"} <= set(email)
+
+
+def test_the_key_schemes_are_declared_once_and_public_routes_need_none(document: dict[str, Any]) -> None:
+    assert document["components"]["securitySchemes"] == {
+        "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+        "bearer": {"type": "http", "scheme": "bearer", "description": "The API key as a bearer token"},
+    }
+    assert document["security"] == [{"apiKey": []}, {"bearer": []}]
+    public = {path for method, path, operation in _operations(document) if operation.get("security") == []}
+    assert public == PUBLIC
+
+
+# ---------------------------------------------------------------- what invalid input reads
+
+
+@pytest.mark.parametrize(
+    ("headers", "sentence"),
+    [
+        ({"X-Webhook-Id": "1"}, "Invalid request: headers: header 'X-Webhook-Id' is set by Herald."),
+        ({"content-type": "text/plain"}, "Invalid request: headers: header 'content-type' is set by Herald."),
+        ({"Bad Name": "1"}, "Invalid request: headers: invalid header name 'Bad Name'."),
+        ({"X-A": "ok\r\nX-B: injected"}, "Invalid request: headers: header 'X-A' contains a line break."),
+        (
+            {"X-A": "é🚀"},
+            "Invalid request: headers: header 'X-A' holds a control character or a character outside Latin-1.",
+        ),
+    ],
+)
+def test_a_refused_webhook_header_is_named_in_the_sentence_the_client_reads(
+    herald: HeraldInMoto, headers: dict[str, str], sentence: str
+) -> None:
+    answer = herald.api(
+        "POST", "/api/v1/notifications/webhook", {**WEBHOOK, "headers": headers}, key=herald.new_key()
+    )
+    assert (answer.status, answer.body["code"], answer.body["error"]) == (400, "validation_error", sentence)
+    assert answer.body["message"] == [sentence.removeprefix("Invalid request: ").removesuffix(".")]
+
+
+def test_every_field_problem_is_in_the_sentence_in_details_and_in_the_message_list(
+    herald: HeraldInMoto,
+) -> None:
+    answer = herald.api(
+        "POST",
+        "/api/v1/notifications/email",
+        {"to": "not-an-address", "subject": "two\nlines", "body": "<p>x</p>", "cc": "x@example.com"},
+        key=herald.new_key(),
+    )
+    assert answer.status == 400
+    lines = [
+        "to: An email address must have an @-sign",
+        "subject: must not contain line breaks",
+        "cc: Unknown field 'cc'",
+    ]
+    assert answer.body["error"] == f"Invalid request: {'; '.join(lines)}."
+    assert answer.body["message"] == lines
+    assert [problem["field"] for problem in answer.body["details"]] == ["to", "subject", "cc"]
+
+
+def test_a_malformed_idempotency_key_header_reads_like_the_body_fields_rule(herald: HeraldInMoto) -> None:
+    key = herald.new_key()
+    for value in ("tab\there", "k" * 300):
+        answer = herald.api(
+            "POST", "/api/v1/notifications/webhook", WEBHOOK, key=key, headers={"Idempotency-Key": value}
+        )
+        assert (answer.status, answer.body["error"]) == (
+            400,
+            "Invalid request: Idempotency-Key: must be 1-255 printable ASCII characters.",
+        )
+    body = herald.api(
+        "POST", "/api/v1/notifications/webhook", {**WEBHOOK, "idempotencyKey": "k" * 300}, key=key
+    )
+    assert (body.status, body.body["error"]) == (
+        400,
+        "Invalid request: idempotencyKey: must be 1-255 printable ASCII characters.",
+    )
