@@ -14,7 +14,7 @@ from herald.composition.api import account_service, api_services
 from herald.domain.errors import ErrorCode
 from herald.domain.records import TenantContext
 from herald.http.api_keys import extract_api_key
-from herald.http.contract import AUTHENTICATED, JSON_BODY, PARAMETERS, answers, success
+from herald.http.contract import AUTHENTICATED, JSON_BODY, PATH_PARAMETERS, answers, success
 from herald.http.requests import DomainRequest, PriorityRequest, ProviderKeyRequest, RotateKeyRequest
 from herald.http.responses import json_response
 
@@ -22,8 +22,8 @@ router = Router()
 ProviderName = Annotated[str, Path(max_length=16, description="SENDGRID, RESEND or POSTMARK")]
 DomainName = Annotated[str, Path(max_length=253)]
 # Every route that names a provider or a domain in its path.
-PROVIDER_PATH = (*PARAMETERS, ErrorCode.UNKNOWN_PROVIDER)
-DOMAIN_PATH = (*PARAMETERS, ErrorCode.DOMAIN_NOT_FOUND, ErrorCode.PROVIDER_KEY_UNREADABLE)
+PROVIDER_PATH = (*PATH_PARAMETERS, ErrorCode.UNKNOWN_PROVIDER)
+DOMAIN_PATH = (*PATH_PARAMETERS, ErrorCode.DOMAIN_NOT_FOUND, ErrorCode.PROVIDER_KEY_UNREADABLE)
 
 
 def _tenant() -> TenantContext:
@@ -226,7 +226,7 @@ def list_suppressions() -> Response[str]:
     "/api/v1/account/suppressions/<email>",
     summary="Remove an address from the suppression list",
     responses=answers(
-        200, "Deleted", "Removed", *AUTHENTICATED, *PARAMETERS, ErrorCode.SUPPRESSION_NOT_FOUND
+        200, "Deleted", "Removed", *AUTHENTICATED, *PATH_PARAMETERS, ErrorCode.SUPPRESSION_NOT_FOUND
     ),
 )
 def delete_suppression(email: Annotated[str, Path(max_length=320)]) -> Response[str]:

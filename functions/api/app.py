@@ -23,13 +23,20 @@ from herald.http.contract import (
     AUTHENTICATED,
     JSON_BODY,
     PARAMETERS,
+    PATH_PARAMETERS,
     PUBLIC_PATHS,
     SENDING,
     answers,
     success,
 )
 from herald.http.requests import IDEMPOTENCY_KEY_RULE, EmailRequest, WebhookRequest, idempotency_key
-from herald.http.responses import error_response, json_response, oversized_body, validation_error
+from herald.http.responses import (
+    error_response,
+    json_response,
+    non_json_body,
+    oversized_body,
+    validation_error,
+)
 from herald.observability import count, logger, metrics, traced
 
 DESCRIPTION = (
@@ -170,7 +177,7 @@ def _valid_header_key(value: str) -> None:
 @app.get(
     "/api/v1/notifications/jobs/<id>",
     summary="Get a job",
-    responses=answers(200, "Job", "The job", *AUTHENTICATED, *PARAMETERS, ErrorCode.JOB_NOT_FOUND),
+    responses=answers(200, "Job", "The job", *AUTHENTICATED, *PATH_PARAMETERS, ErrorCode.JOB_NOT_FOUND),
 )
 def get_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (api.md's {id})
     return json_response(200, api_services().jobs.get(tenant(), id))
@@ -209,7 +216,7 @@ def list_jobs(
         "RetriedJob",
         "Re-queued",
         *AUTHENTICATED,
-        *PARAMETERS,
+        *PATH_PARAMETERS,
         ErrorCode.JOB_NOT_RETRYABLE,
         ErrorCode.QUEUE_UNAVAILABLE,
     ),
@@ -264,7 +271,8 @@ def unexpected(_error: Exception) -> Response[str]:
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    oversized = oversized_body(event)
-    if oversized is not None:
-        return oversized
+    # Refused before anything parses the body, as API Gateway's own limits would be.
+    refused = oversized_body(event) or non_json_body(event)
+    if refused is not None:
+        return refused
     return app.resolve(event, context)

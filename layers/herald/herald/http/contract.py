@@ -36,10 +36,18 @@ AUTHENTICATED = (
     ErrorCode.TENANT_DISABLED,
     ErrorCode.DEPENDENCY_UNAVAILABLE,
 )
-# A route with path, query or header parameters answers a value outside their rules with this.
+# A route with query or header parameters answers a value outside their rules with this.
 PARAMETERS = (ErrorCode.VALIDATION_ERROR,)
+# A path parameter is refused like any other when too long; one with a character no route's pattern
+# takes (outside word characters and URI punctuation) matches no route at all.
+PATH_PARAMETERS = (ErrorCode.VALIDATION_ERROR, ErrorCode.NOT_FOUND)
 # A route that reads a JSON body answers these for a body it cannot take.
-JSON_BODY = (ErrorCode.VALIDATION_ERROR, ErrorCode.INVALID_JSON, ErrorCode.PAYLOAD_TOO_LARGE)
+JSON_BODY = (
+    ErrorCode.VALIDATION_ERROR,
+    ErrorCode.INVALID_JSON,
+    ErrorCode.PAYLOAD_TOO_LARGE,
+    ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+)
 # Sending a notification, beyond its body's rules.
 SENDING = (
     ErrorCode.RATE_LIMIT_EXCEEDED,

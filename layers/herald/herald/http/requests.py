@@ -70,7 +70,23 @@ def idempotency_key(value: str) -> str:
     return value
 
 
-EmailAddress = Annotated[str, Field(max_length=320), AfterValidator(_address)]
+def _header_safe(value: str) -> str:
+    if not _PRINTABLE.match(value):
+        raise PydanticCustomError(
+            "invalid_credential", "must be printable ASCII characters (it is sent in an HTTP header)"
+        )
+    return value
+
+
+EmailAddress = Annotated[
+    str, Field(max_length=320, json_schema_extra={"format": "email"}), AfterValidator(_address)
+]
+# A provider key or token: Herald presents it to the provider in a request header.
+ProviderCredential = Annotated[
+    str,
+    Field(min_length=1, max_length=512, json_schema_extra={"pattern": _PRINTABLE.pattern}),
+    AfterValidator(_header_safe),
+]
 IdempotencyKey = Annotated[
     str, AfterValidator(idempotency_key), WithJsonSchema({"type": "string", **IDEMPOTENCY_KEY_RULE})
 ]
@@ -101,6 +117,14 @@ class _Strict(BaseModel):
 
 
 class EmailRequest(_Strict):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"to": "someone@example.com", "subject": "Your order", "body": "<p>It has shipped.</p>"}
+            ]
+        }
+    )
+
     to: EmailAddress = Field(description="One RFC 5322 address, without a display name")
     subject: str = Field(min_length=1, max_length=998)
     body: Annotated[str, Field(min_length=1), _bounded_utf8(MAX_BODY_BYTES, "body")] = Field(
@@ -176,6 +200,14 @@ def _compact_payload(value: dict[str, Any]) -> dict[str, Any]:
 
 
 class WebhookRequest(_Strict):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"url": "https://hooks.example.com/orders", "payload": {"event": "order.paid", "id": 42}}
+            ]
+        }
+    )
+
     url: str = Field(min_length=1, max_length=2048, description="https:// URL on a public host")
     method: Literal["POST", "PUT", "PATCH", "DELETE", "GET"] = "POST"
     headers: Annotated[dict[str, str], AfterValidator(_webhook_headers)] | None = None
@@ -190,8 +222,8 @@ class WebhookRequest(_Strict):
 
 
 class ProviderKeyRequest(_Strict):
-    apiKey: str = Field(min_length=1, max_length=512)  # noqa: N815 (the API's field names)
-    accountToken: str | None = Field(default=None, min_length=1, max_length=512)  # noqa: N815
+    apiKey: ProviderCredential  # noqa: N815 (the API's field names)
+    accountToken: ProviderCredential | None = None  # noqa: N815
     webhookSecret: str | None = Field(default=None, min_length=1, max_length=1024)  # noqa: N815
 
 
