@@ -14,6 +14,7 @@ from openapi_spec_validator import validate
 
 from herald.domain.errors import ErrorCode
 from herald.http.error_table import status_of
+from tests.support.dns import resolve_publicly
 from tests.support.herald_in_moto import HeraldInMoto, herald_in_moto
 
 pytestmark = pytest.mark.xdist_group("moto-contract")
@@ -32,8 +33,10 @@ PUBLIC = {"/api/v1/ping", "/api/v1/info", "/api/v1/health"}
 
 @pytest.fixture(scope="module")
 def herald() -> Iterator[HeraldInMoto]:
-    with pytest.MonkeyPatch.context() as monkeypatch, herald_in_moto(monkeypatch) as stack:
-        yield stack
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        resolve_publicly(monkeypatch)  # no DNS here: the webhook hosts of these tests resolve publicly
+        with herald_in_moto(monkeypatch) as stack:
+            yield stack
 
 
 @pytest.fixture(scope="module")
@@ -200,4 +203,65 @@ def test_a_malformed_idempotency_key_header_reads_like_the_body_fields_rule(hera
     assert (body.status, body.body["error"]) == (
         400,
         "Invalid request: idempotencyKey: must be 1-255 printable ASCII characters.",
+    )
+
+
+@pytest.mark.parametrize(
+    "media_type",
+    [
+        "text/plain",
+        "application/xml",
+        "application/merge-patch+json",
+        "multipart/form-data",
+        "application/x-www-form-urlencoded",
+    ],
+)
+def test_a_body_that_is_not_json_is_415_with_or_without_a_key(herald: HeraldInMoto, media_type: str) -> None:
+    """Given a body sent as anything but JSON, Then every route with a body answers 415 in the
+    envelope (Powertools parses form data itself, and crashed on multipart), before any key check."""
+    for key in (None, herald.new_key()):
+        for method, path in (
+            ("POST", "/api/v1/notifications/email"),
+            ("PUT", "/api/v1/account/providers/SENDGRID"),
+            ("PATCH", "/api/v1/account/providers/SENDGRID"),
+        ):
+            answer = herald.api(method, path, b"to=a", key=key, headers={"Content-Type": media_type})
+            assert (answer.status, answer.body["code"], answer.body["error"]) == (
+                415,
+                "unsupported_media_type",
+                "The request body must be JSON, sent as Content-Type: application/json.",
+            )
+
+
+def test_a_json_content_type_with_parameters_and_a_retry_without_body_are_read(herald: HeraldInMoto) -> None:
+    key = herald.new_key()
+    sent = herald.api(
+        "POST",
+        "/api/v1/notifications/webhook",
+        WEBHOOK,
+        key=key,
+        headers={"Content-Type": "application/json; charset=utf-8"},
+    )
+    assert sent.status == 202
+    retry = herald.api(
+        "POST",
+        f"/api/v1/notifications/jobs/{sent.data['jobId']}/retry",
+        key=key,
+        headers={"Content-Type": "text/plain"},
+    )
+    assert (retry.status, retry.body["code"]) == (415, "unsupported_media_type")
+    retry = herald.api("POST", f"/api/v1/notifications/jobs/{sent.data['jobId']}/retry", key=key)
+    assert (retry.status, retry.body["code"]) == (404, "job_not_retryable")
+
+
+@pytest.mark.parametrize("api_key", ["SG.key\nX-Injected: 1", "clé-é", "tab\tkey"])
+def test_a_provider_key_no_http_header_can_carry_is_400_before_any_provider_call(
+    herald: HeraldInMoto, api_key: str
+) -> None:
+    answer = herald.api(
+        "PUT", "/api/v1/account/providers/SENDGRID", {"apiKey": api_key}, key=herald.new_key()
+    )
+    assert (answer.status, answer.body["error"]) == (
+        400,
+        "Invalid request: apiKey: must be printable ASCII characters (it is sent in an HTTP header).",
     )

@@ -142,7 +142,10 @@ class HeraldInMoto:
     ) -> dict[str, Any]:
         """ApiFunction's answer as API Gateway gets it (statusCode, headers, body as text)."""
         raw = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-        pairs = [("host", "api.herald.test"), ("content-type", "application/json"), *(headers or {}).items()]
+        given = dict(headers or {})
+        if not any(name.lower() == "content-type" for name in given):
+            given["content-type"] = "application/json"
+        pairs = [("host", "api.herald.test"), *given.items()]
         if key:
             pairs.append(("x-api-key", key))
         request = HttpRequest(method=method, target=path, headers=pairs, body=raw, source_ip="203.0.113.9")
