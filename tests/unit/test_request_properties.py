@@ -1,0 +1,207 @@
+"""Properties of the request rules, over inputs hypothesis makes up:
+
+- the rules the OpenAPI document states (idempotency keys, provider keys) accept exactly what the
+  validators accept, so a client that follows the document is never refused and the fuzzer's
+  "valid" data is valid;
+- a valid body survives the round trip to the job (dumped with the SDK's field names, read again);
+- every webhook header Herald could not send as given (reserved names, line breaks, control and
+  non-Latin-1 characters) is refused at acceptance, and every other one is kept;
+- a payload is accepted exactly when it is finite JSON of at most 10 240 compact bytes;
+- however many fields are wrong, the one sentence a client reads names each of them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from typing import Any
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from herald.domain.jobs import compact_json
+from herald.http.requests import (
+    IDEMPOTENCY_KEY_RULE,
+    MAX_WEBHOOK_PAYLOAD_BYTES,
+    RESERVED_HEADER_PREFIXES,
+    RESERVED_HEADERS,
+    EmailRequest,
+    ProviderKeyRequest,
+    WebhookRequest,
+    idempotency_key,
+)
+from herald.http.responses import validation_error
+
+EMAIL = {"to": "user@example.com", "subject": "Hello", "body": "<p>Hi</p>"}
+WEBHOOK = {"url": "https://hooks.example.com/in", "payload": {"event": "x"}}
+TOKEN_CHARS = "!#$%&'*+-.^_`|~" + string.ascii_letters + string.digits
+
+any_text = st.text(st.characters(codec="utf-8"), max_size=300)
+header_names = st.text(TOKEN_CHARS, min_size=1, max_size=30).filter(
+    lambda name: (
+        name.lower() not in RESERVED_HEADERS and not name.lower().startswith(RESERVED_HEADER_PREFIXES)
+    )
+)
+# What an HTTP/1.1 header value may carry: visible Latin-1, space and tab.
+sendable_values = st.text(
+    st.sampled_from("\t" + "".join(map(chr, [*range(0x20, 0x7F), *range(0xA0, 0x100)])))
+)
+finite_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=20), children, max_size=5)
+    ),
+    max_leaves=30,
+)
+
+
+def _follows_documented_rule(value: str, rule: dict[str, Any]) -> bool:
+    return (
+        rule["minLength"] <= len(value) <= rule["maxLength"] and re.search(rule["pattern"], value) is not None
+    )
+
+
+def _refusal(model: type[EmailRequest | WebhookRequest], body: dict[str, Any]) -> list[dict[str, Any]]:
+    with pytest.raises(ValidationError) as caught:
+        model.model_validate(body)
+    return [dict(error) for error in caught.value.errors()]
+
+
+@given(any_text)
+def test_an_idempotency_key_is_accepted_exactly_when_it_follows_the_documented_rule(value: str) -> None:
+    try:
+        idempotency_key(value)
+        accepted = True
+    except ValueError:
+        accepted = False
+    assert accepted == _follows_documented_rule(value, IDEMPOTENCY_KEY_RULE)
+
+
+@given(any_text)
+def test_a_provider_key_is_accepted_exactly_when_it_follows_the_documented_rule(value: str) -> None:
+    rule = ProviderKeyRequest.model_json_schema()["properties"]["apiKey"]
+    try:
+        ProviderKeyRequest.model_validate({"apiKey": value})
+        accepted = True
+    except ValidationError:
+        accepted = False
+    assert accepted == _follows_documented_rule(value, rule)
+
+
+@given(
+    subject=st.text(min_size=1, max_size=998).filter(lambda text: "\r" not in text and "\n" not in text),
+    body=st.text(min_size=1, max_size=2000),
+    priority=st.sampled_from([None, 1, 5, 10]),
+    key=st.none() | st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1, max_size=255),
+)
+def test_a_valid_email_survives_the_round_trip_to_the_job(
+    subject: str, body: str, priority: int | None, key: str | None
+) -> None:
+    request = {**EMAIL, "subject": subject, "body": body, "priority": priority, "idempotencyKey": key}
+    stored = EmailRequest.model_validate(request).model_dump(by_alias=True, exclude_none=True, mode="json")
+    assert stored == {name: value for name, value in request.items() if value is not None}
+    assert (
+        EmailRequest.model_validate(stored).model_dump(by_alias=True, exclude_none=True, mode="json")
+        == stored
+    )
+
+
+@given(st.text(max_size=30), st.sampled_from(["\r", "\n", "\r\n"]), st.text(max_size=30))
+def test_a_subject_with_a_line_break_is_always_refused(before: str, line_break: str, after: str) -> None:
+    errors = _refusal(EmailRequest, {**EMAIL, "subject": before + line_break + after})
+    assert [error["loc"][0] for error in errors] == ["subject"]
+
+
+@given(st.integers() | st.floats() | st.text(max_size=3) | st.booleans())
+def test_a_priority_is_one_of_the_sdks_three_integers_and_nothing_else(priority: object) -> None:
+    valid = type(priority) is int and priority in (1, 5, 10)
+    try:
+        EmailRequest.model_validate({**EMAIL, "priority": priority})
+        accepted = True
+    except ValidationError:
+        accepted = False
+    assert accepted == valid
+
+
+@given(st.dictionaries(header_names, sendable_values, max_size=20))
+def test_every_header_herald_can_send_as_given_is_kept(headers: dict[str, str]) -> None:
+    assume(sum(len(name.encode()) + len(value.encode()) for name, value in headers.items()) <= 8 * 1024)
+    assert WebhookRequest.model_validate({**WEBHOOK, "headers": headers}).headers == headers
+
+
+@given(
+    name=st.sampled_from(sorted(RESERVED_HEADERS) + [f"{prefix}x" for prefix in RESERVED_HEADER_PREFIXES]),
+    casing=st.sampled_from([str.lower, str.upper, str.title]),
+)
+def test_a_header_herald_sets_is_refused_in_any_letter_case(name: str, casing: Any) -> None:
+    errors = _refusal(WebhookRequest, {**WEBHOOK, "headers": {casing(name): "v"}})
+    assert [error["type"] for error in errors] == ["reserved_header"]
+
+
+@given(
+    prefix=sendable_values,
+    bad=st.characters(codec="utf-8").filter(
+        lambda char: (ord(char) < 0x20 and char != "\t") or 0x7F <= ord(char) < 0xA0 or ord(char) > 0xFF
+    ),
+    suffix=sendable_values,
+)
+def test_a_header_value_with_a_byte_no_header_can_carry_is_refused(
+    prefix: str, bad: str, suffix: str
+) -> None:
+    errors = _refusal(WebhookRequest, {**WEBHOOK, "headers": {"X-A": prefix + bad + suffix}})
+    assert [error["type"] for error in errors] == ["invalid_header"]
+
+
+@settings(max_examples=200)
+@given(st.dictionaries(st.text(max_size=20), finite_json, max_size=6), st.integers(9_000, 10_300))
+def test_a_payload_is_accepted_exactly_when_its_compact_json_fits(
+    payload: dict[str, Any], padding: int
+) -> None:
+    # Padding brings the payload around the limit, from either side.
+    payload = {**payload, "padding": "é" * (padding // 2)}
+    fits = len(compact_json(payload)) <= MAX_WEBHOOK_PAYLOAD_BYTES
+    try:
+        WebhookRequest.model_validate({**WEBHOOK, "payload": payload})
+        accepted = True
+    except ValidationError:
+        accepted = False
+    assert accepted == fits
+
+
+@given(finite_json, st.sampled_from([math.nan, math.inf, -math.inf]))
+def test_a_payload_holding_nan_or_infinity_anywhere_is_refused(value: Any, number: float) -> None:
+    errors = _refusal(WebhookRequest, {**WEBHOOK, "payload": {"a": [value, {"b": number}]}})
+    assert [error["type"] for error in errors] == ["invalid_number"]
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                ("to", "not-an-address"),
+                ("subject", ""),
+                ("body", ""),
+                ("priority", 3),
+                ("replyTo", "x"),
+                ("idempotencyKey", "tab\there"),
+                ("provider", "MAILGUN"),
+                ("cc", "extra@example.com"),
+            ]
+        ),
+        min_size=1,
+        unique_by=lambda pair: pair[0],
+    )
+)
+def test_the_one_sentence_a_client_reads_names_every_wrong_field(wrong: list[tuple[str, Any]]) -> None:
+    with pytest.raises(ValidationError) as caught:
+        EmailRequest.model_validate({**EMAIL, **dict(wrong)})
+    # As the API's validation reports them: located in the body.
+    error = validation_error(
+        [{**problem, "loc": ("body", *problem["loc"])} for problem in caught.value.errors()]
+    )
+    assert sorted(problem.field for problem in error.details) == sorted(field for field, _ in wrong)
+    assert all(f"{problem.field}: {problem.message}" in error.message for problem in error.details)
+    assert error.extra["message"] == [f"{problem.field}: {problem.message}" for problem in error.details]
