@@ -116,13 +116,10 @@ class RunningStack:
             config=config,
         )
 
-    def create_tenant(self, plan: str = "startup", name: str = "E2E") -> tuple[str, str]:
-        """A tenant of the calling test's own, made with the operator CLI as an operator would:
-        (tenant id, API key)."""
+    def cli(self, *arguments: str) -> str:
+        """What the operator CLI prints for ``herald ARGUMENTS`` run against this stack (it must succeed)."""
         finished = subprocess.run(
-            [str(Path(sys.executable).with_name("herald")), "--local-dir", str(self.state_dir)]
-            + ["tenant", "create", "--name", name, "--email", f"{name.lower()}@example.com"]
-            + ["--plan", plan, "--json"],
+            [str(Path(sys.executable).with_name("herald")), "--local-dir", str(self.state_dir), *arguments],
             env=without_local_dir(),
             capture_output=True,
             text=True,
@@ -130,7 +127,24 @@ class RunningStack:
             check=False,
         )
         assert finished.returncode == 0, finished.stderr
-        created = json.loads(finished.stdout)
+        return finished.stdout
+
+    def create_tenant(self, plan: str = "startup", name: str = "E2E") -> tuple[str, str]:
+        """A tenant of the calling test's own, made with the operator CLI as an operator would:
+        (tenant id, API key)."""
+        created = json.loads(
+            self.cli(
+                "tenant",
+                "create",
+                "--name",
+                name,
+                "--email",
+                f"{name.lower()}@example.com",
+                "--plan",
+                plan,
+                "--json",
+            )
+        )
         return str(created["tenantId"]), str(created["apiKey"])
 
     @property
