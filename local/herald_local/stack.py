@@ -28,7 +28,14 @@ from herald_local.sandbox import SandboxServer
 from herald_local.schedules import SchedulePlayer
 from herald_local.sns_bridge import SnsBridge
 from herald_local.stack_plan import PlanError, needs_sns_bridge
-from herald_local.state import API_ROOT_OUTPUT, API_URL_OUTPUT, StackNotRunning, read_state, remove_state, write_state
+from herald_local.state import (
+    API_ROOT_OUTPUT,
+    API_URL_OUTPUT,
+    StackNotRunning,
+    read_state,
+    remove_state,
+    write_state,
+)
 from herald_local.template import TemplateError, load_template, translate
 from herald_local.topology import AlarmSpec, Topology
 
