@@ -1,4 +1,4 @@
-"""python -m bench: Herald's budgets, measured (design.md "Performance budgets").
+"""python -m bench: Herald's performance budgets (cost, AWS calls, latency), measured.
 
 1. accept path  - AWS calls per accepted email and webhook (real ApiFunction, moto from template.yaml)
 2. delivery     - DynamoDB, SQS and KMS calls per delivered email in a warm EmailWorker

@@ -179,7 +179,7 @@ def _valid_header_key(value: str) -> None:
     summary="Get a job",
     responses=answers(200, "Job", "The job", *AUTHENTICATED, *PATH_PARAMETERS, ErrorCode.JOB_NOT_FOUND),
 )
-def get_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (api.md's {id})
+def get_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (the route's {id})
     return json_response(200, api_services().jobs.get(tenant(), id))
 
 
@@ -221,7 +221,7 @@ def list_jobs(
         ErrorCode.QUEUE_UNAVAILABLE,
     ),
 )
-def retry_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (api.md's {id})
+def retry_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (the route's {id})
     return json_response(201, api_services().jobs.retry(tenant(), id))
 
 

@@ -43,7 +43,7 @@ NO_RETRIES = Config(region_name=REGION, retries={"total_max_attempts": 1}, conne
 ROOT = project_root()
 WAIT_SECONDS = 20.0
 
-# The public routes of api.md, as a client calls them.
+# The routes the NotifyKit SDK calls (docs/api.md), as a client calls them.
 PUBLIC_ROUTES = [
     ("GET", "/api/v1/ping", "GET /api/v1/ping"),
     ("GET", "/api/v1/info", "GET /api/v1/info"),
@@ -275,7 +275,7 @@ def _wait_for(condition: Callable[[], bool], what: str) -> None:
 
 
 def test_every_public_route_of_the_contract_is_served_by_its_own_route(moto: None) -> None:
-    """Given the real template, When each public route of api.md is requested, Then a route of its own
+    """Given the real template, When each route the SDK calls is requested, Then a route of its own
     (not the catch-all) serves it with the API function."""
     table = RouteTable(_real_topology().routes)
     for method, path, route_key in PUBLIC_ROUTES:

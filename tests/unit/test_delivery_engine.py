@@ -1,5 +1,5 @@
 """The delivery engine end to end on in-memory ports: claim, one pass over the providers, then
-complete, retry with a delayed re-send, or fail and dead-letter (design.md rules 2-5)."""
+complete, retry with a delayed re-send, or fail and dead-letter."""
 
 from __future__ import annotations
 

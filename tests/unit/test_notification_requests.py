@@ -1,4 +1,4 @@
-"""Field rules of the send bodies (api.md, "Email body" and "Webhook body")."""
+"""Field rules of the send bodies (docs/api.md, "Sending an email" and "Sending a webhook")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Postmark adapter: the request it sends, ErrorCode-driven classification (providers.md §3), the
+"""Postmark adapter: the request it sends, classification by Postmark's ErrorCode, the
 server/account token checks and domains with the account token, against ``responses``."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Resend adapter: idempotent sends with byte-identical bodies, error classification by `name`
-(providers.md §2), the key check and domains, against a faked HTTP layer (``responses``)."""
+"""Resend adapter: idempotent sends with byte-identical bodies, error classification by `name`,
+the key check and domains, against a faked HTTP layer (``responses``)."""
 
 from __future__ import annotations
 

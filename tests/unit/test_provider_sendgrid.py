@@ -1,5 +1,5 @@
 """SendGrid adapter: the request it sends, how it reads answers, and how it classifies failures
-(providers.md §1), against a faked HTTP layer (``responses``)."""
+as SendGrid's v3 API documents them, against a faked HTTP layer (``responses``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """SES adapter: the platform send through boto3 sesv2 and the translation of botocore errors
-(providers.md §4.2), with botocore's Stubber and, for network failures, real sockets."""
+(as the SES v2 API names them), with botocore's Stubber and, for network failures, real sockets."""
 
 from __future__ import annotations
 

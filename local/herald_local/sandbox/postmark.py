@@ -1,6 +1,6 @@
 """Postmark imitation under ``/postmark``: ``POST /email`` and ``GET /server`` with the server token
 (domains, with the account token, live in ``postmark_domains``, added to this blueprint by the app).
-Shapes follow providers.md §3; errors are ``{ErrorCode, Message}``.
+Shapes follow Postmark's API reference; errors are ``{ErrorCode, Message}``.
 
 Error answers chosen by ``fail-<status>``: 401 ErrorCode 10, 403 an HTML page without ErrorCode
 (Postmark's network layer answers it, not the API), 422 ErrorCode 406 "Inactive recipient",

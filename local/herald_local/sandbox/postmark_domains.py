@@ -1,4 +1,4 @@
-"""Postmark domains (``/domains``, account token), providers.md §3.4: DomainDetails with the DKIM
+"""Postmark domains (``/domains``, account token), as Postmark's API has them: DomainDetails with the DKIM
 TXT pair pending until verified, the Return-Path CNAME (``pm.mtasv.net``) and the deprecated SPF
 pair. ``verifyDkim`` / ``verifyReturnPath`` match any path casing, as Postmark does. Verification
 succeeds unless the domain's first label starts with ``pending``. An unknown id answers 422 with

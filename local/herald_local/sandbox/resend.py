@@ -1,5 +1,5 @@
 """Resend imitation under ``/resend``: ``POST /emails`` with ``Idempotency-Key`` (domains live in
-``resend_domains``, added to this blueprint by the app). Shapes follow providers.md §2; every
+``resend_domains``, added to this blueprint by the app). Shapes follow Resend's API reference; every
 answer carries the ``ratelimit-*`` headers.
 
 Keys: no ``Authorization`` → 401 ``missing_api_key``; an unknown key → 401 ``validation_error``

@@ -1,4 +1,4 @@
-"""Resend domains (``/domains``), providers.md §2.4: an SPF MX and TXT on the return-path subdomain
+"""Resend domains (``/domains``), as Resend's API has them: an SPF MX and TXT on the return-path subdomain
 (``send`` unless ``custom_return_path``) and a DKIM TXT. A new domain is ``not_started``; verifying
 makes it ``verified``, or ``pending`` when its first label starts with ``pending``."""
 

@@ -1,5 +1,5 @@
 """SendGrid v3 imitation under ``/sendgrid``: mail send, key scopes (domain authentication lives in
-``sendgrid_domains``, added to this blueprint by the app). Shapes follow providers.md §1.
+``sendgrid_domains``, added to this blueprint by the app). Shapes follow SendGrid's v3 API reference.
 
 Error answers chosen by ``fail-<status>`` (body ``{"errors": [{"field", "message"}]}``):
 400 invalid recipient (``personalizations.0.to.0.email``), 401 "authorization required",

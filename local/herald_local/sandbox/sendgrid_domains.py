@@ -1,4 +1,4 @@
-"""SendGrid domain authentication (``/v3/whitelabel/domains``), providers.md §1.4.
+"""SendGrid domain authentication (``/v3/whitelabel/domains``), as SendGrid documents it.
 
 With ``automatic_security`` (the default) the records are three CNAMEs (``mail_cname``, ``dkim1``,
 ``dkim2``); without it an MX, an SPF TXT and a DKIM TXT. Validation passes unless the domain's first

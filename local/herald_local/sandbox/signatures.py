@@ -1,4 +1,4 @@
-"""Checks of Herald's outbound webhook signatures (api.md, "Outbound webhook signing") against the
+"""Checks of Herald's outbound webhook signatures (docs/api.md, "Signatures of outbound webhooks") against the
 secrets registered with the sandbox. Each check is True, False, or None when it cannot be made (no
 secret registered, or the delivery carries no such signature header). Header names are lower case."""
 

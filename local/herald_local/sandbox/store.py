@@ -38,7 +38,7 @@ class _IdempotencyRecord:
     message_id: str | None = None  # None while the first request is still in flight
 
 
-# Resend keeps idempotency keys for 24 hours (providers.md §2.1).
+# Resend keeps idempotency keys for 24 hours (its API reference says so).
 IDEMPOTENCY_TTL = timedelta(hours=24)
 
 

@@ -34,7 +34,7 @@ METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE", "GET"})
 
 _TIMED_OUT = "the endpoint did not answer in time"
 
-# Names Herald sets itself (api.md rejects them at acceptance); dropped here as well so a tenant's
+# Names Herald sets itself (refused at acceptance, see docs/api.md); dropped here as well so a tenant's
 # header can never sit beside ours under a different spelling, nor frame the body (Transfer-Encoding).
 _HERALD_HEADER = re.compile(
     r"(content-type|user-agent|host|content-length|transfer-encoding|x-webhook-.*|webhook-.*)", re.IGNORECASE

@@ -32,7 +32,7 @@ TENANT_ID_TAG = "herald_tenant_id"
 
 
 class FailureKind(StrEnum):
-    """How the delivery engine reacts to a failed provider call (design.md, core rule 3)."""
+    """How the delivery engine reacts to a failed provider call."""
 
     # Bad or revoked key, suspended account, sender or domain not set up there, monthly quota:
     # skip this provider for the rest of the job.

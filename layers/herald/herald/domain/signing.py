@@ -1,4 +1,4 @@
-"""Signatures of outbound webhooks, in two formats at once (api.md, "Outbound webhook signing").
+"""Signatures of outbound webhooks, in two formats at once (docs/api.md, "Signatures of outbound webhooks").
 
 - NotifyKit style, what the NotifyKit SDK's ``verifyWebhookSignature`` checks: ``X-Webhook-Timestamp``
   and ``X-Webhook-Signature: t=<ts>,v1=<hex>``, HMAC-SHA256 of ``"<ts>.<body>"`` keyed with the whole

@@ -1,4 +1,4 @@
-"""The response envelopes of the API contract (api.md, "Conventions")."""
+"""The response envelopes of the API contract (docs/api.md, "Conventions")."""
 
 from __future__ import annotations
 
