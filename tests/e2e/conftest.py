@@ -113,10 +113,25 @@ class RunningStack:
     def create_tenant(self, plan: str = "startup", name: str = "E2E") -> tuple[str, str]:
         """A tenant of the calling test's own, made with the operator CLI as an operator would:
         (tenant id, API key)."""
+        created = json.loads(
+            self.cli(
+                "tenant",
+                "create",
+                "--name",
+                name,
+                "--email",
+                f"{name.lower()}@example.com",
+                "--plan",
+                plan,
+                "--json",
+            )
+        )
+        return str(created["tenantId"]), str(created["apiKey"])
+
+    def cli(self, *arguments: str) -> str:
+        """The operator CLI's output for ``herald --local-dir <this stack> <arguments>``; it must succeed."""
         finished = subprocess.run(
-            [str(Path(sys.executable).with_name("herald")), "--local-dir", str(self.state_dir)]
-            + ["tenant", "create", "--name", name, "--email", f"{name.lower()}@example.com"]
-            + ["--plan", plan, "--json"],
+            [str(Path(sys.executable).with_name("herald")), "--local-dir", str(self.state_dir), *arguments],
             env=without_local_dir(),
             capture_output=True,
             text=True,
@@ -124,8 +139,7 @@ class RunningStack:
             check=False,
         )
         assert finished.returncode == 0, finished.stderr
-        created = json.loads(finished.stdout)
-        return str(created["tenantId"]), str(created["apiKey"])
+        return finished.stdout
 
     @property
     def log_file(self) -> Path:

@@ -182,6 +182,11 @@ class HeraldInMoto:
         """The SQS client the functions of this process use."""
         return common.foundation().clients.sqs()
 
+    def invoke_function(self, logical_id: str, event: Any) -> Any:
+        """Invoke a template function in this process, in its own template environment."""
+        self.use_function_environment(logical_id, {"HERALD_AWS_MAX_ATTEMPTS": "1"})
+        return self.handler_module(logical_id).handler(event, LambdaContext(logical_id))
+
     def queue_url(self, output: str) -> str:
         return self.topology.outputs[output]
 
