@@ -18,8 +18,9 @@ from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus, queue_priority
 from herald.domain.records import TenantContext
 from herald.http.api_keys import extract_api_key
+from herald.http.guards import screen
 from herald.http.requests import EmailRequest, WebhookRequest, idempotency_key
-from herald.http.responses import error_response, json_response, oversized_body, validation_error
+from herald.http.responses import error_response, json_response, validation_error
 from herald.observability import count, logger, metrics, traced
 
 PUBLIC_PATHS = frozenset(
@@ -193,7 +194,7 @@ def unexpected(_error: Exception) -> Response[str]:
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    oversized = oversized_body(event)
-    if oversized is not None:
-        return oversized
+    refused = screen(event)
+    if refused is not None:
+        return refused
     return app.resolve(event, context)

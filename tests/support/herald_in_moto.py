@@ -127,9 +127,12 @@ class HeraldInMoto:
         *,
         key: str | None = None,
         headers: Mapping[str, str] | None = None,
+        content_type: str | None = "application/json",
     ) -> ApiAnswer:
         raw = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-        pairs = [("host", "api.herald.test"), ("content-type", "application/json"), *(headers or {}).items()]
+        pairs = [("host", "api.herald.test"), *(headers or {}).items()]
+        if content_type is not None:
+            pairs.append(("content-type", content_type))
         if key:
             pairs.append(("x-api-key", key))
         request = HttpRequest(method=method, target=path, headers=pairs, body=raw, source_ip="203.0.113.9")

@@ -12,14 +12,9 @@ from aws_lambda_powertools.event_handler import Response
 from herald.domain.errors import ErrorCode, FieldProblem, HeraldError, validation_failed
 from herald.http.envelope import failure, success
 from herald.http.error_table import status_of
-from herald.http.raw_body import raw_body
 from herald.http.requests import TOO_LARGE
 
 JSON = "application/json"
-# Raw body limits per route, checked before parsing: the email route carries up to two 256 KiB
-# bodies (HTML and text) plus small fields; everything else is small.
-EMAIL_ROUTE_LIMIT = 600 * 1024
-DEFAULT_BODY_LIMIT = 64 * 1024
 
 
 def json_response(status: int, data: Any, headers: Mapping[str, str] | None = None) -> Response[str]:
@@ -43,25 +38,6 @@ def error_response(error: HeraldError) -> Response[str]:
         body=json.dumps(failure(error), separators=(",", ":")),
         headers=error_headers(error),
     )
-
-
-def body_limit(method: str, path: str) -> int:
-    if method.upper() == "POST" and path.rstrip("/").endswith("/notifications/email"):
-        return EMAIL_ROUTE_LIMIT
-    return DEFAULT_BODY_LIMIT
-
-
-def oversized_body(event: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The 413 answer (API Gateway v2 shape) for a body over its route's limit, checked before
-    anything parses it; None when the size is fine."""
-    method = event.get("requestContext", {}).get("http", {}).get("method", "")
-    limit = body_limit(method, event.get("rawPath", ""))
-    if len(raw_body(event)) <= limit:
-        return None
-    error = HeraldError(
-        f"The request body is larger than this route accepts ({limit} bytes).", ErrorCode.PAYLOAD_TOO_LARGE
-    )
-    return {"statusCode": 413, "headers": {"Content-Type": JSON}, "body": json.dumps(failure(error))}
 
 
 def _field_name(location: Sequence[Any]) -> str:
