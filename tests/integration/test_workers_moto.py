@@ -21,6 +21,7 @@ import pytest
 
 from herald.composition.common import foundation
 from herald_local.sandbox import SandboxServer
+from tests.support.dns import spy_on_connect
 from tests.support.herald_in_moto import ApiAnswer, HeraldInMoto, LambdaContext, client, herald_in_moto
 
 pytestmark = pytest.mark.xdist_group("moto-workers")
@@ -325,7 +326,7 @@ def test_given_dns_rebinding_to_a_private_address_the_webhook_worker_never_dials
         assert rig.dns.lookups.count(host) == 1  # checked at acceptance, against the public answer
         rig.dns.answers[host] = [private_address]
         record = one_record(rig, WEBHOOK_QUEUE)
-        dialled = _spy_on_connect(monkeypatch)
+        dialled = spy_on_connect(monkeypatch)
 
         answer = rig.deliver(WEBHOOK_QUEUE, [record])
         assert "HERALD_LOCAL_WEBHOOK_ORIGIN" not in os.environ
@@ -361,7 +362,7 @@ def test_control_with_the_local_stacks_sandbox_origin_the_same_rebinding_is_dial
         )
         rig.dns.answers[host] = ["127.0.0.1"]
         record = one_record(rig, WEBHOOK_QUEUE)
-        dialled = _spy_on_connect(monkeypatch)
+        dialled = spy_on_connect(monkeypatch)
         # This test's monkeypatch removes the setting again; the template never sets it.
         monkeypatch.setenv("HERALD_LOCAL_WEBHOOK_ORIGIN", f"https://{host}:{listener.port}")
         rig.deliver(WEBHOOK_QUEUE, [record])
@@ -391,19 +392,6 @@ def test_a_webhook_to_a_private_literal_address_is_refused_at_acceptance(rig: Ri
 
     assert (answer.status, answer.body["code"]) == (400, "url_not_allowed")
     assert rig.herald.receive_records(WEBHOOK_QUEUE) == []
-
-
-def _spy_on_connect(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    """Every (address, port) a socket of this process tries to connect to from now on."""
-    dialled: list[tuple[str, int]] = []
-    real_connect = socket.socket.connect
-
-    def connect(sock: socket.socket, address: Any) -> None:
-        dialled.append((str(address[0]), int(address[1])))
-        real_connect(sock, address)
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
-    return dialled
 
 
 def _queue_depth(rig: Rig, output: str) -> tuple[int, int]:
