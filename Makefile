@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: run test lint typecheck validate build invoke bench clean
+.PHONY: run test lint typecheck validate build invoke bench load clean
 
 $(STAMP): requirements-dev.txt constraints.txt layers/herald/requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,10 @@ invoke: $(STAMP)
 ## bench: measure the accept and delivery paths (AWS calls, latency) against moto
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+## load: 10 000 mixed notifications through a fresh local stack; prints and writes docs/load-results.json
+load: $(STAMP)
+	$(BIN)/python -m bench.load --jobs 10000 --out docs/load-results.json
 
 clean:
 	rm -rf $(VENV) .aws-sam .herald-local .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from herald.composition.operator import OperatorServices, operator_services
-from herald.domain.errors import DependencyError, HeraldError
+from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.plans import Plan
 from herald.services.ports import TenantNotFound
 from herald.services.tenant_cache import TTL_SECONDS
 from herald.services.tenants import IssuedKey
+from herald_cli.schedules import run_deployed, run_local
 from herald_cli.target import TargetError, deployed_target, local_target
 from herald_local.state import add_local_dir_option
 
@@ -52,6 +53,20 @@ def _parser() -> argparse.ArgumentParser:
     set_plan.add_argument("plan", choices=PLANS)
     for name, text in (("disable", "refuse the tenant's requests (403)"), ("enable", "accept them again")):
         tenant.add_parser(name, help=text).add_argument("tenant_id")
+    limit = tenant.add_parser("set-limit", help="override the plan's monthly quota or per-minute rate limit")
+    limit.add_argument("tenant_id")
+    limit.add_argument(
+        "quota", nargs="?", type=int, help="jobs per billing period instead of the plan's quota"
+    )
+    limit.add_argument("--clear", action="store_true", help="back to the plan's quota")
+    limit.add_argument("--rate", type=int, help="requests per minute instead of the plan's rate limit")
+    limit.add_argument("--clear-rate", action="store_true", help="back to the plan's rate limit")
+
+    schedules = groups.add_parser("schedules", help="scheduled functions").add_subparsers(
+        dest="command", required=True
+    )
+    run = schedules.add_parser("run", help="run a scheduled function now (e.g. QuotaResetFunction)")
+    run.add_argument("function", help="the function's logical id in template.yaml")
 
     key = groups.add_parser("key", help="API keys").add_subparsers(dest="command", required=True)
     rotate = key.add_parser("rotate", help="issue a new API key and print it once")
@@ -115,29 +130,63 @@ def _list(services: OperatorServices, as_json: bool) -> None:
         )
 
 
-def _run(args: argparse.Namespace, services: OperatorServices) -> None:
+def _create(args: argparse.Namespace, services: OperatorServices) -> None:
+    _print_key(services.admin.create(args.name, args.email, args.plan), args.json)
+
+
+def _set_plan(args: argparse.Namespace, services: OperatorServices) -> None:
+    profile = services.admin.set_plan(args.tenant_id, args.plan)
+    print(f"{args.tenant_id} is now on the {profile.plan} plan")
+
+
+def _set_status(args: argparse.Namespace, services: OperatorServices) -> None:
+    enabling = args.command == "enable"
+    profile = services.admin.set_status(args.tenant_id, active=enabling)
+    print(f"{args.tenant_id} is now {profile.status}")
+    print(_cache_note("refusing its requests" if enabling else "accepting its requests"))
+
+
+def _rotate(args: argparse.Namespace, services: OperatorServices) -> None:
+    _print_rotated(services.admin.rotate_api_key(args.tenant_id, args.grace_seconds), args.json)
+
+
+def _set_limit(args: argparse.Namespace, services: OperatorServices) -> None:
+    quota_given, rate_given = args.quota is not None or args.clear, args.rate is not None or args.clear_rate
+    if not (quota_given or rate_given) or (args.quota is not None and args.clear):
+        raise HeraldError(
+            "Give a quota N or --clear, and/or --rate N or --clear-rate.", ErrorCode.VALIDATION_ERROR
+        )
     admin = services.admin
-    if args.group == "tenant" and args.command == "create":
-        _print_key(admin.create(args.name, args.email, args.plan), args.json)
-    elif args.group == "tenant" and args.command == "list":
-        _list(services, args.json)
-    elif args.group == "tenant" and args.command == "set-plan":
-        profile = admin.set_plan(args.tenant_id, args.plan)
-        print(f"{args.tenant_id} is now on the {profile.plan} plan")
-    elif args.group == "tenant":
-        enabling = args.command == "enable"
-        profile = admin.set_status(args.tenant_id, active=enabling)
-        print(f"{args.tenant_id} is now {profile.status}")
-        print(_cache_note("refusing its requests" if enabling else "accepting its requests"))
-    else:
-        _print_rotated(admin.rotate_api_key(args.tenant_id, args.grace_seconds), args.json)
+    profile = admin.set_quota(args.tenant_id, args.quota) if quota_given else None
+    if rate_given:
+        profile = admin.set_rate(args.tenant_id, args.rate)
+    assert profile is not None
+    quota = "the plan's" if profile.quota_limit is None else str(profile.quota_limit)
+    rate = "the plan's" if profile.rate_limit is None else f"{profile.rate_limit} per minute"
+    print(
+        f"{args.tenant_id}: monthly quota {quota}, rate limit {rate} (warm API containers apply it within 60 s)"
+    )
+
+
+COMMANDS: dict[tuple[str, str], Callable[[argparse.Namespace, OperatorServices], None]] = {
+    ("tenant", "create"): _create,
+    ("tenant", "list"): lambda args, services: _list(services, args.json),
+    ("tenant", "set-plan"): _set_plan,
+    ("tenant", "disable"): _set_status,
+    ("tenant", "enable"): _set_status,
+    ("tenant", "set-limit"): _set_limit,
+    ("key", "rotate"): _rotate,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.group == "schedules":
+        return _run_schedule(args)
     try:
         target = deployed_target(args.stack, args.region) if args.stack else local_target(args.local_dir)
-        _run(args, operator_services(target.table_name, region=target.region, endpoint=target.endpoint))
+        services = operator_services(target.table_name, region=target.region, endpoint=target.endpoint)
+        COMMANDS[(args.group, args.command)](args, services)
     except TargetError as exc:
         print(f"herald: {exc}", file=sys.stderr)
         return 2
@@ -147,6 +196,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (HeraldError, DependencyError) as exc:
         print(f"herald: {exc}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _run_schedule(args: argparse.Namespace) -> int:
+    try:
+        if args.stack:
+            result = run_deployed(args.function, args.stack, args.region)
+        else:
+            result = run_local(args.function, args.local_dir)
+    except TargetError as exc:
+        print(f"herald: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(result))
     return 0
 
 

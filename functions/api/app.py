@@ -29,14 +29,9 @@ from herald.http.contract import (
     answers,
     success,
 )
+from herald.http.guards import screen
 from herald.http.requests import IDEMPOTENCY_KEY_RULE, EmailRequest, WebhookRequest, idempotency_key
-from herald.http.responses import (
-    error_response,
-    json_response,
-    non_json_body,
-    oversized_body,
-    validation_error,
-)
+from herald.http.responses import error_response, json_response, validation_error
 from herald.observability import count, logger, metrics, traced
 
 DESCRIPTION = (
@@ -271,8 +266,7 @@ def unexpected(_error: Exception) -> Response[str]:
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    # Refused before anything parses the body, as API Gateway's own limits would be.
-    refused = oversized_body(event) or non_json_body(event)
+    refused = screen(event)
     if refused is not None:
         return refused
     return app.resolve(event, context)

@@ -15,5 +15,4 @@ from herald.services.batch import process_batch
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    services = webhook_worker()
-    return process_batch(event, context, services.engine, services.dead_letters, services.key_cache)
+    return process_batch(event, context, webhook_worker())

@@ -67,6 +67,9 @@ class LocalConfig:
     # Overrides the template's RetryBaseDelaySeconds so tests see retries in seconds, not minutes.
     retry_base_delay: str | None = None
     max_environments: int = DEFAULT_MAX_ENVIRONMENTS
+    # Round-robin over tenants within a queue, as SQS fair queues serve them; off only to measure
+    # what fairness buys (HERALD_LOCAL_FAIR_SERVING=0).
+    fair_serving: bool = True
 
     @property
     def template_path(self) -> Path:
@@ -106,6 +109,8 @@ class LocalConfig:
             sandbox_port=_port(env, "HERALD_SANDBOX_PORT", 3100),
             retry_base_delay=retry,
             max_environments=_count(env, "HERALD_LOCAL_MAX_ENVIRONMENTS", DEFAULT_MAX_ENVIRONMENTS),
+            fair_serving=env.get("HERALD_LOCAL_FAIR_SERVING", "1").strip().lower()
+            not in {"0", "false", "no"},
         )
 
     def check_ports_free(self) -> None:

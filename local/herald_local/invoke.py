@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from herald_local.console import configure
-from herald_local.functions import FunctionProcess, FunctionUnavailable, runner_environment
+from herald_local.functions import FunctionProcess, FunctionUnavailable, Invocation, runner_environment
 from herald_local.state import StackNotRunning, add_local_dir_option, find_running_stack
 from herald_local.topology import FunctionSpec
 
@@ -37,31 +37,45 @@ class _Refused(Exception):
 
 
 def _function_and_event(args: argparse.Namespace, state: dict[str, Any]) -> tuple[FunctionSpec, Any]:
-    functions = state["functions"]
-    if args.function not in functions:
-        raise _Refused(f"no function {args.function}; the template has {', '.join(sorted(functions))}")
     try:
+        spec = function_spec(state, args.function)
         event = json.loads(args.event.read_text(encoding="utf-8"))
+    except KeyError as exc:
+        raise _Refused(str(exc.args[0])) from exc
     except (OSError, json.JSONDecodeError) as exc:
         raise _Refused(f"cannot read the event {args.event}: {exc}") from exc
-    return FunctionSpec.from_dict(functions[args.function]), event
+    return spec, event
+
+
+def invoke_once(spec: FunctionSpec, event: Any, state: dict[str, Any]) -> Invocation:
+    """Run the function once on ``event`` in a fresh runner with the environment the stack resolved
+    for it (what ``sam local invoke`` does); FunctionUnavailable when it cannot start or answer."""
+    environment = runner_environment(spec, state["awsEndpoint"], state["region"], state["sandboxUrl"])
+    process = FunctionProcess(spec, environment)
+    process.start()
+    try:
+        process.wait_ready()
+        return process.invoke(event)
+    finally:
+        process.stop()  # also waits until every log line of the runner is written
+
+
+def function_spec(state: dict[str, Any], logical_id: str) -> FunctionSpec:
+    functions = state["functions"]
+    if logical_id not in functions:
+        raise KeyError(f"no function {logical_id}; the template has {', '.join(sorted(functions))}")
+    return FunctionSpec.from_dict(functions[logical_id])
 
 
 def _invoke(spec: FunctionSpec, event: Any, state: dict[str, Any], verbose: bool) -> int:
     log_file = Path(state["logFile"])
     configure(verbose=verbose, log_path=log_file, console=sys.stderr)
-    environment = runner_environment(spec, state["awsEndpoint"], state["region"], state["sandboxUrl"])
-    process = FunctionProcess(spec, environment)
     started = time.perf_counter()
-    process.start()
     try:
-        process.wait_ready()
-        invocation = process.invoke(event)
+        invocation = invoke_once(spec, event, state)
     except FunctionUnavailable as exc:
         print(f"herald_local.invoke: {exc}", file=sys.stderr)
         return 1
-    finally:
-        process.stop()  # also waits until every log line of the runner is written
     outcome = f"failed ({invocation.function_error})" if invocation.failed else "answered"
     where = "above" if verbose else f"in {log_file}"
     seconds = time.perf_counter() - started

@@ -145,9 +145,17 @@ class QueuePoller:
     """One event source: a receiving thread and up to MaximumConcurrency invocations in flight."""
 
     def __init__(
-        self, source: QueueSourceSpec, sqs: Any, queue_url: str, invoke: Invoke, region: str
+        self,
+        source: QueueSourceSpec,
+        sqs: Any,
+        queue_url: str,
+        invoke: Invoke,
+        region: str,
+        *,
+        fair: bool = True,
     ) -> None:
         self.source = source
+        self._fair = fair
         self._sqs = sqs
         self._queue_url = queue_url
         self._invoke = invoke
@@ -189,7 +197,8 @@ class QueuePoller:
                 log.exception("%s: receiving from %s failed", self.source.logical_id, self.source.queue_name)
                 self._stop.wait(1)
         if received:
-            self._pending = deque(fair_order([*self._pending, *received]))
+            waiting = [*self._pending, *received]
+            self._pending = deque(fair_order(waiting) if self._fair else waiting)
         count = min(self.source.batch_size, len(self._pending))
         return [self._pending.popleft() for _ in range(count)]
 

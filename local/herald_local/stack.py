@@ -163,7 +163,14 @@ class LocalStack:
         for source in topology.queue_sources:
             queue_url = sqs.get_queue_url(QueueName=source.queue_name)["QueueUrl"]
             assert parts.pool is not None
-            poller = QueuePoller(source, sqs, queue_url, parts.pool[source.function].invoke, config.region)
+            poller = QueuePoller(
+                source,
+                sqs,
+                queue_url,
+                parts.pool[source.function].invoke,
+                config.region,
+                fair=config.fair_serving,
+            )
             poller.start()
             parts.pollers.append(poller)
         parts.schedules = SchedulePlayer(topology.schedules, self._invoke, config.region)

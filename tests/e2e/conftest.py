@@ -116,19 +116,6 @@ class RunningStack:
             config=config,
         )
 
-    def cli(self, *arguments: str) -> str:
-        """What the operator CLI prints for ``herald ARGUMENTS`` run against this stack (it must succeed)."""
-        finished = subprocess.run(
-            [str(Path(sys.executable).with_name("herald")), "--local-dir", str(self.state_dir), *arguments],
-            env=without_local_dir(),
-            capture_output=True,
-            text=True,
-            timeout=CLI_TIMEOUT_SECONDS,
-            check=False,
-        )
-        assert finished.returncode == 0, finished.stderr
-        return finished.stdout
-
     def create_tenant(self, plan: str = "startup", name: str = "E2E") -> tuple[str, str]:
         """A tenant of the calling test's own, made with the operator CLI as an operator would:
         (tenant id, API key)."""
@@ -146,6 +133,19 @@ class RunningStack:
             )
         )
         return str(created["tenantId"]), str(created["apiKey"])
+
+    def cli(self, *arguments: str) -> str:
+        """The operator CLI's output for ``herald --local-dir <this stack> <arguments>``; it must succeed."""
+        finished = subprocess.run(
+            [str(Path(sys.executable).with_name("herald")), "--local-dir", str(self.state_dir), *arguments],
+            env=without_local_dir(),
+            capture_output=True,
+            text=True,
+            timeout=CLI_TIMEOUT_SECONDS,
+            check=False,
+        )
+        assert finished.returncode == 0, finished.stderr
+        return finished.stdout
 
     @property
     def log_file(self) -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,3 +50,13 @@ class FakeDeadLetters:
         if self.failure is not None:
             raise self.failure
         self.records.append(json.loads(json.dumps(record, default=str)))
+
+
+class FakeReturns:
+    """Records the (queue name, receipt handle) of every message put back early."""
+
+    def __init__(self) -> None:
+        self.returned: list[tuple[str, str]] = []
+
+    def return_now(self, messages: Sequence[tuple[str, str]]) -> None:
+        self.returned.extend(messages)

@@ -6,12 +6,17 @@ import json
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from herald.adapters.store.tenant_store import DynamoTenantStore
+from herald.domain.clock import iso
+from herald.domain.plans import current_period
+from herald.domain.records import TenantProfile
 from tests.support.dns import resolve_publicly
-from tests.support.herald_in_moto import HeraldInMoto, herald_in_moto
+from tests.support.herald_in_moto import HeraldInMoto, client, herald_in_moto
 
 pytestmark = pytest.mark.xdist_group("moto-api")
 
@@ -245,3 +250,80 @@ def test_health_checks_the_table_and_every_queue(herald: HeraldInMoto) -> None:
     answer = herald.api("GET", "/api/v1/health")
     assert answer.status == 200
     assert answer.data == {"status": "ok", "checks": {"table": "ok", "queues": "ok"}}
+
+
+# ---------------------------------------------------------------- billing periods and limits
+
+
+def _set_usage(herald: HeraldInMoto, tenant_id: str, period: str, total: int) -> None:
+    """The tenant's counter item of ``period`` as a month of traffic would have left it."""
+    client("dynamodb").put_item(
+        TableName=herald.topology.outputs["TableName"],
+        Item={
+            "pk": {"S": f"USAGE#{tenant_id}#{period}"},
+            "sk": {"S": "USAGE"},
+            "kind": {"S": "usage"},
+            "total": {"N": str(total)},
+            "webhooks": {"N": str(total)},
+            "emails": {"N": "0"},
+        },
+    )
+
+
+def test_an_exhausted_quota_is_403_naming_usage_limit_and_reset(herald: HeraldInMoto) -> None:
+    issued = herald.new_tenant("free")
+    period = current_period(
+        datetime.fromisoformat(_profile(herald, issued.tenant_id).period_anchor.replace("Z", "+00:00")),
+        datetime.now(UTC),
+    )
+    _set_usage(herald, issued.tenant_id, period.key, 100)
+
+    answer = herald.api("POST", "/api/v1/notifications/webhook", WEBHOOK, key=issued.api_key)
+
+    assert (answer.status, answer.body["code"]) == (403, "quota_exceeded")
+    assert (answer.body["usage"], answer.body["limit"]) == (100, 100)
+    assert answer.body["resetsAt"] == iso(period.end)
+    assert (
+        answer.body["error"]
+        == f"The monthly quota of your plan is used up (100 of 100); it resets at {iso(period.end)}."
+    )
+
+
+def test_a_tenant_whose_period_ended_is_accepted_again_before_any_schedule_runs(herald: HeraldInMoto) -> None:
+    """The previous period's count is exhausted; the period rolled over seconds ago (its anchor);
+    the accept path counts in the new period at once."""
+    issued = herald.new_tenant("free")
+    anchor = datetime.now(UTC) - timedelta(seconds=5)
+    DynamoTenantStore().update_profile(issued.tenant_id, period_anchor=iso(anchor))
+    previous = current_period(anchor, anchor - timedelta(seconds=1))
+    _set_usage(herald, issued.tenant_id, previous.key, 100)
+
+    answer = herald.api("POST", "/api/v1/notifications/webhook", WEBHOOK, key=issued.api_key)
+
+    assert answer.status == 202, answer.body
+    overview = herald.api("GET", "/api/v1/account", key=issued.api_key).data
+    assert overview["usage"] == {"emails": 0, "webhooks": 1, "total": 1}
+    assert overview["periodStart"] == iso(anchor)
+
+
+def test_the_quota_reset_function_run_twice_gives_the_same_state(herald: HeraldInMoto) -> None:
+    lapsing, free = herald.new_tenant("startup"), herald.new_tenant("free")
+    DynamoTenantStore().update_profile(
+        lapsing.tenant_id, paid_until=iso(datetime.now(UTC) - timedelta(days=8))
+    )
+
+    first = herald.invoke_function("QuotaResetFunction", {"source": "aws.scheduler", "detail": {}})
+    profiles = {t: _profile(herald, t) for t in (lapsing.tenant_id, free.tenant_id)}
+    second = herald.invoke_function("QuotaResetFunction", {"source": "aws.scheduler", "detail": {}})
+
+    assert first["outcomes"].get("lapsed") == 1
+    assert "lapsed" not in second["outcomes"]
+    assert "advanced" not in second["outcomes"]
+    assert {t: _profile(herald, t) for t in profiles} == profiles
+    assert profiles[lapsing.tenant_id].plan == "free"
+    assert profiles[free.tenant_id].period_end is not None
+
+
+def _profile(herald: HeraldInMoto, tenant_id: str) -> TenantProfile:
+    herald.use_function_environment("ApiFunction", {"HERALD_AWS_MAX_ATTEMPTS": "1"})
+    return DynamoTenantStore().profile(tenant_id)

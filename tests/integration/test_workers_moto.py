@@ -12,15 +12,23 @@ import json
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from botocore.client import BaseClient
+from botocore.exceptions import ClientError
 
+from herald.adapters.providers import transport
+from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.composition.common import foundation
+from herald.domain.providers import FailureKind, ProviderFailure, ProviderName
+from herald.services import delivery
 from herald_local.sandbox import SandboxServer
+from tests.support.dns import spy_on_connect
 from tests.support.herald_in_moto import ApiAnswer, HeraldInMoto, LambdaContext, client, herald_in_moto
 
 pytestmark = pytest.mark.xdist_group("moto-workers")
@@ -325,7 +333,7 @@ def test_given_dns_rebinding_to_a_private_address_the_webhook_worker_never_dials
         assert rig.dns.lookups.count(host) == 1  # checked at acceptance, against the public answer
         rig.dns.answers[host] = [private_address]
         record = one_record(rig, WEBHOOK_QUEUE)
-        dialled = _spy_on_connect(monkeypatch)
+        dialled = spy_on_connect(monkeypatch)
 
         answer = rig.deliver(WEBHOOK_QUEUE, [record])
         assert "HERALD_LOCAL_WEBHOOK_ORIGIN" not in os.environ
@@ -361,7 +369,7 @@ def test_control_with_the_local_stacks_sandbox_origin_the_same_rebinding_is_dial
         )
         rig.dns.answers[host] = ["127.0.0.1"]
         record = one_record(rig, WEBHOOK_QUEUE)
-        dialled = _spy_on_connect(monkeypatch)
+        dialled = spy_on_connect(monkeypatch)
         # This test's monkeypatch removes the setting again; the template never sets it.
         monkeypatch.setenv("HERALD_LOCAL_WEBHOOK_ORIGIN", f"https://{host}:{listener.port}")
         rig.deliver(WEBHOOK_QUEUE, [record])
@@ -393,19 +401,6 @@ def test_a_webhook_to_a_private_literal_address_is_refused_at_acceptance(rig: Ri
     assert rig.herald.receive_records(WEBHOOK_QUEUE) == []
 
 
-def _spy_on_connect(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    """Every (address, port) a socket of this process tries to connect to from now on."""
-    dialled: list[tuple[str, int]] = []
-    real_connect = socket.socket.connect
-
-    def connect(sock: socket.socket, address: Any) -> None:
-        dialled.append((str(address[0]), int(address[1])))
-        real_connect(sock, address)
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
-    return dialled
-
-
 def _queue_depth(rig: Rig, output: str) -> tuple[int, int]:
     """(visible, in flight) messages of that queue."""
     attributes = client("sqs").get_queue_attributes(
@@ -415,3 +410,149 @@ def _queue_depth(rig: Rig, output: str) -> tuple[int, int]:
     return int(attributes["ApproximateNumberOfMessages"]), int(
         attributes["ApproximateNumberOfMessagesNotVisible"]
     )
+
+
+# ------------------------------------------------------------------ faults after the provider accepted
+
+
+class WorkerKilled(BaseException):
+    """Plays the worker process dying: nothing of Herald's catches it."""
+
+
+def _die_before_recording(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next outcome write never happens: the worker dies once the provider has the email."""
+
+    def killed(*_: Any, **__: Any) -> bool:
+        monkeypatch.setattr(DynamoDeliveryStore, "finish", real_finish)
+        raise WorkerKilled
+
+    real_finish = DynamoDeliveryStore.finish
+    monkeypatch.setattr(DynamoDeliveryStore, "finish", killed)
+
+
+@pytest.mark.parametrize(("provider", "sends"), [("RESEND", 1), ("SENDGRID", 2)])
+def test_given_the_worker_dies_after_the_provider_accepted_then_only_a_provider_without_idempotency_sends_twice(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch, provider: str, sends: int
+) -> None:
+    """Resend gets the job id as Idempotency-Key, so the attempt after the crash is answered with the
+    first send; SendGrid has no such key: the known limit, documented in docs/security.md."""
+    _, key = rig.new_tenant([provider])
+    to = f"killed+{uuid.uuid4().hex}@example.com"
+    job_id = rig.accept(key, "email", email(to))
+    record = one_record(rig, EMAIL_QUEUE)
+    monkeypatch.setattr(delivery, "LEASE_SECONDS", 1)  # the crashed attempt's lease runs out quickly
+    _die_before_recording(monkeypatch)
+
+    with pytest.raises(WorkerKilled):
+        rig.deliver(EMAIL_QUEUE, [record])
+    time.sleep(1.1)
+    answer = rig.deliver(EMAIL_QUEUE, [redelivered(rig, EMAIL_QUEUE, record)])
+
+    assert answer == {"batchItemFailures": []}
+    assert len(rig.sandbox.store.attempts(to=to)) == 2  # the provider was called twice...
+    assert len(rig.sandbox.store.messages(to=to)) == sends  # ...and delivered once where it can tell
+    job = rig.job(key, job_id)
+    assert (job["status"], job["attempts"]) == ("completed", 2)
+
+
+def test_given_a_provider_that_accepts_then_times_out_then_the_retry_does_not_send_twice(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The read timeout hides a successful send; the next attempt repeats it under the same
+    Idempotency-Key and Resend answers with the original."""
+    _, key = rig.new_tenant(["RESEND"])
+    to = f"late+{uuid.uuid4().hex}@example.com"
+    job_id = rig.accept(key, "email", email(to))
+    record = one_record(rig, EMAIL_QUEUE)
+    real_call = transport.call
+    timed_out: list[str] = []
+
+    def accepted_then_timed_out(*args: Any, **kwargs: Any) -> Any:
+        answer = real_call(*args, **kwargs)
+        if not timed_out:
+            timed_out.append(answer.url)
+            raise ProviderFailure(
+                ProviderName.RESEND, FailureKind.TRANSIENT, "the provider did not answer in time"
+            )
+        return answer
+
+    monkeypatch.setattr(transport, "call", accepted_then_timed_out)
+    rig.deliver(EMAIL_QUEUE, [record], {"HERALD_RETRY_BASE_DELAY_SECONDS": "1"})
+    time.sleep(1.5)
+    retry = wait_for_record(rig, EMAIL_QUEUE)
+    rig.deliver(EMAIL_QUEUE, [retry], {"HERALD_RETRY_BASE_DELAY_SECONDS": "1"})
+
+    job = rig.job(key, job_id)
+    assert (job["status"], job["attempts"]) == ("completed", 2)
+    assert job["deliveryLogs"][0]["errorMessage"] == "RESEND transient: the provider did not answer in time"
+    assert len(rig.sandbox.store.attempts(to=to)) == 2
+    assert len(rig.sandbox.store.messages(to=to)) == 1
+
+
+def wait_for_record(rig: Rig, output: str, timeout: float = 10.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        records = rig.herald.receive_records(output)
+        if records:
+            assert len(records) == 1
+            return records[0]
+        time.sleep(0.2)
+    pytest.fail(f"no message on {output} within {timeout} s")
+
+
+def test_given_kms_unavailable_then_the_attempt_retries_later_and_delivers_once_kms_is_back(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, key = rig.new_tenant(["SENDGRID"])  # a fresh tenant: its data key is in no cache yet
+    to = f"kms+{uuid.uuid4().hex}@example.com"
+    job_id = rig.accept(key, "email", email(to))
+    real_call = BaseClient.__dict__["_make_api_call"]
+
+    def kms_throttled(aws: BaseClient, operation: str, params: Any) -> Any:
+        if aws.meta.service_model.service_name == "kms":
+            raise ClientError(
+                {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}, operation
+            )
+        return real_call(aws, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", kms_throttled)
+    rig.deliver(EMAIL_QUEUE, [one_record(rig, EMAIL_QUEUE)], {"HERALD_RETRY_BASE_DELAY_SECONDS": "1"})
+    monkeypatch.undo()
+    waiting = rig.job(key, job_id)
+    assert (waiting["status"], waiting["attempts"]) == ("pending", 1)
+    assert "key unavailable" in waiting["errorMessage"]
+    assert rig.sandbox.store.attempts(to=to) == []
+
+    time.sleep(1.5)
+    rig.deliver(EMAIL_QUEUE, [wait_for_record(rig, EMAIL_QUEUE)], {"HERALD_RETRY_BASE_DELAY_SECONDS": "1"})
+
+    assert rig.job(key, job_id)["status"] == "completed"
+    assert len(rig.sandbox.store.messages(to=to)) == 1
+
+
+def test_given_a_message_that_crashes_every_worker_then_sqs_redrives_it_to_the_dead_letter_queue(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A poison message: the worker fails it every time; after maxReceiveCount receives the queue's
+    redrive policy (from the template) moves it to the dead-letter queue, where the alarm looks."""
+    _, key = rig.new_tenant(["SENDGRID"])
+    job_id = rig.accept(key, "email", email(f"poison+{uuid.uuid4().hex}@example.com"))
+    monkeypatch.setattr(delivery.DeliveryEngine, "handle", _always_crash)
+    receives = 0
+    while records := rig.herald.receive_records(EMAIL_QUEUE):
+        receives += 1
+        answer = rig.deliver(EMAIL_QUEUE, records)
+        assert answer == {"batchItemFailures": [{"itemIdentifier": records[0]["messageId"]}]}
+        client("sqs").change_message_visibility(
+            QueueUrl=rig.herald.queue_url(EMAIL_QUEUE),
+            ReceiptHandle=records[0]["receiptHandle"],
+            VisibilityTimeout=0,
+        )
+
+    assert receives == 5  # the template's maxReceiveCount
+    [raw] = [json.loads(message["Body"]) for message in rig.herald.queued("DeadLetterQueueUrl")]
+    assert raw["jobId"] == job_id
+
+
+def _always_crash(*_: Any) -> Any:
+    raise RuntimeError("this message crashes the worker")

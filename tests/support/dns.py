@@ -21,3 +21,30 @@ def resolve_publicly(monkeypatch: pytest.MonkeyPatch, suffix: str = ".example.co
         return real_getaddrinfo(host, port, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+def resolve_as(monkeypatch: pytest.MonkeyPatch, answers: dict[str, list[str]]) -> None:
+    """Each name in ``answers`` resolves to its addresses (an attacker's DNS); others as before."""
+    real_getaddrinfo = socket.getaddrinfo
+
+    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(host, str) and host in answers:
+            return [
+                info for address in answers[host] for info in real_getaddrinfo(address, port, *args, **kwargs)
+            ]
+        return real_getaddrinfo(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+def spy_on_connect(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Every (address, port) a socket of this process tries to connect to from now on."""
+    dialled: list[tuple[str, int]] = []
+    real_connect = socket.socket.connect
+
+    def connect(sock: socket.socket, address: Any) -> None:
+        dialled.append((str(address[0]), int(address[1])))
+        real_connect(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    return dialled

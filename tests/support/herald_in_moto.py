@@ -127,8 +127,9 @@ class HeraldInMoto:
         *,
         key: str | None = None,
         headers: Mapping[str, str] | None = None,
+        content_type: str | None = "application/json",
     ) -> ApiAnswer:
-        answer = self.invoke_api(method, path, body, key=key, headers=headers)
+        answer = self.invoke_api(method, path, body, key=key, headers=headers, content_type=content_type)
         return ApiAnswer(answer["statusCode"], json.loads(answer["body"]), dict(answer.get("headers") or {}))
 
     def invoke_api(
@@ -139,13 +140,13 @@ class HeraldInMoto:
         *,
         key: str | None = None,
         headers: Mapping[str, str] | None = None,
+        content_type: str | None = "application/json",
     ) -> dict[str, Any]:
         """ApiFunction's answer as API Gateway gets it (statusCode, headers, body as text)."""
         raw = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-        given = dict(headers or {})
-        if not any(name.lower() == "content-type" for name in given):
-            given["content-type"] = "application/json"
-        pairs = [("host", "api.herald.test"), *given.items()]
+        pairs = [("host", "api.herald.test"), *(headers or {}).items()]
+        if content_type is not None:
+            pairs.append(("content-type", content_type))
         if key:
             pairs.append(("x-api-key", key))
         request = HttpRequest(method=method, target=path, headers=pairs, body=raw, source_ip="203.0.113.9")
@@ -199,6 +200,11 @@ class HeraldInMoto:
     def sqs(self) -> Any:
         """The SQS client the functions of this process use."""
         return common.foundation().clients.sqs()
+
+    def invoke_function(self, logical_id: str, event: Any) -> Any:
+        """Invoke a template function in this process, in its own template environment."""
+        self.use_function_environment(logical_id, {"HERALD_AWS_MAX_ATTEMPTS": "1"})
+        return self.handler_module(logical_id).handler(event, LambdaContext(logical_id))
 
     def queue_url(self, output: str) -> str:
         return self.topology.outputs[output]

@@ -16,11 +16,11 @@ from herald.domain.jobs import Channel, JobMessage
 from herald.domain.plans import Plan
 from herald.domain.records import Claim
 from herald.observability import metrics
-from herald.services.batch import RECORD_BUDGET_MILLIS, process_batch
+from herald.services.batch import RECORD_BUDGET_MILLIS, Worker, process_batch
 from herald.services.delivery import DeliveryEngine, DeliveryPolicy
 from tests.fakes.common import ManualClock
 from tests.fakes.jobs import FakeJobTable
-from tests.fakes.queues import FakeDeadLetters, FakeQueue
+from tests.fakes.queues import FakeDeadLetters, FakeQueue, FakeReturns
 
 TENANT = "tenant-a"
 QUEUE_ARN = "arn:aws:sqs:us-east-1:123456789012:herald-dev-email-normal"
@@ -86,11 +86,12 @@ class ScriptedAttempt:
 
 
 @dataclass
-class Worker:
+class BatchRig:
     store: FakeJobTable
     dead_letters: FakeDeadLetters
     attempt: ScriptedAttempt
     engine: DeliveryEngine
+    returns: FakeReturns
 
     def job(self, job_id: str) -> dict[str, Any]:
         """A stored job and the SQS record of its first message."""
@@ -103,7 +104,7 @@ class Worker:
 
 
 @pytest.fixture
-def worker() -> Worker:
+def worker() -> BatchRig:
     store, dead_letters, attempt = FakeJobTable(), FakeDeadLetters(), ScriptedAttempt()
     engine = DeliveryEngine(
         DeliveryPolicy(max_attempts=3, retry_base_delay_seconds=30),
@@ -113,17 +114,19 @@ def worker() -> Worker:
         attempt=attempt,
         clock=ManualClock(),
     )
-    return Worker(store, dead_letters, attempt, engine)
+    return BatchRig(store, dead_letters, attempt, engine, FakeReturns())
 
 
-def run(worker: Worker, event: dict[str, Any], context: LambdaContext | None = None) -> dict[str, Any]:
-    return process_batch(event, context or FakeContext(PLENTY), worker.engine, worker.dead_letters)
+def run(worker: BatchRig, event: dict[str, Any], context: LambdaContext | None = None) -> dict[str, Any]:
+    return process_batch(
+        event, context or FakeContext(PLENTY), Worker(worker.engine, worker.dead_letters, worker.returns)
+    )
 
 
 # ---------------------------------------------------------------- partial failures
 
 
-def test_given_three_records_when_one_raises_then_only_that_message_is_reported(worker: Worker) -> None:
+def test_given_three_records_when_one_raises_then_only_that_message_is_reported(worker: BatchRig) -> None:
     event = sqs_event(worker.job("job-1"), worker.job("job-2"), worker.job("job-3"))
     worker.attempt.raises["job-2"] = DependencyError("key service unavailable")
 
@@ -138,7 +141,7 @@ def test_given_three_records_when_one_raises_then_only_that_message_is_reported(
 
 
 def test_given_every_record_raises_when_processed_then_all_are_reported_instead_of_failing_the_invocation(
-    worker: Worker,
+    worker: BatchRig,
 ) -> None:
     event = sqs_event(worker.job("job-1"), worker.job("job-2"))
     worker.attempt.raises.update({"job-1": RuntimeError("bug"), "job-2": RuntimeError("bug")})
@@ -151,7 +154,7 @@ def test_given_every_record_raises_when_processed_then_all_are_reported_instead_
 
 
 def test_given_the_same_message_twice_in_a_batch_when_processed_then_it_is_delivered_once(
-    worker: Worker,
+    worker: BatchRig,
 ) -> None:
     record = worker.job("job-1")
     duplicate = {**record, "messageId": "msg-job-1-again"}
@@ -176,7 +179,7 @@ def test_given_the_same_message_twice_in_a_batch_when_processed_then_it_is_deliv
     ids=["not-json", "unknown-version", "unknown-type", "json-array"],
 )
 def test_given_a_malformed_body_when_processed_then_it_is_dead_lettered_and_not_retried(
-    worker: Worker, body: str
+    worker: BatchRig, body: str
 ) -> None:
     event = sqs_event(worker.job("job-1"), sqs_record("msg-bad", body))
 
@@ -190,7 +193,7 @@ def test_given_a_malformed_body_when_processed_then_it_is_dead_lettered_and_not_
 
 
 def test_given_a_malformed_body_and_the_dead_letter_queue_down_when_processed_then_it_is_retried(
-    worker: Worker,
+    worker: BatchRig,
 ) -> None:
     worker.dead_letters.failure = DependencyError("dead-letter queue unavailable")
     event = sqs_event(worker.job("job-1"), sqs_record("msg-bad", "{oops"))
@@ -200,7 +203,9 @@ def test_given_a_malformed_body_and_the_dead_letter_queue_down_when_processed_th
     assert response == {"batchItemFailures": [{"itemIdentifier": "msg-bad"}]}
 
 
-def test_given_a_huge_malformed_body_when_dead_lettered_then_only_its_start_is_copied(worker: Worker) -> None:
+def test_given_a_huge_malformed_body_when_dead_lettered_then_only_its_start_is_copied(
+    worker: BatchRig,
+) -> None:
     body = "x" * 100_000
 
     run(worker, sqs_event(sqs_record("msg-bad", body)))
@@ -212,7 +217,7 @@ def test_given_a_huge_malformed_body_when_dead_lettered_then_only_its_start_is_c
 
 
 def test_given_too_little_time_left_when_a_batch_arrives_then_every_record_is_reported_untouched(
-    worker: Worker,
+    worker: BatchRig,
 ) -> None:
     event = sqs_event(worker.job("job-1"), worker.job("job-2"), worker.job("job-3"))
 
@@ -227,10 +232,12 @@ def test_given_too_little_time_left_when_a_batch_arrives_then_every_record_is_re
     }
     assert worker.attempt.calls == []
     assert worker.store.calls == []  # not even claimed: nothing waits for a lease to run out
+    # Back on the queue at once, not after the visibility timeout.
+    assert worker.returns.returned == [("herald-dev-email-normal", f"AQEBmsg-job-{n}==") for n in (1, 2, 3)]
 
 
 def test_given_time_runs_short_mid_batch_when_processed_then_the_rest_is_reported_untouched(
-    worker: Worker,
+    worker: BatchRig,
 ) -> None:
     event = sqs_event(worker.job("job-1"), worker.job("job-2"), worker.job("job-3"))
 
@@ -239,13 +246,14 @@ def test_given_time_runs_short_mid_batch_when_processed_then_the_rest_is_reporte
     assert response == {"batchItemFailures": [{"itemIdentifier": "msg-job-3"}]}
     assert worker.attempt.calls == ["job-1", "job-2"]
     assert worker.status("job-3") == "pending"
+    assert worker.returns.returned == [("herald-dev-email-normal", "AQEBmsg-job-3==")]
 
 
 # ---------------------------------------------------------------- observability
 
 
 def test_given_a_data_key_cache_when_a_batch_runs_then_its_hits_and_misses_become_metrics(
-    worker: Worker,
+    worker: BatchRig,
 ) -> None:
     from herald.adapters.data_key_cache import DataKeyCache
 
@@ -261,7 +269,9 @@ def test_given_a_data_key_cache_when_a_batch_runs_then_its_hits_and_misses_becom
     worker.engine._attempt = CountingAttempt()
     event = sqs_event(worker.job("job-1"), worker.job("job-2"))
 
-    process_batch(event, FakeContext(PLENTY), worker.engine, worker.dead_letters, cache)
+    process_batch(
+        event, FakeContext(PLENTY), Worker(worker.engine, worker.dead_letters, worker.returns, cache)
+    )
 
     emitted = metrics.metric_set
     assert emitted["DataKeyCacheHits"]["Value"] == [2.0]

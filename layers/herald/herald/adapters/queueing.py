@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -36,3 +36,20 @@ class SqsJobQueue:
             raise DependencyError(
                 f"queue {message.channel.value}-{priority.value} unavailable: {exc}"
             ) from exc
+
+
+class SqsMessageReturns:
+    """Puts received messages back at once (visibility timeout 0), by queue name."""
+
+    def __init__(self, queue_urls: Iterable[str], sqs: Callable[[], SQSClient]) -> None:
+        self._urls = {url.rstrip("/").rsplit("/", 1)[-1]: url for url in queue_urls}
+        self._sqs = sqs
+
+    def return_now(self, messages: Sequence[tuple[str, str]]) -> None:
+        for queue_name, receipt_handle in messages:
+            try:
+                self._sqs().change_message_visibility(
+                    QueueUrl=self._urls[queue_name], ReceiptHandle=receipt_handle, VisibilityTimeout=0
+                )
+            except (ClientError, BotoCoreError, KeyError) as exc:
+                raise DependencyError(f"queue {queue_name} unavailable: {type(exc).__name__}") from exc

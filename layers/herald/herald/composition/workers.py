@@ -2,30 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache, partial
 
 from herald import USER_AGENT
-from herald.adapters.data_key_cache import DataKeyCache
 from herald.adapters.dead_letters import SqsDeadLetters
-from herald.adapters.queueing import SqsJobQueue
+from herald.adapters.queueing import SqsJobQueue, SqsMessageReturns
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import foundation, provider_registry
 from herald.composition.vault import process_vault
+from herald.services.batch import Worker
 from herald.services.delivery import ChannelAttempt, DeliveryEngine, DeliveryPolicy
-from herald.services.ports import DeadLetters
 from herald.services.tenant_directory import TenantDirectory
 
 
-@dataclass(frozen=True)
-class WorkerServices:
-    engine: DeliveryEngine
-    dead_letters: DeadLetters
-    key_cache: DataKeyCache | None
-
-
-def _worker(attempt: ChannelAttempt) -> WorkerServices:
+def _worker(attempt: ChannelAttempt) -> Worker:
     base = foundation()
     settings = base.settings
     dead_letters = SqsDeadLetters(settings.dlq_url, base.clients.sqs)
@@ -36,7 +27,8 @@ def _worker(attempt: ChannelAttempt) -> WorkerServices:
         dead_letters=dead_letters,
         attempt=attempt,
     )
-    return WorkerServices(engine, dead_letters, process_vault().cache)
+    returns = SqsMessageReturns(settings.queue_urls.values(), base.clients.sqs)
+    return Worker(engine, dead_letters, returns, process_vault().cache)
 
 
 def _directory() -> TenantDirectory:
@@ -44,7 +36,7 @@ def _directory() -> TenantDirectory:
 
 
 @lru_cache(maxsize=1)
-def email_worker() -> WorkerServices:
+def email_worker() -> Worker:
     # Imported here so each worker's cold start loads only its own channel (providers vs. webhooks).
     from herald.adapters.store.suppression_store import DynamoSuppressions
     from herald.services.email_attempt import EmailAttempt
@@ -60,7 +52,7 @@ def email_worker() -> WorkerServices:
 
 
 @lru_cache(maxsize=1)
-def webhook_worker() -> WorkerServices:
+def webhook_worker() -> Worker:
     from herald.adapters.webhook_sender import send_webhook
     from herald.services.webhook_attempt import WebhookAttempt
 

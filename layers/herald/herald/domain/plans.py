@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import calendar
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 
 from herald.domain.jobs import Channel
@@ -83,6 +83,10 @@ def add_months(anchor: datetime, months: int) -> datetime:
     year, month = divmod(index, 12)
     day = min(anchor.day, calendar.monthrange(year, month + 1)[1])
     return anchor.replace(year=year, month=month + 1, day=day)
+
+
+# A paid tenant whose subscription period ended without a renewal keeps its plan this long.
+PAYMENT_GRACE = timedelta(days=7)
 
 
 def current_period(anchor: datetime, now: datetime) -> BillingPeriod:

@@ -42,6 +42,9 @@ class TenantProfile:
     quota_limit: int | None = None
     # Paid plans: the subscription's current period ends here (set by payment events).
     paid_until: str | None = None
+    # The end of the billing period the quota-reset schedule last recorded (bookkeeping: the accept
+    # path computes the current period from the anchor itself).
+    period_end: str | None = None
     # Keys of earlier rotations still in their grace period: hash -> valid until (ISO-8601).
     grace_keys: Mapping[str, str] = field(default_factory=dict)
 

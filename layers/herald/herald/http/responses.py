@@ -12,16 +12,9 @@ from aws_lambda_powertools.event_handler import Response
 from herald.domain.errors import ErrorCode, FieldProblem, HeraldError, validation_failed
 from herald.http.envelope import failure, success
 from herald.http.error_table import status_of
-from herald.http.raw_body import raw_body
 from herald.http.requests import TOO_LARGE
 
 JSON = "application/json"
-# Raw body limits per route, checked before parsing: the email route carries up to two 256 KiB
-# bodies (HTML and text) plus small fields; everything else is small.
-EMAIL_ROUTE_LIMIT = 600 * 1024
-DEFAULT_BODY_LIMIT = 64 * 1024
-# Methods whose requests may carry a body; Herald reads every body as JSON.
-BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
 def json_response(status: int, data: Any, headers: Mapping[str, str] | None = None) -> Response[str]:
@@ -44,54 +37,6 @@ def error_response(error: HeraldError) -> Response[str]:
         content_type=JSON,
         body=json.dumps(failure(error), separators=(",", ":")),
         headers=error_headers(error),
-    )
-
-
-def body_limit(method: str, path: str) -> int:
-    if method.upper() == "POST" and path.rstrip("/").endswith("/notifications/email"):
-        return EMAIL_ROUTE_LIMIT
-    return DEFAULT_BODY_LIMIT
-
-
-def _method(event: Mapping[str, Any]) -> str:
-    return str(event.get("requestContext", {}).get("http", {}).get("method", "")).upper()
-
-
-def _gateway_answer(error: HeraldError) -> dict[str, Any]:
-    """An error envelope in API Gateway v2's response shape, for answers given before routing."""
-    return {
-        "statusCode": status_of(error.code),
-        "headers": {"Content-Type": JSON},
-        "body": json.dumps(failure(error)),
-    }
-
-
-def oversized_body(event: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The 413 answer for a body over its route's limit, checked before anything parses it; None
-    when the size is fine."""
-    limit = body_limit(_method(event), event.get("rawPath", ""))
-    if len(raw_body(event)) <= limit:
-        return None
-    return _gateway_answer(
-        HeraldError(
-            f"The request body is larger than this route accepts ({limit} bytes).",
-            ErrorCode.PAYLOAD_TOO_LARGE,
-        )
-    )
-
-
-def non_json_body(event: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The 415 answer for a request that says its body is anything but JSON (form data, XML, text);
-    None when it says JSON or nothing (a missing Content-Type is read as JSON)."""
-    headers = {name.lower(): value for name, value in (event.get("headers") or {}).items()}
-    media_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if _method(event) not in BODY_METHODS or media_type in {"", JSON}:
-        return None
-    return _gateway_answer(
-        HeraldError(
-            "The request body must be JSON, sent as Content-Type: application/json.",
-            ErrorCode.UNSUPPORTED_MEDIA_TYPE,
-        )
     )
 
 

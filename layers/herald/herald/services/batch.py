@@ -6,16 +6,18 @@ timeout; records the invocation has no time left for are reported too, without b
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from herald.domain.errors import DependencyError
 from herald.domain.jobs import JobMessage
 from herald.observability import logger, metrics
 from herald.services.delivery import DeliveryEngine, Handled
-from herald.services.ports import CacheStats, DeadLetters
+from herald.services.ports import CacheStats, DeadLetters, MessageReturns
 
 # A record is only started with this much time left: a full provider pass (three providers,
 # each with connect and read timeouts) must finish before Lambda stops the invocation.
@@ -26,20 +28,27 @@ class OutOfTime(Exception):
     """Not started: too little time left in this invocation; SQS will deliver it again."""
 
 
-def process_batch(
-    event: dict[str, Any],
-    context: LambdaContext,
-    engine: DeliveryEngine,
-    dead_letters: DeadLetters,
-    key_cache: CacheStats | None = None,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Worker:
+    """What a worker function's batches are handled with."""
+
+    engine: DeliveryEngine
+    dead_letters: DeadLetters
+    returns: MessageReturns
+    key_cache: CacheStats | None = None
+
+
+def process_batch(event: dict[str, Any], context: LambdaContext, worker: Worker) -> dict[str, Any]:
     # A batch whose every record failed (or was skipped for time) is reported like any other:
     # raising would return the same messages to the queue, but as a failed invocation (an error in
     # the function's metrics and alarms) and with a stack trace for what is often just a timeout.
     processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+    engine, dead_letters, key_cache = worker.engine, worker.dead_letters, worker.key_cache
+    not_started: list[SQSRecord] = []
 
     def handle(record: SQSRecord) -> str:
         if context.get_remaining_time_in_millis() < RECORD_BUDGET_MILLIS:
+            not_started.append(record)
             raise OutOfTime(record.message_id)
         message = _parse(record, dead_letters)
         if message is None:
@@ -62,11 +71,28 @@ def process_batch(
     response: dict[str, Any] = dict(
         process_partial_response(event=event, record_handler=handle, processor=processor, context=context)
     )
+    _return_now(worker.returns, not_started)
     if key_cache is not None:
         # The data key cache's hit rate, observable in CloudWatch: misses are KMS Decrypt calls.
         metrics.add_metric(name="DataKeyCacheHits", unit="Count", value=key_cache.hits - before[0])
         metrics.add_metric(name="DataKeyCacheMisses", unit="Count", value=key_cache.misses - before[1])
     return response
+
+
+def _return_now(returns: MessageReturns, records: list[SQSRecord]) -> None:
+    """Messages this invocation had no time to start go back to their queue at once, instead of
+    waiting out the visibility timeout (minutes) behind a slow batch; if that fails they still
+    come back after it."""
+    if not records:
+        return
+    try:
+        returns.return_now(
+            [(record.event_source_arn.rsplit(":", 1)[-1], record.receipt_handle) for record in records]
+        )
+    except DependencyError as exc:
+        logger.warning(
+            "could not return unstarted messages early", extra={"count": len(records), "reason": str(exc)}
+        )
 
 
 def _parse(record: SQSRecord, dead_letters: DeadLetters) -> JobMessage | None:

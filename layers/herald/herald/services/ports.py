@@ -232,6 +232,11 @@ class JobQueue(Protocol):
     def enqueue(self, message: JobMessage, priority: QueuePriority, delay_seconds: int = 0) -> None: ...
 
 
+class MessageReturns(Protocol):
+    def return_now(self, messages: Sequence[tuple[str, str]]) -> None:
+        """Make received messages (queue name, receipt handle) visible on their queue again now."""
+
+
 class DeadLetters(Protocol):
     def send(self, record: dict[str, Any]) -> None: ...
 

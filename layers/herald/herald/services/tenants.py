@@ -69,14 +69,13 @@ class TenantAdmin:
     def set_status(self, tenant_id: str, active: bool) -> TenantProfile:
         return self._update(tenant_id, status=ACTIVE if active else DISABLED)
 
-    def set_limits(
-        self, tenant_id: str, *, quota: int | None = None, rate: int | None = None
-    ) -> TenantProfile:
-        """Per-tenant overrides of the plan's monthly quota and per-minute rate (None clears one)."""
-        for value in (quota, rate):
-            if value is not None and value < 0:
-                raise HeraldError("A limit cannot be negative.", ErrorCode.VALIDATION_ERROR)
-        return self._update(tenant_id, quota_limit=quota, rate_limit=rate)
+    def set_quota(self, tenant_id: str, jobs: int | None) -> TenantProfile:
+        """Override the plan's metered monthly quota; None goes back to the plan's."""
+        return self._update(tenant_id, quota_limit=_limit(jobs))
+
+    def set_rate(self, tenant_id: str, per_minute: int | None) -> TenantProfile:
+        """Override the plan's per-minute rate limit; None goes back to the plan's."""
+        return self._update(tenant_id, rate_limit=_limit(per_minute))
 
     def rotate_api_key(
         self, tenant_id: str, grace_seconds: int, current_key_hash: str | None = None
@@ -107,3 +106,9 @@ class TenantAdmin:
             raise HeraldError(f"No tenant {tenant_id}.", ErrorCode.TENANT_NOT_FOUND) from exc
         self._on_change(tenant_id)
         return profile
+
+
+def _limit(value: int | None) -> int | None:
+    if value is not None and value < 0:
+        raise HeraldError("A limit cannot be negative.", ErrorCode.VALIDATION_ERROR)
+    return value

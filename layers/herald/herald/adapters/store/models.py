@@ -116,6 +116,7 @@ class TenantItem(HeraldItem, discriminator="tenant"):
     rate_limit = NumberAttribute(null=True, attr_name="rateLimit")
     quota_limit = NumberAttribute(null=True, attr_name="quotaLimit")
     paid_until = UnicodeAttribute(null=True, attr_name="paidUntil")
+    period_end = UnicodeAttribute(null=True, attr_name="periodEnd")
     # Keys of earlier rotations still in their grace period: hash -> valid until.
     grace_keys = MapAttribute[str, Any](null=True, attr_name="graceKeys")
 

@@ -38,6 +38,7 @@ _PROFILE_FIELDS: dict[str, Any] = {
     "quota_limit": TenantItem.quota_limit,
     "period_anchor": TenantItem.period_anchor,
     "paid_until": TenantItem.paid_until,
+    "period_end": TenantItem.period_end,
 }
 
 

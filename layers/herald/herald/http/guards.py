@@ -1,0 +1,127 @@
+"""The checks a request body passes before any route parses it: size, media type and a JSON
+document Herald can read. Each refusal is a 4xx in the error envelope, never a 500 from deep inside
+a parser: a body nested thousands of levels, a 5 000-digit number, bytes that are not UTF-8, or a
+form post to a JSON API.
+"""
+
+from __future__ import annotations
+
+import binascii
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from herald.domain.errors import ErrorCode, HeraldError
+from herald.http.envelope import failure
+from herald.http.error_table import status_of
+from herald.http.raw_body import raw_body
+
+JSON = "application/json"
+# Raw body limits per route, checked before parsing: the email route carries up to two 256 KiB
+# bodies (HTML and text) plus small fields; everything else is small.
+EMAIL_ROUTE_LIMIT = 600 * 1024
+DEFAULT_BODY_LIMIT = 64 * 1024
+# Deeper than any notification needs; Python's parsers recurse per level, so depth is bounded first.
+MAX_JSON_DEPTH = 64
+# The methods whose routes may read a body.
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+_OPENERS, _CLOSERS = frozenset(b"[{"), frozenset(b"]}")
+
+
+def body_limit(method: str, path: str) -> int:
+    if method.upper() == "POST" and path.rstrip("/").endswith("/notifications/email"):
+        return EMAIL_ROUTE_LIMIT
+    return DEFAULT_BODY_LIMIT
+
+
+def screen(event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The answer (API Gateway v2 shape) to a body no route should parse; None when it may go on."""
+    try:
+        _check(event)
+    except HeraldError as error:
+        return {
+            "statusCode": status_of(error.code),
+            "headers": {"Content-Type": JSON},
+            "body": json.dumps(failure(error), separators=(",", ":")),
+        }
+    return None
+
+
+def _check(event: Mapping[str, Any]) -> None:
+    method = str(event.get("requestContext", {}).get("http", {}).get("method", ""))
+    try:
+        body = raw_body(event)
+    except (binascii.Error, ValueError) as exc:
+        raise HeraldError("The request body is not valid base64.", ErrorCode.INVALID_JSON) from exc
+    limit = body_limit(method, str(event.get("rawPath", "")))
+    if len(body) > limit:
+        raise HeraldError(
+            f"The request body is larger than this route accepts ({limit} bytes).",
+            ErrorCode.PAYLOAD_TOO_LARGE,
+        )
+    media_type = _media_type(event)
+    if not body.strip():
+        # A route that reads a body parses even an empty one by its declared type (form parsers
+        # crash on an empty multipart body): an empty body may be undeclared or JSON, nothing else.
+        if method.upper() in BODY_METHODS and media_type not in {"", JSON}:
+            raise _not_json(media_type)
+        return
+    if media_type != JSON:
+        raise _not_json(media_type)
+    _check_json(body)
+
+
+def _media_type(event: Mapping[str, Any]) -> str:
+    headers = {str(name).lower(): str(value) for name, value in (event.get("headers") or {}).items()}
+    return headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+def _not_json(media_type: str) -> HeraldError:
+    return HeraldError(
+        f"Request bodies must be JSON (Content-Type: application/json); this one is {media_type or 'none'}.",
+        ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+    )
+
+
+def _check_json(body: bytes) -> None:
+    if _depth(body) > MAX_JSON_DEPTH:
+        raise HeraldError(
+            f"The request body is nested more than {MAX_JSON_DEPTH} levels deep.", ErrorCode.INVALID_JSON
+        )
+    try:
+        json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise HeraldError("The request body is not UTF-8 text.", ErrorCode.INVALID_JSON) from exc
+    except ValueError as exc:
+        # Also Python's own limit on integer digits (4300): such a number is no priority or id.
+        raise HeraldError(
+            f"The request body is not valid JSON: {_short(exc)}.", ErrorCode.INVALID_JSON
+        ) from exc
+
+
+def _depth(body: bytes) -> int:
+    """The deepest nesting of arrays and objects, brackets inside strings not counted."""
+    if body.count(b"[") + body.count(b"{") <= MAX_JSON_DEPTH:
+        return 0  # cannot be deeper than the limit: spare the byte-by-byte scan (long HTML bodies)
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in body:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in _OPENERS:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in _CLOSERS:
+            depth -= 1
+    return deepest
+
+
+def _short(exc: ValueError) -> str:
+    return str(exc).split(";", 1)[0][:120]

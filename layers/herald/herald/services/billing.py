@@ -1,0 +1,92 @@
+"""Billing periods over time: the daily quota-reset run.
+
+Usage is counted per billing period, named by the period's start, and the accept path computes the
+current period from the tenant's anchor itself: a tenant whose period ended is accepted again at
+once, whether this run happened or not. This run does what needs a schedule:
+- records the period each tenant is in (``period_end``), so operators and reports see the roll-over;
+- moves a paid tenant whose subscription period ended without a renewal to the free plan once the
+  grace period is over (a new free period starts then); within the grace, the plan stays.
+It is idempotent: a second run, or a late one, finds nothing left to change. It pages through the
+tenant index (a Query per page), never scanning the table.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from herald.domain.clock import iso, parse_iso, utc_now
+from herald.domain.plans import PAYMENT_GRACE, Plan, current_period
+from herald.domain.records import TenantProfile
+from herald.observability import logger
+from herald.services.ports import TenantNotFound, TenantStore
+
+ADVANCED = "advanced"
+LAPSED = "lapsed"
+IN_GRACE = "in_grace"
+UNCHANGED = "unchanged"
+
+
+@dataclass(frozen=True)
+class ResetSummary:
+    tenants: int
+    outcomes: dict[str, int]
+
+
+class QuotaReset:
+    def __init__(
+        self, store: TenantStore, on_change: Callable[[str], None], clock: Callable[[], datetime] = utc_now
+    ) -> None:
+        self._store = store
+        self._on_change = on_change
+        self._clock = clock
+
+    def run(self) -> ResetSummary:
+        now = self._clock()
+        outcomes: Counter[str] = Counter()
+        for profile in self._store.all_profiles():
+            outcomes[self._reset(profile, now)] += 1
+        return ResetSummary(sum(outcomes.values()), dict(outcomes))
+
+    def _reset(self, profile: TenantProfile, now: datetime) -> str:
+        if profile.plan != Plan.FREE and profile.paid_until is not None:
+            paid_until = parse_iso(profile.paid_until)
+            if now >= paid_until + PAYMENT_GRACE:
+                return self._lapse(profile, now)
+            if now >= paid_until:
+                logger.info("paid period ended, in grace", extra={"tenant_id": profile.tenant_id})
+                return IN_GRACE
+        period = current_period(parse_iso(profile.period_anchor), now)
+        if profile.period_end == iso(period.end):
+            return UNCHANGED
+        self._update(profile.tenant_id, period_end=iso(period.end))
+        return ADVANCED
+
+    def _lapse(self, profile: TenantProfile, now: datetime) -> str:
+        """No renewal within the grace: the tenant continues on the free plan, in a new period."""
+        period = current_period(now, now)
+        self._update(
+            profile.tenant_id,
+            plan=Plan.FREE.value,
+            paid_until=None,
+            period_anchor=iso(now),
+            period_end=iso(period.end),
+        )
+        logger.warning(
+            "paid plan lapsed; moved to free",
+            extra={
+                "tenant_id": profile.tenant_id,
+                "previous_plan": profile.plan,
+                "paid_until": profile.paid_until,
+            },
+        )
+        return LAPSED
+
+    def _update(self, tenant_id: str, **changes: object) -> None:
+        try:
+            self._store.update_profile(tenant_id, **changes)
+        except TenantNotFound:
+            return  # deleted while the run was paging: nothing to keep
+        self._on_change(tenant_id)

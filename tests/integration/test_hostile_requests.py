@@ -1,0 +1,193 @@
+"""Hostile input to the real ApiFunction (moto resources from template.yaml): every request that once
+answered 500, or was accepted and failed later, answers a 4xx in the error envelope and stores
+nothing; a storage timeout answers 503."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from botocore.exceptions import ReadTimeoutError
+from pynamodb.connection.base import Connection
+
+from herald.http.guards import MAX_JSON_DEPTH
+from tests.support.dns import resolve_publicly
+from tests.support.herald_in_moto import ApiAnswer, HeraldInMoto, herald_in_moto
+
+pytestmark = pytest.mark.xdist_group("moto-hostile")
+
+EMAIL = {"to": "user@example.com", "subject": "Hello", "body": "<p>Hi</p>"}
+WEBHOOK = {"url": "https://hooks.example.com/in", "payload": {"event": "order.paid"}}
+POST_ROUTES = [
+    "/api/v1/notifications/email",
+    "/api/v1/notifications/webhook",
+    "/api/v1/account/api-key/rotate",
+    "/api/v1/account/domains",
+]
+
+
+@pytest.fixture(scope="module")
+def herald() -> Iterator[HeraldInMoto]:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        resolve_publicly(monkeypatch)
+        with herald_in_moto(monkeypatch) as stack:
+            yield stack
+
+
+def refused(answer: ApiAnswer, status: int, code: str) -> str:
+    assert (answer.status, answer.body["success"], answer.body["code"]) == (status, False, code), answer.body
+    assert answer.body["timestamp"].endswith("Z")
+    message: str = answer.body["error"]
+    return message
+
+
+def jobs_of(herald: HeraldInMoto, key: str) -> list[dict[str, Any]]:
+    listed: list[dict[str, Any]] = herald.api("GET", "/api/v1/notifications/jobs", key=key).data["data"]
+    return listed
+
+
+@pytest.mark.parametrize("route", POST_ROUTES)
+@pytest.mark.parametrize("media_type", ["text/plain", "application/xml", "application/merge-patch+json"])
+@pytest.mark.parametrize("with_key", [True, False])
+def test_a_body_that_is_not_json_is_415_on_every_post_route(
+    herald: HeraldInMoto, route: str, media_type: str, with_key: bool
+) -> None:
+    key = herald.new_key() if with_key else None
+    answer = herald.api("POST", route, b'{"to":"x@example.com"}', key=key, content_type=media_type)
+    message = refused(answer, 415, "unsupported_media_type")
+    assert (
+        message == f"Request bodies must be JSON (Content-Type: application/json); this one is {media_type}."
+    )
+
+
+@pytest.mark.parametrize("depth", [MAX_JSON_DEPTH + 1, 256, 10_000])
+def test_a_body_nested_too_deep_is_400_and_nothing_is_stored(herald: HeraldInMoto, depth: int) -> None:
+    key = herald.new_key()
+    nested = b'{"url":"https://hooks.example.com/in","payload":{"a":' + b"[" * depth + b"]" * depth + b"}}"
+    message = refused(
+        herald.api("POST", "/api/v1/notifications/webhook", nested, key=key), 400, "invalid_json"
+    )
+    assert message == f"The request body is nested more than {MAX_JSON_DEPTH} levels deep."
+    assert jobs_of(herald, key) == []
+
+
+def test_a_body_nested_to_the_limit_is_still_read(herald: HeraldInMoto) -> None:
+    key = herald.new_key()
+    inner: Any = 1
+    for _ in range(MAX_JSON_DEPTH - 2):
+        inner = [inner]
+    answer = herald.api(
+        "POST", "/api/v1/notifications/webhook", {**WEBHOOK, "payload": {"a": inner}}, key=key
+    )
+    assert answer.status == 202, answer.body
+
+
+def test_an_integer_of_thousands_of_digits_is_400(herald: HeraldInMoto) -> None:
+    key = herald.new_key()
+    body = b'{"to":"user@example.com","subject":"s","body":"b","priority":' + b"9" * 5000 + b"}"
+    message = refused(herald.api("POST", "/api/v1/notifications/email", body, key=key), 400, "invalid_json")
+    assert message.startswith("The request body is not valid JSON: Exceeds the limit (4300 digits)")
+
+
+@pytest.mark.parametrize("body", [b"\xff\xfe\x00garbage", b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"])
+def test_bytes_that_are_not_utf8_are_400(herald: HeraldInMoto, body: bytes) -> None:
+    refused(
+        herald.api("POST", "/api/v1/notifications/email", body, key=herald.new_key()), 400, "invalid_json"
+    )
+
+
+@pytest.mark.parametrize("cursor", ["!!!!", "%00", "%F0%9F%9A%80", "", "eA", "MjAyNi0xMS0zMA"])
+def test_a_cursor_herald_did_not_hand_out_is_400(herald: HeraldInMoto, cursor: str) -> None:
+    answer = herald.api("GET", f"/api/v1/notifications/jobs?cursor={cursor}", key=herald.new_key())
+    if cursor == "":
+        assert answer.status == 200  # an empty cursor is no cursor
+        return
+    assert refused(answer, 400, "invalid_cursor") == "The cursor is not valid."
+
+
+@pytest.mark.parametrize(
+    ("headers", "problem"),
+    [
+        ({"X-A": "a\x00b"}, "header 'X-A' holds a control character or a character outside Latin-1"),
+        ({"X-A": "a\x07b"}, "header 'X-A' holds a control character or a character outside Latin-1"),
+        ({"X-A": "é🚀"}, "header 'X-A' holds a control character or a character outside Latin-1"),
+        ({"X-A": "a\r\nX-B: c"}, "header 'X-A' contains a line break"),
+        ({"Webhook-Id": "x"}, "header 'Webhook-Id' is set by Herald"),
+        ({"X Bad": "x"}, "invalid header name 'X Bad'"),
+    ],
+)
+def test_webhook_headers_no_http_stack_can_send_are_refused_at_acceptance(
+    herald: HeraldInMoto, headers: dict[str, str], problem: str
+) -> None:
+    key = herald.new_key()
+    answer = herald.api("POST", "/api/v1/notifications/webhook", {**WEBHOOK, "headers": headers}, key=key)
+    assert refused(answer, 400, "validation_error") == f"Invalid request: headers: {problem}."
+    assert answer.body["details"] == [{"field": "headers", "message": problem}]
+    assert jobs_of(herald, key) == []
+
+
+def test_a_latin1_header_value_is_accepted(herald: HeraldInMoto) -> None:
+    answer = herald.api(
+        "POST", "/api/v1/notifications/webhook", {**WEBHOOK, "headers": {"X-A": "café"}}, key=herald.new_key()
+    )
+    assert answer.status == 202, answer.body
+
+
+@pytest.mark.parametrize("number", [b"NaN", b"Infinity", b"-Infinity"])
+def test_nan_and_infinity_in_a_payload_are_400(herald: HeraldInMoto, number: bytes) -> None:
+    key = herald.new_key()
+    body = b'{"url":"https://hooks.example.com/in","payload":{"x":' + number + b"}}"
+    answer = herald.api("POST", "/api/v1/notifications/webhook", body, key=key)
+    assert (
+        refused(answer, 400, "validation_error")
+        == "Invalid request: payload: NaN and Infinity are not JSON numbers."
+    )
+    assert jobs_of(herald, key) == []
+
+
+@pytest.mark.parametrize("value", ["k" * 256, "a\tb", "k" * 5000, "ключ"])
+def test_the_idempotency_key_header_follows_the_fields_rule(herald: HeraldInMoto, value: str) -> None:
+    key = herald.new_key()
+    answer = herald.api(
+        "POST", "/api/v1/notifications/email", EMAIL, key=key, headers={"Idempotency-Key": value}
+    )
+    assert refused(answer, 400, "validation_error") == (
+        "Invalid request: Idempotency-Key: must be 1-255 printable ASCII characters."
+    )
+    assert jobs_of(herald, key) == []
+
+
+def test_a_paid_tenant_without_a_provider_is_403_at_acceptance(herald: HeraldInMoto) -> None:
+    key = herald.new_tenant("indie", providers=()).api_key
+    message = refused(
+        herald.api("POST", "/api/v1/notifications/email", EMAIL, key=key), 403, "provider_required"
+    )
+    assert "PUT /api/v1/account/providers/{provider}" in message
+    assert jobs_of(herald, key) == []
+
+
+@pytest.mark.parametrize(
+    ("operation", "route", "body"),
+    [("PutItem", "/api/v1/notifications/webhook", WEBHOOK), ("GetItem", "/api/v1/notifications/jobs", None)],
+)
+def test_a_storage_timeout_is_503_not_500(
+    herald: HeraldInMoto, monkeypatch: pytest.MonkeyPatch, operation: str, route: str, body: Any
+) -> None:
+    """PynamoDB's own error code lookup fails on a read timeout; Herald's must not. The job write
+    (PutItem) and the API key lookup (GetItem of a key not yet cached) each time out."""
+    key = herald.new_key()
+    real_call = Connection._make_api_call
+
+    def timing_out(connection: Connection, name: str, params: Any) -> Any:
+        if name == operation:
+            raise ReadTimeoutError(endpoint_url="http://dynamodb.test")
+        return real_call(connection, name, params)
+
+    monkeypatch.setattr(Connection, "_make_api_call", timing_out)
+    answer = herald.api("POST" if body else "GET", route, body, key=key)
+    monkeypatch.undo()
+
+    assert answer.status == 503, answer.body
+    assert answer.body["code"] in {"storage_unavailable", "dependency_unavailable"}
+    assert jobs_of(herald, key) == []
