@@ -78,9 +78,9 @@ def test_the_served_document_is_valid_openapi_and_swagger_shows_that_very_docume
     assert {ref.rsplit("/", 1)[1] for ref in _refs(document)} <= set(schemas)
     assert not {"HTTPValidationError", "ValidationError", "ResponseValidationError"} & set(schemas)
 
-    page = herald.invoke_api("GET", "/api/v1/docs")
-    assert (page["statusCode"], page["headers"]["Content-Type"]) == (200, "text/html")
-    embedded = re.search(r"spec: (\{.*\}),\n    presets:", page["body"], re.DOTALL)
+    page = herald.api("GET", "/api/v1/docs")
+    assert (page.status, page.headers["Content-Type"]) == (200, "text/html")
+    embedded = re.search(r"spec: (\{.*\}),\n    presets:", page.text, re.DOTALL)
     assert embedded is not None
     assert json.loads(embedded.group(1).replace("<\\/", "</")) == document
     assert herald.api("GET", "/api/v1/docs?format=json").body == document
@@ -148,29 +148,6 @@ def test_the_key_schemes_are_declared_once_and_public_routes_need_none(document:
 # ---------------------------------------------------------------- what invalid input reads
 
 
-@pytest.mark.parametrize(
-    ("headers", "sentence"),
-    [
-        ({"X-Webhook-Id": "1"}, "Invalid request: headers: header 'X-Webhook-Id' is set by Herald."),
-        ({"content-type": "text/plain"}, "Invalid request: headers: header 'content-type' is set by Herald."),
-        ({"Bad Name": "1"}, "Invalid request: headers: invalid header name 'Bad Name'."),
-        ({"X-A": "ok\r\nX-B: injected"}, "Invalid request: headers: header 'X-A' contains a line break."),
-        (
-            {"X-A": "é🚀"},
-            "Invalid request: headers: header 'X-A' holds a control character or a character outside Latin-1.",
-        ),
-    ],
-)
-def test_a_refused_webhook_header_is_named_in_the_sentence_the_client_reads(
-    herald: HeraldInMoto, headers: dict[str, str], sentence: str
-) -> None:
-    answer = herald.api(
-        "POST", "/api/v1/notifications/webhook", {**WEBHOOK, "headers": headers}, key=herald.new_key()
-    )
-    assert (answer.status, answer.body["code"], answer.body["error"]) == (400, "validation_error", sentence)
-    assert answer.body["message"] == [sentence.removeprefix("Invalid request: ").removesuffix(".")]
-
-
 def test_every_field_problem_is_in_the_sentence_in_details_and_in_the_message_list(
     herald: HeraldInMoto,
 ) -> None:
@@ -191,20 +168,14 @@ def test_every_field_problem_is_in_the_sentence_in_details_and_in_the_message_li
     assert [problem["field"] for problem in answer.body["details"]] == ["to", "subject", "cc"]
 
 
-def test_a_malformed_idempotency_key_header_reads_like_the_body_fields_rule(herald: HeraldInMoto) -> None:
-    key = herald.new_key()
-    for value in ("tab\there", "k" * 300):
-        answer = herald.api(
-            "POST", "/api/v1/notifications/webhook", WEBHOOK, key=key, headers={"Idempotency-Key": value}
-        )
-        assert (answer.status, answer.body["error"]) == (
-            400,
-            "Invalid request: Idempotency-Key: must be 1-255 printable ASCII characters.",
-        )
-    body = herald.api(
-        "POST", "/api/v1/notifications/webhook", {**WEBHOOK, "idempotencyKey": "k" * 300}, key=key
+@pytest.mark.parametrize("value", ["", "k" * 256, "tab\there", "ключ"])
+def test_the_idempotency_key_field_reads_like_the_header(herald: HeraldInMoto, value: str) -> None:
+    """One rule and one sentence for the body field and the header (whose test is with the hostile
+    requests), and the document states that rule for both."""
+    answer = herald.api(
+        "POST", "/api/v1/notifications/webhook", {**WEBHOOK, "idempotencyKey": value}, key=herald.new_key()
     )
-    assert (body.status, body.body["error"]) == (
+    assert (answer.status, answer.body["error"]) == (
         400,
         "Invalid request: idempotencyKey: must be 1-255 printable ASCII characters.",
     )

@@ -63,8 +63,13 @@ class LambdaContext:
 @dataclass
 class ApiAnswer:
     status: int
-    body: dict[str, Any]
+    text: str
     headers: dict[str, str]
+
+    @property
+    def body(self) -> dict[str, Any]:
+        parsed: dict[str, Any] = json.loads(self.text)
+        return parsed
 
     @property
     def data(self) -> Any:
@@ -129,20 +134,6 @@ class HeraldInMoto:
         headers: Mapping[str, str] | None = None,
         content_type: str | None = "application/json",
     ) -> ApiAnswer:
-        answer = self.invoke_api(method, path, body, key=key, headers=headers, content_type=content_type)
-        return ApiAnswer(answer["statusCode"], json.loads(answer["body"]), dict(answer.get("headers") or {}))
-
-    def invoke_api(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        *,
-        key: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        content_type: str | None = "application/json",
-    ) -> dict[str, Any]:
-        """ApiFunction's answer as API Gateway gets it (statusCode, headers, body as text)."""
         raw = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
         pairs = [("host", "api.herald.test"), *(headers or {}).items()]
         if content_type is not None:
@@ -153,10 +144,8 @@ class HeraldInMoto:
         match = self._routes.match(method, request.path)
         assert match is not None, f"no template route for {method} {path}"
         event = build_event(request, match, ApiContext(api_id="herald"))
-        answer: dict[str, Any] = self.handler_module("ApiFunction").handler(
-            event, LambdaContext("ApiFunction")
-        )
-        return answer
+        answer = self.handler_module("ApiFunction").handler(event, LambdaContext("ApiFunction"))
+        return ApiAnswer(answer["statusCode"], answer["body"], dict(answer.get("headers") or {}))
 
     def new_tenant(
         self, plan: str = "startup", name: str = "Acme", *, providers: tuple[str, ...] = ("SENDGRID",)
