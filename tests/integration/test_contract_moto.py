@@ -148,6 +148,16 @@ def test_the_key_schemes_are_declared_once_and_public_routes_need_none(document:
 # ---------------------------------------------------------------- what invalid input reads
 
 
+def test_a_header_name_ending_in_a_line_break_is_refused_at_acceptance(herald: HeraldInMoto) -> None:
+    answer = herald.api(
+        "POST", "/api/v1/notifications/webhook", {**WEBHOOK, "headers": {"X-A\n": "1"}}, key=herald.new_key()
+    )
+    assert (answer.status, answer.body["error"]) == (
+        400,
+        "Invalid request: headers: invalid header name 'X-A\n'.",
+    )
+
+
 def test_every_field_problem_is_in_the_sentence_in_details_and_in_the_message_list(
     herald: HeraldInMoto,
 ) -> None:
@@ -168,7 +178,7 @@ def test_every_field_problem_is_in_the_sentence_in_details_and_in_the_message_li
     assert [problem["field"] for problem in answer.body["details"]] == ["to", "subject", "cc"]
 
 
-@pytest.mark.parametrize("value", ["", "k" * 256, "tab\there", "ключ"])
+@pytest.mark.parametrize("value", ["", "k" * 256, "tab\there", "ключ", "key\n"])
 def test_the_idempotency_key_field_reads_like_the_header(herald: HeraldInMoto, value: str) -> None:
     """One rule and one sentence for the body field and the header (whose test is with the hostile
     requests), and the document states that rule for both."""
@@ -223,7 +233,9 @@ def test_an_empty_body_sent_as_json_or_undeclared_is_read(herald: HeraldInMoto) 
         assert (retry.status, retry.body["code"]) == (404, "job_not_retryable")
 
 
-@pytest.mark.parametrize("api_key", ["SG.key\nX-Injected: 1", "clé-é", "tab\tkey"])
+@pytest.mark.parametrize(
+    "api_key", ["SG.key\nX-Injected: 1", "clé-é", "tab\tkey", " sandbox-key", "sandbox-key ", "   "]
+)
 def test_a_provider_key_no_http_header_can_carry_is_400_before_any_provider_call(
     herald: HeraldInMoto, api_key: str
 ) -> None:
@@ -232,5 +244,6 @@ def test_a_provider_key_no_http_header_can_carry_is_400_before_any_provider_call
     )
     assert (answer.status, answer.body["error"]) == (
         400,
-        "Invalid request: apiKey: must be printable ASCII characters (it is sent in an HTTP header).",
+        "Invalid request: apiKey: must be printable ASCII without a space at either end "
+        "(it is sent in an HTTP header).",
     )

@@ -58,9 +58,9 @@ finite_json = st.recursive(
 
 
 def _follows_documented_rule(value: str, rule: dict[str, Any]) -> bool:
-    return (
-        rule["minLength"] <= len(value) <= rule["maxLength"] and re.search(rule["pattern"], value) is not None
-    )
+    # As JSON Schema reads a pattern: its "$" is the very end, never before a final line break.
+    pattern = rule["pattern"].removesuffix("$") + r"\Z"
+    return rule["minLength"] <= len(value) <= rule["maxLength"] and re.search(pattern, value) is not None
 
 
 def _accepts(model: type[BaseModel], body: dict[str, Any]) -> bool:

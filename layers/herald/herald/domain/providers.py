@@ -6,6 +6,7 @@ translates its provider's wire format and error vocabulary into them, once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -24,6 +25,10 @@ TENANT_PROVIDERS: tuple[ProviderName, ...] = (
     ProviderName.RESEND,
     ProviderName.POSTMARK,
 )
+
+# What a key, token or id Herald puts in a provider request's header may be: printable ASCII with
+# no space at either end (HTTP clients refuse the rest, and a line break would inject a header).
+HEADER_VALUE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 
 # Names under which every send carries Herald's ids (SendGrid custom_args, Resend tags, Postmark
 # Metadata, SES EmailTags); the inbound webhooks read them back to find the job and its tenant.

@@ -25,6 +25,7 @@ from pydantic_core import PydanticCustomError
 
 from herald.domain.api_keys import MAX_GRACE_SECONDS
 from herald.domain.jobs import PRIORITY_QUEUES, compact_json
+from herald.domain.providers import HEADER_VALUE
 
 MAX_BODY_BYTES = 256 * 1024
 MAX_WEBHOOK_PAYLOAD_BYTES = 10_240
@@ -39,6 +40,7 @@ _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 # What an HTTP/1.1 header value may carry: visible Latin-1 text, spaces and tabs; no control bytes.
 _HEADER_VALUE = re.compile(r"^[\t\x20-\x7e\xa0-\xff]*$")
 _PRINTABLE = re.compile(r"^[\x20-\x7e]+$")
+# Patterns here are applied with fullmatch: "$" alone would also match before a final line break.
 # What ``idempotency_key`` checks, as JSON Schema (for the body field and the header alike).
 IDEMPOTENCY_KEY_RULE = {"minLength": 1, "maxLength": 255, "pattern": _PRINTABLE.pattern}
 _DOMAIN = r"^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
@@ -65,15 +67,16 @@ def _bounded_utf8(limit: int, what: str) -> AfterValidator:
 
 def idempotency_key(value: str) -> str:
     """The rule of the ``idempotencyKey`` field and of the ``Idempotency-Key`` header alike."""
-    if not 1 <= len(value) <= 255 or not _PRINTABLE.match(value):
+    if not 1 <= len(value) <= 255 or not _PRINTABLE.fullmatch(value):
         raise PydanticCustomError("invalid_idempotency_key", "must be 1-255 printable ASCII characters")
     return value
 
 
 def _header_safe(value: str) -> str:
-    if not _PRINTABLE.match(value):
+    if not HEADER_VALUE.fullmatch(value):
         raise PydanticCustomError(
-            "invalid_credential", "must be printable ASCII characters (it is sent in an HTTP header)"
+            "invalid_credential",
+            "must be printable ASCII without a space at either end (it is sent in an HTTP header)",
         )
     return value
 
@@ -84,7 +87,7 @@ EmailAddress = Annotated[
 # A provider key or token: Herald presents it to the provider in a request header.
 ProviderCredential = Annotated[
     str,
-    Field(min_length=1, max_length=512, json_schema_extra={"pattern": _PRINTABLE.pattern}),
+    Field(min_length=1, max_length=512, json_schema_extra={"pattern": f"^{HEADER_VALUE.pattern}$"}),
     AfterValidator(_header_safe),
 ]
 IdempotencyKey = Annotated[
@@ -163,7 +166,7 @@ def _webhook_headers(value: dict[str, str]) -> dict[str, str]:
     if size > MAX_WEBHOOK_HEADER_BYTES:
         raise PydanticCustomError(TOO_LARGE, "headers are larger than 8 KiB in all")
     for name, header_value in value.items():
-        if not _HEADER_NAME.match(name):
+        if not _HEADER_NAME.fullmatch(name):
             raise PydanticCustomError("invalid_header", "invalid header name '{name}'", {"name": name[:64]})
         lowered = name.lower()
         if lowered in RESERVED_HEADERS or lowered.startswith(RESERVED_HEADER_PREFIXES):
@@ -172,7 +175,7 @@ def _webhook_headers(value: dict[str, str]) -> dict[str, str]:
             raise PydanticCustomError(
                 "invalid_header", "header '{name}' contains a line break", {"name": name}
             )
-        if not _HEADER_VALUE.match(header_value):
+        if not _HEADER_VALUE.fullmatch(header_value):
             raise PydanticCustomError(
                 "invalid_header",
                 "header '{name}' holds a control character or a character outside Latin-1",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
 from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
@@ -18,7 +17,7 @@ from typing import Any
 import requests
 
 from herald import USER_AGENT
-from herald.domain.providers import Credential, FailureKind, ProviderFailure, ProviderName
+from herald.domain.providers import HEADER_VALUE, Credential, FailureKind, ProviderFailure, ProviderName
 
 # requests' own advice: slightly above a multiple of 3 s, the classic TCP retransmission window,
 # so a connect that needed one retransmitted SYN is not cut off just before it lands.
@@ -31,10 +30,6 @@ TIMEOUT = (CONNECT_TIMEOUT_SECONDS, READ_TIMEOUT_SECONDS)
 # A provider's wait hint beyond an hour is more likely a misread header than advice; the delivery
 # engine applies its own bounds on top.
 MAX_RETRY_AFTER_SECONDS = 3600.0
-
-
-# Printable ASCII, no leading or trailing space: every key, token and id Herald puts in a header.
-_HEADER_VALUE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 
 
 def new_session() -> requests.Session:
@@ -62,7 +57,7 @@ def call(
     ``X-Postmark-Server-Token`` to whatever host the redirect names.
     """
     all_headers = {"Accept": "application/json", "User-Agent": USER_AGENT, **headers}
-    if not all(_HEADER_VALUE.fullmatch(value) for value in all_headers.values()):
+    if not all(HEADER_VALUE.fullmatch(value) for value in all_headers.values()):
         # A key with a line break would inject headers; one outside ASCII makes http.client raise
         # an error holding the whole value. Refuse before anything is sent, naming no value.
         raise ProviderFailure(
