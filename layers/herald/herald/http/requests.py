@@ -36,11 +36,12 @@ TOO_LARGE = "too_large"
 # Header names Herald sets itself; a tenant may not override them.
 RESERVED_HEADERS = frozenset({"content-type", "user-agent", "host", "content-length", "transfer-encoding"})
 RESERVED_HEADER_PREFIXES = ("x-webhook-", "webhook-")
+# These patterns are applied with fullmatch: their "$" alone would also match before a final line
+# break (the anchors stay, for the JSON Schema copies of them).
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 # What an HTTP/1.1 header value may carry: visible Latin-1 text, spaces and tabs; no control bytes.
 _HEADER_VALUE = re.compile(r"^[\t\x20-\x7e\xa0-\xff]*$")
 _PRINTABLE = re.compile(r"^[\x20-\x7e]+$")
-# Patterns here are applied with fullmatch: "$" alone would also match before a final line break.
 # What ``idempotency_key`` checks, as JSON Schema (for the body field and the header alike).
 IDEMPOTENCY_KEY_RULE = {"minLength": 1, "maxLength": 255, "pattern": _PRINTABLE.pattern}
 _DOMAIN = r"^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
