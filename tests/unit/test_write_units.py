@@ -3,6 +3,8 @@ AWS DynamoDB Developer Guide: item sizes, write and read units, transactions, up
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pytest
 
 from bench.capacity import (
@@ -32,7 +34,7 @@ def item_of_size(size: int, **extra: str) -> Item:
     return {**item, "pad": {"S": "x" * padding}}
 
 
-def schema_with(projection: dict[str, object]) -> TableSchema:
+def schema_with(projection: Mapping[str, object]) -> TableSchema:
     return TableSchema.from_template(
         {
             "KeySchema": [{"AttributeName": "pk"}, {"AttributeName": "sk"}],
@@ -74,7 +76,7 @@ def test_numbers_cost_one_byte_per_two_significant_digits_plus_one(number: str, 
 
 
 def test_an_items_size_adds_up_attribute_names_and_values() -> None:
-    item = {"pk": {"S": "JOB#1"}, "attempts": {"N": "3"}, "tags": {"L": [{"S": "a"}]}}
+    item: Item = {"pk": {"S": "JOB#1"}, "attempts": {"N": "3"}, "tags": {"L": [{"S": "a"}]}}
 
     assert item_size(item) == (2 + 5) + (8 + 2) + (4 + 3 + 1 + 1)
 
