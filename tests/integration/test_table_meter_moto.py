@@ -29,8 +29,8 @@ def meter(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[TableMeter, str]]:
         yield TableMeter(schemas, client("dynamodb")), table
 
 
-def _key(pk: str) -> dict[str, Any]:
-    return {"pk": {"S": pk}, "sk": {"S": "STATE"}}
+def _key(job: str) -> dict[str, Any]:
+    return {"pk": {"S": f"JOB#{job}"}, "sk": {"S": "STATE"}}
 
 
 def test_given_a_1_5_kb_item_when_put_then_2_write_units_and_no_index_entry(
@@ -38,10 +38,10 @@ def test_given_a_1_5_kb_item_when_put_then_2_write_units_and_no_index_entry(
 ) -> None:
     table_meter, table = meter
     with observing_aws_calls(table_meter):
-        client("dynamodb").put_item(TableName=table, Item={**_key("A"), "pad": {"S": PADDING}})
+        client("dynamodb").put_item(TableName=table, Item={**_key("a1"), "pad": {"S": PADDING}})
 
     (write,) = table_meter.writes
-    assert (write.request, write.item, write.size_before) == ("PutItem", "* STATE", 0)
+    assert (write.request, write.item, write.size_before) == ("PutItem", "JOB#* STATE", 0)
     assert (write.charge.table_units, write.charge.index_units) == (2, 0)
 
 
@@ -50,13 +50,14 @@ def test_given_an_item_when_an_update_gives_it_the_index_keys_then_the_index_tak
 ) -> None:
     table_meter, table = meter
     dynamodb = client("dynamodb")
-    dynamodb.put_item(TableName=table, Item={**_key("B"), "pad": {"S": PADDING}})
+    dynamodb.put_item(TableName=table, Item={**_key("b1"), "pad": {"S": PADDING}})
 
     with observing_aws_calls(table_meter):
         dynamodb.update_item(
             TableName=table,
-            Key=_key("B"),
-            UpdateExpression="SET gsi1pk = :p, gsi1sk = :s REMOVE pad",
+            Key=_key("b1"),
+            UpdateExpression="SET gsi1pk = :p, gsi1sk = :s REMOVE #pad",
+            ExpressionAttributeNames={"#pad": "pad"},
             ExpressionAttributeValues={":p": {"S": "JOBS#t"}, ":s": {"S": "2026#B"}},
         )
 
@@ -70,10 +71,10 @@ def test_given_a_put_whose_condition_fails_then_it_is_billed_on_the_existing_ite
 ) -> None:
     table_meter, table = meter
     dynamodb = client("dynamodb")
-    dynamodb.put_item(TableName=table, Item={**_key("C"), "pad": {"S": PADDING}})
+    dynamodb.put_item(TableName=table, Item={**_key("c1"), "pad": {"S": PADDING}})
 
     with observing_aws_calls(table_meter), pytest.raises(ClientError):
-        dynamodb.put_item(TableName=table, Item=_key("C"), ConditionExpression="attribute_not_exists(pk)")
+        dynamodb.put_item(TableName=table, Item=_key("c1"), ConditionExpression="attribute_not_exists(pk)")
 
     (write,) = table_meter.writes
     assert not write.applied
@@ -88,13 +89,13 @@ def test_a_transaction_bills_every_item_it_names_twice(meter: tuple[TableMeter, 
                 {
                     "Put": {
                         "TableName": table,
-                        "Item": {**_key("D"), "gsi1pk": {"S": "p"}, "gsi1sk": {"S": "s"}},
+                        "Item": {**_key("d1"), "gsi1pk": {"S": "p"}, "gsi1sk": {"S": "s"}},
                     }
                 },
                 {
                     "Update": {
                         "TableName": table,
-                        "Key": _key("E"),
+                        "Key": _key("e1"),
                         "UpdateExpression": "SET n = :one",
                         "ExpressionAttributeValues": {":one": {"N": "1"}},
                     }
