@@ -148,7 +148,7 @@ class BuildLayouts:
                 str(base / "functions" / spec.logical_id),
                 *(str(base / "layers" / Path(layer).name) for layer in spec.layer_dirs),
             )
-            environment = runner_environment(spec, UNUSED_ENDPOINT, region)
+            environment = runner_environment(spec, UNUSED_ENDPOINT, region, UNUSED_ENDPOINT)
             module = spec.handler.rsplit(".", 1)[0]
             probes.append(Import(spec.logical_id, module, paths, runtime, environment))
         return probes

@@ -24,10 +24,9 @@ from typing import Any
 from bench.aws_calls import CallCounter, CallRecorder, observing_aws_calls
 from bench.capacity import TableSchema
 from bench.table_meter import TableMeter
-from herald.adapters.store.table import ensure_bound
-from herald.adapters.store.tenant_store import TenantStore
-from herald.services import tenants
+from herald.services.tenants import IssuedKey
 from herald_local.config import STACK_NAME
+from herald_local.functions import LOCAL_WEBHOOK_ORIGIN
 from herald_local.sandbox import SandboxServer
 from herald_local.template import Template
 from tests.support.herald_in_moto import ApiAnswer, HeraldInMoto, LambdaContext, client
@@ -36,6 +35,7 @@ API = "ApiFunction"
 EMAIL_QUEUE = "EmailNormalQueueUrl"
 WEBHOOK_QUEUE = "WebhookNormalQueueUrl"
 PROVIDER = "SENDGRID"
+SANDBOX_KEY = "sandbox-bench-key"  # the provider sandbox accepts keys that begin with "sandbox-"
 EMAIL_BODY = "<p>" + "x" * 900 + "</p>"
 WEBHOOK_DATA = "y" * 900  # a 1 KB webhook: ~0.95 KB of JSON payload plus the URL
 # Every provider answers 500: a transient failure, so the pass is retried (or, on the last attempt,
@@ -165,20 +165,16 @@ class Rig:
             f"HERALD_{name}_BASE_URL": self.sandbox.provider_base_url(name.lower())
             for name in ("SENDGRID", "RESEND", "POSTMARK")
         }
-        local = {"HERALD_AWS_MAX_ATTEMPTS": "1", "HERALD_ALLOW_LOOPBACK_WEBHOOKS": "true"}
+        local = {"HERALD_AWS_MAX_ATTEMPTS": "1", LOCAL_WEBHOOK_ORIGIN: self.sandbox.base_url}
         self.herald.use_function_environment(function, {**local, **urls, **(extra or {})})
 
-    def new_tenant(self) -> tenants.IssuedKey:
-        """A startup-plan tenant with a sandbox provider key and a signing secret."""
+    def new_tenant(self) -> IssuedKey:
+        """A startup-plan tenant with a provider key and a webhook signing secret."""
         self.environment(API)
-        ensure_bound()
-        issued = tenants.create_tenant(TenantStore(), "Bench", "bench@example.com", "startup")
-        key = issued.api_key
-        stored = self.herald.api(
-            "PUT", f"/api/v1/account/providers/{PROVIDER}", {"apiKey": "sandbox-bench"}, key=key
-        )
-        assert stored.status == 201, stored.body
-        assert self.herald.api("POST", "/api/v1/account/webhook-secret", {}, key=key).status == 201
+        issued = self.herald.new_tenant("startup", "Bench", providers=())
+        self.herald.store_provider_key(issued.tenant_id, PROVIDER, SANDBOX_KEY)
+        secret = self.herald.api("POST", "/api/v1/account/webhook-secret", {}, key=issued.api_key)
+        assert secret.status == 201, secret.body
         return issued
 
     def email(self, recipient: str = "someone@example.com") -> dict[str, Any]:
@@ -203,6 +199,7 @@ class Rig:
         if cost is None:
             with redirect_stdout(io.StringIO()):
                 return call()
+        cost.meter.begin_invocation()
         overhead, started = cost.meter.overhead_seconds, time.perf_counter()
         # Powertools prints the function's log lines and metrics (EMF) to stdout, as in Lambda.
         with (
@@ -287,24 +284,29 @@ def duplicate(route: str) -> Step:
 
 
 def deliver(
-    route: str, recipient: str | None = None, accept_environment: Mapping[str, str] | None = None
+    route: str,
+    expected: str,
+    recipient: str | None = None,
+    accept_environment: Mapping[str, str] | None = None,
 ) -> Step:
-    """Jobs accepted as a client sends them, then one warm worker invocation of a full batch."""
+    """Jobs accepted as a client sends them, then one warm worker invocation of a full batch, after
+    which every job must have the ``expected`` status."""
     queue = queue_of(route)
 
     def step(rig: Rig) -> StepCost:
         rig.herald.drain_queues()
-        key = rig.new_tenant().api_key
+        tenant = rig.new_tenant()
         rig.environment(API, accept_environment)
         body = rig.email(recipient) if recipient else rig.body(route)
-        for _ in range(rig.batch_size + 1):
-            assert rig.send(route, body, key).status == 202
+        jobs = [rig.send(route, body, tenant.api_key).data["jobId"] for _ in range(rig.batch_size + 1)]
         rig.environment(rig.herald.event_source(queue).function)
         rig.deliver(queue, rig.receive(queue, 1))  # warm-up: tenant directory, data key cache
         records = rig.receive(queue, rig.batch_size)
         with rig.measuring(len(records)) as cost:
             answer = rig.deliver(queue, records)
         assert answer == {"batchItemFailures": []}, answer
+        statuses = {str(getattr(rig.herald.job_state(tenant.tenant_id, job), "status", None)) for job in jobs}
+        assert statuses == {expected}, f"{route} jobs ended {statuses}, not {expected}"
         return cost
 
     return step
@@ -326,17 +328,19 @@ SCENARIOS: tuple[Scenario, ...] = (
         "accept_webhook_keyed", "accept a 1 KB webhook with an idempotency key", accept("webhook", keyed=True)
     ),
     Scenario("duplicate_webhook", "a duplicate webhook (409, same idempotency key)", duplicate("webhook")),
-    Scenario("deliver_email", "deliver an email (first provider accepts)", deliver("email")),
-    Scenario("deliver_webhook", "deliver a 1 KB webhook (endpoint answers 2xx)", deliver("webhook")),
+    Scenario("deliver_email", "deliver an email (first provider accepts)", deliver("email", "completed")),
+    Scenario(
+        "deliver_webhook", "deliver a 1 KB webhook (endpoint answers 2xx)", deliver("webhook", "completed")
+    ),
     Scenario(
         "retried_pass",
         "a failed pass that is retried (every provider 500)",
-        deliver("email", FAILING_RECIPIENT),
+        deliver("email", "pending", FAILING_RECIPIENT),
     ),
     Scenario(
         "failed_job",
         "a job's last pass fails (FAILED + dead-letter copy)",
-        deliver("email", FAILING_RECIPIENT, {"HERALD_MAX_ATTEMPTS": "1"}),
+        deliver("email", "failed", FAILING_RECIPIENT, {"HERALD_MAX_ATTEMPTS": "1"}),
         "accepted with MaxAttempts 1, so the first pass is the last",
     ),
     Scenario(

@@ -52,7 +52,7 @@ class MeteredWrite:
     request: str
     action: str
     item: str
-    nth: int  # the how-many-th write of this very item in this meter's life (claim 1, outcome 2, ...)
+    nth: int  # the how-many-th write of this very item in its invocation (claim 1, outcome 2, ...)
     size_before: int
     size_after: int
     applied: bool
@@ -77,6 +77,10 @@ class TableMeter:
         self.reads: list[MeteredRead] = []
         # Time spent in the meter's own reads, to be taken off the handlers' measured durations.
         self.overhead_seconds = 0.0
+
+    def begin_invocation(self) -> None:
+        with self._lock:
+            self._writes_per_item.clear()
 
     def __call__(
         self, service: str, operation: str, params: dict[str, Any], proceed: Callable[[], Any]

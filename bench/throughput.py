@@ -2,8 +2,8 @@
 and moto's own rate for the same AWS calls in the same run: the local ceiling.
 
 N notifications, emails and 1 KB webhooks alternating over every priority, are sent by concurrent
-clients for several startup-plan tenants: the fewest that keep each tenant within its plan's rate
-limit (two tenants would spend most of the run waiting on 429s). Accept latency is the client's
+clients for two startup-plan tenants whose rate limit and quota the operator lifted (at 200 a
+minute, two tenants would spend most of the run waiting on 429s). Accept latency is the client's
 round trip; accept -> completed comes from the job's own timestamps; completions per second
 count from the first acceptance to the last completion.
 
@@ -15,30 +15,26 @@ event source mapping's receive and batch delete per batch, on a queue no poller 
 from __future__ import annotations
 
 import json
-import math
-import tempfile
 import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import requests
 
 from bench.aws_calls import call_unobserved
+from bench.local_stack import local_stack, unlimited_tenant
 from bench.scenarios import EMAIL_BODY, WEBHOOK_DATA, Recorded
-from herald.domain.plans import Plan, limits_for
 from herald_local.demo import DemoTenant, configure
-from tests.e2e.conftest import RunningStack, start_stack
+from tests.e2e.conftest import RunningStack
 
 PRIORITIES = (1, 5, 10)
-PLAN = Plan.STARTUP
+TENANTS = ("BenchA", "BenchB")
 SETTLE_TIMEOUT_SECONDS = 300
 # Nothing finished for this long: the rest wait out a visibility timeout (6 x the worker timeout),
 # e.g. records a worker reported unstarted because its invocation had too little time left.
@@ -69,10 +65,6 @@ class Sent:
     @property
     def refusal(self) -> str:
         return f"{self.status} {self.answer.get('code')}"
-
-
-def tenants_needed(notifications: int) -> int:
-    return max(2, math.ceil(notifications / limits_for(PLAN).requests_per_minute))
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
@@ -145,14 +137,11 @@ class Client:
                 return
 
 
-def _new_tenants(stack: RunningStack, count: int) -> list[Tenant]:
-    def create(index: int) -> Tenant:
-        tenant = Tenant(*stack.create_tenant(PLAN.value, name=f"Bench{index}"))
-        configure(DemoTenant(tenant.tenant_id, tenant.api_key), stack.api_url, stack.sandbox_url)
-        return tenant
-
-    with ThreadPoolExecutor(4) as pool:
-        return list(pool.map(create, range(count)))
+def _new_tenant(stack: RunningStack, name: str) -> Tenant:
+    """Unlimited, with the sandbox's provider keys and a signing secret, as the demo tenant has."""
+    tenant = Tenant(*unlimited_tenant(stack, name))
+    configure(DemoTenant(tenant.tenant_id, tenant.api_key), stack.api_url, stack.sandbox_url)
+    return tenant
 
 
 def _settle(client: Client, tenants: list[Tenant], expected: Counter[Tenant], advance: Advance) -> int:
@@ -172,7 +161,7 @@ def _settle(client: Client, tenants: list[Tenant], expected: Counter[Tenant], ad
 
 def drive(stack: RunningStack, notifications: int, concurrency: int, advance: Advance) -> dict[str, Any]:
     client = Client(stack)
-    tenants = _new_tenants(stack, tenants_needed(notifications))
+    tenants = [_new_tenant(stack, name) for name in TENANTS]
 
     def send(index: int) -> Sent:
         sent = client.send(tenants[index % len(tenants)], index)
@@ -288,16 +277,6 @@ class Replay:
             "notifications_per_second": replayed / elapsed,
             "calls_per_second": self.calls / elapsed,
         }
-
-
-@contextmanager
-def local_stack() -> Iterator[RunningStack]:
-    with tempfile.TemporaryDirectory(prefix="herald-bench-") as state_dir:
-        stack = start_stack(Path(state_dir))
-        try:
-            yield stack
-        finally:
-            stack.stop_cleanly()
 
 
 def measure_throughput(
