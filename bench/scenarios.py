@@ -287,19 +287,19 @@ def deliver(
     route: str,
     expected: str,
     recipient: str | None = None,
-    accept_environment: Mapping[str, str] | None = None,
+    environment: Mapping[str, str] | None = None,
 ) -> Step:
     """Jobs accepted as a client sends them, then one warm worker invocation of a full batch, after
-    which every job must have the ``expected`` status."""
+    which every job must have the ``expected`` status (``environment``: on top of both functions')."""
     queue = queue_of(route)
 
     def step(rig: Rig) -> StepCost:
         rig.herald.drain_queues()
         tenant = rig.new_tenant()
-        rig.environment(API, accept_environment)
+        rig.environment(API, environment)
         body = rig.email(recipient) if recipient else rig.body(route)
         jobs = [rig.send(route, body, tenant.api_key).data["jobId"] for _ in range(rig.batch_size + 1)]
-        rig.environment(rig.herald.event_source(queue).function)
+        rig.environment(rig.herald.event_source(queue).function, environment)
         rig.deliver(queue, rig.receive(queue, 1))  # warm-up: tenant directory, data key cache
         records = rig.receive(queue, rig.batch_size)
         with rig.measuring(len(records)) as cost:
@@ -341,7 +341,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "failed_job",
         "a job's last pass fails (FAILED + dead-letter copy)",
         deliver("email", "failed", FAILING_RECIPIENT, {"HERALD_MAX_ATTEMPTS": "1"}),
-        "accepted with MaxAttempts 1, so the first pass is the last",
+        "with MaxAttempts 1, so the first pass is the last",
     ),
     Scenario(
         "inbound_event", "an inbound provider event", None, "not yet measured: no inbound route exists yet"
