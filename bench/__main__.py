@@ -41,7 +41,7 @@ from bench.scenarios import (
     run_scenarios,
     table_schemas,
 )
-from bench.throughput import measure_throughput
+from bench.throughput import REPLAYED, measure_throughput
 from herald_local.config import project_root
 from herald_local.sandbox import SandboxServer
 from herald_local.template import load_template
@@ -152,7 +152,7 @@ def main() -> None:
             totals = {
                 "sent": args.notifications,
                 "completed": args.notifications,
-                "replayed": args.notifications,
+                "replayed": min(args.notifications, REPLAYED),
             }
             with bar.counters(totals) as count:
                 results["throughput"] = measure_throughput(
