@@ -180,19 +180,28 @@ def test_index_writes_are_not_doubled_by_a_transaction() -> None:
     assert (charge.table_units, charge.index_units) == (2, 1)
 
 
-def test_the_projection_of_herald_table_is_read_from_the_template() -> None:
+def test_every_index_of_herald_table_is_read_from_the_template_with_its_projection() -> None:
     template = load_template(project_root() / "template.yaml")
-    tables = [res for res in template["Resources"].values() if res["Type"] == "AWS::DynamoDB::Table"]
+    (table,) = [res for res in template["Resources"].values() if res["Type"] == "AWS::DynamoDB::Table"]
+    declared = table["Properties"]["GlobalSecondaryIndexes"]
 
-    schema = TableSchema.from_template(tables[0]["Properties"])
+    schema = TableSchema.from_template(table["Properties"])
 
     assert schema.key_attributes == KEYS
-    assert [(index.name, index.key_attributes) for index in schema.indexes] == [
-        ("gsi1", ("gsi1pk", "gsi1sk"))
+    assert [(index.name, index.projection, sorted(index.non_key_attributes)) for index in schema.indexes] == [
+        (
+            index["IndexName"],
+            index["Projection"]["ProjectionType"],
+            sorted(index["Projection"].get("NonKeyAttributes", [])),
+        )
+        for index in declared
     ]
-    assert IndexSpec.from_template(
-        {"IndexName": "x", "KeySchema": GSI_KEYS, "Projection": {}}
-    ).projection == ("KEYS_ONLY")
+
+
+def test_an_index_without_a_projection_keeps_only_keys() -> None:
+    index = IndexSpec.from_template({"IndexName": "x", "KeySchema": GSI_KEYS, "Projection": {}})
+
+    assert index.projection == "KEYS_ONLY"
 
 
 # ---------------------------------------------------------------- reads
