@@ -13,7 +13,9 @@ pytestmark = pytest.mark.e2e
 JOBS = 1000
 
 
-def test_a_thousand_mixed_notifications_end_completed_or_failed_and_none_twice(local_stack: RunningStack) -> None:
+def test_a_thousand_mixed_notifications_end_completed_or_failed_and_none_twice(
+    local_stack: RunningStack,
+) -> None:
     report = run_load(local_stack, jobs=JOBS, clients=8, tenants=3)
 
     assert report.statuses[202] == JOBS
