@@ -13,21 +13,19 @@ import argparse
 import json
 import os
 import statistics
-import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import requests
 
-from tests.e2e.conftest import RunningStack, start_stack
+from bench.local_stack import local_stack, unlimited_tenant
+from tests.e2e.conftest import RunningStack
 
 LOW, CRITICAL = 10, 1
-HUGE = "1000000"  # the operator's overrides: the benchmark must not meet a rate limit or a quota
 POLL_SECONDS = 0.2
 DEADLINE_SECONDS = 600
 
@@ -58,18 +56,12 @@ class FairnessRun:
 @contextmanager
 def _stack(fair: bool) -> Iterator[RunningStack]:
     os.environ["HERALD_LOCAL_FAIR_SERVING"] = "1" if fair else "0"
-    with tempfile.TemporaryDirectory() as state_dir:
-        stack = start_stack(Path(state_dir))
-        try:
-            yield stack
-        finally:
-            stack.stop_cleanly()
+    with local_stack() as stack:
+        yield stack
 
 
 def _tenant(stack: RunningStack, name: str) -> str:
-    tenant_id, key = stack.create_tenant(plan="startup", name=name)
-    stack.cli("tenant", "set-limit", tenant_id, HUGE, "--rate", HUGE)
-    return key
+    return unlimited_tenant(stack, name)[1]
 
 
 def _post(session: requests.Session, stack: RunningStack, key: str, route: str, body: dict[str, Any]) -> str:

@@ -225,12 +225,13 @@ class HeraldInMoto:
         name = self.queue_url(output).rsplit("/", 1)[-1]
         return next(source for source in self.topology.queue_sources if source.queue_name == name)
 
-    def receive_records(self, output: str) -> list[dict[str, Any]]:
-        """The waiting messages of that queue, received as Lambda's poller receives them and shaped as
-        the records of the event its function gets; they stay in flight until deleted."""
+    def receive_records(self, output: str, max_messages: int = 10) -> list[dict[str, Any]]:
+        """The waiting messages of that queue (up to ``max_messages``), received as Lambda's poller
+        receives them and shaped as the records of the event its function gets; they stay in flight
+        until deleted."""
         received = client("sqs").receive_message(
             QueueUrl=self.queue_url(output),
-            MaxNumberOfMessages=10,
+            MaxNumberOfMessages=max_messages,
             MessageSystemAttributeNames=["All"],
             MessageAttributeNames=["All"],
         )
@@ -248,16 +249,28 @@ class HeraldInMoto:
         """Invoke the function the template feeds from that queue with ``{"Records": records}``, in
         that function's environment (plus ``environment``); then, as Lambda does, delete the records
         its answer does not report in ``batchItemFailures``."""
+        self.use_function_environment(self.event_source(output).function, environment)
+        answer = self.handle_batch(output, records, context)
+        self.acknowledge(output, records, answer)
+        return answer
+
+    def handle_batch(
+        self, output: str, records: list[dict[str, Any]], context: LambdaContext | None = None
+    ) -> dict[str, Any]:
+        """The handler of the function fed from that queue, on ``{"Records": records}``, in the
+        environment the process has now (warm caches stay warm)."""
         function = self.event_source(output).function
-        self.use_function_environment(function, environment)
         answer: dict[str, Any] = self.handler_module(function).handler(
             {"Records": records}, context or LambdaContext(function)
         )
+        return answer
+
+    def acknowledge(self, output: str, records: list[dict[str, Any]], answer: dict[str, Any]) -> None:
+        """As Lambda does: delete the records the answer does not report in ``batchItemFailures``."""
         failed = {failure["itemIdentifier"] for failure in answer.get("batchItemFailures") or []}
         done = {record["receiptHandle"] for record in records if record["messageId"] not in failed}
         for receipt_handle in done:
             client("sqs").delete_message(QueueUrl=self.queue_url(output), ReceiptHandle=receipt_handle)
-        return answer
 
 
 @contextmanager

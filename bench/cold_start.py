@@ -1,0 +1,246 @@
+"""Cold start: each function's handler import in a fresh interpreter, as a ratio to a bare
+``import boto3`` measured the same way in the same run (median CPU time of ``RUNS`` processes).
+
+The function's folder and its layers are laid out as the build ships them: the layer's own
+packages plus every distribution its requirements.txt pulls in (copied from this environment),
+first on ``sys.path``, before the runtime's packages (boto3 and the standard library, which keep
+their bytecode as Lambda's runtime does). Two layouts:
+- ``source``: no ``__pycache__`` and the interpreter may not write one (``-B``), as on Lambda when
+  the build ships no .pyc (/var/task and /opt are read-only): every import compiles its module;
+- ``bytecode``: compiled with ``--invalidation-mode unchecked-hash``, as layers/herald/Makefile
+  ships it; such .pyc files are used without comparing the source's timestamp.
+The interpreter is the bench's own (Lambda runs the template's runtime): ratios travel better than
+absolute times. ``python -X importtime`` of ApiFunction's handler adds where its import time goes.
+"""
+
+from __future__ import annotations
+
+import compileall
+import json
+import py_compile
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import Requirement
+
+from herald_local.functions import runner_environment
+from herald_local.topology import FunctionSpec
+
+RUNS = 5
+LAYOUTS = ("source", "bytecode")
+BASELINE = "import boto3"
+RUNTIME_PACKAGE = "boto3"
+UNUSED_ENDPOINT = "http://127.0.0.1:9"
+_NO_BYTECODE = shutil.ignore_patterns("__pycache__", "*.pyc")
+# Runs in the fresh interpreter: the build's folders first, then the runtime, then the import.
+_PROBE = """
+import json, sys, time
+paths, runtime, module = json.loads(sys.argv[1])
+sys.path[:0] = paths
+sys.path.append(runtime)
+cpu, wall = time.process_time(), time.perf_counter()
+__import__(module)  # the import statement's path, which -X importtime reports
+cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+print(json.dumps({"cpu": cpu, "wall": wall, "modules": len(sys.modules), "xray": "aws_xray_sdk" in sys.modules}))
+"""
+_IMPORTTIME = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)$")
+
+
+def _requirements(path: Path) -> list[Requirement]:
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
+    return [Requirement(line) for line in lines if line]
+
+
+def distributions(requirements: list[Requirement]) -> list[metadata.Distribution]:
+    """The installed distributions these requirements pull in (extras and markers honoured)."""
+    found: dict[str, metadata.Distribution] = {}
+    pending = list(requirements)
+    while pending:
+        requirement = pending.pop()
+        name = requirement.name.lower().replace("_", "-")
+        if name in found:
+            continue
+        found[name] = distribution = metadata.distribution(requirement.name)
+        for line in distribution.requires or ():
+            needed = Requirement(line)
+            extras = requirement.extras or {""}
+            if needed.marker is None or any(needed.marker.evaluate({"extra": extra}) for extra in extras):
+                pending.append(needed)
+    return list(found.values())
+
+
+def _installed_files(requirements: list[Requirement]) -> Iterator[tuple[metadata.PackagePath, Path]]:
+    """Each file the distributions installed beside the packages, with where it lies here."""
+    for distribution in distributions(requirements):
+        for file in distribution.files or ():
+            if file.parts[0] != "..":
+                yield file, Path(str(distribution.locate_file(file)))
+
+
+def _copy_layer(layer_dir: Path, target: Path) -> None:
+    """The layer's own packages and its requirements' files, without bytecode."""
+    for package in layer_dir.iterdir():
+        if (package / "__init__.py").is_file():
+            shutil.copytree(package, target / package.name, ignore=_NO_BYTECODE)
+    for file, installed in _installed_files(_requirements(layer_dir / "requirements.txt")):
+        if "__pycache__" not in file.parts and file.suffix != ".pyc":
+            (target / file).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(installed, target / file)
+
+
+def _link_runtime(target: Path) -> None:
+    """What Lambda's Python runtime has besides the standard library (compiled), as links."""
+    target.mkdir(parents=True)
+    for distribution in distributions([Requirement(RUNTIME_PACKAGE)]):
+        for top in {file.parts[0] for file in distribution.files or () if file.parts[0] != ".."}:
+            if not (target / top).exists():
+                (target / top).symlink_to(Path(str(distribution.locate_file(top))))
+
+
+@dataclass(frozen=True)
+class Import:
+    """What a probe imports, with which folders first on ``sys.path`` and which environment."""
+
+    label: str
+    module: str
+    paths: tuple[str, ...]
+    runtime: str
+    environment: Mapping[str, str]
+
+
+class BuildLayouts:
+    """The functions and layers copied once per layout into a temporary folder."""
+
+    def __init__(self, functions: list[FunctionSpec], root: Path) -> None:
+        self._functions = functions
+        self._root = root
+
+    def lay_out(self) -> None:
+        source = self._root / "source"
+        for spec in self._functions:
+            shutil.copytree(spec.code_dir, source / "functions" / spec.logical_id, ignore=_NO_BYTECODE)
+        for layer in sorted({layer for spec in self._functions for layer in spec.layer_dirs}):
+            _copy_layer(Path(layer), source / "layers" / Path(layer).name)
+        _link_runtime(self._root / "runtime")
+        bytecode = self._root / "bytecode"
+        shutil.copytree(source, bytecode)
+        compileall.compile_dir(
+            bytecode, quiet=2, workers=0, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH
+        )
+
+    def imports(self, layout: str, region: str) -> list[Import]:
+        base, runtime = self._root / layout, str(self._root / "runtime")
+        probes = [
+            Import(BASELINE, "boto3", (), runtime, {"PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": region})
+        ]
+        for spec in self._functions:
+            paths = (
+                str(base / "functions" / spec.logical_id),
+                *(str(base / "layers" / Path(layer).name) for layer in spec.layer_dirs),
+            )
+            environment = runner_environment(spec, UNUSED_ENDPOINT, region, UNUSED_ENDPOINT)
+            module = spec.handler.rsplit(".", 1)[0]
+            probes.append(Import(spec.logical_id, module, paths, runtime, environment))
+        return probes
+
+
+def _run(probe: Import, *options: str) -> subprocess.CompletedProcess[str]:
+    argument = json.dumps([list(probe.paths), probe.runtime, probe.module])
+    with tempfile.TemporaryDirectory() as cwd:
+        return subprocess.run(
+            [sys.executable, "-I", "-S", "-B", *options, "-c", _PROBE, argument],
+            env=dict(probe.environment),
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+
+
+def measure_import(probe: Import) -> dict[str, Any]:
+    measured: dict[str, Any] = json.loads(_run(probe).stdout.splitlines()[-1])
+    return measured
+
+
+def import_profile(probe: Import, top: int = 12) -> dict[str, Any]:
+    """``python -X importtime`` of the probe's module: its subtree, by package and by direct import."""
+    lines = [_IMPORTTIME.match(line) for line in _run(probe, "-X", "importtime").stderr.splitlines()]
+    entries = [(int(m[1]), int(m[2]), len(m[3]) // 2, m[4]) for m in lines if m]
+    end = max(index for index, entry in enumerate(entries) if entry[3] == probe.module and entry[2] == 0)
+    start = end
+    while start > 0 and entries[start - 1][2] > 0:
+        start -= 1
+    subtree, total = entries[start:end], entries[end][1]
+    by_package: defaultdict[str, int] = defaultdict(int)
+    for self_us, _, _, name in subtree:
+        by_package[name.split(".", 1)[0]] += self_us
+    return {
+        "module": probe.module,
+        "total_ms": total / 1000,
+        "self_ms": entries[end][0] / 1000,
+        "by_package": _ranked(by_package, top),
+        "direct_imports": _ranked(
+            {name: cumulative for _, cumulative, depth, name in subtree if depth == 1}, top
+        ),
+    }
+
+
+def _ranked(microseconds: Mapping[str, int], top: int) -> list[dict[str, Any]]:
+    ranked = sorted(microseconds.items(), key=lambda pair: -pair[1])[:top]
+    return [{"name": name, "ms": us / 1000} for name, us in ranked]
+
+
+def _interleaved(probes: list[Import]) -> Iterator[Import]:
+    """Round by round, so that drift in machine load touches every probe alike."""
+    for _ in range(RUNS):
+        yield from probes
+
+
+def measure_cold_starts(
+    functions: list[FunctionSpec], region: str, advance: Callable[[str], None]
+) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="herald-cold-start-") as folder:
+        layouts = BuildLayouts(functions, Path(folder))
+        layouts.lay_out()
+        results: dict[str, Any] = {"runs": RUNS, "baseline": BASELINE, "layouts": {}}
+        for layout in LAYOUTS:
+            probes = layouts.imports(layout, region)
+            samples: defaultdict[str, list[dict[str, Any]]] = defaultdict(list)
+            for probe in _interleaved(probes):
+                advance(f"{layout}: {probe.label}")
+                samples[probe.label].append(measure_import(probe))
+            results["layouts"][layout] = _summary(samples)
+        api = next(probe for probe in layouts.imports("bytecode", region) if probe.label == "ApiFunction")
+        advance("python -X importtime: ApiFunction")
+        results["api_import_profile"] = import_profile(api)
+    return results
+
+
+def _summary(samples: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    baseline = statistics.median(sample["cpu"] for sample in samples[BASELINE])
+    return {
+        label: {
+            "cpu_ms": 1000 * statistics.median(sample["cpu"] for sample in runs),
+            "wall_ms": 1000 * statistics.median(sample["wall"] for sample in runs),
+            "ratio_to_boto3": statistics.median(sample["cpu"] for sample in runs) / baseline,
+            "modules": runs[-1]["modules"],
+            "xray_sdk_loaded": runs[-1]["xray"],
+        }
+        for label, runs in samples.items()
+    }
+
+
+def cold_start_steps(functions: list[FunctionSpec]) -> int:
+    """How many probes ``measure_cold_starts`` runs (for the progress bar)."""
+    return len(LAYOUTS) * RUNS * (len(functions) + 1) + 1

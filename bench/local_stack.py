@@ -1,0 +1,32 @@
+"""The local stack as the benchmarks drive it: started in a folder of its own, stopped cleanly,
+with tenants the operator exempted from rate limits and quotas (a benchmark measures the stack,
+not the plans' limits)."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.e2e.conftest import RunningStack, start_stack
+
+UNLIMITED = "1000000"
+
+
+@contextmanager
+def local_stack() -> Iterator[RunningStack]:
+    with tempfile.TemporaryDirectory(prefix="herald-bench-") as state_dir:
+        stack = start_stack(Path(state_dir))
+        try:
+            yield stack
+        finally:
+            stack.stop_cleanly()
+
+
+def unlimited_tenant(stack: RunningStack, name: str) -> tuple[str, str]:
+    """A startup-plan tenant made with the operator CLI, its quota and rate limit raised by it too:
+    (tenant id, API key)."""
+    tenant_id, key = stack.create_tenant(plan="startup", name=name)
+    stack.cli("tenant", "set-limit", tenant_id, UNLIMITED, "--rate", UNLIMITED)
+    return tenant_id, key

@@ -1,0 +1,357 @@
+"""bench/results.json and docs/performance.md (with docs/performance.png) from one bench run.
+
+results.json keeps a ``baseline`` block from run to run: the figures of the code the baseline was
+recorded on (``python -m bench --record-baseline``), dated and with its commit, so that a later
+change of the write path can be read against it in the same file and on the same page.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import platform
+import subprocess
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from moto import __version__ as moto_version
+
+from bench.chart import draw
+from herald_local.config import project_root
+
+ROOT = project_root()
+RESULTS = ROOT / "bench" / "results.json"
+PAGE = ROOT / "docs" / "performance.md"
+CHART = ROOT / "docs" / "performance.png"
+MEASUREMENTS = (
+    "calls_per_notification",
+    "write_units_per_notification",
+    "cost_per_million",
+    "cold_start",
+    "throughput",
+)
+# The code whose costs the bench measures (the bench itself, docs and tests aside).
+MEASURED_PATHS = ("layers", "functions", "template.yaml")
+# Herald's cost floor for one 1 KB webhook, accept plus delivery, in these prices.
+FLOOR_USD_PER_MILLION_WEBHOOKS = 4.50
+FLOOR_WRITE_UNITS_PER_WEBHOOK = 5
+
+
+def _git(*arguments: str) -> str:
+    return subprocess.run(
+        ["git", *arguments], cwd=ROOT, capture_output=True, text=True, check=True, timeout=30
+    ).stdout.strip()
+
+
+def code_version() -> dict[str, Any]:
+    return {
+        "commit": _git("rev-parse", "HEAD"),
+        "measured_code_commit": _git("log", "-1", "--format=%H", "--", *MEASURED_PATHS),
+        "measured_code_modified": bool(_git("status", "--porcelain", "--", *MEASURED_PATHS)),
+    }
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(terse=True),
+        "moto": moto_version,
+    }
+
+
+def assemble(measured: Mapping[str, Any], record_baseline: bool) -> dict[str, Any]:
+    previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    results: dict[str, Any] = {"generated": now, "code": code_version(), "machine": machine(), **measured}
+    if record_baseline:
+        results["baseline"] = {
+            "recorded": now,
+            "code": results["code"],
+            "machine": results["machine"],
+            **{key: copy.deepcopy(measured[key]) for key in MEASUREMENTS if key in measured},
+        }
+    elif "baseline" in previous:
+        results["baseline"] = previous["baseline"]
+    return results
+
+
+def write(results: Mapping[str, Any]) -> None:
+    RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+    PAGE.parent.mkdir(exist_ok=True)
+    draw(results, CHART, FLOOR_USD_PER_MILLION_WEBHOOKS)
+    PAGE.write_text(render(results))
+
+
+# ---------------------------------------------------------------- the page
+
+
+def _table(header: Iterable[str], rows: Iterable[Iterable[Any]]) -> str:
+    header = list(header)
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _units(value: float) -> str:
+    return f"{value:.2f}".rstrip("0").rstrip(".") if value else "0"
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None else f"{value:,.0f}"
+
+
+def _against(current: float, base: float | None, show: Callable[[float], str]) -> str:
+    return show(current) if base is None or base == current else f"{show(current)} (baseline {show(base)})"
+
+
+def _baseline(results: Mapping[str, Any], *path: str) -> Any:
+    value: Any = results.get("baseline")
+    for key in path:
+        if not isinstance(value, Mapping) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def render(results: Mapping[str, Any]) -> str:
+    sections = [
+        _header(results),
+        _write_units(results),
+        _write_breakdown(results),
+        _calls(results),
+        _costs(results),
+        _cold_start(results),
+        _throughput(results),
+        _prices(results),
+    ]
+    return "\n\n".join(section for section in sections if section) + "\n"
+
+
+def _header(results: Mapping[str, Any]) -> str:
+    code, box = results["code"], results["machine"]
+    baseline = results.get("baseline")
+    recorded = (
+        f"Baseline: recorded {baseline['recorded']} on the code of commit `{baseline['code']['measured_code_commit'][:10]}`;"
+        " where a figure differs from it, the baseline follows in brackets."
+        if baseline
+        else "No baseline recorded yet (`python -m bench --record-baseline`)."
+    )
+    return "\n".join(
+        [
+            "# Performance",
+            "",
+            "Generated by `make bench` (`python -m bench`, see `bench/README.md` for what is measured and how)"
+            f" on {results['generated']}: commit `{code['commit'][:10]}`, Python {box['python']},"
+            f" {box['cpus']} CPUs, moto {box['moto']}. Every figure comes from `bench/results.json`.",
+            recorded,
+            "",
+            "![Latency percentiles and cost per million by service](performance.png)",
+        ]
+    )
+
+
+def _write_units(results: Mapping[str, Any]) -> str:
+    rows = []
+    for key, step in results["write_units_per_notification"].items():
+        if not step["measured"]:
+            rows.append([step["title"], "not yet measured", "", "", "", step["note"]])
+            continue
+        base = _baseline(results, "write_units_per_notification", key, "write_units", "total")
+        rows.append(
+            [
+                step["title"],
+                _against(step["write_units"]["total"], base, _units),
+                _units(step["write_units"]["table"]),
+                _units(step["write_units"]["index"]),
+                _units(step["read_units"]["total"]),
+                step["note"],
+            ]
+        )
+    return "## DynamoDB units per notification\n\n" + _table(
+        ["step", "write units", "of which table", "of which index", "read units", "note"], rows
+    )
+
+
+def _write_breakdown(results: Mapping[str, Any]) -> str:
+    parts = ["### What each step writes (per notification; item = its key, ids masked)"]
+    for step in results["write_units_per_notification"].values():
+        if not step["measured"] or not step["write_units"]["by_item"]:
+            continue
+        rows = [
+            [
+                f"`{item['item']}`"
+                + (f" (write {item['nth_write_of_item']})" if item["nth_write_of_item"] > 1 else ""),
+                f"{item['request']}/{item['action']}" + ("" if item["applied"] else " (condition failed)"),
+                _units(item["writes"]),
+                f"{item['bytes_before']} → {item['bytes_after']}",
+                _units(item["table_units"]),
+                _units(item["index_units"]),
+            ]
+            for item in step["write_units"]["by_item"]
+        ]
+        reads = [
+            f"`{read['item']}` {read['request']} {_units(read['units'])}"
+            for read in step["read_units"]["by_item"]
+        ]
+        parts.append(f"**{step['title']}**" + (f" — reads: {', '.join(reads)}" if reads else ""))
+        parts.append(
+            _table(["item", "request", "writes", "bytes before → after", "table units", "index units"], rows)
+        )
+    return "\n\n".join(parts)
+
+
+def _calls(results: Mapping[str, Any]) -> str:
+    rows = []
+    for key, step in results["calls_per_notification"].items():
+        calls = ", ".join(f"{name} {_units(count)}" for name, count in step["calls"].items()) or "none"
+        lambda_ms = ", ".join(f"{name} {use['ms']:.1f} ms" for name, use in step["lambda"].items())
+        base = _baseline(results, "calls_per_notification", key, "calls")
+        rows.append(
+            [
+                results["write_units_per_notification"][key]["title"],
+                calls,
+                lambda_ms,
+                "" if base in (None, step["calls"]) else "changed",
+            ]
+        )
+    return "## AWS calls and handler time per notification\n\n" + _table(
+        ["step", "calls made by the handlers", "handler time (warm, this machine)", "vs baseline"], rows
+    )
+
+
+def _costs(results: Mapping[str, Any]) -> str:
+    costs = results["cost_per_million"]
+    names = list(costs["notifications"])
+    services = list(next(iter(costs["notifications"].values()))["usd_by_service"])
+    rows = [
+        [service, *(_usd(costs["notifications"][name]["usd_by_service"][service]) for name in names)]
+        for service in services
+    ]
+    totals = []
+    for name in names:
+        base = _baseline(results, "cost_per_million", "notifications", name, "usd_total")
+        totals.append(f"**{_against(costs['notifications'][name]['usd_total'], base, _usd)}**")
+    rows.append(["**total**", *totals])
+    quantities = [
+        [quantity, *(_units(costs["notifications"][name]["per_notification"][quantity]) for name in names)]
+        for quantity in next(iter(costs["notifications"].values()))["per_notification"]
+    ]
+    alternatives = [
+        [alt["service"], alt["dimension"], _usd(alt["usd_per_million"])]
+        for alt in costs["alternatives"].values()
+    ]
+    return "\n\n".join(
+        [
+            "## Cost per million notifications (USD, us-east-1 list prices, free tiers not subtracted)",
+            _table(["service", *names], rows),
+            f"Design floor for a 1 KB webhook, accept plus delivery: ≈ {FLOOR_WRITE_UNITS_PER_WEBHOOK} write units"
+            f" and ≈ {_usd(FLOOR_USD_PER_MILLION_WEBHOOKS)} per million.",
+            "What is billed per notification:",
+            _table(["quantity", *names], quantities),
+            "Managed alternatives for the same million:",
+            _table(["service", "what", "per million"], alternatives),
+        ]
+    )
+
+
+def _cold_start(results: Mapping[str, Any]) -> str:
+    cold = results["cold_start"]
+    layouts = cold["layouts"]
+    rows = []
+    for label, source in layouts["source"].items():
+        compiled = layouts["bytecode"][label]
+        base = _baseline(results, "cold_start", "layouts", "bytecode", label, "ratio_to_boto3")
+        rows.append(
+            [
+                label,
+                _ms(source["cpu_ms"]),
+                f"{source['ratio_to_boto3']:.2f}×",
+                _ms(compiled["cpu_ms"]),
+                _against(compiled["ratio_to_boto3"], base, lambda value: f"{value:.2f}×"),
+                compiled["modules"],
+                "yes" if compiled["xray_sdk_loaded"] else "no",
+            ]
+        )
+    profile = cold["api_import_profile"]
+    packages = [[entry["name"], _ms(entry["ms"])] for entry in profile["by_package"]]
+    direct = [[entry["name"], _ms(entry["ms"])] for entry in profile["direct_imports"]]
+    return "\n\n".join(
+        [
+            f"## Cold start: handler import, median CPU of {cold['runs']} fresh processes",
+            _table(
+                ["import", "no .pyc: ms", "× boto3", "compiled .pyc: ms", "× boto3", "modules", "X-Ray SDK"],
+                rows,
+            ),
+            f"ApiFunction's import (`python -X importtime`, compiled): {_ms(profile['total_ms'])} ms in all.",
+            _table(["package (own time of its modules)", "ms"], packages),
+            _table(["imported directly by the handler (with everything it pulls in first)", "ms"], direct),
+        ]
+    )
+
+
+def _throughput(results: Mapping[str, Any]) -> str:
+    through = results.get("throughput")
+    if not through:
+        return "## Throughput\n\nNot measured in this run (`--skip-throughput`)."
+    rows = [_throughput_row("this run", through)]
+    base = _baseline(results, "throughput")
+    if base:
+        rows.append(_throughput_row("baseline", base))
+    return "## Throughput through the local stack\n\n" + _table(
+        [
+            "run",
+            "notifications (tenants, clients)",
+            "statuses",
+            "accept ms p50 / p95 / p99",
+            "accept → completed ms p50 / p95 / p99",
+            "completions/s",
+            "moto raw notifications/s",
+            "stack ÷ moto",
+        ],
+        rows,
+    )
+
+
+def _throughput_row(label: str, through: Mapping[str, Any]) -> list[str]:
+    def trio(values: Mapping[str, float]) -> str:
+        return " / ".join(_ms(values.get(rank)) for rank in ("p50", "p95", "p99"))
+
+    return [
+        label,
+        f"{through['notifications']} ({through['tenants']}, {through['concurrency']})",
+        ", ".join(f"{status} {count}" for status, count in through["statuses"].items())
+        + "".join(f"; refused {refusal}: {count}" for refusal, count in through.get("refused", {}).items())
+        + "".join(
+            f"; logged {problem}: {count}" for problem, count in through.get("logged_problems", {}).items()
+        ),
+        trio(through["accept_ms"]),
+        trio(through["accept_to_completed_ms"]),
+        f"{through['completions_per_second']:.1f}",
+        f"{through['moto_raw']['notifications_per_second']:.1f}",
+        f"{through['ceiling_ratio']:.2f}",
+    ]
+
+
+def _prices(results: Mapping[str, Any]) -> str:
+    prices = results["prices"]
+    rows = [
+        [
+            entry["service"],
+            entry["dimension"],
+            f"${entry['usd']} per {entry['per']:,}",
+            entry["as_of"],
+            entry["source_url"],
+            entry["confidence"],
+        ]
+        for entry in [*prices["prices"].values(), *prices["alternatives"].values()]
+    ]
+    return f"## Prices used (compiled {prices['compiled']}, `bench/prices.yaml`)\n\n" + _table(
+        ["service", "dimension", "price", "as of", "source", "confidence"], rows
+    )

@@ -1,0 +1,396 @@
+"""What one notification costs, step by step: AWS calls, DynamoDB units and handler time.
+
+The real handlers run in this process against moto resources built from template.yaml
+(tests.support.herald_in_moto), with the provider sandbox on loopback. Each scenario prepares what
+its step needs (unmeasured: a fresh tenant, accepted jobs, a warm-up invocation that fills the
+function's caches as a warm container has them), then measures one batch of the step only: the
+calls the handlers make, the units of the items they write and read (bench.table_meter), and the
+handlers' own time. Workers get the template's batch size of messages in one invocation, as the
+event source mapping sends them. Add a scenario by adding a ``Scenario`` to ``SCENARIOS``.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, redirect_stdout
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.aws_calls import CallCounter, CallRecorder, observing_aws_calls
+from bench.capacity import TableSchema
+from bench.table_meter import TableMeter
+from herald.services.tenants import IssuedKey
+from herald_local.config import STACK_NAME
+from herald_local.functions import LOCAL_WEBHOOK_ORIGIN
+from herald_local.sandbox import SandboxServer
+from herald_local.template import Template
+from tests.support.herald_in_moto import ApiAnswer, HeraldInMoto, LambdaContext, client
+
+API = "ApiFunction"
+EMAIL_QUEUE = "EmailNormalQueueUrl"
+WEBHOOK_QUEUE = "WebhookNormalQueueUrl"
+PROVIDER = "SENDGRID"
+SANDBOX_KEY = "sandbox-bench-key"  # the provider sandbox accepts keys that begin with "sandbox-"
+EMAIL_BODY = "<p>" + "x" * 900 + "</p>"
+WEBHOOK_DATA = "y" * 900  # a 1 KB webhook: ~0.95 KB of JSON payload plus the URL
+# Every provider answers 500: a transient failure, so the pass is retried (or, on the last attempt,
+# the job fails and is dead-lettered).
+FAILING_RECIPIENT = "fail-500@example.com"
+
+
+def table_schemas(template: Template) -> dict[str, TableSchema]:
+    """Every table of the template by its name in moto (the stack's physical ids)."""
+    resources = client("cloudformation").describe_stack_resources(StackName=STACK_NAME)["StackResources"]
+    physical = {resource["LogicalResourceId"]: resource["PhysicalResourceId"] for resource in resources}
+    return {
+        physical[name]: TableSchema.from_template(resource["Properties"])
+        for name, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::DynamoDB::Table"
+    }
+
+
+class FairQueueUse:
+    """Whether messages are sent with a MessageGroupId (SQS fair queues cost more per request)."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def __call__(
+        self, service: str, operation: str, params: dict[str, Any], proceed: Callable[[], Any]
+    ) -> Any:
+        if service == "sqs" and operation == "SendMessage" and params.get("MessageGroupId"):
+            self.seen = True
+        return proceed()
+
+
+@dataclass
+class StepCost:
+    """What a step cost for ``count`` notifications."""
+
+    count: int
+    meter: TableMeter
+    calls: CallCounter = field(default_factory=CallCounter)
+    fair_queues: FairQueueUse = field(default_factory=FairQueueUse)
+    recorder: CallRecorder = field(default_factory=CallRecorder)
+    invocations: Counter[str] = field(default_factory=Counter)
+    busy_seconds: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+    def per_notification(self) -> dict[str, Any]:
+        n = self.count
+        writes = self.meter.writes
+        return {
+            "notifications": n,
+            "calls": {
+                f"{service}:{op}": count / n for (service, op), count in sorted(self.calls.calls.items())
+            },
+            "write_units": {
+                "total": sum(write.charge.total for write in writes) / n,
+                "table": sum(write.charge.table_units for write in writes) / n,
+                "index": sum(write.charge.index_units for write in writes) / n,
+                "by_item": _writes_by_item(self.meter, n),
+            },
+            "read_units": {
+                "total": sum(read.units for read in self.meter.reads) / n,
+                "by_item": _reads_by_item(self.meter, n),
+            },
+            "lambda": {
+                function: {"invocations": count / n, "ms": 1000 * self.busy_seconds[function] / n}
+                for function, count in sorted(self.invocations.items())
+            },
+            "fair_queues": self.fair_queues.seen,
+        }
+
+
+def _writes_by_item(meter: TableMeter, n: int) -> list[dict[str, Any]]:
+    groups: defaultdict[tuple[str, str, str, int, bool], list[Any]] = defaultdict(list)
+    for write in meter.writes:
+        groups[(write.request, write.action, write.item, write.nth, write.applied)].append(write)
+    return [
+        {
+            "request": request,
+            "action": action,
+            "item": item,
+            "nth_write_of_item": nth,
+            "applied": applied,
+            "writes": len(group) / n,
+            "bytes_before": round(sum(write.size_before for write in group) / len(group)),
+            "bytes_after": round(sum(write.size_after for write in group) / len(group)),
+            "table_units": sum(write.charge.table_units for write in group) / n,
+            "index_units": sum(write.charge.index_units for write in group) / n,
+        }
+        for (request, action, item, nth, applied), group in groups.items()
+    ]
+
+
+def _reads_by_item(meter: TableMeter, n: int) -> list[dict[str, Any]]:
+    groups: defaultdict[tuple[str, str], list[Any]] = defaultdict(list)
+    for read in meter.reads:
+        groups[(read.request, read.item)].append(read)
+    return [
+        {
+            "request": request,
+            "item": item,
+            "reads": len(group) / n,
+            "bytes": round(sum(read.size for read in group) / len(group)),
+            "units": sum(read.units for read in group) / n,
+        }
+        for (request, item), group in groups.items()
+    ]
+
+
+class Rig:
+    """The handlers in this process, with one function's environment at a time (switching resets
+    the process's caches, as a new container would have them)."""
+
+    def __init__(
+        self, herald: HeraldInMoto, sandbox: SandboxServer, schemas: Mapping[str, TableSchema]
+    ) -> None:
+        self.herald = herald
+        self.sandbox = sandbox
+        self._schemas = schemas
+        self._cost: StepCost | None = None
+        self.batch_size = herald.event_source(EMAIL_QUEUE).batch_size
+
+    @property
+    def hook_url(self) -> str:
+        return f"{self.sandbox.base_url}/hooks/bench"
+
+    def environment(self, function: str, extra: Mapping[str, str] | None = None) -> None:
+        urls = {
+            f"HERALD_{name}_BASE_URL": self.sandbox.provider_base_url(name.lower())
+            for name in ("SENDGRID", "RESEND", "POSTMARK")
+        }
+        local = {"HERALD_AWS_MAX_ATTEMPTS": "1", LOCAL_WEBHOOK_ORIGIN: self.sandbox.base_url}
+        self.herald.use_function_environment(function, {**local, **urls, **(extra or {})})
+
+    def new_tenant(self) -> IssuedKey:
+        """A startup-plan tenant with a provider key and a webhook signing secret."""
+        self.environment(API)
+        issued = self.herald.new_tenant("startup", "Bench", providers=())
+        self.herald.store_provider_key(issued.tenant_id, PROVIDER, SANDBOX_KEY)
+        secret = self.herald.api("POST", "/api/v1/account/webhook-secret", {}, key=issued.api_key)
+        assert secret.status == 201, secret.body
+        return issued
+
+    def email(self, recipient: str = "someone@example.com") -> dict[str, Any]:
+        return {"to": recipient, "subject": "Bench", "body": EMAIL_BODY}
+
+    def webhook(self) -> dict[str, Any]:
+        return {"url": self.hook_url, "payload": {"event": "bench", "data": WEBHOOK_DATA}}
+
+    def body(self, route: str) -> dict[str, Any]:
+        return self.email() if route == "email" else self.webhook()
+
+    @contextmanager
+    def measuring(self, count: int) -> Iterator[StepCost]:
+        self._cost = StepCost(count, TableMeter(self._schemas, client("dynamodb")))
+        try:
+            yield self._cost
+        finally:
+            self._cost = None
+
+    def _invoke(self, function: str, call: Callable[[], Any]) -> Any:
+        cost = self._cost
+        if cost is None:
+            with redirect_stdout(io.StringIO()):
+                return call()
+        cost.meter.begin_invocation()
+        overhead, started = cost.meter.overhead_seconds, time.perf_counter()
+        # Powertools prints the function's log lines and metrics (EMF) to stdout, as in Lambda.
+        with (
+            observing_aws_calls(cost.calls, cost.fair_queues, cost.recorder, cost.meter),
+            redirect_stdout(io.StringIO()),
+        ):
+            result = call()
+        cost.busy_seconds[function] += (
+            time.perf_counter() - started - (cost.meter.overhead_seconds - overhead)
+        )
+        cost.invocations[function] += 1
+        return result
+
+    def send(
+        self, route: str, body: dict[str, Any], key: str, headers: Mapping[str, str] | None = None
+    ) -> ApiAnswer:
+        call = functools.partial(
+            self.herald.api, "POST", f"/api/v1/notifications/{route}", body, key=key, headers=headers
+        )
+        answer: ApiAnswer = self._invoke(API, call)
+        return answer
+
+    def receive(self, queue: str, count: int) -> list[dict[str, Any]]:
+        records: list[dict[str, Any]] = []
+        while len(records) < count and (batch := self.herald.receive_records(queue, count - len(records))):
+            records += batch
+        assert len(records) == count, f"{len(records)} of {count} messages in {queue}"
+        return records
+
+    def deliver(self, queue: str, records: list[dict[str, Any]]) -> dict[str, Any]:
+        function = self.herald.event_source(queue).function
+        answer: dict[str, Any] = self._invoke(
+            function, lambda: self.herald.handle_batch(queue, records, LambdaContext(function))
+        )
+        self.herald.acknowledge(queue, records, answer)
+        return answer
+
+
+Step = Callable[[Rig], StepCost]
+
+
+def queue_of(route: str) -> str:
+    return EMAIL_QUEUE if route == "email" else WEBHOOK_QUEUE
+
+
+def accept(route: str, *, keyed: bool = False) -> Step:
+    def step(rig: Rig) -> StepCost:
+        rig.herald.drain_queues()
+        key = rig.new_tenant().api_key
+        body = rig.body(route)
+
+        def headers() -> dict[str, str]:
+            return {"Idempotency-Key": str(uuid.uuid4())} if keyed else {}
+
+        assert rig.send(route, body, key, headers()).status == 202  # warm-up: key lookup, clients
+        with rig.measuring(rig.batch_size) as cost:
+            for _ in range(rig.batch_size):
+                answer = rig.send(route, body, key, headers())
+                assert answer.status == 202, answer.body
+        return cost
+
+    return step
+
+
+def duplicate(route: str) -> Step:
+    """The same keyed request again: 409 with the first job's id, nothing stored."""
+
+    def step(rig: Rig) -> StepCost:
+        rig.herald.drain_queues()
+        key = rig.new_tenant().api_key
+        body = rig.body(route)
+        sent = [{"Idempotency-Key": str(uuid.uuid4())} for _ in range(rig.batch_size)]
+        for headers in sent:
+            assert rig.send(route, body, key, headers).status == 202
+        with rig.measuring(rig.batch_size) as cost:
+            for headers in sent:
+                answer = rig.send(route, body, key, headers)
+                assert answer.status == 409, answer.body
+        return cost
+
+    return step
+
+
+def deliver(
+    route: str,
+    expected: str,
+    recipient: str | None = None,
+    environment: Mapping[str, str] | None = None,
+) -> Step:
+    """Jobs accepted as a client sends them, then one warm worker invocation of a full batch, after
+    which every job must have the ``expected`` status (``environment``: on top of both functions')."""
+    queue = queue_of(route)
+
+    def step(rig: Rig) -> StepCost:
+        rig.herald.drain_queues()
+        tenant = rig.new_tenant()
+        rig.environment(API, environment)
+        body = rig.email(recipient) if recipient else rig.body(route)
+        jobs = [rig.send(route, body, tenant.api_key).data["jobId"] for _ in range(rig.batch_size + 1)]
+        rig.environment(rig.herald.event_source(queue).function, environment)
+        rig.deliver(queue, rig.receive(queue, 1))  # warm-up: tenant directory, data key cache
+        records = rig.receive(queue, rig.batch_size)
+        with rig.measuring(len(records)) as cost:
+            answer = rig.deliver(queue, records)
+        assert answer == {"batchItemFailures": []}, answer
+        statuses = {str(getattr(rig.herald.job_state(tenant.tenant_id, job), "status", None)) for job in jobs}
+        assert statuses == {expected}, f"{route} jobs ended {statuses}, not {expected}"
+        return cost
+
+    return step
+
+
+@dataclass(frozen=True)
+class Scenario:
+    key: str
+    title: str
+    step: Step | None  # None: not measured yet
+    note: str = ""
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("accept_email", "accept an email", accept("email")),
+    Scenario("accept_email_keyed", "accept an email with an idempotency key", accept("email", keyed=True)),
+    Scenario("accept_webhook", "accept a 1 KB webhook", accept("webhook")),
+    Scenario(
+        "accept_webhook_keyed", "accept a 1 KB webhook with an idempotency key", accept("webhook", keyed=True)
+    ),
+    Scenario("duplicate_webhook", "a duplicate webhook (409, same idempotency key)", duplicate("webhook")),
+    Scenario("deliver_email", "deliver an email (first provider accepts)", deliver("email", "completed")),
+    Scenario(
+        "deliver_webhook", "deliver a 1 KB webhook (endpoint answers 2xx)", deliver("webhook", "completed")
+    ),
+    Scenario(
+        "retried_pass",
+        "a failed pass that is retried (every provider 500)",
+        deliver("email", "pending", FAILING_RECIPIENT),
+    ),
+    Scenario(
+        "failed_job",
+        "a job's last pass fails (FAILED + dead-letter copy)",
+        deliver("email", "failed", FAILING_RECIPIENT, {"HERALD_MAX_ATTEMPTS": "1"}),
+        "with MaxAttempts 1, so the first pass is the last",
+    ),
+    Scenario(
+        "inbound_event", "an inbound provider event", None, "not yet measured: no inbound route exists yet"
+    ),
+)
+
+# What a notification costs end to end: the steps it takes, by scenario key.
+NOTIFICATIONS: dict[str, tuple[str, ...]] = {
+    "email": ("accept_email", "deliver_email"),
+    "email, keyed": ("accept_email_keyed", "deliver_email"),
+    "1 KB webhook": ("accept_webhook", "deliver_webhook"),
+    "1 KB webhook, keyed": ("accept_webhook_keyed", "deliver_webhook"),
+}
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One notification's AWS calls as its handlers made them: accepted, then delivered."""
+
+    route: str
+    accept: list[tuple[str, str, dict[str, Any]]]
+    deliver: list[tuple[str, str, dict[str, Any]]]
+    ids: tuple[str, ...]  # the tenant's and the job's: a replay gives each notification fresh ones
+
+
+def record_notification(rig: Rig, route: str) -> Recorded:
+    queue = queue_of(route)
+    rig.herald.drain_queues()
+    tenant = rig.new_tenant()
+    assert rig.send(route, rig.body(route), tenant.api_key).status == 202  # warm-up
+    with rig.measuring(1) as accepted:
+        job_id = rig.send(route, rig.body(route), tenant.api_key).data["jobId"]
+    rig.environment(rig.herald.event_source(queue).function)
+    records = rig.receive(queue, 2)
+    rig.deliver(queue, [record for record in records if job_id not in record["body"]])  # warm-up
+    with rig.measuring(1) as delivered:
+        rig.deliver(queue, [record for record in records if job_id in record["body"]])
+    return Recorded(route, accepted.recorder.calls, delivered.recorder.calls, (tenant.tenant_id, job_id))
+
+
+def run_scenarios(rig: Rig, progress: Callable[[str], None]) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for scenario in SCENARIOS:
+        progress(scenario.title)
+        entry: dict[str, Any] = {"title": scenario.title, "note": scenario.note}
+        if scenario.step is None:
+            entry["measured"] = False
+        else:
+            entry |= {"measured": True, **scenario.step(rig).per_notification()}
+        results[scenario.key] = entry
+    rig.herald.drain_queues()
+    return results
