@@ -38,6 +38,8 @@ def profile_from(item: TenantItem) -> TenantProfile:
         rate_limit=_int_or_none(item.rate_limit),
         quota_limit=_int_or_none(item.quota_limit),
         paid_until=item.paid_until,
+        billing_status=item.billing_status,
+        subscription=item.subscription,
         grace_keys={
             str(key): str(value)
             for key, value in (item.grace_keys.as_dict() if item.grace_keys else {}).items()
@@ -64,6 +66,8 @@ def profile_item(profile: TenantProfile) -> TenantItem:
         rate_limit=profile.rate_limit,
         quota_limit=profile.quota_limit,
         paid_until=profile.paid_until,
+        billing_status=profile.billing_status,
+        subscription=profile.subscription,
     )
 
 

@@ -38,6 +38,8 @@ _PROFILE_FIELDS: dict[str, Any] = {
     "quota_limit": TenantItem.quota_limit,
     "period_anchor": TenantItem.period_anchor,
     "paid_until": TenantItem.paid_until,
+    "billing_status": TenantItem.billing_status,
+    "subscription": TenantItem.subscription,
 }
 
 
