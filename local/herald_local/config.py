@@ -6,7 +6,7 @@ import errno
 import os
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 LOOPBACK = "127.0.0.1"
@@ -18,6 +18,16 @@ STATE_DIR_NAME = ".herald-local"
 LOG_FILE_NAME = "herald-local.log"
 # Execution environments (runner processes) per function at most; see functions.FunctionEnvironments.
 DEFAULT_MAX_ENVIRONMENTS = 4
+# The payment processors' platform secrets and plan keys of the local stack: from the developer's
+# environment, else these test-only values (no processor ever issued them; docs/local-stack.md).
+PAYMENT_DEFAULTS: Mapping[str, str] = {
+    "HERALD_PAYSTACK_SECRET_KEY": "sk_test_herald_local_only_paystack_key",
+    "HERALD_POLAR_WEBHOOK_SECRET": "whsec_aGVyYWxkIGxvY2FsLW9ubHkgUG9sYXIgc2VjcmV0ISE=",
+    "HERALD_POLAR_PRODUCT_INDIE": "polar-local-product-indie",
+    "HERALD_POLAR_PRODUCT_STARTUP": "polar-local-product-startup",
+    "HERALD_PAYSTACK_PLAN_INDIE": "PLN_local_indie",
+    "HERALD_PAYSTACK_PLAN_STARTUP": "PLN_local_startup",
+}
 
 
 class ConfigError(RuntimeError):
@@ -67,6 +77,8 @@ class LocalConfig:
     # Overrides the template's RetryBaseDelaySeconds so tests see retries in seconds, not minutes.
     retry_base_delay: str | None = None
     max_environments: int = DEFAULT_MAX_ENVIRONMENTS
+    # PAYMENT_DEFAULTS' variables, with the developer's values where set.
+    payments: Mapping[str, str] = field(default_factory=lambda: dict(PAYMENT_DEFAULTS))
 
     @property
     def template_path(self) -> Path:
@@ -106,6 +118,7 @@ class LocalConfig:
             sandbox_port=_port(env, "HERALD_SANDBOX_PORT", 3100),
             retry_base_delay=retry,
             max_environments=_count(env, "HERALD_LOCAL_MAX_ENVIRONMENTS", DEFAULT_MAX_ENVIRONMENTS),
+            payments={name: env.get(name, "").strip() or value for name, value in PAYMENT_DEFAULTS.items()},
         )
 
     def check_ports_free(self) -> None:

@@ -1,5 +1,6 @@
-"""An in-memory job table with DynamoDB's conditions: the ``JobStore`` of the API and the
-``DeliveryStore`` of the workers over the same jobs, and the tenants' ``Counters``.
+"""An in-memory job table with DynamoDB's conditions: the ``JobStore`` of the API, the
+``DeliveryStore`` of the workers and the ``JobEvents`` of the inbound webhooks over the same jobs,
+and the tenants' ``Counters``.
 
 Every method applies the same condition as its DynamoDB adapter (``herald.adapters.store``); name a
 method in ``unavailable`` to make it raise ``DependencyError`` as the adapter does when DynamoDB
@@ -16,7 +17,7 @@ from typing import Any
 from herald.domain.errors import DependencyError
 from herald.domain.jobs import FINAL_STATUSES, Channel, JobMessage, JobStatus
 from herald.domain.plans import Quota, channel_counter
-from herald.domain.records import Claim, DeliveryLog, JobPage, JobState, JobView, NewJob, Usage
+from herald.domain.records import Claim, DeliveryLog, JobEvent, JobPage, JobState, JobView, NewJob, Usage
 from herald.services.ports import DuplicateRequest, QuotaExhausted, RateLimited
 from tests.fakes.common import CREATED_AT
 
@@ -25,6 +26,8 @@ from tests.fakes.common import CREATED_AT
 class _Job:
     request: NewJob
     state: JobState | None = None  # the status item, from the first claim on
+    # Delivery events by (provider, the provider's event id), as their items are keyed.
+    events: dict[tuple[str, str], tuple[JobEvent, int]] = field(default_factory=dict)
 
 
 class _Recorder:
@@ -55,10 +58,11 @@ class FakeJobTable(_Recorder):
         channel: Channel = Channel.EMAIL,
         priority: int = 5,
         max_attempts: int = 3,
+        expires_at: int = 0,
     ) -> None:
         """A job as the API leaves it: accepted, never claimed."""
         request = NewJob(
-            job_id, tenant_id, channel, priority, max_attempts, CREATED_AT, copy.deepcopy(payload), 0
+            job_id, tenant_id, channel, priority, max_attempts, CREATED_AT, copy.deepcopy(payload), expires_at
         )
         self._jobs[(tenant_id, job_id)] = _Job(request)
 
@@ -91,7 +95,12 @@ class FakeJobTable(_Recorder):
         job = self._jobs.get((tenant_id, job_id))
         if job is None:
             return None
-        return JobView(self.state(tenant_id, job_id), copy.deepcopy(job.request.payload))
+        events = sorted((event for event, _ in job.events.values()), key=lambda event: event.occurred_at)
+        return JobView(self.state(tenant_id, job_id), copy.deepcopy(job.request.payload), tuple(events))
+
+    def stored_events(self, tenant_id: str, job_id: str) -> dict[tuple[str, str], tuple[JobEvent, int]]:
+        """The job's event items with their expiry, read without counting as a call."""
+        return dict(self._jobs[(tenant_id, job_id)].events)
 
     def listing(
         self,
@@ -203,6 +212,27 @@ class FakeJobTable(_Recorder):
         if skip_providers:
             changes["skip_providers"] = tuple(skip_providers)
         return self._record(message, log, **changes)
+
+    # -------------------------------------------------- JobEvents
+
+    def expiry(self, tenant_id: str, job_id: str) -> int | None:
+        self._called("expiry")
+        job = self._jobs.get((tenant_id, job_id))
+        # Only a claimed job (status item written with its expiry) was handed to a provider.
+        return None if job is None or job.state is None else job.request.expires_at
+
+    def add(self, tenant_id: str, job_id: str, event_id: str, event: JobEvent, expires_at: int) -> bool:
+        self._called("add")
+        events = self._jobs[(tenant_id, job_id)].events
+        key = (event.provider or "", event_id)
+        if key in events:
+            return False
+        events[key] = (event, expires_at)
+        return True
+
+    def remove(self, tenant_id: str, job_id: str, event_id: str, event: JobEvent) -> None:
+        self._called("remove")
+        self._jobs[(tenant_id, job_id)].events.pop((event.provider or "", event_id), None)
 
     # -------------------------------------------------- internals
 
