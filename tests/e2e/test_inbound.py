@@ -229,6 +229,9 @@ def test_polar_moves_a_tenant_to_its_paid_plan_a_forgery_does_nothing_and_revoke
     accepted = post(local_stack, path, active, polar_headers(active, int(time.time()), str(uuid.uuid4())))
     assert accepted.status_code == 200, accepted.text
     assert plan_of(tenant) == "indie"
+    account = tenant.call("GET", "/account").json()["data"]
+    assert account["billing"] == {"status": "active", "paidUntil": "2026-12-30T07:58:10.000Z"}
+    assert account["limits"]["monthlyWebhooks"] == 4000
 
     revoked = polar(tenant_id, "subscription.revoked")
     answer = post(local_stack, path, revoked, polar_headers(revoked, int(time.time()), str(uuid.uuid4())))

@@ -8,22 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from herald.domain.errors import DependencyError
 from herald.domain.inbound import Processor
+from tests.fakes.jobs import Recorder
 
 
-class _Recorder:
-    def __init__(self) -> None:
-        self.unavailable: set[str] = set()
-        self.calls: list[str] = []
-
-    def _called(self, method: str) -> None:
-        self.calls.append(method)
-        if method in self.unavailable:
-            raise DependencyError(f"table unavailable in {method}")
-
-
-class FakeLedger(_Recorder):
+class FakeLedger(Recorder):
     def __init__(self) -> None:
         super().__init__()
         self.marks: dict[str, int | None] = {}
@@ -40,7 +29,7 @@ class FakeLedger(_Recorder):
         self.marks.pop(key, None)
 
 
-class FakeBillingLinks(_Recorder):
+class FakeBillingLinks(Recorder):
     def __init__(self) -> None:
         super().__init__()
         self.links: dict[tuple[Processor, str], str] = {}

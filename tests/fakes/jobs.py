@@ -30,7 +30,9 @@ class _Job:
     events: dict[tuple[str, str], tuple[JobEvent, int]] = field(default_factory=dict)
 
 
-class _Recorder:
+class Recorder:
+    """Lists the round trips made; a method named in ``unavailable`` raises ``DependencyError``."""
+
     def __init__(self) -> None:
         self.unavailable: set[str] = set()
         self.calls: list[str] = []
@@ -41,7 +43,7 @@ class _Recorder:
             raise DependencyError(f"table unavailable in {method}")
 
 
-class FakeJobTable(_Recorder):
+class FakeJobTable(Recorder):
     def __init__(self, max_attempts: int = 3) -> None:
         super().__init__()
         self._jobs: dict[tuple[str, str], _Job] = {}
@@ -272,7 +274,7 @@ class FakeJobTable(_Recorder):
 
 
 @dataclass
-class FakeCounters(_Recorder):
+class FakeCounters(Recorder):
     """Counters keyed like the adapter's item: (tenant, period) holds the period's jobs and the
     current minute's requests."""
 

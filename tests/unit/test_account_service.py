@@ -91,6 +91,7 @@ def test_the_overview_shows_plan_limits_usage_period_and_retention(rig: Rig) -> 
         "2026-12-01T00:00:00.000Z",
     )
     assert overview["retentionDays"] == 90
+    assert overview["billing"] == {"status": None, "paidUntil": None}
 
 
 def test_a_rotation_issues_a_new_key_and_drops_the_cached_view(rig: Rig) -> None:

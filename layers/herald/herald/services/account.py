@@ -147,6 +147,8 @@ class AccountService:
             "periodStart": iso(period.start),
             "periodEnd": iso(period.end),
             "retentionDays": limits.retention_days,
+            # Set by the payment processors' events: active, canceling or past_due while paying.
+            "billing": {"status": profile.billing_status, "paidUntil": profile.paid_until},
         }
 
     def rotate_key(self, tenant: TenantContext, grace_seconds: int) -> dict[str, Any]:

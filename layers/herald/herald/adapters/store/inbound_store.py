@@ -21,7 +21,13 @@ from herald.adapters.store.keys import (
     inbound_pk,
     job_pk,
 )
-from herald.adapters.store.models import BillingLinkItem, InboundMarkItem, JobEventItem, JobStatusItem
+from herald.adapters.store.models import (
+    BillingLinkItem,
+    HeraldItem,
+    InboundMarkItem,
+    JobEventItem,
+    JobStatusItem,
+)
 from herald.domain.inbound import Processor
 from herald.domain.records import JobEvent
 
@@ -48,12 +54,7 @@ class DynamoJobEvents:
             reason=event.reason,
             expires_at=expires_at,
         )
-        try:
-            with conditional("job event write"):
-                item.save(condition=JobEventItem.pk.does_not_exist())
-        except ConditionFailed:
-            return False
-        return True
+        return _put_once(item, "job event write")
 
     def remove(self, tenant_id: str, job_id: str, event_id: str, event: JobEvent) -> None:
         with translated("job event delete"):
@@ -62,13 +63,9 @@ class DynamoJobEvents:
 
 class DynamoInboundLedger:
     def mark(self, key: str, expires_at: int | None) -> bool:
-        item = InboundMarkItem(inbound_pk(key), SEEN_SK, expires_at=expires_at)
-        try:
-            with conditional("inbound mark write"):
-                item.save(condition=InboundMarkItem.pk.does_not_exist())
-        except ConditionFailed:
-            return False
-        return True
+        return _put_once(
+            InboundMarkItem(inbound_pk(key), SEEN_SK, expires_at=expires_at), "inbound mark write"
+        )
 
     def unmark(self, key: str) -> None:
         with translated("inbound mark delete"):
@@ -88,3 +85,13 @@ class DynamoBillingLinks:
         with translated("billing link write"):
             for ref in refs:
                 BillingLinkItem(billing_link_pk(processor.value, ref), LINK_SK, tenant_id=tenant_id).save()
+
+
+def _put_once(item: HeraldItem, what: str) -> bool:
+    """Write the item unless it exists; False when it does (the event was handled already)."""
+    try:
+        with conditional(what):
+            item.save(condition=HeraldItem.pk.does_not_exist())
+    except ConditionFailed:
+        return False
+    return True
