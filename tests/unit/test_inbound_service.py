@@ -5,7 +5,9 @@ unknown tenant or a failing table leave behind (nothing)."""
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -470,3 +472,36 @@ def test_a_paystack_charge_activates_the_plan_and_its_later_events_find_the_tena
     assert rig.billing()[4] == "PAYSTACK:SUB_vsyqdmlzble3uii"
     rig.service.receive(paystack_request("paystack-subscription-disable"))
     assert rig.billing() == ("free", "2026-11-30T08:00:00.000Z", None, None, None)
+
+
+def test_an_event_applied_while_another_changed_the_billing_is_computed_again_on_the_new_billing() -> None:
+    """Polar delivers canceled and revoked together: the cancel must not undo the revoke."""
+    rig = PaymentRig()
+    rig.service.receive(polar_request())
+    revoke = polar_request("subscription.revoked", "evt-revoke")
+    cancel = polar_request("subscription.canceled", "evt-cancel", cancel_at_period_end=True)
+    concurrent = [lambda: rig.service.receive(revoke)]
+
+    def revoked_meanwhile(_tenant_id: str) -> None:
+        while concurrent:
+            concurrent.pop()()
+
+    rig.tenants.before_update = revoked_meanwhile
+    rig.service.receive(cancel)
+
+    assert rig.billing() == ("free", "2026-11-30T08:00:00.000Z", None, None, None)
+
+
+def test_a_billing_that_keeps_changing_is_a_503_and_the_event_is_retried_later() -> None:
+    rig = PaymentRig()
+
+    def always_changed(tenant_id: str) -> None:
+        rig.tenants.profiles[tenant_id] = replace(
+            rig.tenants.profiles[tenant_id], subscription=str(uuid.uuid4())
+        )
+
+    rig.tenants.before_update = always_changed
+
+    with pytest.raises(DependencyError, match="kept changing concurrently"):
+        rig.service.receive(polar_request())
+    assert rig.ledger.marks == {}

@@ -65,15 +65,21 @@ def billing_of(profile: TenantProfile) -> Billing:
     return Billing(profile.plan, profile.period_anchor, profile.paid_until, status, profile.subscription)
 
 
+def profile_fields(billing: Billing) -> dict[str, object]:
+    """The billing as the tenant profile's fields (None: absent)."""
+    return {
+        "plan": billing.plan,
+        "period_anchor": billing.period_anchor,
+        "paid_until": billing.paid_until,
+        "billing_status": billing.status.value if billing.status else None,
+        "subscription": billing.subscription,
+    }
+
+
 def profile_changes(before: Billing, after: Billing) -> dict[str, object]:
     """What ``TenantStore.update_profile`` must set (None: remove) to go from ``before`` to ``after``."""
-    fields = ("plan", "period_anchor", "paid_until", "subscription")
-    changes: dict[str, object] = {
-        name: getattr(after, name) for name in fields if getattr(after, name) != getattr(before, name)
-    }
-    if after.status != before.status:
-        changes["billing_status"] = after.status.value if after.status else None
-    return changes
+    old, new = profile_fields(before), profile_fields(after)
+    return {name: value for name, value in new.items() if value != old[name]}
 
 
 def subscription_key(processor: Processor, ref: str | None) -> str | None:

@@ -26,7 +26,13 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TypeVar
 
-from herald.domain.billing import PlanCatalog, billing_after, billing_of, profile_changes
+from herald.domain.billing import (
+    PlanCatalog,
+    billing_after,
+    billing_of,
+    profile_changes,
+    profile_fields,
+)
 from herald.domain.clock import iso, utc_now
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.inbound import (
@@ -38,7 +44,8 @@ from herald.domain.inbound import (
     SubscriptionEvent,
     UnusableSecret,
 )
-from herald.domain.records import JobEvent, Suppression
+from herald.domain.plans import Plan
+from herald.domain.records import JobEvent, Suppression, TenantProfile
 from herald.domain.secrets import Purpose, SecretTampered
 from herald.observability import count, logger
 from herald.services.ports import (
@@ -47,6 +54,7 @@ from herald.services.ports import (
     InboundLedger,
     JobEvents,
     PaymentWebhookFormat,
+    ProfileChanged,
     SecretBox,
     Suppressions,
     TenantNotFound,
@@ -57,6 +65,12 @@ from herald.services.ports import (
 # for 72 hours, Resend and Postmark for less). Payment marks are kept for good: Paystack signs no
 # timestamp, so a captured request could otherwise be replayed once its mark is gone.
 DELIVERY_MARK_SECONDS = 30 * 24 * 3600
+# A processor may deliver several events of one subscription at once (Polar: updated, canceled and
+# revoked together): each applies its change to the billing it read, or reads again.
+BILLING_WRITE_ATTEMPTS = 3
+# A processor may deliver several events of one subscription at once (Polar: updated, canceled and
+# revoked together); each applies its change to the billing it read, or reads again.
+BILLING_WRITE_ATTEMPTS = 3
 
 Verify = Callable[[Mapping[str, str], bytes, str, float], None]
 E = TypeVar("E")
@@ -287,16 +301,35 @@ class PaymentWebhooks:
         plan = self._catalog.plan_for(event.plan_key)
         if plan is None and event.kind in (SubscriptionChange.ACTIVATED, SubscriptionChange.RENEWED):
             logger.warning("payment for no Herald plan", extra={**facts, "plan_key": event.plan_key})
-        before = billing_of(profile)
-        changes = profile_changes(before, billing_after(event, before, plan, now))
+        changes = self._apply_billing(profile, event, plan, now)
         if not changes:
             return False
-        self._tenants.update_profile(tenant_id, **changes)
         logger.info(
             "tenant billing changed", extra={**facts, "tenant_id": tenant_id, "changed": sorted(changes)}
         )
         count("BillingChanged", {"processor": event.processor.value, "change": event.kind.value})
         return True
+
+    def _apply_billing(
+        self, profile: TenantProfile, event: SubscriptionEvent, plan: Plan | None, now: datetime
+    ) -> dict[str, object]:
+        """Write the event's change on the very billing it was computed from; what changed."""
+        for _ in range(BILLING_WRITE_ATTEMPTS):
+            before = billing_of(profile)
+            changes = profile_changes(before, billing_after(event, before, plan, now))
+            if not changes:
+                return changes
+            # The anchor is left out: profiles from before billing periods have none stored.
+            expected = {
+                name: value for name, value in profile_fields(before).items() if name != "period_anchor"
+            }
+            try:
+                self._tenants.update_profile_if(profile.tenant_id, expected, changes)
+            except ProfileChanged:
+                profile = self._tenants.profile(profile.tenant_id)
+                continue
+            return changes
+        raise DependencyError("tenant billing write failed: it kept changing concurrently")
 
     def _tenant_of(self, event: SubscriptionEvent) -> str | None:
         if event.tenant_id is not None:

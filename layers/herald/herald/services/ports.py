@@ -65,6 +65,10 @@ class TenantNotFound(Exception):
     pass
 
 
+class ProfileChanged(Exception):
+    """A conditional profile update found the fields it expected changed meanwhile."""
+
+
 class KeyChanged(Exception):
     """The tenant's current key changed under a concurrent rotation."""
 
@@ -178,6 +182,12 @@ class TenantStore(Protocol):
 
     def update_profile(self, tenant_id: str, **changes: object) -> TenantProfile:
         """Set (or, with None, remove) profile attributes; ``TenantNotFound`` when absent."""
+
+    def update_profile_if(
+        self, tenant_id: str, expected: Mapping[str, object], changes: Mapping[str, object]
+    ) -> TenantProfile:
+        """``update_profile`` only while the ``expected`` attributes still hold those values (None:
+        absent); ``ProfileChanged`` otherwise."""
 
     def rotate_api_key(
         self,
