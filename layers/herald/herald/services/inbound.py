@@ -15,6 +15,11 @@ job's partition, which is its own mark, or, for an event of no job of this tenan
 an inbound mark; plus 1 PutItem of the suppression for a hard bounce, complaint or unsubscribe. The
 request itself costs 1 Query of the tenant's partition (its webhook secret) and, in a warm container,
 no KMS call.
+
+Payment events: 1 conditional PutItem of the mark, 1 GetItem of the tenant's profile (Paystack
+events without the tenant's id: 1-2 GetItems of the processor's links first; events with it: 1
+PutItem per customer or subscription link), and 1 conditional UpdateItem of the profile when the
+billing changes. The platform secret is read from SSM once per container.
 """
 
 from __future__ import annotations
@@ -68,9 +73,6 @@ DELIVERY_MARK_SECONDS = 30 * 24 * 3600
 # A processor may deliver several events of one subscription at once (Polar: updated, canceled and
 # revoked together): each applies its change to the billing it read, or reads again.
 BILLING_WRITE_ATTEMPTS = 3
-# A processor may deliver several events of one subscription at once (Polar: updated, canceled and
-# revoked together); each applies its change to the billing it read, or reads again.
-BILLING_WRITE_ATTEMPTS = 3
 
 Verify = Callable[[Mapping[str, str], bytes, str, float], None]
 E = TypeVar("E")
@@ -111,7 +113,7 @@ def _not_found() -> HeraldError:
     return HeraldError("No webhook is configured at this URL.", ErrorCode.WEBHOOK_NOT_FOUND)
 
 
-def verified(verify: Verify, request: InboundRequest, secret: str, now: float, source: str) -> None:
+def _verified(verify: Verify, request: InboundRequest, secret: str, now: float, source: str) -> None:
     """Let the request through only if its sender is proven; 401 otherwise, 404 for a secret that
     cannot verify anything (a set-up problem: nothing could ever pass)."""
     try:
@@ -127,14 +129,14 @@ def verified(verify: Verify, request: InboundRequest, secret: str, now: float, s
         raise _not_found() from None
 
 
-def parsed(parse: Callable[[bytes, Mapping[str, str]], Sequence[E]], request: InboundRequest) -> Sequence[E]:
+def _parsed(parse: Callable[[bytes, Mapping[str, str]], Sequence[E]], request: InboundRequest) -> Sequence[E]:
     try:
         return parse(request.raw_body, request.headers)
     except MalformedPayload as exc:
         raise HeraldError(f"The webhook body cannot be read: {exc.reason}.", ErrorCode.INVALID_JSON) from None
 
 
-def undone(undo: Callable[[], None], what: str) -> None:
+def _undone(undo: Callable[[], None], what: str) -> None:
     """Take back a mark after a failure; if that fails as well, the redelivery will be dropped as
     a duplicate, which the error log says."""
     try:
@@ -168,9 +170,9 @@ class DeliveryWebhooks:
     def receive(self, tenant_id: str, request: InboundRequest) -> Receipt:
         provider = self._webhook.provider.value
         now = self._clock()
-        verified(self._webhook.verify, request, self._secret(tenant_id), now, provider)
+        _verified(self._webhook.verify, request, self._secret(tenant_id), now, provider)
         receipt = Receipt()
-        for event in parsed(self._webhook.parse, request):
+        for event in _parsed(self._webhook.parse, request):
             receipt.add(self._record(tenant_id, event, now))
         receipt.publish(provider)
         return receipt
@@ -205,7 +207,7 @@ class DeliveryWebhooks:
             if event.suppresses_recipient:
                 self._suppress(tenant_id, event, now)
         except DependencyError:
-            undone(undo, "delivery event")
+            _undone(undo, "delivery event")
             raise
         return Outcome.RECORDED
 
@@ -262,9 +264,9 @@ class PaymentWebhooks:
     def receive(self, request: InboundRequest) -> Receipt:
         processor = self._webhook.processor.value
         now = self._clock()
-        verified(self._webhook.verify, request, self._secret(), now.timestamp(), processor)
+        _verified(self._webhook.verify, request, self._secret(), now.timestamp(), processor)
         receipt = Receipt()
-        for event in parsed(self._webhook.parse, request):
+        for event in _parsed(self._webhook.parse, request):
             receipt.add(self._apply(event, now))
         receipt.publish(processor)
         return receipt
@@ -278,7 +280,7 @@ class PaymentWebhooks:
         try:
             changed = self._change(event, now)
         except DependencyError:
-            undone(lambda: self._ledger.unmark(key), "payment event")
+            _undone(lambda: self._ledger.unmark(key), "payment event")
             raise
         return Outcome.RECORDED if changed else Outcome.IGNORED
 
