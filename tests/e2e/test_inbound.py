@@ -18,11 +18,12 @@ import pytest
 import requests
 
 from tests.e2e.test_delivery import Tenant, address, email, finished_job, new_tenant, sandbox
-from tests.support.inbound_samples import compact
+from tests.support.inbound_samples import compact, paystack_charge, polar_subscription, sendgrid_bounce
 from tests.support.inbound_signers import (
     PAYSTACK_PLAN_STARTUP,
     POLAR_PRODUCT_INDIE,
     POSTMARK_CREDENTIALS,
+    POSTMARK_SECRET,
     RESEND_SECRET,
     SENDGRID_VERIFICATION_KEY,
     STRANGER_SECRET,
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
 HTTP_TIMEOUT = (3.05, 20.0)
-POSTMARK_SECRET = f"{POSTMARK_CREDENTIALS.username}:{POSTMARK_CREDENTIALS.password}"
 WEBHOOK_SECRETS = {
     "SENDGRID": SENDGRID_VERIFICATION_KEY,
     "RESEND": RESEND_SECRET,
@@ -78,15 +78,14 @@ def inbound_items(stack: RunningStack) -> list[dict[str, Any]]:
     return items
 
 
-def sendgrid_bounce(tenant: Tenant, job_id: str, to: str) -> bytes:
-    event = json.loads(compact("sendgrid-bounce"))[0] | {
-        "email": to,
-        "timestamp": int(time.time()) - 2,
-        "sg_event_id": f"sg-{uuid.uuid4().hex}",
-        "herald_job_id": job_id,
-        "herald_tenant_id": tenant.tenant_id,
-    }
-    return json.dumps([event], separators=(",", ":")).encode()
+def bounce(tenant: Tenant, job_id: str, to: str) -> bytes:
+    return sendgrid_bounce(
+        tenant_id=tenant.tenant_id,
+        job_id=job_id,
+        to=to,
+        event_id=uuid.uuid4().hex,
+        timestamp=int(time.time()),
+    )
 
 
 def delivered_job(stack: RunningStack, tenant: Tenant, to: str) -> str:
@@ -104,7 +103,7 @@ def test_a_signed_sendgrid_hard_bounce_shows_in_the_job_suppresses_the_address_a
     tenant = tenant_with_secrets(local_stack)
     to = address("bounces")
     job_id = delivered_job(local_stack, tenant, to)
-    body = sendgrid_bounce(tenant, job_id, to)
+    body = bounce(tenant, job_id, to)
     path = f"/webhooks/sendgrid/{tenant.tenant_id}"
 
     first = post(local_stack, path, body, sendgrid_headers(body, int(time.time())))
@@ -134,7 +133,7 @@ def test_forged_tampered_stale_unsigned_and_misaddressed_requests_are_refused_an
     other = new_tenant(local_stack)  # keys, but no webhook secret
     to = address("attacked")
     job_id = delivered_job(local_stack, tenant, to)
-    body = sendgrid_bounce(tenant, job_id, to)
+    body = bounce(tenant, job_id, to)
     now = int(time.time())
     own = f"/webhooks/sendgrid/{tenant.tenant_id}"
     attempts = {
@@ -201,10 +200,7 @@ def test_a_postmark_event_with_the_wrong_password_is_refused(local_stack: Runnin
 
 
 def polar(tenant_id: str, kind: str) -> bytes:
-    event = json.loads(compact("polar-subscription-active"))
-    event["type"] = kind
-    event["data"] |= {"product_id": POLAR_PRODUCT_INDIE, "customer": {"external_id": tenant_id}}
-    return json.dumps(event, separators=(",", ":")).encode()
+    return polar_subscription(kind, tenant_id=tenant_id, product_id=POLAR_PRODUCT_INDIE)
 
 
 def plan_of(tenant: Tenant) -> str:
@@ -242,11 +238,7 @@ def test_polar_moves_a_tenant_to_its_paid_plan_a_forgery_does_nothing_and_revoke
 def test_a_paystack_charge_with_a_valid_hmac_sha512_activates_a_plan(local_stack: RunningStack) -> None:
     tenant_id, api_key = local_stack.create_tenant("free")
     tenant = Tenant(local_stack.api_url, tenant_id, api_key)
-    charge = json.loads(compact("paystack-charge-success"))
-    charge["data"]["metadata"] = {"tenantId": tenant_id}
-    charge["data"]["plan"]["plan_code"] = PAYSTACK_PLAN_STARTUP
-    charge["data"]["reference"] = uuid.uuid4().hex
-    body = json.dumps(charge, separators=(",", ":")).encode()
+    body = paystack_charge(tenant_id=tenant_id, plan_code=PAYSTACK_PLAN_STARTUP, reference=uuid.uuid4().hex)
 
     forged = post(local_stack, "/payments/paystack/webhook", body, paystack_headers(body, "sk_test_guess"))
     accepted = post(local_stack, "/payments/paystack/webhook", body, paystack_headers(body))

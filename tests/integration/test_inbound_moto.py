@@ -17,11 +17,12 @@ from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.domain.clock import now_iso
 from herald.domain.jobs import JobMessage
 from tests.support.herald_in_moto import ApiAnswer, HeraldInMoto, client, herald_in_moto
-from tests.support.inbound_samples import compact
+from tests.support.inbound_samples import compact, paystack_charge, polar_subscription, sendgrid_bounce
 from tests.support.inbound_signers import (
     PAYSTACK_PLAN_INDIE,
     POLAR_PRODUCT_INDIE,
     POSTMARK_CREDENTIALS,
+    POSTMARK_SECRET,
     RESEND_SECRET,
     SENDGRID_VERIFICATION_KEY,
     STRANGER_SECRET,
@@ -36,7 +37,6 @@ from tests.support.inbound_signers import (
 pytestmark = pytest.mark.xdist_group("moto-inbound")
 
 EMAIL_QUEUE = "EmailNormalQueueUrl"
-POSTMARK_SECRET = f"{POSTMARK_CREDENTIALS.username}:{POSTMARK_CREDENTIALS.password}"
 INBOUND_KINDS = ("event", "inbound", "suppression", "billinglink")
 
 
@@ -115,15 +115,9 @@ def inbound_items() -> dict[str, int]:
     return {kind: kinds.count(kind) for kind in INBOUND_KINDS}
 
 
-def sendgrid_bounce(tenant: Tenant, job_id: str, to: str, event_id: str = "sg-1") -> bytes:
-    event = json.loads(compact("sendgrid-bounce"))[0] | {
-        "email": to,
-        "herald_job_id": job_id,
-        "herald_tenant_id": tenant.tenant_id,
-        "sg_event_id": event_id,
-        "timestamp": int(time.time()) - 5,
-    }
-    return json.dumps([event], separators=(",", ":")).encode()
+def bounce(tenant: Tenant, job_id: str, to: str, event_id: str = "sg-1") -> bytes:
+    now = int(time.time())
+    return sendgrid_bounce(tenant_id=tenant.tenant_id, job_id=job_id, to=to, event_id=event_id, timestamp=now)
 
 
 @pytest.fixture
@@ -139,7 +133,7 @@ def test_a_sendgrid_hard_bounce_lands_in_the_job_suppresses_the_address_and_stop
 ) -> None:
     to = f"gone-{uuid.uuid4().hex[:8]}@example.org"
     job_id = tenant.sent_job(to)
-    body = sendgrid_bounce(tenant, job_id, to)
+    body = bounce(tenant, job_id, to)
     path = f"/api/v1/webhooks/sendgrid/{tenant.tenant_id}"
 
     first = post(herald, path, body, sendgrid_headers(body, int(time.time())))
@@ -174,7 +168,7 @@ def test_forged_tampered_stale_unsigned_and_misaddressed_requests_store_nothing(
 ) -> None:
     to = "victim@example.org"
     job_id = tenant.sent_job(to)
-    body = sendgrid_bounce(tenant, job_id, to, "sg-attack")
+    body = bounce(tenant, job_id, to, "sg-attack")
     now = int(time.time())
     bystander = herald.new_tenant(providers=("SENDGRID",))  # a key, but no webhook secret
     own = f"/api/v1/webhooks/sendgrid/{tenant.tenant_id}"
@@ -255,11 +249,7 @@ def test_a_postmark_event_needs_the_tenants_basic_auth_password(herald: HeraldIn
 
 
 def polar_event(tenant_id: str, kind: str) -> bytes:
-    event = json.loads(compact("polar-subscription-active"))
-    event["type"] = kind
-    event["data"]["customer"]["external_id"] = tenant_id
-    event["data"]["product_id"] = POLAR_PRODUCT_INDIE
-    return json.dumps(event, separators=(",", ":")).encode()
+    return polar_subscription(kind, tenant_id=tenant_id, product_id=POLAR_PRODUCT_INDIE)
 
 
 def test_polar_subscriptions_move_a_tenant_to_its_paid_plan_and_back_and_a_forgery_does_nothing(
@@ -287,10 +277,7 @@ def test_polar_subscriptions_move_a_tenant_to_its_paid_plan_and_back_and_a_forge
 
 def test_a_paystack_charge_with_a_valid_hmac_activates_a_plan(herald: HeraldInMoto) -> None:
     tenant = herald.new_tenant("free", providers=())
-    charge = json.loads(compact("paystack-charge-success"))
-    charge["data"]["metadata"] = {"tenantId": tenant.tenant_id}
-    charge["data"]["plan"]["plan_code"] = PAYSTACK_PLAN_INDIE
-    body = json.dumps(charge, separators=(",", ":")).encode()
+    body = paystack_charge(tenant_id=tenant.tenant_id, plan_code=PAYSTACK_PLAN_INDIE, reference="r-1")
     path = "/api/v1/payments/paystack/webhook"
 
     forged = post(herald, path, body, paystack_headers(body, "sk_test_not_the_platforms"))

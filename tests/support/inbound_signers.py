@@ -53,6 +53,8 @@ SENDGRID_VERIFICATION_KEY = verification_key(SENDGRID_PRIVATE_KEY)
 RESEND_SECRET = whsec(b"herald test-only Resend secret!!")
 POLAR_SECRET = whsec(b"herald test-only Polar secret!!!")
 POSTMARK_CREDENTIALS = BasicCredentials(password="herald-test-only-postmark-password", username="herald")
+# The same credentials as a tenant stores them (user:password).
+POSTMARK_SECRET = f"{POSTMARK_CREDENTIALS.username}:{POSTMARK_CREDENTIALS.password}"
 PAYSTACK_SECRET = "herald-test-only-paystack-secret-key"
 
 # Herald's plans as the test payloads name them (tests/fixtures/inbound/), and made-up Startup keys.
