@@ -28,10 +28,10 @@ TIMEOUT = 15
 CLI_TIMEOUT = 60
 POLL_SECONDS = 90.0  # generous: on two busy cores the last log lines may trail the answers
 TERMINAL = {"completed", "failed"}
-# One per answer the flow records: the API's, and the inbound webhook function's (the console cuts
-# labels to 22 characters).
+# One per answer the flow records: the API's, and the inbound webhook function's, whichever of
+# their environments answered ("ApiFunction#2"; the console cuts labels to 22 characters).
 API_REPORT_LINE = re.compile(
-    r"^(?:ApiFunction|PostmarkWebhookFunct\w*)\s+\| REPORT RequestId: ", re.MULTILINE
+    r"^(?:ApiFunction(?:#\d+)?|PostmarkWebhookFunct\w*)\s+\| REPORT RequestId: ", re.MULTILINE
 )
 # The sandbox stores credential headers under these names, with the value redacted.
 CREDENTIAL_HEADER = {
