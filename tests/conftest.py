@@ -6,6 +6,12 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
+
+# No timed asserts: on a busy machine one example of a property test may take longer than
+# hypothesis's default deadline of 200 ms, which says nothing about the property.
+settings.register_profile("herald", deadline=None)
+settings.load_profile("herald")
 
 # Lambda sets these before any import; herald.observability builds its Metrics at import time.
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "HeraldTests")

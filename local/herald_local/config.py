@@ -6,7 +6,7 @@ import errno
 import os
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 LOOPBACK = "127.0.0.1"
@@ -18,6 +18,16 @@ STATE_DIR_NAME = ".herald-local"
 LOG_FILE_NAME = "herald-local.log"
 # Execution environments (runner processes) per function at most; see functions.FunctionEnvironments.
 DEFAULT_MAX_ENVIRONMENTS = 4
+# The payment processors' platform secrets and plan keys of the local stack: from the developer's
+# environment, else these test-only values (no processor ever issued them; docs/local-stack.md).
+PAYMENT_DEFAULTS: Mapping[str, str] = {
+    "HERALD_PAYSTACK_SECRET_KEY": "sk_test_herald_local_only_paystack_key",
+    "HERALD_POLAR_WEBHOOK_SECRET": "whsec_aGVyYWxkIGxvY2FsLW9ubHkgUG9sYXIgc2VjcmV0ISE=",
+    "HERALD_POLAR_PRODUCT_INDIE": "polar-local-product-indie",
+    "HERALD_POLAR_PRODUCT_STARTUP": "polar-local-product-startup",
+    "HERALD_PAYSTACK_PLAN_INDIE": "PLN_local_indie",
+    "HERALD_PAYSTACK_PLAN_STARTUP": "PLN_local_startup",
+}
 
 
 class ConfigError(RuntimeError):
@@ -70,6 +80,8 @@ class LocalConfig:
     # Round-robin over tenants within a queue, as SQS fair queues serve them; off only to measure
     # what fairness buys (HERALD_LOCAL_FAIR_SERVING=0).
     fair_serving: bool = True
+    # PAYMENT_DEFAULTS' variables, with the developer's values where set.
+    payments: Mapping[str, str] = field(default_factory=lambda: dict(PAYMENT_DEFAULTS))
 
     @property
     def template_path(self) -> Path:
@@ -111,6 +123,7 @@ class LocalConfig:
             max_environments=_count(env, "HERALD_LOCAL_MAX_ENVIRONMENTS", DEFAULT_MAX_ENVIRONMENTS),
             fair_serving=env.get("HERALD_LOCAL_FAIR_SERVING", "1").strip().lower()
             not in {"0", "false", "no"},
+            payments={name: env.get(name, "").strip() or value for name, value in PAYMENT_DEFAULTS.items()},
         )
 
     def check_ports_free(self) -> None:

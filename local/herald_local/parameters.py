@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from herald_local.config import ConfigError, LocalConfig
@@ -15,6 +15,18 @@ PROVIDER_URL_PARAMETERS = {
     "PostmarkBaseUrl": "postmark",
 }
 RETRY_DELAY_PARAMETER = "RetryBaseDelaySeconds"
+# Template parameter naming an SSM SecureString -> the variable of LocalConfig.payments it holds.
+SECRET_PARAMETERS = {
+    "PaystackSecretKeyParameter": "HERALD_PAYSTACK_SECRET_KEY",
+    "PolarWebhookSecretParameter": "HERALD_POLAR_WEBHOOK_SECRET",
+}
+# Template parameter -> the variable of LocalConfig.payments that sets it.
+PLAN_PARAMETERS = {
+    "PolarProductIndie": "HERALD_POLAR_PRODUCT_INDIE",
+    "PolarProductStartup": "HERALD_POLAR_PRODUCT_STARTUP",
+    "PaystackPlanIndie": "HERALD_PAYSTACK_PLAN_INDIE",
+    "PaystackPlanStartup": "HERALD_PAYSTACK_PLAN_STARTUP",
+}
 
 
 def local_parameters(
@@ -25,9 +37,29 @@ def local_parameters(
     overrides |= {parameter: provider_url(name) for parameter, name in PROVIDER_URL_PARAMETERS.items()}
     if config.retry_base_delay is not None:
         overrides[RETRY_DELAY_PARAMETER] = config.retry_base_delay
-    unknown = sorted(set(overrides) - set(template.get("Parameters") or {}))
+    overrides |= {parameter: config.payments[variable] for parameter, variable in PLAN_PARAMETERS.items()}
+    _declared(template, overrides)
+    return overrides
+
+
+def local_secrets(
+    template: dict[str, Any], parameters: Mapping[str, str], config: LocalConfig
+) -> dict[str, str]:
+    """The SSM SecureStrings the local stack puts in place: the name each template parameter gives
+    (its override or default), with the value of ``config.payments``."""
+    declared = _declared(template, SECRET_PARAMETERS)
+    return {
+        parameters.get(parameter) or str(declared[parameter].get("Default", "")): config.payments[variable]
+        for parameter, variable in SECRET_PARAMETERS.items()
+    }
+
+
+def _declared(template: dict[str, Any], wanted: Mapping[str, str]) -> dict[str, Any]:
+    """The template's parameters, failing loudly when one the local stack sets is no longer there."""
+    declared: dict[str, Any] = template.get("Parameters") or {}
+    unknown = sorted(set(wanted) - set(declared))
     if unknown:
         raise ConfigError(
             f"template.yaml has no parameter(s) {', '.join(unknown)} for the local stack to set"
         )
-    return overrides
+    return declared

@@ -26,11 +26,16 @@ def create_resources(
     root: Path,
     gateway_url: str,
     sns_bridge_url: str | None = None,
+    secrets: Mapping[str, str] | None = None,
 ) -> Topology:
+    """``secrets``: SSM SecureStrings (name -> value) the template's functions expect to exist, as an
+    operator creates them before deploying."""
     region = str(client("cloudformation").meta.region_name)
     plan = plan_stack(translated, region, sns_bridge_url)
     values = create_stack(client("cloudformation"), STACK_NAME, plan, parameters)
     apply_fixes(client, plan, values)
+    for name, value in (secrets or {}).items():
+        client("ssm").put_parameter(Name=name, Value=value, Type="SecureString", Overwrite=True)
     resolved = resolve(plan, values, local_origins(plan, region, gateway_url))
     for name, reason in resolved.skipped_outputs.items():
         log.info("output %s is not resolved locally: %s", name, reason)

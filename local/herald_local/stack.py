@@ -19,7 +19,7 @@ from herald_local.gateway import Gateway, GatewayServer
 from herald_local.moto_clients import moto_client
 from herald_local.moto_server import MotoNotReady
 from herald_local.moto_stack import StackCreationError
-from herald_local.parameters import local_parameters
+from herald_local.parameters import local_parameters, local_secrets
 from herald_local.pollers import RECEIVE_WAIT_SECONDS, QueuePoller
 from herald_local.processes import ChildProcess
 from herald_local.resources import create_resources
@@ -149,6 +149,7 @@ class LocalStack:
             root=config.root,
             gateway_url=config.gateway_url,
             sns_bridge_url=self._parts.bridge.url if self._parts.bridge else None,
+            secrets=local_secrets(template, parameters, config),
         )
 
     def _invoke(self, logical_id: str, event: Any) -> Invocation:

@@ -20,6 +20,7 @@ import pytest
 from botocore.config import Config
 
 from herald_local.config import LOG_FILE_NAME, project_root
+from tests.support.inbound_signers import payment_environment
 
 READY_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 30.0
@@ -192,6 +193,8 @@ def start_stack(state_dir: Path) -> RunningStack:
         "HERALD_SANDBOX_PORT": str(_free_port()),
         "HERALD_LOCAL_RETRY_BASE_DELAY": "2",
         "AWS_DEFAULT_REGION": "us-east-1",
+        # The payment processors' test-only secrets and plans, so tests can sign as Polar and Paystack.
+        **payment_environment(),
     }
     with console_file.open("wb") as console:
         process = subprocess.Popen(

@@ -80,6 +80,7 @@ def fuzz(stack: RunningStack, report: Path, *options: str) -> dict[str, Any]:
         + ["--url", stack.base_url, "--checks", ",".join(FUZZ_CHECKS), "--max-examples", str(MAX_EXAMPLES)]
         + ["--phases", "examples,coverage,fuzzing", "--workers", "1", "--request-timeout", str(HTTP_TIMEOUT)]
         + ["--report", "json", "--report-json-path", str(report), *options],
+        cwd=report.parent,  # schemathesis keeps a cache folder where it runs: not in the repository
         capture_output=True,
         text=True,
         timeout=FUZZ_TIMEOUT_SECONDS,

@@ -6,6 +6,7 @@ A secret may appear in exactly one place outside the vault: the response that cr
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import uuid
@@ -27,8 +28,11 @@ TIMEOUT = 15
 CLI_TIMEOUT = 60
 POLL_SECONDS = 90.0  # generous: on two busy cores the last log lines may trail the answers
 TERMINAL = {"completed", "failed"}
-# Every execution environment of the API function: the first is labelled ApiFunction, the n-th ApiFunction#n.
-API_REPORT_LINE = re.compile(r"^ApiFunction(?:#\d+)?\s+\| REPORT RequestId: ", re.MULTILINE)
+# One per answer the flow records: the API's, and the inbound webhook function's, whichever of
+# their environments answered ("ApiFunction#2"; the console cuts labels to 22 characters).
+API_REPORT_LINE = re.compile(
+    r"^(?:ApiFunction(?:#\d+)?|PostmarkWebhookFunct\w*)\s+\| REPORT RequestId: ", re.MULTILINE
+)
 # The sandbox stores credential headers under these names, with the value redacted.
 CREDENTIAL_HEADER = {
     "SENDGRID": "authorization",
@@ -121,6 +125,28 @@ def _store_providers(client: RecordingClient, secrets: Sentinels, run: str) -> N
     client.call("move POSTMARK first", "PATCH", "/account/providers/POSTMARK", {"priority": 1})
 
 
+def _post_inbound_webhooks(
+    stack: RunningStack, client: RecordingClient, tenant_id: str, password: str
+) -> None:
+    """Postmark posting an event with the tenant's Basic auth password, and someone guessing one."""
+    body = json.dumps(
+        {"RecordType": "Delivery", "Recipient": "reader@example.com", "MessageID": "m-1"}
+    ).encode()
+    for label, secret, status in (
+        ("inbound webhook", password, 200),
+        ("inbound, wrong password", "x" * 24, 401),
+    ):
+        credentials = base64.b64encode(f"postmark:{secret}".encode()).decode()
+        response = requests.post(
+            f"{stack.api_root}/webhooks/postmark/{tenant_id}",
+            data=body,
+            headers={"Authorization": f"Basic {credentials}", "Content-Type": "application/json"},
+            timeout=TIMEOUT,
+        )
+        client.answers.append(Recorded(label, json.dumps(dict(response.headers)) + "\n" + response.text))
+        assert response.status_code == status, f"{label}: {response.text}"
+
+
 def _add_domain(client: RecordingClient, run: str) -> str:
     domain = f"mail-{run}.example.com"
     client.call("add domain", "POST", "/account/domains", {"domain": domain}, 201)
@@ -168,11 +194,12 @@ def _wait_until_settled(client: RecordingClient, job_ids: Iterable[str]) -> None
 
 def run_account_flow(stack: RunningStack, secrets: Sentinels) -> Flow:
     run = uuid.uuid4().hex
-    _, first_key = _create_tenant(stack)
+    tenant_id, first_key = _create_tenant(stack)
     secrets.add("API key from the CLI", first_key)
     client = RecordingClient(stack, first_key)
 
     _store_providers(client, secrets, run)
+    _post_inbound_webhooks(stack, client, tenant_id, secrets.values["Postmark inbound secret"])
     domain = _add_domain(client, run)
     created = client.call("create signing secret", "POST", "/account/webhook-secret", expect=201)
     secrets.add("signing secret", created["secret"], created_by="create signing secret")

@@ -1,5 +1,6 @@
-"""An in-memory job table with DynamoDB's conditions: the ``JobStore`` of the API and the
-``DeliveryStore`` of the workers over the same jobs, and the tenants' ``Counters``.
+"""An in-memory job table with DynamoDB's conditions: the ``JobStore`` of the API, the
+``DeliveryStore`` of the workers and the ``JobEvents`` of the inbound webhooks over the same jobs,
+and the tenants' ``Counters``.
 
 Every method applies the same condition as its DynamoDB adapter (``herald.adapters.store``); name a
 method in ``unavailable`` to make it raise ``DependencyError`` as the adapter does when DynamoDB
@@ -16,7 +17,7 @@ from typing import Any
 from herald.domain.errors import DependencyError
 from herald.domain.jobs import FINAL_STATUSES, Channel, JobMessage, JobStatus
 from herald.domain.plans import Quota, channel_counter
-from herald.domain.records import Claim, DeliveryLog, JobPage, JobState, JobView, NewJob, Usage
+from herald.domain.records import Claim, DeliveryLog, JobEvent, JobPage, JobState, JobView, NewJob, Usage
 from herald.services.ports import DuplicateRequest, QuotaExhausted, RateLimited
 from tests.fakes.common import CREATED_AT
 
@@ -25,9 +26,13 @@ from tests.fakes.common import CREATED_AT
 class _Job:
     request: NewJob
     state: JobState | None = None  # the status item, from the first claim on
+    # Delivery events by (provider, the provider's event id), as their items are keyed.
+    events: dict[tuple[str, str], tuple[JobEvent, int]] = field(default_factory=dict)
 
 
-class _Recorder:
+class Recorder:
+    """Lists the round trips made; a method named in ``unavailable`` raises ``DependencyError``."""
+
     def __init__(self) -> None:
         self.unavailable: set[str] = set()
         self.calls: list[str] = []
@@ -38,7 +43,7 @@ class _Recorder:
             raise DependencyError(f"table unavailable in {method}")
 
 
-class FakeJobTable(_Recorder):
+class FakeJobTable(Recorder):
     def __init__(self, max_attempts: int = 3) -> None:
         super().__init__()
         self._jobs: dict[tuple[str, str], _Job] = {}
@@ -55,10 +60,11 @@ class FakeJobTable(_Recorder):
         channel: Channel = Channel.EMAIL,
         priority: int = 5,
         max_attempts: int = 3,
+        expires_at: int = 0,
     ) -> None:
         """A job as the API leaves it: accepted, never claimed."""
         request = NewJob(
-            job_id, tenant_id, channel, priority, max_attempts, CREATED_AT, copy.deepcopy(payload), 0
+            job_id, tenant_id, channel, priority, max_attempts, CREATED_AT, copy.deepcopy(payload), expires_at
         )
         self._jobs[(tenant_id, job_id)] = _Job(request)
 
@@ -91,7 +97,12 @@ class FakeJobTable(_Recorder):
         job = self._jobs.get((tenant_id, job_id))
         if job is None:
             return None
-        return JobView(self.state(tenant_id, job_id), copy.deepcopy(job.request.payload))
+        events = sorted((event for event, _ in job.events.values()), key=lambda event: event.occurred_at)
+        return JobView(self.state(tenant_id, job_id), copy.deepcopy(job.request.payload), tuple(events))
+
+    def stored_events(self, tenant_id: str, job_id: str) -> dict[tuple[str, str], tuple[JobEvent, int]]:
+        """The job's event items with their expiry, read without counting as a call."""
+        return dict(self._jobs[(tenant_id, job_id)].events)
 
     def listing(
         self,
@@ -204,6 +215,27 @@ class FakeJobTable(_Recorder):
             changes["skip_providers"] = tuple(skip_providers)
         return self._record(message, log, **changes)
 
+    # -------------------------------------------------- JobEvents
+
+    def expiry(self, tenant_id: str, job_id: str) -> int | None:
+        self._called("expiry")
+        job = self._jobs.get((tenant_id, job_id))
+        # Only a claimed job (status item written with its expiry) was handed to a provider.
+        return None if job is None or job.state is None else job.request.expires_at
+
+    def add(self, tenant_id: str, job_id: str, event_id: str, event: JobEvent, expires_at: int) -> bool:
+        self._called("add")
+        events = self._jobs[(tenant_id, job_id)].events
+        key = (event.provider or "", event_id)
+        if key in events:
+            return False
+        events[key] = (event, expires_at)
+        return True
+
+    def remove(self, tenant_id: str, job_id: str, event_id: str, event: JobEvent) -> None:
+        self._called("remove")
+        self._jobs[(tenant_id, job_id)].events.pop((event.provider or "", event_id), None)
+
     # -------------------------------------------------- internals
 
     def _record(self, message: JobMessage, log: DeliveryLog, **changes: Any) -> bool:
@@ -242,7 +274,7 @@ class FakeJobTable(_Recorder):
 
 
 @dataclass
-class FakeCounters(_Recorder):
+class FakeCounters(Recorder):
     """Counters keyed like the adapter's item: (tenant, period) holds the period's jobs and the
     current minute's requests."""
 

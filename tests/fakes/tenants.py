@@ -7,7 +7,7 @@ be reached; ``loads`` counts partition reads (what the services' caches should s
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -27,7 +27,14 @@ from herald.domain.records import (
     TenantRecords,
 )
 from herald.domain.secrets import Purpose, SealedSecret
-from herald.services.ports import AlreadyExists, DomainTaken, KeyChanged, SecretBox, TenantNotFound
+from herald.services.ports import (
+    AlreadyExists,
+    DomainTaken,
+    KeyChanged,
+    ProfileChanged,
+    SecretBox,
+    TenantNotFound,
+)
 from tests.fakes.common import CREATED_AT
 
 
@@ -41,6 +48,8 @@ class FakeTenantTable:
         self.loads = 0
         self.key_reads = 0
         self.unavailable = False
+        # Called before each conditional update: a test plays a concurrent writer here.
+        self.before_update: Callable[[str], None] = lambda _tenant_id: None
 
     # -------------------------------------------------- test set-up
 
@@ -117,6 +126,15 @@ class FakeTenantTable:
     def all_profiles(self) -> Iterator[TenantProfile]:
         self._check()
         yield from sorted(self.profiles.values(), key=lambda profile: (profile.created_at, profile.tenant_id))
+
+    def update_profile_if(
+        self, tenant_id: str, expected: Mapping[str, object], changes: Mapping[str, object]
+    ) -> TenantProfile:
+        self.before_update(tenant_id)
+        profile = self.profile(tenant_id)
+        if any(getattr(profile, name) != value for name, value in expected.items()):
+            raise ProfileChanged(tenant_id)
+        return self.update_profile(tenant_id, **changes)
 
     def update_profile(self, tenant_id: str, **changes: object) -> TenantProfile:
         profile = self.profile(tenant_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -123,3 +124,63 @@ def test_the_dead_letter_queue_has_an_alarm(template: dict[str, Any]) -> None:
     assert alarm["Dimensions"][0]["Value"] == {"Fn::GetAtt": ["DeadLetterQueue", "QueueName"]}
     assert alarm["Threshold"] == 0
     assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
+
+
+INBOUND_FUNCTIONS = {
+    "SendgridWebhookFunction": "/api/v1/webhooks/sendgrid/{tenantId}",
+    "ResendWebhookFunction": "/api/v1/webhooks/resend/{tenantId}",
+    "PostmarkWebhookFunction": "/api/v1/webhooks/postmark/{tenantId}",
+    "PaystackWebhookFunction": "/api/v1/payments/paystack/webhook",
+    "PolarWebhookFunction": "/api/v1/payments/polar/webhook",
+}
+PAYMENT_SECRETS = {
+    "PaystackWebhookFunction": "PaystackSecretKeyParameter",
+    "PolarWebhookFunction": "PolarWebhookSecretParameter",
+}
+
+
+def _statements(function: dict[str, Any]) -> list[dict[str, Any]]:
+    return [statement for policy in function["Properties"]["Policies"] for statement in policy["Statement"]]
+
+
+def test_each_inbound_sender_has_its_own_function_on_one_post_route_with_only_what_it_needs(
+    template: dict[str, Any],
+) -> None:
+    functions = _resources(template, "AWS::Serverless::Function")
+    for name, path in INBOUND_FUNCTIONS.items():
+        function = functions[name]
+        [route] = function["Properties"]["Events"].values()
+        assert (route["Type"], route["Properties"]["Path"], route["Properties"]["Method"]) == (
+            "HttpApi",
+            path,
+            "POST",
+        )
+        actions = {
+            action
+            for statement in _statements(function)
+            for action in (
+                [statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"]
+            )
+        }
+        # No queue, no SES, no scans, no transactions: a webhook only reads and writes single items.
+        assert not {action for action in actions if action.split(":")[0] in {"sqs", "ses"}}, name
+        assert "dynamodb:Scan" not in actions
+        assert ("ssm:GetParameter" in actions) is (name in PAYMENT_SECRETS), name
+
+
+def test_a_payment_function_may_read_only_its_own_secret_and_decrypt_it_only_through_ssm(
+    template: dict[str, Any],
+) -> None:
+    functions = _resources(template, "AWS::Serverless::Function")
+    for name, parameter in PAYMENT_SECRETS.items():
+        statements = _statements(functions[name])
+        [read] = [statement for statement in statements if statement["Action"] == "ssm:GetParameter"]
+        assert read["Resource"] == {
+            "Fn::Sub": f"arn:${{AWS::Partition}}:ssm:${{AWS::Region}}:${{AWS::AccountId}}:parameter${{{parameter}}}"
+        }
+        [decrypt] = [statement for statement in statements if statement["Action"] == "kms:Decrypt"]
+        condition = decrypt["Condition"]["StringEquals"]
+        assert condition["kms:EncryptionContext:PARAMETER_ARN"] == read["Resource"]
+        assert condition["kms:ViaService"] == {"Fn::Sub": "ssm.${AWS::Region}.${AWS::URLSuffix}"}
+        other = next(other for other in PAYMENT_SECRETS.values() if other != parameter)
+        assert other not in json.dumps(functions[name])

@@ -27,7 +27,7 @@ from herald_local.config import ConfigError, LocalConfig, project_root
 from herald_local.functions import FunctionPool
 from herald_local.gateway import Gateway, GatewayServer
 from herald_local.intrinsics import StandIn, UnresolvableReference, json_document, with_stand_ins
-from herald_local.parameters import PROVIDER_URL_PARAMETERS, local_parameters
+from herald_local.parameters import PROVIDER_URL_PARAMETERS, local_parameters, local_secrets
 from herald_local.pollers import QueuePoller
 from herald_local.resources import create_resources
 from herald_local.routes import RouteTable
@@ -209,12 +209,13 @@ def moto(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         yield
 
 
-def _real_topology() -> Topology:
-    config = LocalConfig.from_env({"AWS_DEFAULT_REGION": REGION})
+def _real_topology(config: LocalConfig | None = None) -> Topology:
+    config = config or LocalConfig.from_env({"AWS_DEFAULT_REGION": REGION})
     template = load_template(config.template_path)
     parameters = local_parameters(template, config, lambda name: f"http://127.0.0.1:3100/{name}")
     translated = translate(template, parameters, REGION)
-    return create_resources(translated, parameters, _client, root=ROOT, gateway_url=GATEWAY)
+    secrets = local_secrets(template, parameters, config)
+    return create_resources(translated, parameters, _client, root=ROOT, gateway_url=GATEWAY, secrets=secrets)
 
 
 @dataclass
@@ -306,6 +307,53 @@ def test_a_method_a_route_does_not_have_falls_through_to_the_catch_all_and_other
     assert table.match("GET", "/api/v1") is None
 
 
+INBOUND_ROUTES = [
+    ("/api/v1/webhooks/sendgrid/6f1c2b4e-8d2a-4c47-9a57-3f1e0c9b2d71", "SendgridWebhookFunction"),
+    ("/api/v1/webhooks/resend/6f1c2b4e-8d2a-4c47-9a57-3f1e0c9b2d71", "ResendWebhookFunction"),
+    ("/api/v1/webhooks/postmark/6f1c2b4e-8d2a-4c47-9a57-3f1e0c9b2d71", "PostmarkWebhookFunction"),
+    ("/api/v1/payments/paystack/webhook", "PaystackWebhookFunction"),
+    ("/api/v1/payments/polar/webhook", "PolarWebhookFunction"),
+]
+
+
+def test_each_inbound_webhook_is_served_by_its_own_function_not_the_catch_all(moto: None) -> None:
+    """As in API Gateway, the more specific route wins over ``/api/v1/{proxy+}``; other methods on
+    those paths fall through to the API function, which answers 404 in the error envelope."""
+    table = RouteTable(_real_topology().routes)
+    for path, function in INBOUND_ROUTES:
+        match = table.match("POST", path)
+        assert match is not None
+        assert match.route.function == function, path
+        fallback = table.match("GET", path)
+        assert fallback is not None
+        assert fallback.route.function == "ApiFunction"
+    tenant_route = table.match("POST", INBOUND_ROUTES[0][0])
+    assert tenant_route is not None
+    assert tenant_route.path_parameters == {"tenantId": "6f1c2b4e-8d2a-4c47-9a57-3f1e0c9b2d71"}
+
+
+def test_the_platform_secrets_are_secure_strings_named_by_the_template_with_the_local_values(
+    moto: None,
+) -> None:
+    config = LocalConfig.from_env(
+        {"AWS_DEFAULT_REGION": REGION, "HERALD_POLAR_WEBHOOK_SECRET": "whsec_dGVzdA=="}
+    )
+    topology = _real_topology(config)
+    polar = topology.functions["PolarWebhookFunction"].environment
+    paystack = topology.functions["PaystackWebhookFunction"].environment
+
+    ssm = _client("ssm")
+    secret = ssm.get_parameter(Name=polar["HERALD_POLAR_SECRET_PARAMETER"], WithDecryption=True)["Parameter"]
+    assert (secret["Type"], secret["Value"]) == ("SecureString", "whsec_dGVzdA==")
+    name = paystack["HERALD_PAYSTACK_SECRET_PARAMETER"]
+    assert (
+        ssm.get_parameter(Name=name, WithDecryption=True)["Parameter"]["Value"]
+        == (config.payments["HERALD_PAYSTACK_SECRET_KEY"])
+    )
+    assert polar["HERALD_POLAR_PRODUCT_INDIE"] == config.payments["HERALD_POLAR_PRODUCT_INDIE"]
+    assert "HERALD_POLAR_SECRET_PARAMETER" not in topology.functions["ApiFunction"].environment
+
+
 def _unresolved(value: str) -> bool:
     return "Fn::" in value or "{'Ref'" in value or "${" in value or value.startswith("HeraldLocal")
 
@@ -351,7 +399,9 @@ def test_the_local_parameters_point_every_provider_at_the_sandbox() -> None:
 
 def test_the_sample_events_are_routes_of_the_template(moto: None) -> None:
     route_keys = {route.route_key for route in _real_topology().routes}
-    samples = sorted((ROOT / "events" / "api").glob("*.json"))
+    samples = sorted(
+        [*(ROOT / "events" / "api").glob("*.json"), *(ROOT / "events" / "inbound").glob("*.json")]
+    )
     assert samples
     for sample in samples:
         event = json.loads(sample.read_text())

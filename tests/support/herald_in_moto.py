@@ -36,16 +36,19 @@ from herald.services.tenants import IssuedKey, TenantAdmin
 from herald_local.apigw_events import ApiContext, HttpRequest, build_event
 from herald_local.config import LocalConfig
 from herald_local.moto_atomic import make_dynamodb_atomic
-from herald_local.parameters import local_parameters
+from herald_local.parameters import local_parameters, local_secrets
 from herald_local.pollers import sqs_record
 from herald_local.resources import create_resources
 from herald_local.routes import RouteTable
 from herald_local.template import load_template, translate
 from herald_local.topology import QueueSourceSpec, Topology
+from tests.support.inbound_signers import payment_environment
 
 REGION = "us-east-1"
 NO_RETRIES = Config(retries={"max_attempts": 0}, region_name=REGION)
 SANDBOX = "http://127.0.0.1:9/{}"  # nothing listens: provider calls fail fast unless a test serves them
+# The payment processors' secrets and Herald's plans there, as the local stack takes them.
+PAYMENTS = payment_environment()
 
 
 class LambdaContext:
@@ -111,12 +114,15 @@ class HeraldInMoto:
         self._monkeypatch = monkeypatch
         self._routes = RouteTable(topology.routes)
         self._modules: dict[str, ModuleType] = {}
+        # The function whose environment this process has now.
+        self._current: str | None = None
 
     def use_function_environment(self, logical_id: str, extra: Mapping[str, str] | None = None) -> None:
         """Give this process exactly the environment the template gives that function."""
         for name, value in {**self.topology.functions[logical_id].environment, **(extra or {})}.items():
             self._monkeypatch.setenv(name, value)
         _reset_process_caches()
+        self._current = logical_id
 
     def handler_module(self, logical_id: str) -> ModuleType:
         if logical_id not in self._modules:
@@ -144,7 +150,12 @@ class HeraldInMoto:
         match = self._routes.match(method, request.path)
         assert match is not None, f"no template route for {method} {path}"
         event = build_event(request, match, ApiContext(api_id="herald"))
-        answer = self.handler_module("ApiFunction").handler(event, LambdaContext("ApiFunction"))
+        # The function the template routes the request to answers it, in its own environment (a
+        # switch is a cold start; a test that set the environment itself keeps it).
+        function = match.route.function
+        if self._current != function:
+            self.use_function_environment(function, {"HERALD_AWS_MAX_ATTEMPTS": "1"})
+        answer = self.handler_module(function).handler(event, LambdaContext(function))
         return ApiAnswer(answer["statusCode"], answer["body"], dict(answer.get("headers") or {}))
 
     def new_tenant(
@@ -161,8 +172,17 @@ class HeraldInMoto:
                 )
         return issued
 
-    def store_provider_key(self, tenant_id: str, provider: str, api_key: str, priority: int = 1) -> None:
-        """A provider key stored sealed, as PUT /account/providers stores it (without the live check)."""
+    def store_provider_key(
+        self,
+        tenant_id: str,
+        provider: str,
+        api_key: str,
+        priority: int = 1,
+        *,
+        webhook_secret: str | None = None,
+    ) -> None:
+        """A provider key (and its webhook secret) stored sealed, as PUT /account/providers stores
+        them (without the live check)."""
         secrets = vault.process_vault()
         stored = StoredProvider(
             provider=provider,
@@ -170,6 +190,9 @@ class HeraldInMoto:
             api_key=secrets.seal(tenant_id, Purpose.PROVIDER_KEY, api_key),
             last_four=api_key[-4:],
             added_at="2026-01-01T00:00:00.000Z",
+            webhook_secret=secrets.seal(tenant_id, Purpose.INBOUND_SECRET, webhook_secret)
+            if webhook_secret
+            else None,
         )
         DynamoAccountStore().save_provider(tenant_id, stored)
 
@@ -282,12 +305,17 @@ def herald_in_moto(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeraldInMoto]:
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     make_dynamodb_atomic()
     with mock_aws():
-        config = LocalConfig.from_env({"AWS_DEFAULT_REGION": REGION})
+        config = LocalConfig.from_env({"AWS_DEFAULT_REGION": REGION, **PAYMENTS})
         template = load_template(config.template_path)
         parameters = local_parameters(template, config, SANDBOX.format)
         translated = translate(template, parameters, REGION)
         topology = create_resources(
-            translated, parameters, client, root=config.root, gateway_url="http://127.0.0.1:9"
+            translated,
+            parameters,
+            client,
+            root=config.root,
+            gateway_url="http://127.0.0.1:9",
+            secrets=local_secrets(template, parameters, config),
         )
         herald = HeraldInMoto(topology, monkeypatch)
         herald.use_function_environment("ApiFunction", {"HERALD_AWS_MAX_ATTEMPTS": "1"})

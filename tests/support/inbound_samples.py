@@ -39,6 +39,38 @@ def compact(name: str) -> bytes:
     return json.dumps(json.loads(fixture(name)), separators=(",", ":"), ensure_ascii=False).encode()
 
 
+def _sent(payload: object) -> bytes:
+    return json.dumps(payload, separators=(",", ":")).encode()
+
+
+def sendgrid_bounce(*, tenant_id: str, job_id: str, to: str, event_id: str, timestamp: int) -> bytes:
+    """The fixture's hard bounce, reported for one job and address of a tenant's."""
+    event = json.loads(compact("sendgrid-bounce"))[0] | {
+        "email": to,
+        "timestamp": timestamp,
+        "sg_event_id": event_id,
+        "herald_job_id": job_id,
+        "herald_tenant_id": tenant_id,
+    }
+    return _sent([event])
+
+
+def polar_subscription(kind: str, *, tenant_id: str, product_id: str) -> bytes:
+    """The fixture's subscription, as a ``kind`` event of a tenant's subscription to a product."""
+    event = json.loads(compact("polar-subscription-active"))
+    event["type"] = kind
+    event["data"] |= {"product_id": product_id, "customer": {"external_id": tenant_id}}
+    return _sent(event)
+
+
+def paystack_charge(*, tenant_id: str, plan_code: str, reference: str) -> bytes:
+    """The fixture's charge, as a tenant's payment for a plan (Herald's checkout names the tenant)."""
+    charge = json.loads(compact("paystack-charge-success"))
+    charge["data"] |= {"metadata": {"tenantId": tenant_id}, "reference": reference}
+    charge["data"]["plan"]["plan_code"] = plan_code
+    return _sent(charge)
+
+
 @dataclass(frozen=True)
 class Sample:
     name: str  # file stem, also the fixture's name

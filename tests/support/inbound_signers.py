@@ -53,7 +53,28 @@ SENDGRID_VERIFICATION_KEY = verification_key(SENDGRID_PRIVATE_KEY)
 RESEND_SECRET = whsec(b"herald test-only Resend secret!!")
 POLAR_SECRET = whsec(b"herald test-only Polar secret!!!")
 POSTMARK_CREDENTIALS = BasicCredentials(password="herald-test-only-postmark-password", username="herald")
+# The same credentials as a tenant stores them (user:password).
+POSTMARK_SECRET = f"{POSTMARK_CREDENTIALS.username}:{POSTMARK_CREDENTIALS.password}"
 PAYSTACK_SECRET = "herald-test-only-paystack-secret-key"
+
+# Herald's plans as the test payloads name them (tests/fixtures/inbound/), and made-up Startup keys.
+POLAR_PRODUCT_INDIE = "3f2e1d0c-9b8a-4765-a4b3-c2d1e0f9a8b7"
+POLAR_PRODUCT_STARTUP = "9c8b7a6f-5e4d-4c3b-8a29-1f0e9d8c7b6a"
+PAYSTACK_PLAN_INDIE = "PLN_gx2wn530m0i3w3m"
+PAYSTACK_PLAN_STARTUP = "PLN_test_only_startup"
+
+
+def payment_environment() -> dict[str, str]:
+    """The variables that give a local stack these credentials and plans."""
+    return {
+        "HERALD_PAYSTACK_SECRET_KEY": PAYSTACK_SECRET,
+        "HERALD_POLAR_WEBHOOK_SECRET": POLAR_SECRET,
+        "HERALD_POLAR_PRODUCT_INDIE": POLAR_PRODUCT_INDIE,
+        "HERALD_POLAR_PRODUCT_STARTUP": POLAR_PRODUCT_STARTUP,
+        "HERALD_PAYSTACK_PLAN_INDIE": PAYSTACK_PLAN_INDIE,
+        "HERALD_PAYSTACK_PLAN_STARTUP": PAYSTACK_PLAN_STARTUP,
+    }
+
 
 # Keys of a sender that is not the tenant's provider (or of another tenant).
 STRANGER_SENDGRID_KEY = p256_key("herald test-only stranger key")

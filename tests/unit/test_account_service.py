@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from herald.adapters.vault import Vault
+from herald.composition.inbound import delivery_format
 from herald.domain.api_keys import generate_api_key, hash_api_key
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.providers import ProviderName
@@ -21,6 +22,7 @@ from tests.fakes.jobs import FakeCounters
 from tests.fakes.key_manager import InMemoryKeyManager
 from tests.fakes.providers import FakeProviders
 from tests.fakes.tenants import FakeSuppressions, FakeTenantTable
+from tests.support.inbound_signers import RESEND_SECRET, SENDGRID_VERIFICATION_KEY
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 API = "https://api.herald.test/api/v1"
@@ -44,6 +46,7 @@ class Rig:
             secrets=self.vault,
             providers=self.providers,
             on_change=self.changed.append,
+            inbound_secrets=lambda provider, secret: delivery_format(provider).check_secret(secret),
             clock=lambda: NOW,
         )
 
@@ -52,9 +55,11 @@ class Rig:
         self.table.add_tenant(tenant_id, plan, api_key=api_key)
         return TenantContext(tenant_id, plan, "active", hash_api_key(api_key), NOW)
 
-    def put(self, tenant: TenantContext, provider: str, key: str = KEY) -> tuple[bool, dict[str, object]]:
+    def put(
+        self, tenant: TenantContext, provider: str, key: str = KEY, webhook_secret: str | None = None
+    ) -> tuple[bool, dict[str, object]]:
         return self.service.put_provider(
-            tenant, provider, api_key=key, account_token=None, webhook_secret=None, api_base=API
+            tenant, provider, api_key=key, account_token=None, webhook_secret=webhook_secret, api_base=API
         )
 
     def refused(self, call: Callable[[], object]) -> HeraldError:
@@ -86,6 +91,7 @@ def test_the_overview_shows_plan_limits_usage_period_and_retention(rig: Rig) -> 
         "2026-12-01T00:00:00.000Z",
     )
     assert overview["retentionDays"] == 90
+    assert overview["billing"] == {"status": None, "paidUntil": None}
 
 
 def test_a_rotation_issues_a_new_key_and_drops_the_cached_view(rig: Rig) -> None:
@@ -144,6 +150,52 @@ def test_a_refused_key_is_400_provider_key_invalid_and_nothing_is_stored(rig: Ri
     assert error.code is ErrorCode.PROVIDER_KEY_INVALID
     assert error.message == "SENDGRID did not accept the key: the key was revoked"
     assert rig.table.providers["t-1"] == {}
+
+
+@pytest.mark.parametrize(
+    ("provider", "secret", "reason"),
+    [
+        ("SENDGRID", "not-a-key", "the SendGrid verification key is not base64 of a DER public key"),
+        ("RESEND", "whsec_%%%", "the Resend signing secret is not whsec_ followed by base64"),
+        ("POSTMARK", "herald:short", "the Postmark webhook password must be at least 16 characters"),
+    ],
+)
+def test_a_webhook_secret_its_verifier_could_never_use_is_refused_with_the_reason(
+    rig: Rig, provider: str, secret: str, reason: str
+) -> None:
+    tenant = rig.tenant()
+
+    error = rig.refused(lambda: rig.put(tenant, provider, webhook_secret=secret))
+
+    assert error.code is ErrorCode.VALIDATION_ERROR
+    assert error.message.startswith(f"Invalid request: webhookSecret: {reason}")
+    assert [(problem.field, problem.message[: len(reason)]) for problem in error.details] == [
+        ("webhookSecret", reason)
+    ]
+    assert rig.table.providers["t-1"] == {}
+    assert rig.providers.by_name[ProviderName(provider)].checked == []
+
+
+@pytest.mark.parametrize(
+    ("provider", "secret"),
+    [
+        ("SENDGRID", SENDGRID_VERIFICATION_KEY),
+        ("RESEND", RESEND_SECRET),
+        ("POSTMARK", "herald:herald-test-only-postmark-password"),
+        ("POSTMARK", "a-password-without-a-user-name"),
+    ],
+)
+def test_a_usable_webhook_secret_is_stored_sealed_for_inbound_use(
+    rig: Rig, provider: str, secret: str
+) -> None:
+    tenant = rig.tenant()
+
+    _, view = rig.put(tenant, provider, webhook_secret=secret)
+
+    assert view["hasWebhookSecret"] is True
+    sealed = rig.table.providers["t-1"][provider].webhook_secret
+    assert sealed is not None
+    assert rig.vault.open("t-1", Purpose.INBOUND_SECRET, sealed) == secret
 
 
 def test_a_provider_that_cannot_answer_the_check_is_provider_unavailable(rig: Rig) -> None:

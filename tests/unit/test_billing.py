@@ -1,124 +1,81 @@
-"""Billing periods: monthly periods from an anchor, and the daily quota-reset run (roll-over, the
-7-day grace of a lapsed subscription, then the free plan) — idempotent."""
+"""What subscription events do to a tenant's billing: example cases, and properties that hold for
+any sequence of events (hypothesis)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from herald.domain.clock import iso
-from herald.domain.plans import add_months, current_period
-from herald.services.billing import ADVANCED, IN_GRACE, LAPSED, UNCHANGED, QuotaReset
-from tests.fakes.tenants import FakeTenantTable
+from herald.domain.billing import Billing, BillingStatus, PlanCatalog, billing_after, profile_changes
+from herald.domain.inbound import Processor, SubscriptionChange, SubscriptionEvent
+from herald.domain.plans import Plan
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+NOW = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
+FREE = Billing(plan="free", period_anchor="2026-01-15T00:00:00.000Z")
+K = SubscriptionChange
 
 
-@pytest.mark.parametrize(
-    ("anchor", "months", "expected"),
-    [
-        (datetime(2026, 1, 31, 9, tzinfo=UTC), 1, datetime(2026, 2, 28, 9, tzinfo=UTC)),
-        (datetime(2024, 1, 31, 9, tzinfo=UTC), 1, datetime(2024, 2, 29, 9, tzinfo=UTC)),
-        (datetime(2026, 1, 31, 9, tzinfo=UTC), 2, datetime(2026, 3, 31, 9, tzinfo=UTC)),
-        (datetime(2026, 11, 15, tzinfo=UTC), 2, datetime(2027, 1, 15, tzinfo=UTC)),
-        (datetime(2026, 3, 31, tzinfo=UTC), -1, datetime(2026, 2, 28, tzinfo=UTC)),
-    ],
-)
-def test_months_are_added_from_the_anchor_clamped_to_the_months_last_day(
-    anchor: datetime, months: int, expected: datetime
+def event(kind: SubscriptionChange, subscription: str | None = "sub_1") -> SubscriptionEvent:
+    return SubscriptionEvent(
+        processor=Processor.POLAR,
+        event_id="e",
+        event_name=kind.value,
+        kind=kind,
+        tenant_id="t",
+        plan_key="p-indie",
+        subscription_ref=subscription,
+        customer_ref=None,
+        period_start=None,
+        period_end=None,
+    )
+
+
+def test_an_activation_without_a_period_pays_one_month_from_now() -> None:
+    after = billing_after(event(K.ACTIVATED), FREE, Plan.INDIE, NOW)
+
+    assert after == Billing(
+        "indie", "2026-11-30T08:00:00.000Z", "2026-12-30T08:00:00.000Z", BillingStatus.ACTIVE, "POLAR:sub_1"
+    )
+    assert profile_changes(FREE, after) == {
+        "plan": "indie",
+        "period_anchor": "2026-11-30T08:00:00.000Z",
+        "paid_until": "2026-12-30T08:00:00.000Z",
+        "subscription": "POLAR:sub_1",
+        "billing_status": "active",
+    }
+
+
+def test_a_renewal_of_nothing_herald_sells_or_never_saw_start_changes_nothing() -> None:
+    assert billing_after(event(K.RENEWED), FREE, None, NOW) == FREE
+    assert billing_after(event(K.CANCELED_AT_PERIOD_END), FREE, None, NOW) == FREE
+    assert billing_after(event(K.REVOKED), FREE, None, NOW) == FREE
+
+
+def test_an_empty_plan_key_sells_nothing() -> None:
+    catalog = PlanCatalog.of("", "p-startup")
+
+    assert (catalog.plan_for(""), catalog.plan_for(None), catalog.plan_for("p-startup")) == (
+        None,
+        None,
+        Plan.STARTUP,
+    )
+
+
+KINDS = st.sampled_from(list(SubscriptionChange))
+PLANS = st.sampled_from([Plan.INDIE, Plan.STARTUP, None])
+SUBSCRIPTIONS = st.sampled_from(["sub_1", "sub_2", None])
+
+
+@given(st.lists(st.tuples(KINDS, PLANS, SUBSCRIPTIONS, st.integers(0, 400)), max_size=12))
+def test_whatever_the_events_a_tenant_pays_exactly_while_on_a_paid_plan(
+    events: list[tuple[SubscriptionChange, Plan | None, str | None, int]],
 ) -> None:
-    assert add_months(anchor, months) == expected
-
-
-def test_periods_never_drift_through_short_months() -> None:
-    anchor = datetime(2026, 1, 31, 9, tzinfo=UTC)
-    march = current_period(anchor, datetime(2026, 3, 30, tzinfo=UTC))
-    assert (march.start, march.end) == (
-        datetime(2026, 2, 28, 9, tzinfo=UTC),
-        datetime(2026, 3, 31, 9, tzinfo=UTC),
-    )
-    assert current_period(anchor, datetime(2026, 3, 31, 9, tzinfo=UTC)).start == datetime(
-        2026, 3, 31, 9, tzinfo=UTC
-    )
-
-
-def test_a_period_contains_its_start_and_not_its_end() -> None:
-    anchor = datetime(2026, 11, 15, tzinfo=UTC)
-    assert current_period(anchor, anchor).start == anchor
-    assert current_period(anchor, anchor - timedelta(microseconds=1)).end == anchor
-
-
-class Rig:
-    def __init__(self) -> None:
-        self.table = FakeTenantTable()
-        self.changed: list[str] = []
-        self.now = NOW
-
-    def reset(self) -> QuotaReset:
-        return QuotaReset(self.table, self.changed.append, clock=lambda: self.now)
-
-    def paid(self, tenant_id: str, paid_until: datetime | None) -> None:
-        self.table.add_tenant(tenant_id, "startup")
-        profile = self.table.profiles[tenant_id]
-        self.table.profiles[tenant_id] = replace(
-            profile,
-            period_anchor=iso(datetime(2026, 10, 20, tzinfo=UTC)),
-            paid_until=iso(paid_until) if paid_until else None,
-        )
-
-
-def test_a_run_records_each_free_tenants_period_once() -> None:
-    rig = Rig()
-    rig.table.add_tenant("free-1", "free")  # anchored 2025-01-01T00:00
-
-    first = rig.reset().run()
-    second = rig.reset().run()
-
-    assert first.outcomes == {ADVANCED: 1}
-    assert second.outcomes == {UNCHANGED: 1}
-    assert rig.table.profiles["free-1"].period_end == "2026-12-01T00:00:00.000Z"
-    rig.now = datetime(2026, 12, 1, 0, 0, 1, tzinfo=UTC)
-    assert rig.reset().run().outcomes == {ADVANCED: 1}
-    assert rig.table.profiles["free-1"].period_end == "2027-01-01T00:00:00.000Z"
-
-
-def test_a_paid_tenant_keeps_its_plan_through_the_grace_then_moves_to_free() -> None:
-    rig = Rig()
-    rig.paid("paid-1", paid_until=NOW - timedelta(days=6, hours=23))
-    rig.paid("paid-2", paid_until=NOW - timedelta(days=7))
-
-    summary = rig.reset().run()
-
-    assert summary.outcomes == {IN_GRACE: 1, LAPSED: 1}
-    assert rig.table.profiles["paid-1"].plan == "startup"
-    lapsed = rig.table.profiles["paid-2"]
-    assert (lapsed.plan, lapsed.paid_until, lapsed.period_anchor) == ("free", None, iso(NOW))
-    assert lapsed.period_end == "2026-12-30T12:00:00.000Z"
-    assert rig.changed == ["paid-2"]
-
-
-def test_running_twice_or_late_changes_nothing_more() -> None:
-    rig = Rig()
-    rig.paid("paid-1", paid_until=NOW - timedelta(days=30))
-    rig.paid("paid-2", paid_until=NOW + timedelta(days=10))
-    rig.table.add_tenant("free-1", "free")
-
-    rig.reset().run()
-    after_first = dict(rig.table.profiles)
-    second = rig.reset().run()
-
-    assert rig.table.profiles == after_first
-    assert second.outcomes == {UNCHANGED: 3}
-
-
-def test_a_paid_plan_set_by_an_operator_never_lapses() -> None:
-    rig = Rig()
-    rig.paid("operator-set", paid_until=None)
-
-    rig.reset().run()
-    rig.now = NOW + timedelta(days=400)
-    rig.reset().run()
-
-    assert rig.table.profiles["operator-set"].plan == "startup"
+    billing = FREE
+    for kind, plan, subscription, days in events:
+        now = NOW + timedelta(days=days)
+        billing = billing_after(event(kind, subscription), billing, plan, now)
+        assert billing.paying is (billing.plan != Plan.FREE)
+        assert (billing.paid_until is not None) is billing.paying
+        assert billing.plan in {plan.value for plan in Plan}

@@ -83,16 +83,27 @@ def test_a_new_subscription_activates_its_plan() -> None:
     ]
 
 
-def test_a_charge_carries_the_tenant_id_from_the_checkout_metadata() -> None:
+def test_a_charge_for_a_plan_activates_it_for_the_tenant_of_the_checkout_metadata() -> None:
     (event,) = paystack.parse(fixture("paystack-charge-success"))
 
     assert isinstance(event, SubscriptionEvent)
-    assert (event.kind, event.tenant_id, event.plan_key, event.customer_ref) == (
-        K.OTHER,
+    assert (event.kind, event.tenant_id, event.plan_key, event.customer_ref, event.period_start) == (
+        K.ACTIVATED,
         TENANT_ID,
         PLAN,
         CUSTOMER,
+        "2026-11-30T07:59:40.000Z",
     )
+
+
+def test_a_one_off_charge_without_a_plan_changes_nothing() -> None:
+    charge = json.loads(fixture("paystack-charge-success"))
+    charge["data"]["plan"] = {}
+
+    (event,) = paystack.parse(json.dumps(charge).encode())
+
+    assert isinstance(event, SubscriptionEvent)
+    assert event.kind is K.OTHER
 
 
 def test_a_paid_invoice_is_a_renewal_for_its_period() -> None:

@@ -123,7 +123,13 @@ def test_a_batch_maps_every_sendgrid_event_name() -> None:
     suppressing = [
         event.recipient for event in events if isinstance(event, DeliveryEvent) and event.suppresses_recipient
     ]
-    assert suppressing == ["ada@example.org"]  # the spam report; the blocked bounce is only recorded
+    # The spam report and both unsubscribes; the blocked bounce is only recorded.
+    assert suppressing == [
+        event.recipient
+        for event in events
+        if isinstance(event, DeliveryEvent) and event.type in (T.COMPLAINED, T.UNSUBSCRIBED)
+    ]
+    assert len(suppressing) == 3
 
 
 def test_each_event_keeps_its_own_id_job_and_description() -> None:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+from herald.domain.inbound import Processor
 from herald.domain.jobs import Channel, QueuePriority
 
 # Retries of AWS SDK calls. Not a template setting: tests against moto lower it (an unimplemented
@@ -91,6 +92,38 @@ class Settings:
             local_webhook_origin=env.get("HERALD_LOCAL_WEBHOOK_ORIGIN", "").strip() or None,
             aws_max_attempts=_int(env, "HERALD_AWS_MAX_ATTEMPTS", DEFAULT_AWS_MAX_ATTEMPTS),
             dynamodb_endpoint=env.get("AWS_ENDPOINT_URL_DYNAMODB") or env.get("AWS_ENDPOINT_URL") or None,
+        )
+
+
+def _present(env: Mapping[str, str], name: str) -> str:
+    """A variable the template always sets, where empty is a meaningful value."""
+    if name not in env:
+        raise SettingsError(f"environment variable {name} is not set")
+    return env[name].strip()
+
+
+# What each processor calls the thing a tenant subscribes to (Polar: a product, Paystack: a plan).
+_PLAN_KEY_NAMES = {Processor.POLAR: "PRODUCT", Processor.PAYSTACK: "PLAN"}
+
+
+@dataclass(frozen=True)
+class PaymentSettings:
+    """What a payment webhook function adds to ``Settings``: where the platform's webhook secret is
+    kept, and which of the processor's plan keys are Herald's plans (empty: not sold there)."""
+
+    secret_parameter: str
+    indie_plan_key: str
+    startup_plan_key: str
+
+    @classmethod
+    def from_env(cls, processor: Processor, env: Mapping[str, str] | None = None) -> PaymentSettings:
+        env = os.environ if env is None else env
+        prefix = f"HERALD_{processor.value}"
+        plan_key = f"{prefix}_{_PLAN_KEY_NAMES[processor]}"
+        return cls(
+            secret_parameter=_required(env, f"{prefix}_SECRET_PARAMETER"),
+            indie_plan_key=_present(env, f"{plan_key}_INDIE"),
+            startup_plan_key=_present(env, f"{plan_key}_STARTUP"),
         )
 
 

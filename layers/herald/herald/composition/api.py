@@ -67,6 +67,7 @@ def account_service() -> AccountService:
     """Built on first use of an account route, so the send path's cold start skips the vault."""
     from herald.adapters.store.account_store import DynamoAccountStore
     from herald.adapters.store.suppression_store import DynamoSuppressions
+    from herald.composition.inbound import delivery_format
     from herald.composition.vault import process_vault
     from herald.services.account import AccountService
 
@@ -78,4 +79,5 @@ def account_service() -> AccountService:
         secrets=process_vault(),
         providers=provider_registry().domain,
         on_change=api_services().contexts.forget,
+        inbound_secrets=lambda provider, secret: delivery_format(provider).check_secret(secret),
     )

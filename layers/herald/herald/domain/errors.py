@@ -38,6 +38,7 @@ class ErrorCode(StrEnum):
     DOMAIN_NOT_FOUND = "domain_not_found"
     SIGNING_SECRET_NOT_FOUND = "signing_secret_not_found"
     SUPPRESSION_NOT_FOUND = "suppression_not_found"
+    WEBHOOK_NOT_FOUND = "webhook_not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"
     DUPLICATE_REQUEST = "duplicate_request"
     KEY_ROTATED = "key_rotated"

@@ -31,8 +31,11 @@ class DeliveryEventType(StrEnum):
     DROPPED = "dropped"
 
 
-# Only these make Herald stop mailing the address for that tenant; everything else is recorded.
-SUPPRESSING_TYPES = frozenset({DeliveryEventType.BOUNCED, DeliveryEventType.COMPLAINED})
+# Only these make Herald stop mailing the address for that tenant (a hard bounce, a spam complaint,
+# an unsubscribe); everything else, soft bounces and deferrals included, is only recorded.
+SUPPRESSING_TYPES = frozenset(
+    {DeliveryEventType.BOUNCED, DeliveryEventType.COMPLAINED, DeliveryEventType.UNSUBSCRIBED}
+)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -45,6 +45,10 @@ class TenantProfile:
     # The end of the billing period the quota-reset schedule last recorded (bookkeeping: the accept
     # path computes the current period from the anchor itself).
     period_end: str | None = None
+    # Set by payment events while the tenant pays: active, canceling or past_due (see domain.billing),
+    # and "<PROCESSOR>:<subscription id>" of the subscription it pays with.
+    billing_status: str | None = None
+    subscription: str | None = None
     # Keys of earlier rotations still in their grace period: hash -> valid until (ISO-8601).
     grace_keys: Mapping[str, str] = field(default_factory=dict)
 
@@ -226,9 +230,13 @@ class JobState:
 
 @dataclass(frozen=True)
 class JobEvent:
+    """A delivery event a provider reported for the job (``herald.domain.inbound``)."""
+
     type: str
     occurred_at: str
     provider: str | None = None
+    # The provider's short description: bounce reason, SMTP answer, clicked link.
+    reason: str | None = None
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ STATUS: Mapping[ErrorCode, int] = {
     ErrorCode.DOMAIN_NOT_FOUND: 404,
     ErrorCode.SIGNING_SECRET_NOT_FOUND: 404,
     ErrorCode.SUPPRESSION_NOT_FOUND: 404,
+    ErrorCode.WEBHOOK_NOT_FOUND: 404,
     ErrorCode.METHOD_NOT_ALLOWED: 405,
     ErrorCode.DUPLICATE_REQUEST: 409,
     ErrorCode.KEY_ROTATED: 409,

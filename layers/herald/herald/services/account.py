@@ -14,7 +14,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from herald.domain.clock import iso, parse_iso, utc_now
-from herald.domain.errors import ErrorCode, HeraldError
+from herald.domain.errors import ErrorCode, FieldProblem, HeraldError, validation_failed
+from herald.domain.inbound import UnusableSecret
 from herald.domain.jobs import Channel
 from herald.domain.plans import current_period, limits_for, quota_for
 from herald.domain.providers import Credential, ProviderFailure, ProviderName
@@ -107,6 +108,7 @@ class AccountService:
         secrets: SecretBox,
         providers: DomainProviders,
         on_change: Callable[[str], None],
+        inbound_secrets: Callable[[ProviderName, str], object],
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._tenants = tenants
@@ -116,6 +118,8 @@ class AccountService:
         self._secrets = secrets
         self._providers = providers
         self._on_change = on_change
+        # Raises UnusableSecret for a webhook secret the provider's verifier could never use.
+        self._inbound_secrets = inbound_secrets
         self._clock = clock
         self._admin = TenantAdmin(tenants, on_change, clock)
 
@@ -143,6 +147,8 @@ class AccountService:
             "periodStart": iso(period.start),
             "periodEnd": iso(period.end),
             "retentionDays": limits.retention_days,
+            # Set by the payment processors' events: active, canceling or past_due while paying.
+            "billing": {"status": profile.billing_status, "paidUntil": profile.paid_until},
         }
 
     def rotate_key(self, tenant: TenantContext, grace_seconds: int) -> dict[str, Any]:
@@ -168,6 +174,8 @@ class AccountService:
         """Check the key live, then store it sealed; (created?, masked view)."""
         _paid(tenant)
         provider = tenant_provider(name)
+        if webhook_secret is not None:
+            self._check_webhook_secret(provider, webhook_secret)
         self._check_key(provider, Credential(api_key, account_token))
         records = self._tenants.load(tenant.tenant_id)
         existing = records.provider(provider.value)
@@ -185,6 +193,13 @@ class AccountService:
         self._store.save_provider(tenant.tenant_id, stored)
         self._on_change(tenant.tenant_id)
         return existing is None, provider_view(stored, tenant.tenant_id, api_base)
+
+    def _check_webhook_secret(self, provider: ProviderName, secret: str) -> None:
+        """Refused now, with the reason, rather than stored and failing every webhook later."""
+        try:
+            self._inbound_secrets(provider, secret)
+        except UnusableSecret as exc:
+            raise validation_failed([FieldProblem("webhookSecret", exc.reason)]) from None
 
     def _seal(self, tenant: TenantContext, purpose: Purpose, plaintext: str) -> SealedSecret:
         return self._secrets.seal(tenant.tenant_id, purpose, plaintext)

@@ -46,7 +46,12 @@ def job_document(view: JobView) -> dict[str, Any]:
     document["payload"] = view.payload
     document["deliveryLogs"] = [_delivery_log(entry) for entry in view.state.delivery_logs]
     document["events"] = [
-        {"type": event.type, "occurredAt": event.occurred_at, "provider": event.provider}
+        {
+            "type": event.type,
+            "occurredAt": event.occurred_at,
+            "provider": event.provider,
+            "reason": event.reason,
+        }
         for event in view.events
     ]
     return document

@@ -4,10 +4,11 @@ tests substitute in-memory fakes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
+from herald.domain.inbound import DeliveryEvent, IgnoredEvent, Processor, SubscriptionEvent
 from herald.domain.jobs import Channel, JobMessage, JobStatus, QueuePriority
 from herald.domain.plans import Quota
 from herald.domain.providers import (
@@ -23,6 +24,7 @@ from herald.domain.records import (
     ApiKeyRecord,
     Claim,
     DeliveryLog,
+    JobEvent,
     JobPage,
     JobState,
     JobView,
@@ -61,6 +63,10 @@ class QuotaExhausted(Exception):
 
 class TenantNotFound(Exception):
     pass
+
+
+class ProfileChanged(Exception):
+    """A conditional profile update found the fields it expected changed meanwhile."""
 
 
 class KeyChanged(Exception):
@@ -177,6 +183,12 @@ class TenantStore(Protocol):
     def update_profile(self, tenant_id: str, **changes: object) -> TenantProfile:
         """Set (or, with None, remove) profile attributes; ``TenantNotFound`` when absent."""
 
+    def update_profile_if(
+        self, tenant_id: str, expected: Mapping[str, object], changes: Mapping[str, object]
+    ) -> TenantProfile:
+        """``update_profile`` only while the ``expected`` attributes still hold those values (None:
+        absent); ``ProfileChanged`` otherwise."""
+
     def rotate_api_key(
         self,
         tenant_id: str,
@@ -223,6 +235,39 @@ class AccountStore(Protocol):
     def save_domain(self, tenant_id: str, domain: SendingDomain) -> None: ...
 
     def delete_domain(self, tenant_id: str, name: str) -> None: ...
+
+
+class InboundLedger(Protocol):
+    """Marks of inbound events already handled (the dedupe records), one per event key."""
+
+    def mark(self, key: str, expires_at: int | None) -> bool:
+        """Set the mark (kept until ``expires_at``, epoch seconds; None: for good); False when it is
+        set already, that is, when the event is a duplicate."""
+
+    def unmark(self, key: str) -> None:
+        """Remove a mark whose event could not be processed, so its redelivery is processed."""
+
+
+class JobEvents(Protocol):
+    """The delivery events of jobs, stored in each job's own partition."""
+
+    def expiry(self, tenant_id: str, job_id: str) -> int | None:
+        """When the job's items expire (epoch seconds); None when ``tenant_id`` has no job with this
+        id that was ever handed to a provider."""
+
+    def add(self, tenant_id: str, job_id: str, event_id: str, event: JobEvent, expires_at: int) -> bool:
+        """Store the event once, keyed by its provider and ``event_id``; False when it is stored
+        already (a duplicate)."""
+
+    def remove(self, tenant_id: str, job_id: str, event_id: str, event: JobEvent) -> None: ...
+
+
+class BillingLinks(Protocol):
+    """Which tenant a payment processor's customer or subscription belongs to."""
+
+    def tenant_for(self, processor: Processor, ref: str) -> str | None: ...
+
+    def link(self, processor: Processor, refs: Sequence[str], tenant_id: str) -> None: ...
 
 
 # ---------------------------------------------------------------- queues, keys, network
@@ -299,3 +344,36 @@ class EmailProviders(Protocol):
 
 class DomainProviders(Protocol):
     def __call__(self, name: ProviderName) -> DomainProvider: ...
+
+
+# ---------------------------------------------------------------- inbound webhooks
+
+
+class DeliveryWebhookFormat(Protocol):
+    """An email provider's event webhook: verification with the tenant's secret, and its events."""
+
+    @property
+    def provider(self) -> ProviderName: ...
+
+    def verify(self, headers: Mapping[str, str], raw_body: bytes, secret: str, now: float, /) -> None:
+        """``InvalidSignature`` unless the request provably comes from the provider; ``UnusableSecret``
+        when the stored secret cannot verify anything."""
+
+    def parse(self, raw_body: bytes, headers: Mapping[str, str], /) -> Sequence[DeliveryEvent | IgnoredEvent]:
+        """``MalformedPayload`` for a body that is not the provider's documented shape."""
+
+    def check_secret(self, secret: str, /) -> object:
+        """``UnusableSecret`` for a secret that could never verify a request."""
+
+
+class PaymentWebhookFormat(Protocol):
+    """A payment processor's webhook: verification with the platform's secret, and its events."""
+
+    @property
+    def processor(self) -> Processor: ...
+
+    def verify(self, headers: Mapping[str, str], raw_body: bytes, secret: str, now: float, /) -> None: ...
+
+    def parse(
+        self, raw_body: bytes, headers: Mapping[str, str], /
+    ) -> Sequence[SubscriptionEvent | IgnoredEvent]: ...

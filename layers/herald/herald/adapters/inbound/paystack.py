@@ -12,6 +12,7 @@ import hmac
 from collections.abc import Mapping
 from typing import Any
 
+from herald.adapters.inbound.formats import PaymentWebhook
 from herald.adapters.inbound.payloads import as_object, derived_id, ignored, iso_time, load_report, text
 from herald.adapters.inbound.verification import required_header, secret_bytes
 from herald.domain.inbound import (
@@ -21,9 +22,10 @@ from herald.domain.inbound import (
     SubscriptionChange,
     SubscriptionEvent,
 )
-from herald.domain.providers import TENANT_ID_TAG
 
 SIGNATURE_HEADER = "x-paystack-signature"
+# Herald's checkouts put the tenant's id into the transaction's metadata under this name.
+TENANT_ID_METADATA = "tenantId"
 
 _KINDS: Mapping[str, SubscriptionChange] = {
     "subscription.create": SubscriptionChange.ACTIVATED,
@@ -32,8 +34,6 @@ _KINDS: Mapping[str, SubscriptionChange] = {
     "subscription.disable": SubscriptionChange.REVOKED,
     "invoice.payment_failed": SubscriptionChange.PAST_DUE,
     "invoice.create": SubscriptionChange.OTHER,
-    # Every charge, the first one of a subscription included; renewals show as paid invoices.
-    "charge.success": SubscriptionChange.OTHER,
 }
 
 
@@ -63,11 +63,12 @@ def parse(raw_body: bytes) -> list[SubscriptionEvent | IgnoredEvent]:
             event_id=derived_id(raw_body),
             event_name=name,
             kind=kind,
-            tenant_id=text(as_object(data.get("metadata")), TENANT_ID_TAG),
+            tenant_id=text(as_object(data.get("metadata")), TENANT_ID_METADATA),
             plan_key=_plan_code(data.get("plan")) or _plan_code(subscription.get("plan")),
             subscription_ref=text(data, "subscription_code") or text(subscription, "subscription_code"),
             customer_ref=text(as_object(data.get("customer")), "customer_code"),
-            period_start=iso_time(data.get("period_start")),
+            # A charge pays from the moment it went through.
+            period_start=iso_time(data.get("period_start")) or iso_time(data.get("paid_at")),
             # Invoices name their period; a subscription only its next payment date.
             period_end=iso_time(data.get("period_end")) or iso_time(data.get("next_payment_date")),
         )
@@ -75,6 +76,11 @@ def parse(raw_body: bytes) -> list[SubscriptionEvent | IgnoredEvent]:
 
 
 def _kind(name: str, data: object) -> SubscriptionChange | None:
+    if name == "charge.success":
+        # A charge for a plan (the first one of a subscription, or a renewal) pays for that plan; a
+        # one-off charge carries no plan and changes nothing.
+        on_plan = _plan_code(as_object(data).get("plan")) is not None
+        return SubscriptionChange.ACTIVATED if on_plan else SubscriptionChange.OTHER
     if name == "invoice.update":
         # An updated invoice that is paid is a renewal that went through.
         paid = as_object(data).get("paid") is True
@@ -87,3 +93,6 @@ def _plan_code(plan: Any) -> str | None:
     if isinstance(plan, str):
         return plan or None
     return text(as_object(plan), "plan_code")
+
+
+WEBHOOK = PaymentWebhook(Processor.PAYSTACK, verify, lambda body, _headers: parse(body))

@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from herald.adapters.inbound import standard_webhooks
+from herald.adapters.inbound.formats import PaymentWebhook
 from herald.adapters.inbound.payloads import as_object, ignored, iso_time, load_report, text
 from herald.adapters.inbound.verification import secret_bytes
 from herald.domain.inbound import (
@@ -114,3 +115,7 @@ def _kind(name: str, data: Mapping[str, Any]) -> SubscriptionChange | None:
         renewal = data.get("billing_reason") == _RENEWAL_REASON
         return SubscriptionChange.RENEWED if renewal else SubscriptionChange.OTHER
     return _KINDS.get(name)
+
+
+# The platform's secret may be of either generation: both derivations are tried.
+WEBHOOK = PaymentWebhook(Processor.POLAR, verify, parse)

@@ -5,6 +5,10 @@ sets on the webhook (credentials in the URL, or ``HttpAuth`` when the webhook is
 the API). Both parts are the tenant's choice, so the user name is checked only when the tenant
 stored one. Without a timestamp there is no replay window: a replayed request is a duplicate, and
 duplicates are dropped by event id.
+
+The tenant stores the credentials as one string: ``user:password``, or only the password when any
+user name may pass. The split is at the first colon (HTTP Basic auth user names cannot hold one),
+so a password with a colon in it is stored with its user name, or behind an empty one (``:pass:word``).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from herald.adapters.inbound.formats import DeliveryWebhook
 from herald.adapters.inbound.payloads import (
     as_object,
     derived_id,
@@ -28,10 +33,18 @@ from herald.adapters.inbound.payloads import (
 )
 from herald.adapters.inbound.verification import required_header, secret_bytes
 from herald.adapters.provider_fields import int_field
-from herald.domain.inbound import DeliveryEvent, DeliveryEventType, IgnoredEvent, InvalidSignature
+from herald.domain.inbound import (
+    DeliveryEvent,
+    DeliveryEventType,
+    IgnoredEvent,
+    InvalidSignature,
+    UnusableSecret,
+)
 from herald.domain.providers import JOB_ID_TAG, TENANT_ID_TAG, ProviderName
 
 AUTHORIZATION_HEADER = "Authorization"
+# Basic auth is all that protects the URL: a password must not be guessable.
+MIN_PASSWORD_CHARS = 16
 
 _TYPES: Mapping[str, DeliveryEventType] = {
     "Delivery": DeliveryEventType.DELIVERED,
@@ -68,6 +81,21 @@ def verify(
     user_ok = not secret.username or hmac.compare_digest(sent_user, secret.username.encode("utf-8"))
     if not (password_ok and user_ok):
         raise InvalidSignature("wrong user name or password in the Authorization header")
+
+
+def credentials(secret: str) -> BasicCredentials:
+    """The credentials of the tenant's stored string; also the check to run when a tenant stores one."""
+    username, colon, password = secret.partition(":")
+    if not colon:
+        username, password = "", secret
+    if len(password) < MIN_PASSWORD_CHARS:
+        raise UnusableSecret(
+            f"the Postmark webhook password must be at least {MIN_PASSWORD_CHARS} characters "
+            "(store user:password, or the password alone)"
+        )
+    if not secret.isprintable():
+        raise UnusableSecret("the Postmark webhook credentials hold a control character")
+    return BasicCredentials(password=password, username=username or None)
 
 
 def parse(raw_body: bytes) -> list[DeliveryEvent | IgnoredEvent]:
@@ -125,3 +153,11 @@ def _bounce_kind(record: Mapping[str, Any]) -> DeliveryEventType:
     if bounce_type in _HARD_BOUNCES or record.get("Inactive") is True:
         return DeliveryEventType.BOUNCED
     return DeliveryEventType.SOFT_BOUNCED
+
+
+WEBHOOK = DeliveryWebhook(
+    ProviderName.POSTMARK,
+    lambda headers, body, secret, now: verify(headers, body, credentials(secret), now),
+    lambda body, _headers: parse(body),
+    credentials,
+)

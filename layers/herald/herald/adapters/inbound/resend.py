@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from herald.adapters.inbound import standard_webhooks
+from herald.adapters.inbound.formats import DeliveryWebhook
 from herald.adapters.inbound.payloads import as_object, ignored, iso_time, load_report, reason, text
 from herald.domain.inbound import DeliveryEvent, DeliveryEventType, IgnoredEvent, UnusableSecret
 from herald.domain.providers import JOB_ID_TAG, TENANT_ID_TAG, ProviderName
@@ -80,3 +81,6 @@ def _recipient(to: object) -> str | None:
 
 def _description(data: Mapping[str, Any]) -> str | None:
     return next((value for part, key in _REASONS if (value := text(as_object(data.get(part)), key))), None)
+
+
+WEBHOOK = DeliveryWebhook(ProviderName.RESEND, verify, parse, signing_key)

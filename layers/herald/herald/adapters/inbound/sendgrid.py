@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import load_der_public_key
 
+from herald.adapters.inbound.formats import DeliveryWebhook
 from herald.adapters.inbound.payloads import (
     as_object,
     first_text,
@@ -118,3 +119,6 @@ def _kind(name: str, fields: Mapping[str, Any]) -> DeliveryEventType | None:
         blocked = fields.get("type") == "blocked"
         return DeliveryEventType.SOFT_BOUNCED if blocked else DeliveryEventType.BOUNCED
     return _TYPES.get(name)
+
+
+WEBHOOK = DeliveryWebhook(ProviderName.SENDGRID, verify, lambda body, _headers: parse(body), verification_key)

@@ -39,6 +39,8 @@ def profile_from(item: TenantItem) -> TenantProfile:
         quota_limit=_int_or_none(item.quota_limit),
         paid_until=item.paid_until,
         period_end=item.period_end,
+        billing_status=item.billing_status,
+        subscription=item.subscription,
         grace_keys={
             str(key): str(value)
             for key, value in (item.grace_keys.as_dict() if item.grace_keys else {}).items()
@@ -66,6 +68,8 @@ def profile_item(profile: TenantProfile) -> TenantItem:
         quota_limit=profile.quota_limit,
         paid_until=profile.paid_until,
         period_end=profile.period_end,
+        billing_status=profile.billing_status,
+        subscription=profile.subscription,
     )
 
 

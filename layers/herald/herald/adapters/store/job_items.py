@@ -94,7 +94,7 @@ def view_of(items: Iterable[Any]) -> JobView | None:
         elif isinstance(item, JobStatusItem):
             status = item
         elif isinstance(item, JobEventItem):
-            events.append(JobEvent(item.type, item.occurred_at, item.provider))
+            events.append(JobEvent(item.type, item.occurred_at, item.provider, item.reason))
     if job is None:
         return None
     state = state_of(job, status)

@@ -8,9 +8,11 @@
     APIKEY#<sha256>             KEY                  API key hash -> tenant
     JOB#<tenantId>#<jobId>      JOB                  the accepted request and its routing, written once
     JOB#<tenantId>#<jobId>      STATUS               small delivery state, from the first claim on
-    JOB#<tenantId>#<jobId>      EVENT#<time>#<id>    a delivery event reported by the provider
+    JOB#<tenantId>#<jobId>      EVENT#<prov>#<id>    a delivery event reported by the provider (once)
     USAGE#<tenantId>#<period>   USAGE                the tenant's counters: jobs this period, requests this minute
     SUPPRESSION#<tenantId>      <address>            suppressed recipient
+    INBOUND#<source>#<...>#<id> SEEN                 an inbound event already handled (dedupe)
+    BILLING#<processor>#<ref>   LINK                 a processor's customer or subscription -> tenant
 
 Indexes: gsi1 lists a tenant's jobs newest first (JOBS#<tenantId>, createdAt#jobId) and the
 operator's tenants (TENANTS, createdAt#tenantId); gsi2 lists a tenant's finished jobs by outcome
@@ -31,6 +33,8 @@ CLAIM_SK = "CLAIM"
 JOB_SK = "JOB"
 STATUS_SK = "STATUS"
 USAGE_SK = "USAGE"
+SEEN_SK = "SEEN"
+LINK_SK = "LINK"
 TENANTS_GSI_PK = "TENANTS"
 _EVENT_PREFIX = "EVENT#"
 # createdAt (ISO-8601 ms, UTC) # job id: what a list cursor may point at.
@@ -67,8 +71,9 @@ def job_ids(pk: str) -> tuple[str, str]:
     return tenant_id, job_id
 
 
-def event_sk(occurred_at: str, event_id: str) -> str:
-    return f"{_EVENT_PREFIX}{occurred_at}#{event_id}"
+def event_sk(provider: str, event_id: str) -> str:
+    """Named by the provider's id of the report, so a redelivered report finds its own item."""
+    return f"{_EVENT_PREFIX}{provider}#{event_id}"
 
 
 def usage_pk(tenant_id: str, period: str) -> str:
@@ -77,6 +82,14 @@ def usage_pk(tenant_id: str, period: str) -> str:
 
 def suppression_pk(tenant_id: str) -> str:
     return f"SUPPRESSION#{tenant_id}"
+
+
+def inbound_pk(key: str) -> str:
+    return f"INBOUND#{key}"
+
+
+def billing_link_pk(processor: str, ref: str) -> str:
+    return f"BILLING#{processor}#{ref}"
 
 
 def jobs_gsi_pk(tenant_id: str) -> str:

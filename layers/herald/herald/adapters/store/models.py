@@ -117,6 +117,8 @@ class TenantItem(HeraldItem, discriminator="tenant"):
     quota_limit = NumberAttribute(null=True, attr_name="quotaLimit")
     paid_until = UnicodeAttribute(null=True, attr_name="paidUntil")
     period_end = UnicodeAttribute(null=True, attr_name="periodEnd")
+    billing_status = UnicodeAttribute(null=True, attr_name="billingStatus")
+    subscription = UnicodeAttribute(null=True)
     # Keys of earlier rotations still in their grace period: hash -> valid until.
     grace_keys = MapAttribute[str, Any](null=True, attr_name="graceKeys")
 
@@ -210,9 +212,13 @@ class JobStatusItem(HeraldItem, discriminator="status"):
 
 
 class JobEventItem(HeraldItem, discriminator="event"):
+    """One delivery event of a job, written once (its key is the provider's id of the report) and
+    kept as long as the job."""
+
     type = UnicodeAttribute()
     occurred_at = UnicodeAttribute(attr_name="occurredAt")
     provider = UnicodeAttribute(null=True)
+    reason = UnicodeAttribute(null=True)
 
 
 # ---------------------------------------------------------------- counters and suppressions
@@ -228,6 +234,17 @@ class CounterItem(HeraldItem, discriminator="usage"):
     minute = UnicodeAttribute(null=True)
     # Not named "count": that would shadow Model.count().
     requests = NumberAttribute(default=0)
+
+
+class InboundMarkItem(HeraldItem, discriminator="inbound"):
+    """An inbound event already handled: a redelivery of it is acknowledged and ignored."""
+
+
+class BillingLinkItem(HeraldItem, discriminator="billinglink"):
+    """Which tenant a payment processor's customer or subscription belongs to (Paystack reports most
+    subscription events without the tenant id Herald's checkout gave the first charge)."""
+
+    tenant_id = UnicodeAttribute(attr_name="tenantId")
 
 
 class SuppressionItem(HeraldItem, discriminator="suppression"):

@@ -7,7 +7,7 @@ transaction; profile = 1 GetItem.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -26,7 +26,7 @@ from herald.adapters.store.keys import (
 from herald.adapters.store.models import ApiKeyItem, DomainItem, HeraldItem, ProviderItem, TenantItem
 from herald.domain.clock import epoch_seconds, iso
 from herald.domain.records import ApiKeyRecord, TenantProfile, TenantRecords
-from herald.services.ports import KeyChanged, TenantNotFound
+from herald.services.ports import KeyChanged, ProfileChanged, TenantNotFound
 
 # TTL removes a rotated-out key's record a day after its grace ends (auth checks validUntil itself).
 GRACE_TTL_MARGIN = 24 * 3600
@@ -39,6 +39,8 @@ _PROFILE_FIELDS: dict[str, Any] = {
     "period_anchor": TenantItem.period_anchor,
     "paid_until": TenantItem.paid_until,
     "period_end": TenantItem.period_end,
+    "billing_status": TenantItem.billing_status,
+    "subscription": TenantItem.subscription,
 }
 
 
@@ -103,16 +105,30 @@ class DynamoTenantStore:
                     yield profile_from(found[pk])
 
     def update_profile(self, tenant_id: str, **changes: object) -> TenantProfile:
+        return self._update(tenant_id, changes, {})
+
+    def update_profile_if(
+        self, tenant_id: str, expected: Mapping[str, object], changes: Mapping[str, object]
+    ) -> TenantProfile:
+        return self._update(tenant_id, changes, expected)
+
+    def _update(
+        self, tenant_id: str, changes: Mapping[str, object], expected: Mapping[str, object]
+    ) -> TenantProfile:
         item = TenantItem(tenant_pk(tenant_id), PROFILE_SK)
         actions: list[Any] = [
             _PROFILE_FIELDS[name].remove() if value is None else _PROFILE_FIELDS[name].set(value)
             for name, value in changes.items()
         ]
+        condition = TenantItem.pk.exists()
+        for name, value in expected.items():
+            field = _PROFILE_FIELDS[name]
+            condition &= field.does_not_exist() if value is None else field == value
         try:
             with conditional("tenant table write"):
-                item.update(actions=actions, condition=TenantItem.pk.exists())
+                item.update(actions=actions, condition=condition)
         except ConditionFailed as exc:
-            raise TenantNotFound(tenant_id) from exc
+            raise (ProfileChanged(tenant_id) if expected else TenantNotFound(tenant_id)) from exc
         return profile_from(item)
 
     def rotate_api_key(

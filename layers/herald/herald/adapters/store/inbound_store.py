@@ -1,0 +1,97 @@
+"""Data access of the inbound webhooks: job events, dedupe marks and payment processors' links.
+
+DynamoDB calls: expiry = 1 eventually consistent GetItem of the job's small status item; add and
+mark = 1 conditional PutItem each (the condition is the dedupe guard); remove and unmark = 1
+DeleteItem; tenant_for = 1 GetItem; link = 1 PutItem per reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pynamodb.exceptions import DoesNotExist
+
+from herald.adapters.store.failures import ConditionFailed, conditional, translated
+from herald.adapters.store.keys import (
+    LINK_SK,
+    SEEN_SK,
+    STATUS_SK,
+    billing_link_pk,
+    event_sk,
+    inbound_pk,
+    job_pk,
+)
+from herald.adapters.store.models import (
+    BillingLinkItem,
+    HeraldItem,
+    InboundMarkItem,
+    JobEventItem,
+    JobStatusItem,
+)
+from herald.domain.inbound import Processor
+from herald.domain.records import JobEvent
+
+
+class DynamoJobEvents:
+    def expiry(self, tenant_id: str, job_id: str) -> int | None:
+        with translated("job table read"):
+            try:
+                item: JobStatusItem = JobStatusItem.get(
+                    job_pk(tenant_id, job_id), STATUS_SK, attributes_to_get=["kind", "expiresAt"]
+                )
+            except DoesNotExist:
+                return None
+        # A job whose status item has no expiry was never claimed, so never handed to a provider.
+        return None if item.expires_at is None else int(item.expires_at)
+
+    def add(self, tenant_id: str, job_id: str, event_id: str, event: JobEvent, expires_at: int) -> bool:
+        item = JobEventItem(
+            job_pk(tenant_id, job_id),
+            event_sk(event.provider or "", event_id),
+            type=event.type,
+            occurred_at=event.occurred_at,
+            provider=event.provider,
+            reason=event.reason,
+            expires_at=expires_at,
+        )
+        return _put_once(item, "job event write")
+
+    def remove(self, tenant_id: str, job_id: str, event_id: str, event: JobEvent) -> None:
+        with translated("job event delete"):
+            JobEventItem(job_pk(tenant_id, job_id), event_sk(event.provider or "", event_id)).delete()
+
+
+class DynamoInboundLedger:
+    def mark(self, key: str, expires_at: int | None) -> bool:
+        return _put_once(
+            InboundMarkItem(inbound_pk(key), SEEN_SK, expires_at=expires_at), "inbound mark write"
+        )
+
+    def unmark(self, key: str) -> None:
+        with translated("inbound mark delete"):
+            InboundMarkItem(inbound_pk(key), SEEN_SK).delete()
+
+
+class DynamoBillingLinks:
+    def tenant_for(self, processor: Processor, ref: str) -> str | None:
+        with translated("billing link read"):
+            try:
+                item: BillingLinkItem = BillingLinkItem.get(billing_link_pk(processor.value, ref), LINK_SK)
+            except DoesNotExist:
+                return None
+        return item.tenant_id
+
+    def link(self, processor: Processor, refs: Sequence[str], tenant_id: str) -> None:
+        with translated("billing link write"):
+            for ref in refs:
+                BillingLinkItem(billing_link_pk(processor.value, ref), LINK_SK, tenant_id=tenant_id).save()
+
+
+def _put_once(item: HeraldItem, what: str) -> bool:
+    """Write the item unless it exists; False when it does (the event was handled already)."""
+    try:
+        with conditional(what):
+            item.save(condition=HeraldItem.pk.does_not_exist())
+    except ConditionFailed:
+        return False
+    return True

@@ -1,0 +1,131 @@
+"""What a payment processor's subscription event does to a tenant: plan, billing status, period.
+
+A tenant's billing is the part of its profile payments change. Paid periods run monthly from the
+anchor (``herald.domain.plans.current_period``); ``paid_until`` is the end of the period paid for.
+Limits follow the plan, so a plan change is a limits change; operator overrides stay as they are.
+The tenant's own ``status`` (active or disabled by the operator) is never touched by a payment.
+
+Processors may deliver events late and out of order, and a tenant who switched plans has an old
+subscription that still reports: an event that ends, pauses or cancels a subscription acts only on
+the subscription the tenant currently pays with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from enum import StrEnum
+
+from herald.domain.clock import iso, parse_iso
+from herald.domain.inbound import Processor, SubscriptionChange, SubscriptionEvent
+from herald.domain.plans import Plan, add_months
+from herald.domain.records import TenantProfile
+
+
+class BillingStatus(StrEnum):
+    ACTIVE = "active"
+    # Paid up, and ends with the current period.
+    CANCELING = "canceling"
+    # A renewal payment failed; the processor is still trying, the plan stays meanwhile.
+    PAST_DUE = "past_due"
+
+
+@dataclass(frozen=True)
+class PlanCatalog:
+    """The processor's plan keys (Polar product ids, Paystack plan codes) that are Herald plans."""
+
+    plans: Mapping[str, Plan]
+
+    @classmethod
+    def of(cls, indie: str, startup: str) -> PlanCatalog:
+        """An empty key sells nothing: that plan is not offered through the processor."""
+        return cls({key: plan for key, plan in ((indie, Plan.INDIE), (startup, Plan.STARTUP)) if key})
+
+    def plan_for(self, key: str | None) -> Plan | None:
+        return self.plans.get(key) if key else None
+
+
+@dataclass(frozen=True)
+class Billing:
+    plan: str
+    period_anchor: str
+    paid_until: str | None = None
+    status: BillingStatus | None = None
+    # "<PROCESSOR>:<subscription id>" of the subscription the tenant pays with, where known.
+    subscription: str | None = None
+
+    @property
+    def paying(self) -> bool:
+        return self.status is not None
+
+
+def billing_of(profile: TenantProfile) -> Billing:
+    status = BillingStatus(profile.billing_status) if profile.billing_status else None
+    return Billing(profile.plan, profile.period_anchor, profile.paid_until, status, profile.subscription)
+
+
+def profile_fields(billing: Billing) -> dict[str, object]:
+    """The billing as the tenant profile's fields (None: absent)."""
+    return {
+        "plan": billing.plan,
+        "period_anchor": billing.period_anchor,
+        "paid_until": billing.paid_until,
+        "billing_status": billing.status.value if billing.status else None,
+        "subscription": billing.subscription,
+    }
+
+
+def profile_changes(before: Billing, after: Billing) -> dict[str, object]:
+    """What ``TenantStore.update_profile`` must set (None: remove) to go from ``before`` to ``after``."""
+    old, new = profile_fields(before), profile_fields(after)
+    return {name: value for name, value in new.items() if value != old[name]}
+
+
+def subscription_key(processor: Processor, ref: str | None) -> str | None:
+    return f"{processor.value}:{ref}" if ref else None
+
+
+def billing_after(event: SubscriptionEvent, current: Billing, plan: Plan | None, now: datetime) -> Billing:
+    """The tenant's billing once ``event`` is applied (``plan``: the event's plan key in Herald's
+    words, None when it names no Herald plan); ``current`` itself when the event changes nothing."""
+    if event.kind in (SubscriptionChange.ACTIVATED, SubscriptionChange.RENEWED):
+        return _paid(event, current, plan, now)
+    if event.kind is SubscriptionChange.OTHER or not current.paying or not _same_subscription(event, current):
+        return current
+    if event.kind is SubscriptionChange.CANCELED_AT_PERIOD_END:
+        return replace(
+            current, status=BillingStatus.CANCELING, paid_until=event.period_end or current.paid_until
+        )
+    if event.kind is SubscriptionChange.PAST_DUE:
+        return replace(current, status=BillingStatus.PAST_DUE)
+    # Revoked: back to free from now on, in a fresh free period (the paid one's usage would
+    # otherwise count against the free quota).
+    return Billing(plan=Plan.FREE.value, period_anchor=iso(now))
+
+
+def _paid(event: SubscriptionEvent, current: Billing, plan: Plan | None, now: datetime) -> Billing:
+    """A new subscription, a payment recovered, or a further period paid for."""
+    new_plan = plan.value if plan is not None else (current.plan if current.paying else None)
+    if new_plan is None or new_plan == Plan.FREE:
+        # A renewal of nothing Herald sells, or of a subscription Herald never saw start.
+        return current
+    start = parse_iso(event.period_start) if event.period_start else now
+    paid_until = event.period_end or iso(add_months(start, 1))
+    # The same plan paid again keeps its periods (and this period's usage); a new plan starts them.
+    continuing = current.paying and current.plan == new_plan
+    if continuing and current.paid_until and parse_iso(current.paid_until) > parse_iso(paid_until):
+        paid_until = current.paid_until
+    return Billing(
+        plan=new_plan,
+        period_anchor=current.period_anchor if continuing else iso(start),
+        paid_until=paid_until,
+        status=BillingStatus.ACTIVE,
+        subscription=subscription_key(event.processor, event.subscription_ref) or current.subscription,
+    )
+
+
+def _same_subscription(event: SubscriptionEvent, current: Billing) -> bool:
+    """Whether the event may concern the subscription the tenant pays with (unknown ids never block)."""
+    reported = subscription_key(event.processor, event.subscription_ref)
+    return current.subscription is None or reported is None or reported == current.subscription

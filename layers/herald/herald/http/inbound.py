@@ -1,0 +1,86 @@
+"""The HTTP side of the inbound webhook functions: an API Gateway v2 event in, its answer out.
+
+These functions answer without the API function's router (a provider posts to one route only, and
+the router's import would weigh on every cold start), in the same envelopes: 200 with what the
+request brought, 401 for an unverified request, 404 where no webhook is configured, 413 for a body
+over the limit, 503 when a dependency fails (the sender retries).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from herald.domain.errors import DependencyError, ErrorCode, HeraldError
+from herald.http.envelope import failure, success
+from herald.http.error_table import status_of
+from herald.http.raw_body import raw_body
+from herald.observability import logger
+from herald.services.inbound import InboundRequest, Receipt
+
+# SendGrid posts its events in batches; no provider sends more than this in one request.
+MAX_BODY_BYTES = 1024 * 1024
+TENANT_PARAMETER = "tenantId"
+# Tenant ids are UUIDs: anything else is answered without a lookup.
+_TENANT_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def _answer(status: int, document: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "statusCode": status,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps(document, separators=(",", ":")),
+    }
+
+
+def _refused(error: HeraldError) -> dict[str, Any]:
+    return _answer(status_of(error.code), failure(error))
+
+
+def _request(event: Mapping[str, Any]) -> InboundRequest:
+    headers = {str(name): str(value) for name, value in (event.get("headers") or {}).items()}
+    return InboundRequest(headers, raw_body(event))
+
+
+def _answered(event: Mapping[str, Any], receive: Callable[[InboundRequest], Receipt]) -> dict[str, Any]:
+    try:
+        request = _request(event)
+    except ValueError:
+        return _refused(HeraldError("The request body is not valid base64.", ErrorCode.VALIDATION_ERROR))
+    if len(request.raw_body) > MAX_BODY_BYTES:
+        return _refused(
+            HeraldError(f"The body is larger than {MAX_BODY_BYTES} bytes.", ErrorCode.PAYLOAD_TOO_LARGE)
+        )
+    try:
+        return _answer(200, success(receive(request).as_response()))
+    except HeraldError as error:
+        return _refused(error)
+    except DependencyError as error:
+        logger.error("dependency unavailable", extra={"reason": str(error)})
+        return _refused(
+            HeraldError(
+                "A service Herald depends on is unavailable; retry shortly.", ErrorCode.DEPENDENCY_UNAVAILABLE
+            )
+        )
+    except Exception:  # noqa: BLE001 - the sender gets a 500 and retries; the log has the cause
+        logger.exception("unhandled error")
+        return _refused(HeraldError("Something went wrong on our side.", ErrorCode.INTERNAL_ERROR))
+
+
+def tenant_webhook(
+    event: Mapping[str, Any], receive: Callable[[str, InboundRequest], Receipt]
+) -> dict[str, Any]:
+    """An email provider's webhook for the tenant the URL names."""
+    tenant_id = str((event.get("pathParameters") or {}).get(TENANT_PARAMETER, ""))
+    if not _TENANT_ID.match(tenant_id):
+        return _refused(HeraldError("No webhook is configured at this URL.", ErrorCode.WEBHOOK_NOT_FOUND))
+    return _answered(event, lambda request: receive(tenant_id, request))
+
+
+def platform_webhook(
+    event: Mapping[str, Any], receive: Callable[[InboundRequest], Receipt]
+) -> dict[str, Any]:
+    """A payment processor's webhook to the platform."""
+    return _answered(event, receive)

@@ -1,0 +1,346 @@
+"""Inbound webhooks: email providers reporting what happened to mail, and payment processors
+reporting subscriptions.
+
+Anyone can post to these URLs, so nothing is read, stored or acted on before the sender's signature
+(or password) is verified on the raw body exactly as received. A refused request leaves nothing
+behind but a log line with the reason (never a header value, a secret or the body).
+
+Every verified event is handled once. Its mark is set first, with a conditional write, so two
+deliveries of one event racing each other act once; when acting fails the mark is removed again and
+the sender gets a 5xx, so its retry is processed anew.
+
+Delivery events (DynamoDB per event): 1 GetItem of the job's small status item (whether the URL's
+tenant has that job, and how long it is kept), then 1 conditional PutItem: the event item in the
+job's partition, which is its own mark, or, for an event of no job of this tenant that suppresses,
+an inbound mark; plus 1 PutItem of the suppression for a hard bounce, complaint or unsubscribe. The
+request itself costs 1 Query of the tenant's partition (its webhook secret) and, in a warm container,
+no KMS call.
+
+Payment events: 1 conditional PutItem of the mark, 1 GetItem of the tenant's profile (Paystack
+events without the tenant's id: 1-2 GetItems of the processor's links first; events with it: 1
+PutItem per customer or subscription link), and 1 conditional UpdateItem of the profile when the
+billing changes. The platform secret is read from SSM once per container.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import TypeVar
+
+from herald.domain.billing import (
+    PlanCatalog,
+    billing_after,
+    billing_of,
+    profile_changes,
+    profile_fields,
+)
+from herald.domain.clock import iso, utc_now
+from herald.domain.errors import DependencyError, ErrorCode, HeraldError
+from herald.domain.inbound import (
+    DeliveryEvent,
+    IgnoredEvent,
+    InvalidSignature,
+    MalformedPayload,
+    SubscriptionChange,
+    SubscriptionEvent,
+    UnusableSecret,
+)
+from herald.domain.plans import Plan
+from herald.domain.records import JobEvent, Suppression, TenantProfile
+from herald.domain.secrets import Purpose, SecretTampered
+from herald.observability import count, logger
+from herald.services.ports import (
+    BillingLinks,
+    DeliveryWebhookFormat,
+    InboundLedger,
+    JobEvents,
+    PaymentWebhookFormat,
+    ProfileChanged,
+    SecretBox,
+    Suppressions,
+    TenantNotFound,
+    TenantStore,
+)
+
+# Marks of delivery events that belong to no job outlive every provider's retries (SendGrid retries
+# for 72 hours, Resend and Postmark for less). Payment marks are kept for good: Paystack signs no
+# timestamp, so a captured request could otherwise be replayed once its mark is gone.
+DELIVERY_MARK_SECONDS = 30 * 24 * 3600
+# A processor may deliver several events of one subscription at once (Polar: updated, canceled and
+# revoked together): each applies its change to the billing it read, or reads again.
+BILLING_WRITE_ATTEMPTS = 3
+
+Verify = Callable[[Mapping[str, str], bytes, str, float], None]
+E = TypeVar("E")
+
+
+@dataclass(frozen=True)
+class InboundRequest:
+    headers: Mapping[str, str]
+    raw_body: bytes
+
+
+class Outcome(StrEnum):
+    RECORDED = "recorded"
+    DUPLICATE = "duplicate"
+    IGNORED = "ignored"
+
+
+@dataclass
+class Receipt:
+    """What a verified request brought: events acted on, duplicates, events of no use to Herald."""
+
+    outcomes: dict[Outcome, int] = field(default_factory=lambda: dict.fromkeys(Outcome, 0))
+
+    def add(self, outcome: Outcome) -> None:
+        self.outcomes[outcome] += 1
+
+    def as_response(self) -> dict[str, object]:
+        return {"received": True, **{outcome.value: number for outcome, number in self.outcomes.items()}}
+
+    def publish(self, source: str) -> None:
+        for outcome, number in self.outcomes.items():
+            if number:
+                count("InboundEvents", {"source": source, "outcome": outcome.value}, value=number)
+
+
+def _not_found() -> HeraldError:
+    # The same answer whether the tenant is unknown or has no usable secret for this provider.
+    return HeraldError("No webhook is configured at this URL.", ErrorCode.WEBHOOK_NOT_FOUND)
+
+
+def _verified(verify: Verify, request: InboundRequest, secret: str, now: float, source: str) -> None:
+    """Let the request through only if its sender is proven; 401 otherwise, 404 for a secret that
+    cannot verify anything (a set-up problem: nothing could ever pass)."""
+    try:
+        verify(request.headers, request.raw_body, secret, now)
+    except InvalidSignature as exc:
+        logger.warning("inbound webhook refused", extra={"source": source, "reason": exc.reason})
+        count("InboundRefused", {"source": source})
+        raise HeraldError(
+            f"The webhook is not verified: {exc.reason}.", ErrorCode.INVALID_SIGNATURE
+        ) from None
+    except UnusableSecret as exc:
+        logger.error("inbound webhook secret unusable", extra={"source": source, "reason": exc.reason})
+        raise _not_found() from None
+
+
+def _parsed(parse: Callable[[bytes, Mapping[str, str]], Sequence[E]], request: InboundRequest) -> Sequence[E]:
+    try:
+        return parse(request.raw_body, request.headers)
+    except MalformedPayload as exc:
+        raise HeraldError(f"The webhook body cannot be read: {exc.reason}.", ErrorCode.INVALID_JSON) from None
+
+
+def _undone(undo: Callable[[], None], what: str) -> None:
+    """Take back a mark after a failure; if that fails as well, the redelivery will be dropped as
+    a duplicate, which the error log says."""
+    try:
+        undo()
+    except DependencyError as exc:
+        logger.error("inbound mark not removed", extra={"what": what, "reason": str(exc)})
+
+
+class DeliveryWebhooks:
+    """One email provider's events for one tenant at a time (the tenant is in the URL)."""
+
+    def __init__(
+        self,
+        *,
+        webhook: DeliveryWebhookFormat,
+        tenants: TenantStore,
+        secrets: SecretBox,
+        events: JobEvents,
+        ledger: InboundLedger,
+        suppressions: Suppressions,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._webhook = webhook
+        self._tenants = tenants
+        self._secrets = secrets
+        self._events = events
+        self._ledger = ledger
+        self._suppressions = suppressions
+        self._clock = clock
+
+    def receive(self, tenant_id: str, request: InboundRequest) -> Receipt:
+        provider = self._webhook.provider.value
+        now = self._clock()
+        _verified(self._webhook.verify, request, self._secret(tenant_id), now, provider)
+        receipt = Receipt()
+        for event in _parsed(self._webhook.parse, request):
+            receipt.add(self._record(tenant_id, event, now))
+        receipt.publish(provider)
+        return receipt
+
+    def _secret(self, tenant_id: str) -> str:
+        provider = self._webhook.provider.value
+        try:
+            stored = self._tenants.load(tenant_id).provider(provider)
+        except TenantNotFound:
+            raise _not_found() from None
+        if stored is None or stored.webhook_secret is None:
+            raise _not_found()
+        try:
+            return self._secrets.open(tenant_id, Purpose.INBOUND_SECRET, stored.webhook_secret)
+        except SecretTampered:
+            logger.error("inbound webhook secret cannot be decrypted", extra={"source": provider})
+            raise _not_found() from None
+
+    def _record(self, tenant_id: str, event: DeliveryEvent | IgnoredEvent, now: float) -> Outcome:
+        # The ids Herald attached at send time are hints: an event that names another tenant (two
+        # tenants sharing one provider account) is that tenant's, not this URL's.
+        if isinstance(event, IgnoredEvent) or event.tenant_id not in (None, tenant_id):
+            return Outcome.IGNORED
+        expires_at = self._events.expiry(tenant_id, event.job_id) if event.job_id else None
+        if expires_at is None and not event.suppresses_recipient:
+            # Mail Herald did not send (or no longer keeps): nothing to record it against.
+            return Outcome.IGNORED
+        undo = self._mark(tenant_id, event, expires_at, now)
+        if undo is None:
+            return Outcome.DUPLICATE
+        try:
+            if event.suppresses_recipient:
+                self._suppress(tenant_id, event, now)
+        except DependencyError:
+            _undone(undo, "delivery event")
+            raise
+        return Outcome.RECORDED
+
+    def _mark(
+        self, tenant_id: str, event: DeliveryEvent, expires_at: int | None, now: float
+    ) -> Callable[[], None] | None:
+        """Store the event once (in its job, or as a mark of its own); how to take it back, or None
+        for a duplicate."""
+        if event.job_id is not None and expires_at is not None:
+            job_id = event.job_id
+            record = JobEvent(
+                event.type.value, event.occurred_at or _iso(now), event.provider.value, event.reason
+            )
+            if not self._events.add(tenant_id, job_id, event.event_id, record, expires_at):
+                return None
+            return lambda: self._events.remove(tenant_id, job_id, event.event_id, record)
+        key = f"{event.provider.value}#{tenant_id}#{event.event_id}"
+        if not self._ledger.mark(key, int(now) + DELIVERY_MARK_SECONDS):
+            return None
+        return lambda: self._ledger.unmark(key)
+
+    def _suppress(self, tenant_id: str, event: DeliveryEvent, now: float) -> None:
+        suppression = Suppression(
+            address=event.recipient,
+            reason=event.type.value,
+            created_at=event.occurred_at or _iso(now),
+            source=event.provider.value,
+        )
+        self._suppressions.suppress(tenant_id, suppression)
+
+
+class PaymentWebhooks:
+    """One payment processor's subscription events to the platform (the tenant is in the event)."""
+
+    def __init__(
+        self,
+        *,
+        webhook: PaymentWebhookFormat,
+        secret: Callable[[], str],
+        catalog: PlanCatalog,
+        tenants: TenantStore,
+        ledger: InboundLedger,
+        links: BillingLinks,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self._webhook = webhook
+        self._secret = secret
+        self._catalog = catalog
+        self._tenants = tenants
+        self._ledger = ledger
+        self._links = links
+        self._clock = clock
+
+    def receive(self, request: InboundRequest) -> Receipt:
+        processor = self._webhook.processor.value
+        now = self._clock()
+        _verified(self._webhook.verify, request, self._secret(), now.timestamp(), processor)
+        receipt = Receipt()
+        for event in _parsed(self._webhook.parse, request):
+            receipt.add(self._apply(event, now))
+        receipt.publish(processor)
+        return receipt
+
+    def _apply(self, event: SubscriptionEvent | IgnoredEvent, now: datetime) -> Outcome:
+        if isinstance(event, IgnoredEvent):
+            return Outcome.IGNORED
+        key = f"{event.processor.value}#{event.event_id}"
+        if not self._ledger.mark(key, None):
+            return Outcome.DUPLICATE
+        try:
+            changed = self._change(event, now)
+        except DependencyError:
+            _undone(lambda: self._ledger.unmark(key), "payment event")
+            raise
+        return Outcome.RECORDED if changed else Outcome.IGNORED
+
+    def _change(self, event: SubscriptionEvent, now: datetime) -> bool:
+        """Apply the event to its tenant; False when it changes nothing."""
+        tenant_id = self._tenant_of(event)
+        facts = {"processor": event.processor.value, "event": event.event_name, "event_id": event.event_id}
+        if tenant_id is None:
+            logger.warning("payment event of no known tenant", extra=facts)
+            return False
+        try:
+            profile = self._tenants.profile(tenant_id)
+        except TenantNotFound:
+            logger.warning("payment event of an unknown tenant", extra={**facts, "tenant_id": tenant_id})
+            return False
+        if event.tenant_id is not None:
+            refs = [ref for ref in (event.customer_ref, event.subscription_ref) if ref]
+            if refs:
+                self._links.link(event.processor, refs, tenant_id)
+        plan = self._catalog.plan_for(event.plan_key)
+        if plan is None and event.kind in (SubscriptionChange.ACTIVATED, SubscriptionChange.RENEWED):
+            logger.warning("payment for no Herald plan", extra={**facts, "plan_key": event.plan_key})
+        changes = self._apply_billing(profile, event, plan, now)
+        if not changes:
+            return False
+        logger.info(
+            "tenant billing changed", extra={**facts, "tenant_id": tenant_id, "changed": sorted(changes)}
+        )
+        count("BillingChanged", {"processor": event.processor.value, "change": event.kind.value})
+        return True
+
+    def _apply_billing(
+        self, profile: TenantProfile, event: SubscriptionEvent, plan: Plan | None, now: datetime
+    ) -> dict[str, object]:
+        """Write the event's change on the very billing it was computed from; what changed."""
+        for _ in range(BILLING_WRITE_ATTEMPTS):
+            before = billing_of(profile)
+            changes = profile_changes(before, billing_after(event, before, plan, now))
+            if not changes:
+                return changes
+            # The anchor is left out: profiles from before billing periods have none stored.
+            expected = {
+                name: value for name, value in profile_fields(before).items() if name != "period_anchor"
+            }
+            try:
+                self._tenants.update_profile_if(profile.tenant_id, expected, changes)
+            except ProfileChanged:
+                profile = self._tenants.profile(profile.tenant_id)
+                continue
+            return changes
+        raise DependencyError("tenant billing write failed: it kept changing concurrently")
+
+    def _tenant_of(self, event: SubscriptionEvent) -> str | None:
+        if event.tenant_id is not None:
+            return event.tenant_id
+        for ref in (event.subscription_ref, event.customer_ref):
+            if ref and (tenant_id := self._links.tenant_for(event.processor, ref)):
+                return tenant_id
+        return None
+
+
+def _iso(epoch: float) -> str:
+    return iso(datetime.fromtimestamp(epoch, UTC))

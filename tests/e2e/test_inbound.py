@@ -1,0 +1,247 @@
+"""Inbound webhooks end to end, through the local stack over HTTP: providers' and payment processors'
+signed events, made by their real signing libraries (svix, standardwebhooks, an ECDSA key of
+cryptography's), change what a tenant sees; forged, tampered, stale, unsigned and misaddressed ones
+are refused and leave the table and the job's events as they were.
+
+The stack runs with the test-only platform secrets and plans of ``tests.support.inbound_signers``
+(tests/e2e/conftest.py); each test makes a tenant of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import requests
+
+from tests.e2e.test_delivery import Tenant, address, email, finished_job, new_tenant, sandbox
+from tests.support.inbound_samples import compact, paystack_charge, polar_subscription, sendgrid_bounce
+from tests.support.inbound_signers import (
+    PAYSTACK_PLAN_STARTUP,
+    POLAR_PRODUCT_INDIE,
+    POSTMARK_CREDENTIALS,
+    POSTMARK_SECRET,
+    RESEND_SECRET,
+    SENDGRID_VERIFICATION_KEY,
+    STRANGER_SECRET,
+    STRANGER_SENDGRID_KEY,
+    paystack_headers,
+    polar_headers,
+    postmark_headers,
+    resend_headers,
+    sendgrid_headers,
+)
+
+if TYPE_CHECKING:
+    from tests.e2e.conftest import RunningStack
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+
+HTTP_TIMEOUT = (3.05, 20.0)
+WEBHOOK_SECRETS = {
+    "SENDGRID": SENDGRID_VERIFICATION_KEY,
+    "RESEND": RESEND_SECRET,
+    "POSTMARK": POSTMARK_SECRET,
+}
+INBOUND_KINDS = frozenset({"event", "inbound", "suppression", "billinglink"})
+
+
+def tenant_with_secrets(stack: RunningStack, providers: tuple[str, ...] = tuple(WEBHOOK_SECRETS)) -> Tenant:
+    """A tenant with sandbox keys for ``providers``, stored again with each one's webhook secret, as
+    a tenant sets up its providers' webhooks."""
+    tenant = new_tenant(stack, providers)
+    for provider in providers:
+        body = {"apiKey": f"sandbox-{uuid.uuid4().hex}", "webhookSecret": WEBHOOK_SECRETS[provider]}
+        answer = tenant.call("PUT", f"/account/providers/{provider}", body)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["data"]["hasWebhookSecret"] is True
+    return tenant
+
+
+def post(stack: RunningStack, path: str, body: bytes, headers: dict[str, str]) -> requests.Response:
+    return requests.post(
+        f"{stack.api_root}{path}",
+        data=body,
+        headers={"Content-Type": "application/json", **headers},
+        timeout=HTTP_TIMEOUT,
+    )
+
+
+def inbound_items(stack: RunningStack) -> list[dict[str, Any]]:
+    dynamodb = stack.boto3_client("dynamodb")
+    items: list[dict[str, Any]] = []
+    for page in dynamodb.get_paginator("scan").paginate(TableName=stack.outputs["TableName"]):
+        items.extend(item for item in page["Items"] if item.get("kind", {}).get("S") in INBOUND_KINDS)
+    return items
+
+
+def bounce(tenant: Tenant, job_id: str, to: str) -> bytes:
+    return sendgrid_bounce(
+        tenant_id=tenant.tenant_id,
+        job_id=job_id,
+        to=to,
+        event_id=uuid.uuid4().hex,
+        timestamp=int(time.time()),
+    )
+
+
+def delivered_job(stack: RunningStack, tenant: Tenant, to: str) -> str:
+    job = finished_job(tenant, tenant.send("email", email(to)))
+    assert job["status"] == "completed"
+    return str(job["id"])
+
+
+# ---------------------------------------------------------------- delivery events
+
+
+def test_a_signed_sendgrid_hard_bounce_shows_in_the_job_suppresses_the_address_and_blocks_the_next_email(
+    local_stack: RunningStack,
+) -> None:
+    tenant = tenant_with_secrets(local_stack)
+    to = address("bounces")
+    job_id = delivered_job(local_stack, tenant, to)
+    body = bounce(tenant, job_id, to)
+    path = f"/webhooks/sendgrid/{tenant.tenant_id}"
+
+    first = post(local_stack, path, body, sendgrid_headers(body, int(time.time())))
+    again = post(local_stack, path, body, sendgrid_headers(body, int(time.time())))
+
+    assert (first.status_code, first.json()["data"]["recorded"]) == (200, 1)
+    assert (again.status_code, again.json()["data"]["duplicate"]) == (200, 1)
+    events = tenant.job(job_id)["events"]
+    assert [(event["type"], event["provider"]) for event in events] == [("bounced", "SENDGRID")]
+    suppressions = tenant.call("GET", "/account/suppressions").json()["data"]
+    assert [(entry["email"], entry["reason"]) for entry in suppressions] == [(to.lower(), "bounced")]
+
+    blocked = finished_job(tenant, tenant.send("email", email(to)))
+
+    assert (blocked["status"], blocked["errorMessage"]) == ("failed", "recipient suppressed")
+    assert sandbox(local_stack, "attempts", jobId=blocked["id"]) == []
+    assert sandbox(local_stack, "messages", jobId=blocked["id"]) == []
+    removed = tenant.call("DELETE", f"/account/suppressions/{to}")
+    assert removed.status_code == 200, removed.text
+    assert tenant.call("GET", "/account/suppressions").json()["data"] == []
+
+
+def test_forged_tampered_stale_unsigned_and_misaddressed_requests_are_refused_and_store_nothing(
+    local_stack: RunningStack,
+) -> None:
+    tenant = tenant_with_secrets(local_stack)
+    other = new_tenant(local_stack)  # keys, but no webhook secret
+    to = address("attacked")
+    job_id = delivered_job(local_stack, tenant, to)
+    body = bounce(tenant, job_id, to)
+    now = int(time.time())
+    own = f"/webhooks/sendgrid/{tenant.tenant_id}"
+    attempts = {
+        "forged": (own, body, sendgrid_headers(body, now, STRANGER_SENDGRID_KEY), 401),
+        "tampered": (own, body.replace(b"bounce", b"bounc3", 1), sendgrid_headers(body, now), 401),
+        "replayed-old": (own, body, sendgrid_headers(body, now - 600), 401),
+        "missing-header": (own, body, {}, 401),
+        "other-tenant": (f"/webhooks/sendgrid/{other.tenant_id}", body, sendgrid_headers(body, now), 404),
+        "unknown-tenant": (f"/webhooks/sendgrid/{uuid.uuid4()}", body, sendgrid_headers(body, now), 404),
+    }
+    before = inbound_items(local_stack)
+
+    answers = {
+        name: post(local_stack, path, sent, headers) for name, (path, sent, headers, _) in attempts.items()
+    }
+
+    assert {name: answer.status_code for name, answer in answers.items()} == {
+        name: status for name, (*_, status) in attempts.items()
+    }
+    assert all(answer.json()["success"] is False for answer in answers.values())
+    assert inbound_items(local_stack) == before
+    assert tenant.job(job_id)["events"] == []
+    assert tenant.call("GET", "/account/suppressions").json()["data"] == []
+
+
+def test_a_resend_event_signed_by_svix_is_accepted_and_one_with_a_changed_byte_is_401(
+    local_stack: RunningStack,
+) -> None:
+    tenant = tenant_with_secrets(local_stack, ("RESEND",))
+    job_id = delivered_job(local_stack, tenant, address("reader"))
+    event = json.loads(compact("resend-delivered"))
+    event["data"]["tags"] = {"herald_job_id": job_id, "herald_tenant_id": tenant.tenant_id}
+    body = json.dumps(event, separators=(",", ":")).encode()
+    headers = resend_headers(body, int(time.time()), f"msg_{uuid.uuid4().hex}")
+    path = f"/webhooks/resend/{tenant.tenant_id}"
+
+    changed = post(local_stack, path, body.replace(b"Your receipt", b"Your receipT"), headers)
+    accepted = post(local_stack, path, body, headers)
+
+    assert (changed.status_code, changed.json()["code"]) == (401, "invalid_signature")
+    assert accepted.status_code == 200, accepted.text
+    assert [(item["type"], item["provider"]) for item in tenant.job(job_id)["events"]] == [
+        ("delivered", "RESEND")
+    ]
+
+
+def test_a_postmark_event_with_the_wrong_password_is_refused(local_stack: RunningStack) -> None:
+    tenant = tenant_with_secrets(local_stack, ("POSTMARK",))
+    job_id = delivered_job(local_stack, tenant, address("opened"))
+    record = json.loads(compact("postmark-delivery")) | {"Metadata": {"herald_job_id": job_id}}
+    body = json.dumps(record).encode()
+    path = f"/webhooks/postmark/{tenant.tenant_id}"
+    wrong = type(POSTMARK_CREDENTIALS)(password="not-the-tenants-password", username="herald")
+
+    refused = post(local_stack, path, body, postmark_headers(wrong))
+    accepted = post(local_stack, path, body, postmark_headers())
+
+    assert (refused.status_code, refused.json()["code"]) == (401, "invalid_signature")
+    assert accepted.status_code == 200, accepted.text
+    assert [item["type"] for item in tenant.job(job_id)["events"]] == ["delivered"]
+
+
+# ---------------------------------------------------------------- payments
+
+
+def polar(tenant_id: str, kind: str) -> bytes:
+    return polar_subscription(kind, tenant_id=tenant_id, product_id=POLAR_PRODUCT_INDIE)
+
+
+def plan_of(tenant: Tenant) -> str:
+    answer = tenant.call("GET", "/account")
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["data"]["plan"])
+
+
+def test_polar_moves_a_tenant_to_its_paid_plan_a_forgery_does_nothing_and_revoked_moves_it_back(
+    local_stack: RunningStack,
+) -> None:
+    tenant_id, api_key = local_stack.create_tenant("free")
+    tenant = Tenant(local_stack.api_root, tenant_id, api_key)
+    path = "/payments/polar/webhook"
+    active = polar(tenant_id, "subscription.active")
+
+    forged = post(
+        local_stack, path, active, polar_headers(active, int(time.time()), "evt-forged", STRANGER_SECRET)
+    )
+    assert (forged.status_code, plan_of(tenant)) == (401, "free")
+
+    accepted = post(local_stack, path, active, polar_headers(active, int(time.time()), str(uuid.uuid4())))
+    assert accepted.status_code == 200, accepted.text
+    assert plan_of(tenant) == "indie"
+    account = tenant.call("GET", "/account").json()["data"]
+    assert account["billing"] == {"status": "active", "paidUntil": "2026-12-30T07:58:10.000Z"}
+    assert account["limits"]["monthlyWebhooks"] == 4000
+
+    revoked = polar(tenant_id, "subscription.revoked")
+    answer = post(local_stack, path, revoked, polar_headers(revoked, int(time.time()), str(uuid.uuid4())))
+    assert answer.status_code == 200, answer.text
+    assert plan_of(tenant) == "free"
+
+
+def test_a_paystack_charge_with_a_valid_hmac_sha512_activates_a_plan(local_stack: RunningStack) -> None:
+    tenant_id, api_key = local_stack.create_tenant("free")
+    tenant = Tenant(local_stack.api_root, tenant_id, api_key)
+    body = paystack_charge(tenant_id=tenant_id, plan_code=PAYSTACK_PLAN_STARTUP, reference=uuid.uuid4().hex)
+
+    forged = post(local_stack, "/payments/paystack/webhook", body, paystack_headers(body, "sk_test_guess"))
+    accepted = post(local_stack, "/payments/paystack/webhook", body, paystack_headers(body))
+
+    assert (forged.status_code, accepted.status_code) == (401, 200)
+    assert plan_of(tenant) == "startup"

@@ -1,0 +1,506 @@
+"""The inbound webhook services on in-memory ports, with the providers' real verifiers and signers:
+what a verified event records (job events, suppressions, plans), what a duplicate, a forgery, an
+unknown tenant or a failing table leave behind (nothing)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from herald.adapters.inbound import paystack, polar, postmark, resend, sendgrid
+from herald.adapters.vault import Vault
+from herald.domain.billing import PlanCatalog
+from herald.domain.errors import DependencyError, ErrorCode, HeraldError
+from herald.domain.providers import ProviderName
+from herald.domain.records import JobEvent
+from herald.domain.secrets import Purpose
+from herald.services.inbound import DELIVERY_MARK_SECONDS, DeliveryWebhooks, InboundRequest, PaymentWebhooks
+from herald.services.ports import DeliveryWebhookFormat
+from tests.fakes.inbound import FakeBillingLinks, FakeLedger
+from tests.fakes.jobs import FakeJobTable
+from tests.fakes.key_manager import InMemoryKeyManager
+from tests.fakes.tenants import FakeSuppressions, FakeTenantTable
+from tests.support.inbound_samples import SIGNED_AT, compact
+from tests.support.inbound_signers import (
+    JOB_ID,
+    PAYSTACK_PLAN_INDIE,
+    PAYSTACK_SECRET,
+    POLAR_PRODUCT_INDIE,
+    POLAR_PRODUCT_STARTUP,
+    POLAR_SECRET,
+    POSTMARK_SECRET,
+    RESEND_SECRET,
+    SENDGRID_VERIFICATION_KEY,
+    STRANGER_SENDGRID_KEY,
+    TENANT_ID,
+    paystack_headers,
+    polar_headers,
+    postmark_headers,
+    resend_headers,
+    sendgrid_headers,
+)
+
+OTHER_TENANT = "0c3e1f4a-2b5d-4e6f-8a7b-9c0d1e2f3a4b"
+JOB_EXPIRES = 1_830_000_000
+NOW = datetime.fromtimestamp(SIGNED_AT, UTC)
+PERIOD_START, PERIOD_END = "2026-11-30T07:58:10.000Z", "2026-12-30T07:58:10.000Z"
+SECRETS = {
+    ProviderName.SENDGRID: SENDGRID_VERIFICATION_KEY,
+    ProviderName.RESEND: RESEND_SECRET,
+    ProviderName.POSTMARK: POSTMARK_SECRET,
+}
+
+
+class Rig:
+    def __init__(self, webhook: DeliveryWebhookFormat = sendgrid.WEBHOOK) -> None:
+        self.tenants = FakeTenantTable()
+        self.jobs = FakeJobTable()
+        self.ledger = FakeLedger()
+        self.suppressions = FakeSuppressions()
+        self.vault = Vault(InMemoryKeyManager())
+        self.service = DeliveryWebhooks(
+            webhook=webhook,
+            tenants=self.tenants,
+            secrets=self.vault,
+            events=self.jobs,
+            ledger=self.ledger,
+            suppressions=self.suppressions,
+            clock=lambda: SIGNED_AT,
+        )
+
+    def tenant(self, tenant_id: str = TENANT_ID, secrets: dict[ProviderName, str] | None = None) -> None:
+        """A tenant with keys for the providers of ``secrets``, each with its webhook secret."""
+        secrets = SECRETS if secrets is None else secrets
+        self.tenants.add_tenant(
+            tenant_id, secrets=self.vault, provider_keys=[(name, f"key-{name}") for name in secrets]
+        )
+        for name, secret in secrets.items():
+            stored = self.tenants.providers[tenant_id][name.value]
+            sealed = self.vault.seal(tenant_id, Purpose.INBOUND_SECRET, secret)
+            self.tenants.save_provider(tenant_id, type(stored)(**{**vars(stored), "webhook_secret": sealed}))
+
+    def sent_job(self, tenant_id: str = TENANT_ID, job_id: str = JOB_ID) -> None:
+        """A job a worker has claimed, so handed to a provider."""
+        self.jobs.add_job(tenant_id, job_id, {"to": "ada.lovelace@example.org"}, expires_at=JOB_EXPIRES)
+        self.jobs.set_state(tenant_id, job_id)
+
+    def events(self, tenant_id: str = TENANT_ID, job_id: str = JOB_ID) -> list[JobEvent]:
+        view = self.jobs.get(tenant_id, job_id)
+        assert view is not None
+        return list(view.events)
+
+    def suppressed(self, tenant_id: str = TENANT_ID) -> list[tuple[str, str, str | None]]:
+        return [
+            (item.address, item.reason, item.source)
+            for item in self.suppressions.entries_by_tenant.get(tenant_id, {}).values()
+        ]
+
+    def refused(self, tenant_id: str, request: InboundRequest) -> HeraldError:
+        with pytest.raises(HeraldError) as caught:
+            self.service.receive(tenant_id, request)
+        return caught.value
+
+
+@pytest.fixture
+def rig() -> Rig:
+    rig = Rig()
+    rig.tenant()
+    rig.sent_job()
+    return rig
+
+
+def sendgrid_request(
+    events: list[dict[str, Any]], timestamp: int = SIGNED_AT, **signing: Any
+) -> InboundRequest:
+    body = json.dumps(events, separators=(",", ":")).encode()
+    return InboundRequest(sendgrid_headers(body, timestamp, **signing), body)
+
+
+def bounce(**changes: Any) -> dict[str, Any]:
+    event: dict[str, Any] = json.loads(compact("sendgrid-bounce"))[0]
+    return {**event, **changes}
+
+
+# ---------------------------------------------------------------- delivery events
+
+
+def test_a_hard_bounce_of_a_sent_job_is_recorded_in_the_job_and_suppresses_the_address(rig: Rig) -> None:
+    receipt = rig.service.receive(TENANT_ID, sendgrid_request([bounce()]))
+
+    assert receipt.as_response() == {"received": True, "recorded": 1, "duplicate": 0, "ignored": 0}
+    assert rig.events() == [
+        JobEvent(
+            "bounced",
+            "2026-11-30T07:59:50.000Z",
+            "SENDGRID",
+            "550 5.1.1 The email account that you tried to reach does not exist.",
+        )
+    ]
+    [(event, expires)] = rig.jobs.stored_events(TENANT_ID, JOB_ID).values()
+    assert expires == JOB_EXPIRES  # kept as long as the job
+    assert rig.suppressed() == [("ada.lovelace@example.org", "bounced", "SENDGRID")]
+
+
+def test_the_same_event_delivered_again_is_acknowledged_and_stored_once(rig: Rig) -> None:
+    rig.service.receive(TENANT_ID, sendgrid_request([bounce()]))
+    rig.suppressions.calls.clear()
+
+    receipt = rig.service.receive(TENANT_ID, sendgrid_request([bounce()]))
+
+    assert receipt.as_response() == {"received": True, "recorded": 0, "duplicate": 1, "ignored": 0}
+    assert len(rig.events()) == 1
+    assert rig.suppressions.calls == []
+
+
+@pytest.mark.parametrize(
+    ("changes", "recorded"),
+    [
+        ({"event": "deferred", "sg_event_id": "d-1"}, "deferred"),
+        ({"type": "blocked", "sg_event_id": "b-1"}, "soft_bounced"),
+        ({"event": "delivered", "sg_event_id": "ok-1"}, "delivered"),
+    ],
+)
+def test_soft_bounces_deferrals_and_deliveries_are_only_recorded(
+    rig: Rig, changes: dict[str, Any], recorded: str
+) -> None:
+    rig.service.receive(TENANT_ID, sendgrid_request([bounce(**changes)]))
+
+    assert [event.type for event in rig.events()] == [recorded]
+    assert rig.suppressed() == []
+
+
+@pytest.mark.parametrize(("name", "reason"), [("spamreport", "complained"), ("unsubscribe", "unsubscribed")])
+def test_a_complaint_and_an_unsubscribe_suppress_the_address(rig: Rig, name: str, reason: str) -> None:
+    rig.service.receive(TENANT_ID, sendgrid_request([bounce(event=name, sg_event_id=f"{name}-1")]))
+
+    assert rig.suppressed() == [("ada.lovelace@example.org", reason, "SENDGRID")]
+
+
+def test_a_job_id_of_another_tenant_ties_nothing_but_the_bounce_still_suppresses_for_this_tenant(
+    rig: Rig,
+) -> None:
+    rig.tenant(OTHER_TENANT)
+    rig.sent_job(OTHER_TENANT, "11111111-2222-4333-8444-555555555555")
+    event = bounce(herald_job_id="11111111-2222-4333-8444-555555555555", herald_tenant_id=None)
+
+    rig.service.receive(TENANT_ID, sendgrid_request([event]))
+
+    assert rig.events(OTHER_TENANT, "11111111-2222-4333-8444-555555555555") == []
+    assert rig.suppressed(OTHER_TENANT) == []
+    assert rig.suppressed() == [("ada.lovelace@example.org", "bounced", "SENDGRID")]
+    assert list(rig.ledger.marks.values()) == [SIGNED_AT + DELIVERY_MARK_SECONDS]
+
+
+def test_an_event_naming_another_tenant_is_ignored_whole(rig: Rig) -> None:
+    """Two tenants sharing one provider account: the other tenant's mail is not this URL's business."""
+    receipt = rig.service.receive(TENANT_ID, sendgrid_request([bounce(herald_tenant_id=OTHER_TENANT)]))
+
+    assert receipt.as_response()["ignored"] == 1
+    assert (rig.events(), rig.suppressed(), rig.ledger.marks) == ([], [], {})
+
+
+def test_an_event_of_mail_herald_did_not_send_is_ignored_unless_it_suppresses(rig: Rig) -> None:
+    foreign = bounce(event="delivered", herald_job_id=None, herald_tenant_id=None, sg_event_id="x-1")
+    never_claimed = bounce(
+        event="open", herald_job_id="99999999-8888-4777-8666-555555555555", sg_event_id="x-2"
+    )
+    rig.jobs.add_job(TENANT_ID, "99999999-8888-4777-8666-555555555555", {"to": "a@b.c"})
+
+    receipt = rig.service.receive(TENANT_ID, sendgrid_request([foreign, never_claimed]))
+
+    assert receipt.as_response()["ignored"] == 2
+    assert (rig.events(), rig.suppressed(), rig.ledger.marks) == ([], [], {})
+
+
+def test_when_the_suppression_cannot_be_written_the_event_is_taken_back_and_the_retry_records_it(
+    rig: Rig,
+) -> None:
+    rig.suppressions.unavailable.add("suppress")
+
+    with pytest.raises(DependencyError):
+        rig.service.receive(TENANT_ID, sendgrid_request([bounce()]))
+
+    assert rig.events() == []
+    rig.suppressions.unavailable.clear()
+    receipt = rig.service.receive(TENANT_ID, sendgrid_request([bounce()]))
+    assert receipt.as_response()["recorded"] == 1
+    assert len(rig.events()) == 1
+
+
+@pytest.mark.parametrize(
+    ("request_of", "reason"),
+    [
+        (lambda: sendgrid_request([bounce()], key=STRANGER_SENDGRID_KEY), "does not match the body"),
+        (lambda: sendgrid_request([bounce()], timestamp=SIGNED_AT - 301), "more than 300 seconds old"),
+        (
+            lambda: InboundRequest(
+                sendgrid_request([bounce()]).headers, json.dumps([bounce(email="eve@example.com")]).encode()
+            ),
+            "does not match the body",
+        ),
+        (lambda: InboundRequest({}, json.dumps([bounce()]).encode()), "missing"),
+    ],
+    ids=["forged", "replayed-old", "tampered", "missing-header"],
+)
+def test_an_unverified_request_is_401_and_touches_nothing(rig: Rig, request_of: Any, reason: str) -> None:
+    error = rig.refused(TENANT_ID, request_of())
+
+    assert error.code is ErrorCode.INVALID_SIGNATURE
+    assert error.message.startswith("The webhook is not verified: ")
+    assert reason in error.message
+    assert (rig.jobs.calls, rig.ledger.calls, rig.suppressions.calls) == ([], [], [])
+
+
+@pytest.mark.parametrize(
+    ("tenant_id", "secrets"),
+    [
+        ("7d9e8f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a", None),
+        (OTHER_TENANT, {}),
+        (OTHER_TENANT, {ProviderName.RESEND: RESEND_SECRET}),
+    ],
+    ids=["unknown-tenant", "no-secret", "secret-of-another-provider"],
+)
+def test_no_tenant_or_no_secret_for_this_provider_is_404_and_touches_nothing(
+    rig: Rig, tenant_id: str, secrets: dict[ProviderName, str] | None
+) -> None:
+    if secrets is not None:
+        rig.tenant(tenant_id, secrets)
+
+    error = rig.refused(tenant_id, sendgrid_request([bounce()]))
+
+    assert (error.code, error.message) == (
+        ErrorCode.WEBHOOK_NOT_FOUND,
+        "No webhook is configured at this URL.",
+    )
+    assert (rig.jobs.calls, rig.ledger.calls, rig.suppressions.calls) == ([], [], [])
+
+
+def test_a_verified_body_that_is_not_the_providers_shape_is_400(rig: Rig) -> None:
+    body = b'{"event": "bounce"}'
+
+    error = rig.refused(TENANT_ID, InboundRequest(sendgrid_headers(body, SIGNED_AT), body))
+
+    assert error.code is ErrorCode.INVALID_JSON
+    assert error.message == "The webhook body cannot be read: the body is not a JSON array of events."
+
+
+@pytest.mark.parametrize(
+    ("webhook", "name", "headers"),
+    [
+        (resend.WEBHOOK, "resend-bounced", lambda body: resend_headers(body, SIGNED_AT, "msg_1")),
+        (postmark.WEBHOOK, "postmark-bounce", lambda body: postmark_headers()),
+    ],
+    ids=["resend", "postmark"],
+)
+def test_resend_and_postmark_events_are_verified_with_their_own_secrets(
+    webhook: DeliveryWebhookFormat, name: str, headers: Callable[[bytes], dict[str, str]]
+) -> None:
+    rig = Rig(webhook)
+    rig.tenant()
+    rig.sent_job()
+    body = compact(name)
+
+    receipt = rig.service.receive(TENANT_ID, InboundRequest(headers(body), body))
+
+    assert receipt.as_response()["recorded"] == 1
+    assert [(event.type, event.provider) for event in rig.events()] == [("bounced", webhook.provider.value)]
+
+
+# ---------------------------------------------------------------- payments
+
+
+class PaymentRig:
+    def __init__(self, webhook: Any = polar.WEBHOOK, secret: str = POLAR_SECRET) -> None:
+        self.tenants = FakeTenantTable()
+        self.ledger = FakeLedger()
+        self.links = FakeBillingLinks()
+        self.tenants.add_tenant(TENANT_ID, plan="free")
+        catalog = PlanCatalog.of(POLAR_PRODUCT_INDIE, POLAR_PRODUCT_STARTUP)
+        if webhook is paystack.WEBHOOK:
+            catalog = PlanCatalog.of(PAYSTACK_PLAN_INDIE, "")
+        self.service = PaymentWebhooks(
+            webhook=webhook,
+            secret=lambda: secret,
+            catalog=catalog,
+            tenants=self.tenants,
+            ledger=self.ledger,
+            links=self.links,
+            clock=lambda: NOW,
+        )
+
+    def billing(self) -> tuple[object, ...]:
+        profile = self.tenants.profiles[TENANT_ID]
+        return (
+            profile.plan,
+            profile.period_anchor,
+            profile.paid_until,
+            profile.billing_status,
+            profile.subscription,
+        )
+
+
+def polar_request(
+    kind: str = "subscription.active", message_id: str = "evt-1", **data: Any
+) -> InboundRequest:
+    event = json.loads(compact("polar-subscription-active"))
+    event["type"] = kind
+    event["data"].update(data)
+    body = json.dumps(event, separators=(",", ":")).encode()
+    return InboundRequest(polar_headers(body, SIGNED_AT, message_id), body)
+
+
+SUBSCRIPTION = "POLAR:d7a3c2f1-5b6e-4c8d-9a0b-1c2d3e4f5a6b"
+
+
+def test_an_active_polar_subscription_moves_the_tenant_to_its_plan_for_the_paid_period() -> None:
+    rig = PaymentRig()
+
+    receipt = rig.service.receive(polar_request())
+
+    assert receipt.as_response()["recorded"] == 1
+    assert rig.billing() == ("indie", PERIOD_START, PERIOD_END, "active", SUBSCRIPTION)
+
+
+def test_a_polar_event_delivered_again_changes_nothing_more() -> None:
+    rig = PaymentRig()
+    rig.service.receive(polar_request())
+    rig.tenants.update_profile(TENANT_ID, plan="startup")  # an operator's change meanwhile
+
+    receipt = rig.service.receive(polar_request())
+
+    assert receipt.as_response()["duplicate"] == 1
+    assert rig.tenants.profiles[TENANT_ID].plan == "startup"
+
+
+def test_cancel_at_period_end_past_due_and_revoke_follow_the_subscription() -> None:
+    rig = PaymentRig()
+    rig.service.receive(polar_request())
+
+    rig.service.receive(polar_request("subscription.canceled", "evt-2", cancel_at_period_end=True))
+    assert rig.billing() == ("indie", PERIOD_START, PERIOD_END, "canceling", SUBSCRIPTION)
+    rig.service.receive(polar_request("subscription.past_due", "evt-3"))
+    assert rig.billing()[3] == "past_due"
+    rig.service.receive(polar_request("subscription.revoked", "evt-4"))
+    assert rig.billing() == ("free", "2026-11-30T08:00:00.000Z", None, None, None)
+
+
+def test_a_revoke_of_a_subscription_the_tenant_no_longer_pays_with_changes_nothing() -> None:
+    rig = PaymentRig()
+    rig.service.receive(polar_request())
+
+    rig.service.receive(polar_request("subscription.revoked", "evt-2", id="an-older-subscription"))
+
+    assert rig.billing()[0:4] == ("indie", PERIOD_START, PERIOD_END, "active")
+
+
+def test_a_renewal_keeps_the_periods_and_extends_what_is_paid_and_a_new_plan_restarts_them() -> None:
+    rig = PaymentRig()
+    rig.service.receive(polar_request())
+
+    renewed = {"current_period_start": PERIOD_END, "current_period_end": "2027-01-30T07:58:10.000Z"}
+    rig.service.receive(polar_request("subscription.active", "evt-2", **renewed))
+    assert rig.billing()[0:3] == ("indie", PERIOD_START, "2027-01-30T07:58:10.000Z")
+    rig.service.receive(
+        polar_request("subscription.active", "evt-3", product_id=POLAR_PRODUCT_STARTUP, **renewed)
+    )
+    assert rig.billing()[0:3] == ("startup", PERIOD_END, "2027-01-30T07:58:10.000Z")
+
+
+def test_a_product_that_is_not_a_herald_plan_or_a_tenant_herald_does_not_know_changes_nothing() -> None:
+    rig = PaymentRig()
+
+    other_product = rig.service.receive(polar_request(product_id="a-t-shirt"))
+    unknown = rig.service.receive(
+        polar_request("subscription.active", "evt-2", customer={"external_id": OTHER_TENANT})
+    )
+
+    assert other_product.as_response()["ignored"] == unknown.as_response()["ignored"] == 1
+    assert rig.billing()[0] == "free"
+    assert set(rig.ledger.marks) == {"POLAR#evt-1", "POLAR#evt-2"}
+
+
+def test_a_forged_payment_is_401_and_changes_nothing() -> None:
+    rig = PaymentRig()
+    request = polar_request()
+    forged = InboundRequest(
+        polar_headers(
+            request.raw_body, SIGNED_AT, "evt-1", secret="whsec_Zm9yZ2VkIHNlY3JldCBmb3JnZWQgc2VjcmV0IQ=="
+        ),
+        request.raw_body,
+    )
+
+    with pytest.raises(HeraldError) as caught:
+        rig.service.receive(forged)
+
+    assert caught.value.code is ErrorCode.INVALID_SIGNATURE
+    assert (rig.billing()[0], rig.ledger.calls, rig.links.calls) == ("free", [], [])
+
+
+def test_when_the_plan_cannot_be_written_the_mark_is_removed_so_the_retry_applies_it() -> None:
+    rig = PaymentRig()
+    rig.tenants.unavailable = True
+
+    with pytest.raises(DependencyError):
+        rig.service.receive(polar_request())
+
+    assert rig.ledger.marks == {}
+    rig.tenants.unavailable = False
+    rig.service.receive(polar_request())
+    assert rig.billing()[0] == "indie"
+
+
+def paystack_request(name: str) -> InboundRequest:
+    body = compact(name)
+    return InboundRequest(paystack_headers(body), body)
+
+
+def test_a_paystack_charge_activates_the_plan_and_its_later_events_find_the_tenant_by_customer() -> None:
+    rig = PaymentRig(paystack.WEBHOOK, PAYSTACK_SECRET)
+
+    rig.service.receive(paystack_request("paystack-charge-success"))
+    assert rig.billing() == ("indie", "2026-11-30T07:59:40.000Z", "2026-12-30T07:59:40.000Z", "active", None)
+
+    # subscription.* events carry no tenant id: the customer's link, written by the charge, has it.
+    rig.service.receive(paystack_request("paystack-subscription-create"))
+    assert rig.billing()[4] == "PAYSTACK:SUB_vsyqdmlzble3uii"
+    rig.service.receive(paystack_request("paystack-subscription-disable"))
+    assert rig.billing() == ("free", "2026-11-30T08:00:00.000Z", None, None, None)
+
+
+def test_an_event_applied_while_another_changed_the_billing_is_computed_again_on_the_new_billing() -> None:
+    """Polar delivers canceled and revoked together: the cancel must not undo the revoke."""
+    rig = PaymentRig()
+    rig.service.receive(polar_request())
+    revoke = polar_request("subscription.revoked", "evt-revoke")
+    cancel = polar_request("subscription.canceled", "evt-cancel", cancel_at_period_end=True)
+    concurrent = [lambda: rig.service.receive(revoke)]
+
+    def revoked_meanwhile(_tenant_id: str) -> None:
+        while concurrent:
+            concurrent.pop()()
+
+    rig.tenants.before_update = revoked_meanwhile
+    rig.service.receive(cancel)
+
+    assert rig.billing() == ("free", "2026-11-30T08:00:00.000Z", None, None, None)
+
+
+def test_a_billing_that_keeps_changing_is_a_503_and_the_event_is_retried_later() -> None:
+    rig = PaymentRig()
+
+    def always_changed(tenant_id: str) -> None:
+        rig.tenants.profiles[tenant_id] = replace(
+            rig.tenants.profiles[tenant_id], subscription=str(uuid.uuid4())
+        )
+
+    rig.tenants.before_update = always_changed
+
+    with pytest.raises(DependencyError, match="kept changing concurrently"):
+        rig.service.receive(polar_request())
+    assert rig.ledger.marks == {}
