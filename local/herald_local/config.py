@@ -16,6 +16,9 @@ STACK_NAME = "herald-local"
 DEFAULT_REGION = "us-east-1"
 STATE_DIR_NAME = ".herald-local"
 LOG_FILE_NAME = "herald-local.log"
+# In the state folder: the AWS calls each function process made, and the calls to fail on purpose.
+AWS_CALLS_DIR_NAME = "aws-calls"
+FAULTS_FILE_NAME = "faults.json"
 # Execution environments (runner processes) per function at most; see functions.FunctionEnvironments.
 DEFAULT_MAX_ENVIRONMENTS = 4
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from herald_local.console import configure
-from herald_local.functions import FunctionProcess, FunctionUnavailable, runner_environment
+from herald_local.functions import FunctionProcess, FunctionUnavailable, LocalFiles, runner_environment
 from herald_local.state import StackNotRunning, add_local_dir_option, find_running_stack
 from herald_local.topology import FunctionSpec
 
@@ -51,7 +51,7 @@ def _invoke(spec: FunctionSpec, event: Any, state: dict[str, Any], verbose: bool
     log_file = Path(state["logFile"])
     configure(verbose=verbose, log_path=log_file, console=sys.stderr)
     environment = runner_environment(spec, state["awsEndpoint"], state["region"], state["sandboxUrl"])
-    process = FunctionProcess(spec, environment)
+    process = FunctionProcess(spec, environment, files=LocalFiles.in_folder(Path(state["stateDir"])))
     started = time.perf_counter()
     process.start()
     try:

@@ -14,7 +14,7 @@ from herald_local import demo, moto_server
 from herald_local.alarms import AlarmPlayer, is_playable, queue_alarm_player
 from herald_local.config import ACCOUNT_ID, STACK_NAME, ConfigError, LocalConfig, port_in_use_message
 from herald_local.deferred import UnresolvedExpression
-from herald_local.functions import FunctionPool, FunctionUnavailable, Invocation
+from herald_local.functions import FunctionPool, FunctionUnavailable, Invocation, LocalFiles
 from herald_local.gateway import Gateway, GatewayServer
 from herald_local.moto_clients import moto_client
 from herald_local.moto_server import MotoNotReady
@@ -81,6 +81,7 @@ class LocalStack:
             self.config.region,
             self.config.sandbox_url,
             self.config.max_environments,
+            files=LocalFiles.in_folder(self.config.state_dir),
         )
         parts.pool.start()
         parts.gateway = self._start_gateway(topology, parts.pool)
@@ -211,6 +212,7 @@ class LocalStack:
             "gatewayUrl": config.gateway_url,
             "apiUrl": self.api_url,
             "sandboxUrl": config.sandbox_url,
+            "stateDir": str(config.state_dir),
             "logFile": str(config.log_path),
             "outputs": {} if topology is None else topology.outputs,
             "functions": {} if topology is None else {k: v.to_dict() for k, v in topology.functions.items()},

@@ -19,7 +19,8 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from herald_local.config import LOG_FILE_NAME, project_root
+from herald_local.config import AWS_CALLS_DIR_NAME, LOG_FILE_NAME, project_root
+from tests.support.least_privilege import keep_calls
 
 READY_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 30.0
@@ -201,6 +202,7 @@ def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSta
     stack = start_stack(tmp_path_factory.mktemp("herald-local"))
     yield stack
     stack.stop_cleanly()
+    keep_calls(stack.state_dir / AWS_CALLS_DIR_NAME)
 
 
 @pytest.fixture
@@ -211,3 +213,4 @@ def fresh_stack(tmp_path: Path) -> Iterator[RunningStack]:
     if stack.process.poll() is None:
         stack.process.kill()
         stack.process.wait()
+    keep_calls(stack.state_dir / AWS_CALLS_DIR_NAME)

@@ -15,6 +15,7 @@ import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pytest
@@ -148,7 +149,7 @@ class Rig:
         """That worker's handler, with the process switched to its environment."""
         self.forget_environment()
         self.herald.use_function_environment(logical_id, self.environment)
-        return self.herald.handler_module(logical_id).handler
+        return partial(self.herald.invoke, logical_id)
 
     def dead_letter_copies(self, job_id: str) -> list[dict[str, Any]]:
         bodies = [json.loads(message["Body"]) for message in self.herald.queued("DeadLetterQueueUrl")]

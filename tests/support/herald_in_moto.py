@@ -34,6 +34,7 @@ from herald.domain.records import JobState, StoredProvider
 from herald.domain.secrets import Purpose
 from herald.services.tenants import IssuedKey, TenantAdmin
 from herald_local.apigw_events import ApiContext, HttpRequest, build_event
+from herald_local.aws_calls import acting_as
 from herald_local.config import LocalConfig
 from herald_local.moto_atomic import make_dynamodb_atomic
 from herald_local.parameters import local_parameters
@@ -119,6 +120,12 @@ class HeraldInMoto:
             self._modules[logical_id] = _load_handler_module(spec.code_dir, f"{logical_id}_app")
         return self._modules[logical_id]
 
+    def invoke(self, logical_id: str, event: Any, context: LambdaContext | None = None) -> Any:
+        """Run the function's handler on ``event`` in this process (in its environment, if a test set
+        it); the AWS calls it makes count as that function's."""
+        with acting_as(logical_id):
+            return self.handler_module(logical_id).handler(event, context or LambdaContext(logical_id))
+
     def api(
         self,
         method: str,
@@ -136,7 +143,7 @@ class HeraldInMoto:
         match = self._routes.match(method, request.path)
         assert match is not None, f"no template route for {method} {path}"
         event = build_event(request, match, ApiContext(api_id="herald"))
-        answer = self.handler_module("ApiFunction").handler(event, LambdaContext("ApiFunction"))
+        answer = self.invoke("ApiFunction", event)
         return ApiAnswer(answer["statusCode"], json.loads(answer["body"]), dict(answer.get("headers") or {}))
 
     def new_tenant(
@@ -237,9 +244,7 @@ class HeraldInMoto:
         its answer does not report in ``batchItemFailures``."""
         function = self.event_source(output).function
         self.use_function_environment(function, environment)
-        answer: dict[str, Any] = self.handler_module(function).handler(
-            {"Records": records}, context or LambdaContext(function)
-        )
+        answer: dict[str, Any] = self.invoke(function, {"Records": records}, context)
         failed = {failure["itemIdentifier"] for failure in answer.get("batchItemFailures") or []}
         done = {record["receiptHandle"] for record in records if record["messageId"] not in failed}
         for receipt_handle in done:
@@ -248,7 +253,8 @@ class HeraldInMoto:
 
 
 @contextmanager
-def herald_in_moto(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeraldInMoto]:
+def template_in_moto(monkeypatch: pytest.MonkeyPatch) -> Iterator[Topology]:
+    """template.yaml's resources created in moto (in this process), as the local stack creates them."""
     for variable in ("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_ENDPOINT_URL_DYNAMODB"):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
@@ -260,9 +266,14 @@ def herald_in_moto(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeraldInMoto]:
         template = load_template(config.template_path)
         parameters = local_parameters(template, config, SANDBOX.format)
         translated = translate(template, parameters, REGION)
-        topology = create_resources(
+        yield create_resources(
             translated, parameters, client, root=config.root, gateway_url="http://127.0.0.1:9"
         )
+
+
+@contextmanager
+def herald_in_moto(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeraldInMoto]:
+    with template_in_moto(monkeypatch) as topology:
         herald = HeraldInMoto(topology, monkeypatch)
         herald.use_function_environment("ApiFunction", {"HERALD_AWS_MAX_ATTEMPTS": "1"})
         try:
