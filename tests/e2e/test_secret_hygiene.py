@@ -27,7 +27,8 @@ TIMEOUT = 15
 CLI_TIMEOUT = 60
 POLL_SECONDS = 90.0  # generous: on two busy cores the last log lines may trail the answers
 TERMINAL = {"completed", "failed"}
-API_REPORT_LINE = re.compile(r"^ApiFunction\s+\| REPORT RequestId: ", re.MULTILINE)
+# Every environment of the API function counts (ApiFunction, ApiFunction#2, … once a burst scaled it up).
+API_REPORT_LINE = re.compile(r"^ApiFunction(?:#\d+)?\s+\| REPORT RequestId: ", re.MULTILINE)
 # The sandbox stores credential headers under these names, with the value redacted.
 CREDENTIAL_HEADER = {
     "SENDGRID": "authorization",
