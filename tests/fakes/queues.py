@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from herald.domain.alerts import JobAlert
 from herald.domain.jobs import JobMessage, QueuePriority
 
 
@@ -50,3 +51,13 @@ class FakeDeadLetters:
         if self.failure is not None:
             raise self.failure
         self.records.append(json.loads(json.dumps(record, default=str)))
+
+
+class FakeAlerts:
+    """The job alerts a test's engine or sweeper raised, in order."""
+
+    def __init__(self) -> None:
+        self.sent: list[JobAlert] = []
+
+    def dead_lettered(self, alert: JobAlert) -> None:
+        self.sent.append(alert)

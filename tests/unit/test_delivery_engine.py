@@ -30,7 +30,7 @@ from tests.fakes.common import ManualClock, settings_for_tests
 from tests.fakes.jobs import FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
 from tests.fakes.providers import FakeProviders, message_permanent, provider_permanent, transient
-from tests.fakes.queues import Enqueued, FakeDeadLetters, FakeQueue
+from tests.fakes.queues import Enqueued, FakeAlerts, FakeDeadLetters, FakeQueue
 from tests.fakes.tenants import FakeSuppressions, FakeTenantTable
 
 SENDGRID, RESEND, POSTMARK, SES = (
@@ -60,6 +60,7 @@ class Rig:
     suppressions: FakeSuppressions
     queue: FakeQueue
     dead_letters: FakeDeadLetters
+    alerts: FakeAlerts
     providers: FakeProviders
     clock: ManualClock
     engine: DeliveryEngine
@@ -113,16 +114,17 @@ def rig() -> Rig:
         providers=providers,
         platform_sender=settings.platform_sender,
     )
-    queue, dead_letters, clock = FakeQueue(), FakeDeadLetters(), ManualClock()
+    queue, dead_letters, alerts, clock = FakeQueue(), FakeDeadLetters(), FakeAlerts(), ManualClock()
     engine = DeliveryEngine(
         DeliveryPolicy(settings.max_attempts, settings.retry_base_delay_seconds),
         store=store,
         queue=queue,
         dead_letters=dead_letters,
+        alerts=alerts,
         attempt=emails,
         clock=clock,
     )
-    return Rig(store, suppressions, queue, dead_letters, providers, clock, engine)
+    return Rig(store, suppressions, queue, dead_letters, alerts, providers, clock, engine)
 
 
 def calls_per_attempt(rig: Rig, per_attempt: int) -> list[list[str]]:

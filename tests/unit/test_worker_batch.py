@@ -20,7 +20,7 @@ from herald.services.batch import RECORD_BUDGET_MILLIS, process_batch
 from herald.services.delivery import DeliveryEngine, DeliveryPolicy
 from tests.fakes.common import ManualClock
 from tests.fakes.jobs import FakeJobTable
-from tests.fakes.queues import FakeDeadLetters, FakeQueue
+from tests.fakes.queues import FakeAlerts, FakeDeadLetters, FakeQueue
 
 TENANT = "tenant-a"
 QUEUE_ARN = "arn:aws:sqs:us-east-1:123456789012:herald-dev-email-normal"
@@ -110,6 +110,7 @@ def worker() -> Worker:
         store=store,
         queue=FakeQueue(),
         dead_letters=dead_letters,
+        alerts=FakeAlerts(),
         attempt=attempt,
         clock=ManualClock(),
     )

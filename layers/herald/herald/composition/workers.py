@@ -11,7 +11,7 @@ from herald.adapters.dead_letters import SqsDeadLetters
 from herald.adapters.queueing import SqsJobQueue
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.composition.common import foundation, provider_registry
+from herald.composition.common import foundation, job_alerts, provider_registry
 from herald.composition.vault import process_vault
 from herald.services.delivery import ChannelAttempt, DeliveryEngine, DeliveryPolicy
 from herald.services.ports import DeadLetters
@@ -34,6 +34,7 @@ def _worker(attempt: ChannelAttempt) -> WorkerServices:
         store=DynamoDeliveryStore(),
         queue=SqsJobQueue(settings.queue_urls, base.clients.sqs),
         dead_letters=dead_letters,
+        alerts=job_alerts(),
         attempt=attempt,
     )
     return WorkerServices(engine, dead_letters, process_vault().cache)

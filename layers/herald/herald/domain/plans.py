@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import calendar
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 
 from herald.domain.jobs import Channel
@@ -40,6 +40,11 @@ TOTAL_COUNTER = "total"
 
 def limits_for(plan: str) -> PlanLimits:
     return LIMITS[Plan(plan)]
+
+
+def retention_end(plan: str, accepted: datetime) -> datetime:
+    """When the items of a job accepted at ``accepted`` may go (their TTL)."""
+    return accepted + timedelta(days=limits_for(plan).retention_days)
 
 
 def channel_counter(channel: Channel) -> str:

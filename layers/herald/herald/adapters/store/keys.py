@@ -11,6 +11,7 @@
     JOB#<tenantId>#<jobId>      EVENT#<time>#<id>    a delivery event reported by the provider
     USAGE#<tenantId>#<period>   USAGE                the tenant's counters: jobs this period, requests this minute
     SUPPRESSION#<tenantId>      <address>            suppressed recipient
+    ALERTS#<windowStart>        ALERTS               job alerts sent in a ten-minute window (rate limit)
 
 Indexes: gsi1 lists a tenant's jobs newest first (JOBS#<tenantId>, createdAt#jobId) and the
 operator's tenants (TENANTS, createdAt#tenantId); gsi2 lists a tenant's finished jobs by outcome
@@ -31,6 +32,7 @@ CLAIM_SK = "CLAIM"
 JOB_SK = "JOB"
 STATUS_SK = "STATUS"
 USAGE_SK = "USAGE"
+ALERTS_SK = "ALERTS"
 TENANTS_GSI_PK = "TENANTS"
 _EVENT_PREFIX = "EVENT#"
 # createdAt (ISO-8601 ms, UTC) # job id: what a list cursor may point at.
@@ -39,6 +41,11 @@ _JOB_SORT_KEY = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z#[0-9a-
 
 def tenant_pk(tenant_id: str) -> str:
     return f"TENANT#{tenant_id}"
+
+
+def tenant_id_of(pk: str) -> str:
+    """The tenant id of a tenant partition key."""
+    return pk.removeprefix("TENANT#")
 
 
 def provider_sk(provider: str) -> str:
@@ -73,6 +80,10 @@ def event_sk(occurred_at: str, event_id: str) -> str:
 
 def usage_pk(tenant_id: str, period: str) -> str:
     return f"USAGE#{tenant_id}#{period}"
+
+
+def alerts_pk(window_start: str) -> str:
+    return f"ALERTS#{window_start}"
 
 
 def suppression_pk(tenant_id: str) -> str:
