@@ -118,6 +118,9 @@ class FakeTenantTable:
         self._check()
         yield from sorted(self.profiles.values(), key=lambda profile: (profile.created_at, profile.tenant_id))
 
+    def tenant_ids(self) -> Iterator[str]:
+        yield from (profile.tenant_id for profile in self.all_profiles())
+
     def update_profile(self, tenant_id: str, **changes: object) -> TenantProfile:
         profile = self.profile(tenant_id)
         fields: dict[str, Any] = dict(changes)

@@ -215,6 +215,9 @@ class JobState:
     # Providers that failed permanently for this job (bad key, suspended): not tried again.
     skip_providers: tuple[str, ...] = ()
     delivery_logs: tuple[DeliveryLog, ...] = ()
+    # When it was last queued again by a retry, a redrive or the sweeper, and how often the sweeper did.
+    requeued_at: str | None = None
+    sweeps: int = 0
 
     @property
     def queue(self) -> str:

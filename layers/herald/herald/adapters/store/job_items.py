@@ -80,6 +80,8 @@ def _from_status(status: JobStatusItem) -> JobState:
         lease_until=int(status.lease_until) if status.lease_until is not None else None,
         skip_providers=tuple(status.skip_providers or ()),
         delivery_logs=tuple(_log_from(entry) for entry in status.delivery_logs or []),
+        requeued_at=status.requeued_at,
+        sweeps=int(status.sweeps or 0),
     )
 
 
