@@ -1,4 +1,4 @@
-"""herald: the operator CLI (tenants, plans, API keys)."""
+"""herald: the operator CLI (tenants, plans, API keys, the dead-letter queue, any tenant's job)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ import json
 import sys
 from collections.abc import Sequence
 
-from herald.composition.operator import OperatorServices, operator_services
+from herald.composition.operator import MissingOutput, OperatorServices
 from herald.domain.errors import DependencyError, HeraldError
 from herald.domain.plans import Plan
+from herald.services.job_queries import operator_job
 from herald.services.ports import TenantNotFound
 from herald.services.tenants import IssuedKey
+from herald_cli.operations import dead_letter_command, show_job
 from herald_cli.target import TargetError, deployed_target, local_target
 from herald_local.state import add_local_dir_option
 
@@ -49,6 +51,27 @@ def _parser() -> argparse.ArgumentParser:
     rotate.add_argument("tenant_id")
     rotate.add_argument("--grace-seconds", type=int, default=0, help="keep the old key valid this long")
     rotate.add_argument("--json", action="store_true")
+
+    dlq = groups.add_parser("dlq", help="the dead-letter queue").add_subparsers(dest="command", required=True)
+    dlq_list = dlq.add_parser("list", help="what the dead-letter queue holds, oldest first")
+    dlq_list.add_argument("--limit", type=int, default=100, help="at most this many messages (default 100)")
+    dlq_list.add_argument("--json", action="store_true")
+    dlq_show = dlq.add_parser("show", help="one job's dead-letter copies (or one message, by its id)")
+    dlq_show.add_argument("id", help="a job id, or a dead-letter message id")
+    dlq_show.add_argument("--json", action="store_true")
+    redrive = dlq.add_parser(
+        "redrive", help="queue failed jobs again with a fresh attempt budget and delete their copies"
+    )
+    which = redrive.add_mutually_exclusive_group(required=True)
+    which.add_argument("--job", metavar="ID", help="the job to redrive")
+    which.add_argument("--all", action="store_true", help="every job in the dead-letter queue")
+    redrive.add_argument("--json", action="store_true")
+
+    jobs = groups.add_parser("jobs", help="any tenant's jobs").add_subparsers(dest="command", required=True)
+    job_show = jobs.add_parser("show", help="a job's document, whichever tenant it belongs to")
+    job_show.add_argument("id")
+    job_show.add_argument("--tenant", help="its tenant id (without it, every tenant is looked through)")
+    job_show.add_argument("--json", action="store_true")
     return parser
 
 
@@ -80,7 +103,17 @@ def _list(services: OperatorServices, as_json: bool) -> None:
         )
 
 
-def _run(args: argparse.Namespace, services: OperatorServices) -> None:
+def _run(args: argparse.Namespace, services: OperatorServices) -> int:
+    if args.group == "dlq":
+        return dead_letter_command(args, services.dead_letters)
+    if args.group == "jobs":
+        show_job(operator_job(services.jobs, services.tenants, args.id, args.tenant), args.json)
+        return 0
+    _run_tenant_command(args, services)
+    return 0
+
+
+def _run_tenant_command(args: argparse.Namespace, services: OperatorServices) -> None:
     admin = services.admin
     if args.group == "tenant" and args.command == "create":
         _print_key(admin.create(args.name, args.email, args.plan), args.json)
@@ -100,8 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         target = deployed_target(args.stack, args.region) if args.stack else local_target(args.local_dir)
-        _run(args, operator_services(target.table_name, region=target.region, endpoint=target.endpoint))
-    except TargetError as exc:
+        return _run(args, OperatorServices(target.outputs, region=target.region, endpoint=target.endpoint))
+    except (TargetError, MissingOutput) as exc:
         print(f"herald: {exc}", file=sys.stderr)
         return 2
     except TenantNotFound as exc:
@@ -110,7 +143,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (HeraldError, DependencyError) as exc:
         print(f"herald: {exc}", file=sys.stderr)
         return 1
-    return 0
 
 
 if __name__ == "__main__":
