@@ -214,7 +214,10 @@ def _real_topology() -> Topology:
     template = load_template(config.template_path)
     parameters = local_parameters(template, config, lambda name: f"http://127.0.0.1:3100/{name}")
     translated = translate(template, parameters, REGION)
-    return create_resources(translated, parameters, _client, root=ROOT, gateway_url=GATEWAY)
+    # Planned against a bridge address: nothing publishes to the topic in these tests.
+    return create_resources(
+        translated, parameters, _client, root=ROOT, gateway_url=GATEWAY, sns_bridge_url="http://127.0.0.1:9"
+    )
 
 
 @dataclass

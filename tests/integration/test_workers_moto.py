@@ -326,7 +326,7 @@ def test_given_dns_rebinding_to_a_private_address_the_webhook_worker_never_dials
         assert rig.dns.lookups.count(host) == 1  # checked at acceptance, against the public answer
         rig.dns.answers[host] = [private_address]
         record = one_record(rig, WEBHOOK_QUEUE)
-        dialled = _spy_on_connect(monkeypatch)
+        dialled = _spy_on_connect(monkeypatch, rig)
 
         answer = rig.deliver(WEBHOOK_QUEUE, [record])
         assert "HERALD_LOCAL_WEBHOOK_ORIGIN" not in os.environ
@@ -362,7 +362,7 @@ def test_control_with_the_local_stacks_sandbox_origin_the_same_rebinding_is_dial
         )
         rig.dns.answers[host] = ["127.0.0.1"]
         record = one_record(rig, WEBHOOK_QUEUE)
-        dialled = _spy_on_connect(monkeypatch)
+        dialled = _spy_on_connect(monkeypatch, rig)
         # This test's monkeypatch removes the setting again; the template never sets it.
         monkeypatch.setenv("HERALD_LOCAL_WEBHOOK_ORIGIN", f"https://{host}:{listener.port}")
         rig.deliver(WEBHOOK_QUEUE, [record])
@@ -394,13 +394,16 @@ def test_a_webhook_to_a_private_literal_address_is_refused_at_acceptance(rig: Ri
     assert rig.herald.receive_records(WEBHOOK_QUEUE) == []
 
 
-def _spy_on_connect(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    """Every (address, port) a socket of this process tries to connect to from now on."""
+def _spy_on_connect(monkeypatch: pytest.MonkeyPatch, rig: Rig) -> list[tuple[str, int]]:
+    """Every (address, port) a socket of this process tries to connect to from now on, but moto's own
+    delivery of SNS notifications to the stack's SNS bridge (which in AWS happens inside SNS)."""
     dialled: list[tuple[str, int]] = []
     real_connect = socket.socket.connect
+    bridge = rig.herald.sns.bridge.url
 
     def connect(sock: socket.socket, address: Any) -> None:
-        dialled.append((str(address[0]), int(address[1])))
+        if f"{address[0]}:{address[1]}" not in bridge:
+            dialled.append((str(address[0]), int(address[1])))
         real_connect(sock, address)
 
     monkeypatch.setattr(socket.socket, "connect", connect)

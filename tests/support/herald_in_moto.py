@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import threading
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -36,11 +37,13 @@ from herald.services.tenants import IssuedKey, TenantAdmin
 from herald_local.apigw_events import ApiContext, HttpRequest, build_event
 from herald_local.aws_calls import acting_as
 from herald_local.config import LocalConfig
+from herald_local.functions import Invocation
 from herald_local.moto_atomic import make_dynamodb_atomic
 from herald_local.parameters import local_parameters
 from herald_local.pollers import sqs_record
 from herald_local.resources import create_resources
 from herald_local.routes import RouteTable
+from herald_local.sns_bridge import SnsBridge
 from herald_local.template import load_template, translate
 from herald_local.topology import QueueSourceSpec, Topology
 
@@ -102,8 +105,11 @@ def _load_handler_module(spec_dir: str, name: str) -> ModuleType:
 
 
 class HeraldInMoto:
-    def __init__(self, topology: Topology, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(
+        self, topology: Topology, monkeypatch: pytest.MonkeyPatch, deliveries: SnsDeliveries
+    ) -> None:
         self.topology = topology
+        self.sns = deliveries
         self._monkeypatch = monkeypatch
         self._routes = RouteTable(topology.routes)
         self._modules: dict[str, ModuleType] = {}
@@ -252,9 +258,31 @@ class HeraldInMoto:
         return answer
 
 
+class SnsDeliveries:
+    """What moto delivers to the template's SNS subscriptions of functions, kept as the events those
+    functions would get (the local stack's SNS bridge, which invokes nothing here)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        self._lock = threading.Lock()
+        self.bridge = SnsBridge()
+
+    def record(self, function: str, event: Any) -> Invocation:
+        with self._lock:
+            self.events.append((function, event))
+        return Invocation("", b"null", None)
+
+    def of(self, function: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [event for name, event in self.events if name == function]
+
+
 @contextmanager
-def template_in_moto(monkeypatch: pytest.MonkeyPatch) -> Iterator[Topology]:
-    """template.yaml's resources created in moto (in this process), as the local stack creates them."""
+def template_in_moto(
+    monkeypatch: pytest.MonkeyPatch, deliveries: SnsDeliveries | None = None
+) -> Iterator[Topology]:
+    """template.yaml's resources created in moto (in this process), as the local stack creates them;
+    SNS notifications to functions are kept by ``deliveries``."""
     for variable in ("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_ENDPOINT_URL_DYNAMODB"):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
@@ -266,15 +294,28 @@ def template_in_moto(monkeypatch: pytest.MonkeyPatch) -> Iterator[Topology]:
         template = load_template(config.template_path)
         parameters = local_parameters(template, config, SANDBOX.format)
         translated = translate(template, parameters, REGION)
-        yield create_resources(
-            translated, parameters, client, root=config.root, gateway_url="http://127.0.0.1:9"
-        )
+        deliveries = deliveries or SnsDeliveries()
+        deliveries.bridge.start()
+        try:
+            topology = create_resources(
+                translated,
+                parameters,
+                client,
+                root=config.root,
+                gateway_url="http://127.0.0.1:9",
+                sns_bridge_url=deliveries.bridge.url,
+            )
+            deliveries.bridge.attach(topology.subscriptions, deliveries.record, client("sns"))
+            yield topology
+        finally:
+            deliveries.bridge.stop()
 
 
 @contextmanager
 def herald_in_moto(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeraldInMoto]:
-    with template_in_moto(monkeypatch) as topology:
-        herald = HeraldInMoto(topology, monkeypatch)
+    deliveries = SnsDeliveries()
+    with template_in_moto(monkeypatch, deliveries) as topology:
+        herald = HeraldInMoto(topology, monkeypatch, deliveries)
         herald.use_function_environment("ApiFunction", {"HERALD_AWS_MAX_ATTEMPTS": "1"})
         try:
             yield herald
