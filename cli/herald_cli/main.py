@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 
 from herald.composition.operator import MissingOutput, OperatorServices
 from herald.domain.errors import DependencyError, HeraldError
 from herald.domain.plans import Plan
+from herald.observability import logger
 from herald.services.job_queries import operator_job
 from herald.services.ports import TenantNotFound
 from herald.services.tenants import IssuedKey
@@ -131,6 +133,10 @@ def _run_tenant_command(args: argparse.Namespace, services: OperatorServices) ->
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    # The core's log lines go to stderr here: stdout is the command's answer (--json is parsed).
+    handler = logger.registered_handler
+    if isinstance(handler, logging.StreamHandler):
+        handler.setStream(sys.stderr)
     try:
         target = deployed_target(args.stack, args.region) if args.stack else local_target(args.local_dir)
         return _run(args, OperatorServices(target.outputs, region=target.region, endpoint=target.endpoint))

@@ -21,6 +21,7 @@ AWS_CALLS_DIR_NAME = "aws-calls"
 FAULTS_FILE_NAME = "faults.json"
 # Execution environments (runner processes) per function at most; see functions.FunctionEnvironments.
 DEFAULT_MAX_ENVIRONMENTS = 4
+DEFAULT_ALARM_SECONDS = 10.0
 
 
 class ConfigError(RuntimeError):
@@ -59,6 +60,14 @@ def _count(env: Mapping[str, str], variable: str, default: int) -> int:
     return int(raw)
 
 
+def _seconds_text(env: Mapping[str, str], variable: str) -> str | None:
+    """A whole number of seconds (at least 1) as set, or None when the variable is unset."""
+    raw = env.get(variable, "").strip() or None
+    if raw is not None and (not raw.isdigit() or int(raw) < 1):
+        raise ConfigError(f"{variable} must be whole seconds (at least 1), got {raw!r}")
+    return raw
+
+
 @dataclass(frozen=True)
 class LocalConfig:
     root: Path
@@ -70,6 +79,12 @@ class LocalConfig:
     # Overrides the template's RetryBaseDelaySeconds so tests see retries in seconds, not minutes.
     retry_base_delay: str | None = None
     max_environments: int = DEFAULT_MAX_ENVIRONMENTS
+    # Overrides the template's StuckJobSeconds (the sweeper's threshold), for the same reason.
+    stuck_job_seconds: str | None = None
+    # Every schedule fires this often instead of on its own cadence (None: its own).
+    schedule_seconds: float | None = None
+    # How often alarms are evaluated (at most once per Period).
+    alarm_seconds: float = DEFAULT_ALARM_SECONDS
 
     @property
     def template_path(self) -> Path:
@@ -97,9 +112,9 @@ class LocalConfig:
         env = os.environ if env is None else env
         root = project_root()
         state_dir = default_state_dir(env)
-        retry = env.get("HERALD_LOCAL_RETRY_BASE_DELAY", "").strip() or None
-        if retry is not None and not retry.isdigit():
-            raise ConfigError(f"HERALD_LOCAL_RETRY_BASE_DELAY must be whole seconds, got {retry!r}")
+        retry = _seconds_text(env, "HERALD_LOCAL_RETRY_BASE_DELAY")
+        schedule = _seconds_text(env, "HERALD_LOCAL_SCHEDULE_SECONDS")
+        alarm = _seconds_text(env, "HERALD_LOCAL_ALARM_SECONDS")
         return cls(
             root=root,
             state_dir=state_dir.resolve(),
@@ -109,6 +124,9 @@ class LocalConfig:
             sandbox_port=_port(env, "HERALD_SANDBOX_PORT", 3100),
             retry_base_delay=retry,
             max_environments=_count(env, "HERALD_LOCAL_MAX_ENVIRONMENTS", DEFAULT_MAX_ENVIRONMENTS),
+            stuck_job_seconds=_seconds_text(env, "HERALD_LOCAL_STUCK_JOB_SECONDS"),
+            schedule_seconds=None if schedule is None else float(schedule),
+            alarm_seconds=DEFAULT_ALARM_SECONDS if alarm is None else float(alarm),
         )
 
     def check_ports_free(self) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import urllib3
 
 from herald_local.config import AWS_CALLS_DIR_NAME, DEFAULT_MAX_ENVIRONMENTS, FAULTS_FILE_NAME
+from herald_local.metrics import LocalMetrics
 from herald_local.moto_clients import FAKE_CREDENTIALS
 from herald_local.processes import ChildProcess, python_module
 from herald_local.runner import (
@@ -230,10 +231,12 @@ class FunctionEnvironments:
         environment: Mapping[str, str],
         max_environments: int,
         files: LocalFiles | None = None,
+        metrics: LocalMetrics | None = None,
     ) -> None:
         self.spec = spec
         self._environment = dict(environment)
         self._files = files
+        self._metrics = metrics or LocalMetrics()
         reserved = spec.reserved_concurrency
         self._cap = max_environments if reserved is None else min(reserved, max_environments)
         self._all: list[FunctionProcess] = []
@@ -266,14 +269,23 @@ class FunctionEnvironments:
         """Invokes in an environment of its own; ``timeout`` covers the wait for one as well."""
         limit = self.spec.timeout_seconds + _ANSWER_MARGIN_SECONDS if timeout is None else timeout
         deadline = time.monotonic() + limit
-        process = self._acquire(deadline)
+        try:
+            process = self._acquire(deadline)
+        except FunctionUnavailable:
+            self._metrics.invocation(self.spec.name, throttled=True)
+            raise
         try:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise self._too_late()
-            return process.invoke(event, remaining)
+            invocation = process.invoke(event, remaining)
+        except FunctionUnavailable:
+            self._metrics.invocation(self.spec.name, failed=True)
+            raise
         finally:
             self._release(process)
+        self._metrics.invocation(self.spec.name, failed=invocation.failed)
+        return invocation
 
     def _too_late(self) -> FunctionUnavailable:
         return FunctionUnavailable(
@@ -362,10 +374,15 @@ class FunctionPool:
         max_environments: int = DEFAULT_MAX_ENVIRONMENTS,
         *,
         files: LocalFiles | None = None,
+        metrics: LocalMetrics | None = None,
     ) -> None:
         self.functions = {
             spec.logical_id: FunctionEnvironments(
-                spec, runner_environment(spec, moto_url, region, sandbox_url), max_environments, files
+                spec,
+                runner_environment(spec, moto_url, region, sandbox_url),
+                max_environments,
+                files,
+                metrics,
             )
             for spec in specs
         }

@@ -126,6 +126,11 @@ class AlarmChange:
         )
 
     @property
+    def is_news(self) -> bool:
+        """False for a new alarm's first evaluation coming out OK: nothing went wrong or came back."""
+        return not (self.new_state == "OK" and self.old_state == "INSUFFICIENT_DATA")
+
+    @property
     def queue_name(self) -> str | None:
         """The queue an AWS/SQS alarm watches."""
         return dict(self.dimensions).get("QueueName") if self.namespace == "AWS/SQS" else None
@@ -168,6 +173,8 @@ class ChatOutcome(StrEnum):
     NOT_CONFIGURED = "not-configured"
     # The chat refused the message or the webhook (revoked, malformed): retrying cannot help.
     REFUSED = "refused"
+    # Not worth a message (an alarm settling into OK after it was created).
+    SKIPPED = "skipped"
 
 
 def _job_alert(body: dict[str, Any]) -> JobAlert:

@@ -81,6 +81,9 @@ class AlertRelay:
 
     def relay(self, subject: str | None, message: str) -> ChatOutcome:
         notice = read_notice(subject, message)
+        if isinstance(notice, AlarmChange) and not notice.is_news:
+            logger.info("alarm settled into OK; not posted", extra=_summary(notice))
+            return ChatOutcome.SKIPPED
         outcome = self._chat.post(notice, self._queue_depth(notice))
         if outcome is ChatOutcome.NOT_CONFIGURED:
             logger.warning("no chat webhook is configured; alert logged only", extra=_summary(notice))

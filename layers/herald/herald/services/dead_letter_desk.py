@@ -16,7 +16,6 @@ from typing import Any
 from herald.domain.clock import now_iso
 from herald.domain.dead_letters import DeadLetter, HeldMessage, read_dead_letter
 from herald.domain.errors import DependencyError, HeraldError
-from herald.observability import logger
 from herald.services.job_queries import requeue_failed
 from herald.services.ports import DeadLetterInbox, JobQueue, JobStore, TenantNotFound, TenantStore
 
@@ -100,7 +99,6 @@ class DeadLetterDesk:
             )
             if state is not None:
                 self._inbox.delete(message)
-                logger.info("job redriven", extra={"job_id": letter.job_id, "tenant_id": letter.tenant_id})
                 return Redrive(letter, Outcome.REDRIVEN, f"queued again (attempt {state.attempts + 1} next)")
             view = self._jobs.get(letter.tenant_id, letter.job_id)
         except TenantNotFound:
