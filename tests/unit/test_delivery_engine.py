@@ -225,6 +225,10 @@ def test_given_every_provider_transient_when_redelivered_then_three_attempts_wit
     assert copy["failedAt"].endswith("Z")
     assert copy["createdAt"] == state.created_at
     assert copy["payload"] == EMAIL
+    # One alert for the operators, naming the job, its tenant and the last error.
+    [alert] = rig.alerts.sent
+    assert (alert.job_id, alert.tenant_id, alert.channel, alert.attempts) == ("job-1", TENANT, "email", 3)
+    assert alert.error == state.error_message
 
 
 def test_given_a_retry_when_re_sent_then_the_message_carries_the_attempt_seen_and_the_job_band(
@@ -329,8 +333,9 @@ def test_given_invalid_recipient_when_handled_then_the_job_fails_at_once_without
     state = rig.state()
     assert state.error_message == "SENDGRID message_permanent: the recipient address is invalid (HTTP 422)"
     assert state.used_provider == "SENDGRID"
-    # The tenant's recipient, not an operator's problem: no dead-letter copy.
+    # The tenant's recipient, not an operator's problem: no dead-letter copy, no alert.
     assert not rig.dead_letters.records
+    assert not rig.alerts.sent
     assert not rig.suppressions.entries_by_tenant
 
 
@@ -360,6 +365,7 @@ def test_given_suppressed_recipient_when_handled_then_it_fails_permanently_witho
     assert rig.providers.calls == []
     assert rig.state().error_message == SUPPRESSED == "recipient suppressed"
     assert not rig.dead_letters.records
+    assert not rig.alerts.sent
 
 
 # ---------------------------------------------------------------- routing
