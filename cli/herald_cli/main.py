@@ -6,7 +6,8 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from herald.composition.operator import MissingOutput, OperatorServices
 from herald.domain.errors import DependencyError, HeraldError
@@ -133,10 +134,25 @@ def _run_tenant_command(args: argparse.Namespace, services: OperatorServices) ->
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    # The core's log lines go to stderr here: stdout is the command's answer (--json is parsed).
+    with _core_logs_to_stderr():
+        return _main(args)
+
+
+@contextmanager
+def _core_logs_to_stderr() -> Iterator[None]:
+    """The core's log lines go to stderr while a command runs: stdout is its answer (--json is parsed)."""
     handler = logger.registered_handler
-    if isinstance(handler, logging.StreamHandler):
-        handler.setStream(sys.stderr)
+    if not isinstance(handler, logging.StreamHandler):
+        yield
+        return
+    previous, handler.stream = handler.stream, sys.stderr
+    try:
+        yield
+    finally:
+        handler.stream = previous
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         target = deployed_target(args.stack, args.region) if args.stack else local_target(args.local_dir)
         return _run(args, OperatorServices(target.outputs, region=target.region, endpoint=target.endpoint))

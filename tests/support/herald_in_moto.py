@@ -27,8 +27,8 @@ from herald.adapters.store import table
 from herald.adapters.store.account_store import DynamoAccountStore
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
+from herald.composition import alert, common, sweeper, vault
 from herald.composition import api as api_services
-from herald.composition import common, vault
 from herald.composition import workers as worker_services
 from herald.domain.api_keys import hash_api_key
 from herald.domain.records import JobState, StoredProvider
@@ -89,6 +89,8 @@ def _reset_process_caches() -> None:
     worker_services.email_worker.cache_clear()
     worker_services.webhook_worker.cache_clear()
     vault.process_vault.cache_clear()
+    alert.alert_relay.cache_clear()
+    sweeper.sweeper.cache_clear()
 
 
 def _load_handler_module(spec_dir: str, name: str) -> ModuleType:
