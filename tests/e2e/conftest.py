@@ -111,18 +111,30 @@ class RunningStack:
             config=config,
         )
 
-    def create_tenant(self, plan: str = "startup", name: str = "E2E") -> tuple[str, str]:
-        """A tenant of the calling test's own, made with the operator CLI as an operator would:
-        (tenant id, API key)."""
-        finished = subprocess.run(
-            [str(Path(sys.executable).with_name("herald")), "--local-dir", str(self.state_dir)]
-            + ["tenant", "create", "--name", name, "--email", f"{name.lower()}@example.com"]
-            + ["--plan", plan, "--json"],
+    def herald(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """The operator CLI, run as an operator runs it, against this stack."""
+        return subprocess.run(
+            [str(Path(sys.executable).with_name("herald")), "--local-dir", str(self.state_dir), *args],
             env=without_local_dir(),
             capture_output=True,
             text=True,
             timeout=CLI_TIMEOUT_SECONDS,
             check=False,
+        )
+
+    def create_tenant(self, plan: str = "startup", name: str = "E2E") -> tuple[str, str]:
+        """A tenant of the calling test's own, made with the operator CLI as an operator would:
+        (tenant id, API key)."""
+        finished = self.herald(
+            "tenant",
+            "create",
+            "--name",
+            name,
+            "--email",
+            f"{name.lower()}@example.com",
+            "--plan",
+            plan,
+            "--json",
         )
         assert finished.returncode == 0, finished.stderr
         created = json.loads(finished.stdout)
@@ -162,7 +174,7 @@ def _read_state(state_file: Path) -> dict[str, Any] | None:
     return state
 
 
-def start_stack(state_dir: Path) -> RunningStack:
+def start_stack(state_dir: Path, extra_env: dict[str, str] | None = None) -> RunningStack:
     """Starts a stack and returns once it is ready (demo tenant created or the ready line printed)."""
     console_file = state_dir / "console.txt"
     environment = {
@@ -173,6 +185,7 @@ def start_stack(state_dir: Path) -> RunningStack:
         "HERALD_SANDBOX_PORT": str(_free_port()),
         "HERALD_LOCAL_RETRY_BASE_DELAY": "2",
         "AWS_DEFAULT_REGION": "us-east-1",
+        **(extra_env or {}),
     }
     with console_file.open("wb") as console:
         process = subprocess.Popen(
