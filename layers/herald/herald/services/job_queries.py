@@ -7,7 +7,7 @@ from typing import Any
 
 from herald.domain.clock import now_iso
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.domain.jobs import Channel, JobMessage, JobStatus, queue_priority
+from herald.domain.jobs import Channel, JobStatus, queue_priority
 from herald.domain.records import DeliveryLog, JobState, JobView, TenantContext
 from herald.observability import correlation_id
 from herald.services.accept import enqueue_or_fail
@@ -135,16 +135,6 @@ def requeue_failed(
     state = store.reopen_failed(tenant_id, job_id, max_attempts, now)
     if state is None:
         return None
-    message = JobMessage(
-        job_id,
-        tenant_id,
-        state.channel,
-        plan,
-        state.attempts,
-        None,
-        state.priority,
-        state.created_at,
-        correlation_id(),
-    )
+    message = state.next_message(plan, correlation_id())
     enqueue_or_fail(queue, store, message, queue_priority(state.priority), now)
     return state

@@ -122,17 +122,7 @@ class Sweeper:
                 run.error(tenant_id, state.job_id, exc)
 
     def _act(self, run: _Run, state: JobState, plan: str) -> None:
-        message = JobMessage(
-            state.job_id,
-            state.tenant_id,
-            state.channel,
-            plan,
-            state.attempts,
-            None,
-            state.priority,
-            state.created_at,
-            correlation_id(),
-        )
+        message = state.next_message(plan, correlation_id())
         dimensions = {"channel": state.channel.value, "priority": state.queue}
         if state.sweeps >= self._policy.max_requeues:
             self._fail(run, state, message, dimensions)
