@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from herald.domain.clock import epoch_seconds, iso
+from herald.domain.jobs import JobMessage
 
 JOB_DEAD_LETTERED = "herald.job-dead-lettered"
 JOB_ALERTS_PAUSED = "herald.job-alerts-paused"
@@ -37,6 +38,12 @@ class JobAlert:
     priority: int
     attempts: int
     error: str
+
+    @classmethod
+    def of(cls, message: JobMessage, attempts: int, error: str) -> JobAlert:
+        return cls(
+            message.job_id, message.tenant_id, message.channel.value, message.priority, attempts, error
+        )
 
     @property
     def subject(self) -> str:

@@ -183,16 +183,7 @@ class DeliveryEngine:
             return self._lost_lease(message, log)
         count("FailedByTenant" if caused_by_tenant else "Failed", _dimensions(message))
         if not caused_by_tenant:
-            self._alerts.dead_lettered(
-                JobAlert(
-                    message.job_id,
-                    message.tenant_id,
-                    message.channel.value,
-                    message.priority,
-                    log.attempt,
-                    reason,
-                )
-            )
+            self._alerts.dead_lettered(JobAlert.of(message, log.attempt, reason))
         return Handled(message.job_id, "failed", log.attempt)
 
     def _not_claimed(self, message: JobMessage) -> Handled:
