@@ -142,7 +142,7 @@ class DeliveryEngine:
     def _complete(self, message: JobMessage, log: DeliveryLog, outcome: AttemptOutcome) -> Handled:
         if not self._store.finish(message, log, JobStatus.COMPLETED, None):
             return self._lost_lease(message, log)
-        dimensions = _dimensions(message)
+        dimensions = metric_dimensions(message)
         count("Delivered", dimensions)
         count("AttemptsPerJob", dimensions, value=log.attempt)
         if len(outcome.tried) > 1:
@@ -163,7 +163,7 @@ class DeliveryEngine:
         reason = outcome.error_message or "delivery failed"
         if not self._store.release_for_retry(message, log, reason, skip):
             return self._lost_lease(message, log)
-        count("RetryScheduled", _dimensions(message))
+        count("RetryScheduled", metric_dimensions(message))
         return Handled(message.job_id, "retrying", log.attempt, delay)
 
     def _fail(
@@ -181,7 +181,7 @@ class DeliveryEngine:
             self._dead_letter(message, payload, reason, log.attempt, max_attempts)
         if not self._store.finish(message, log, JobStatus.FAILED, reason):
             return self._lost_lease(message, log)
-        count("FailedByTenant" if caused_by_tenant else "Failed", _dimensions(message))
+        count("FailedByTenant" if caused_by_tenant else "Failed", metric_dimensions(message))
         if not caused_by_tenant:
             self._alerts.dead_lettered(JobAlert.of(message, log.attempt, reason))
         return Handled(message.job_id, "failed", log.attempt)
@@ -231,8 +231,9 @@ class DeliveryEngine:
         self, message: JobMessage, payload: dict[str, Any], reason: str, attempts: int, max_attempts: int
     ) -> None:
         self._dead_letters.send(dead_letter_copy(message, payload, reason, attempts, max_attempts))
-        count("DeadLettered", _dimensions(message))
+        count("DeadLettered", metric_dimensions(message))
 
 
-def _dimensions(message: JobMessage) -> dict[str, str]:
+def metric_dimensions(message: JobMessage) -> dict[str, str]:
+    """The dimensions of a job's business metrics (never its tenant: that would be a metric each)."""
     return {"channel": message.channel.value, "priority": queue_priority(message.priority).value}

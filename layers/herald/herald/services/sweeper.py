@@ -26,7 +26,7 @@ from herald.domain.plans import retention_end
 from herald.domain.records import JobState
 from herald.domain.sweeping import MAX_REQUEUES, is_stuck, stuck_reason
 from herald.observability import correlation_id, count, logger
-from herald.services.delivery import dead_letter_copy
+from herald.services.delivery import dead_letter_copy, metric_dimensions
 from herald.services.ports import (
     Alerts,
     DeadLetters,
@@ -123,7 +123,7 @@ class Sweeper:
 
     def _act(self, run: _Run, state: JobState, plan: str) -> None:
         message = state.next_message(plan, correlation_id())
-        dimensions = {"channel": state.channel.value, "priority": state.queue}
+        dimensions = metric_dimensions(message)
         if state.sweeps >= self._policy.max_requeues:
             self._fail(run, state, message, dimensions)
             return
@@ -153,11 +153,7 @@ class Sweeper:
         run.report.failed += 1
         count("SweptFailed", dimensions)
         count("DeadLettered", dimensions)
-        self._alerts.dead_lettered(
-            JobAlert(
-                state.job_id, state.tenant_id, state.channel.value, state.priority, state.attempts, reason
-            )
-        )
+        self._alerts.dead_lettered(JobAlert.of(message, state.attempts, reason))
         logger.warning("stuck job failed", extra={"job_id": state.job_id, "tenant_id": state.tenant_id})
 
     def _backlog(self, run: _Run, state: JobState) -> int:
