@@ -21,7 +21,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from herald_local.config import ACCOUNT_ID
+from herald_local.config import ACCOUNT_ID, DEFAULT_ALARM_SECONDS
 from herald_local.metrics import API_GATEWAY, LAMBDA, LocalMetrics
 from herald_local.regions import region_description
 from herald_local.topology import AlarmSpec
@@ -46,8 +46,6 @@ COUNTED = {
     LAMBDA: ("FunctionName", {"Invocations", "Errors", "Throttles"}),
     API_GATEWAY: ("ApiId", {"Count", "4xx", "5xx"}),
 }
-# How often an alarm is evaluated when the local stack is not told otherwise.
-DEFAULT_CADENCE_SECONDS = 10.0
 
 ReadMetric = Callable[[], float]
 Publish = Callable[[str, str, str], None]
@@ -137,7 +135,7 @@ class AlarmPlayer:
         state: AlarmState,
         read_metric: ReadMetric,
         publish: Publish,
-        cadence: float = DEFAULT_CADENCE_SECONDS,
+        cadence: float = DEFAULT_ALARM_SECONDS,
     ) -> None:
         self.state = state
         self._read_metric = read_metric
