@@ -95,7 +95,8 @@ def test_foreign_text_can_neither_mention_nor_link_in_any_message(attack: str) -
         PlainNotice("Test", attack),
     ]
     for notice in notices:
-        shown = texts(slack_message(notice))
+        message = slack_message(notice)
+        shown = texts(message) + message["text"]
         assert "<!" not in shown
         assert "<@" not in shown
         assert "<https://evil" not in shown

@@ -30,6 +30,8 @@ URL_TTL_SECONDS = 300.0
 HEADER_CHARS = 150
 SECTION_CHARS = 3000
 FIELD_CHARS = 2000
+# The notification text beside the blocks: one line's worth.
+FALLBACK_CHARS = 300
 _STATE_ICONS = {
     "ALARM": ":rotating_light:",
     "OK": ":white_check_mark:",
@@ -142,7 +144,7 @@ def _job(notice: JobAlert) -> dict[str, Any]:
             ],
         },
     ]
-    return {"text": f"Job {notice.job_id} dead-lettered: {notice.error[:200]}", "blocks": blocks}
+    return {"text": f"Job {notice.job_id} dead-lettered: {notice.error}", "blocks": blocks}
 
 
 def _paused(notice: JobAlertsPaused) -> dict[str, Any]:
@@ -164,14 +166,16 @@ def _plain(notice: PlainNotice) -> dict[str, Any]:
 
 
 def slack_message(notice: Notice, queue_depth: int | None = None) -> dict[str, Any]:
-    """The incoming-webhook payload (Block Kit, with ``text`` as the notification fallback)."""
+    """The incoming-webhook payload: Block Kit, and ``text``, what notifications show (escaped too)."""
     if isinstance(notice, AlarmChange):
-        return _alarm(notice, queue_depth)
-    if isinstance(notice, JobAlert):
-        return _job(notice)
-    if isinstance(notice, JobAlertsPaused):
-        return _paused(notice)
-    return _plain(notice)
+        message = _alarm(notice, queue_depth)
+    elif isinstance(notice, JobAlert):
+        message = _job(notice)
+    elif isinstance(notice, JobAlertsPaused):
+        message = _paused(notice)
+    else:
+        message = _plain(notice)
+    return {**message, "text": escaped(message["text"], FALLBACK_CHARS)}
 
 
 class SlackWebhook:
