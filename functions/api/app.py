@@ -10,6 +10,7 @@ from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
+from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import herald
@@ -105,6 +106,7 @@ def _accept(channel: Channel, payload: dict[str, Any], header_key: str | None) -
     if header_key is not None:
         _valid_header_key(header_key)
     accepted = api_services().accept.accept(caller, channel, payload, header_key)
+    logger.append_keys(job_id=accepted.job_id)
     count("Accepted", {"channel": channel.value, "priority": queue_priority(accepted.priority).value})
     return json_response(202, accepted.as_response())
 
@@ -121,6 +123,7 @@ def _valid_header_key(value: str) -> None:
 
 @app.get("/api/v1/notifications/jobs/<id>", summary="Get a job")
 def get_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (api.md's {id})
+    logger.append_keys(job_id=id)
     return json_response(200, api_services().jobs.get(tenant(), id))
 
 
@@ -145,6 +148,7 @@ def list_jobs(
 
 @app.post("/api/v1/notifications/jobs/<id>/retry", summary="Retry a failed job", status_code=201)
 def retry_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (api.md's {id})
+    logger.append_keys(job_id=id)
     return json_response(201, api_services().jobs.retry(tenant(), id))
 
 
@@ -191,7 +195,7 @@ def unexpected(_error: Exception) -> Response[str]:
 
 
 @traced
-@logger.inject_lambda_context(clear_state=True)
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     refused = screen(event)

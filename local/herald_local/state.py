@@ -6,7 +6,7 @@ the end-to-end tests read the URLs, ``processes`` and ``demoTenant``. It is remo
 
 Keys: ``pid``, ``startedAt``, ``region``, ``accountId``, ``stackName``, ``awsEndpoint`` (moto),
 ``ports`` {moto, api, sandbox}, ``gatewayUrl``, ``apiUrl`` (the SDK base URL), ``sandboxUrl``,
-``logFile`` (every process's log lines),
+``stateDir`` (this folder), ``logFile`` (every process's log lines),
 ``outputs`` (the template's Outputs, resolved), ``functions`` (per logical id: name, handler,
 folders, timeout, memory and the resolved template environment), ``processes`` (label -> pid) and
 ``demoTenant`` ({tenantId, apiKey, signingSecret}, once created; the secret verifies its webhooks).
