@@ -19,6 +19,8 @@ os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "herald-tests")
 
 from herald.observability import metrics  # noqa: E402
 
+pytest_plugins = ["tests.support.least_privilege"]
+
 
 @pytest.fixture(autouse=True)
 def _fresh_metrics() -> Iterator[None]:

@@ -1,18 +1,24 @@
-"""herald: the operator CLI (tenants, plans, API keys)."""
+"""herald: the operator CLI (tenants, plans, limits, API keys, the dead-letter queue, any tenant's job,
+scheduled functions)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
-from herald.composition.operator import OperatorServices, operator_services
+from herald.composition.operator import MissingOutput, OperatorServices
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.plans import Plan
+from herald.observability import logger
+from herald.services.job_queries import operator_job
 from herald.services.ports import TenantNotFound
 from herald.services.tenant_cache import TTL_SECONDS
 from herald.services.tenants import IssuedKey
+from herald_cli.operations import dead_letter_command, show_job
 from herald_cli.schedules import run_deployed, run_local
 from herald_cli.target import TargetError, deployed_target, local_target
 from herald_local.state import add_local_dir_option
@@ -62,12 +68,6 @@ def _parser() -> argparse.ArgumentParser:
     limit.add_argument("--rate", type=int, help="requests per minute instead of the plan's rate limit")
     limit.add_argument("--clear-rate", action="store_true", help="back to the plan's rate limit")
 
-    schedules = groups.add_parser("schedules", help="scheduled functions").add_subparsers(
-        dest="command", required=True
-    )
-    run = schedules.add_parser("run", help="run a scheduled function now (e.g. QuotaResetFunction)")
-    run.add_argument("function", help="the function's logical id in template.yaml")
-
     key = groups.add_parser("key", help="API keys").add_subparsers(dest="command", required=True)
     rotate = key.add_parser("rotate", help="issue a new API key and print it once")
     rotate.add_argument("tenant_id")
@@ -79,6 +79,33 @@ def _parser() -> argparse.ArgumentParser:
         "earlier rotation's grace stop working now)",
     )
     rotate.add_argument("--json", action="store_true")
+
+    dlq = groups.add_parser("dlq", help="the dead-letter queue").add_subparsers(dest="command", required=True)
+    dlq_list = dlq.add_parser("list", help="what the dead-letter queue holds, oldest first")
+    dlq_list.add_argument("--limit", type=int, default=100, help="at most this many messages (default 100)")
+    dlq_list.add_argument("--json", action="store_true")
+    dlq_show = dlq.add_parser("show", help="one job's dead-letter copies (or one message, by its id)")
+    dlq_show.add_argument("id", help="a job id, or a dead-letter message id")
+    dlq_show.add_argument("--json", action="store_true")
+    redrive = dlq.add_parser(
+        "redrive", help="queue failed jobs again with a fresh attempt budget and delete their copies"
+    )
+    which = redrive.add_mutually_exclusive_group(required=True)
+    which.add_argument("--job", metavar="ID", help="the job to redrive")
+    which.add_argument("--all", action="store_true", help="every job in the dead-letter queue")
+    redrive.add_argument("--json", action="store_true")
+
+    jobs = groups.add_parser("jobs", help="any tenant's jobs").add_subparsers(dest="command", required=True)
+    job_show = jobs.add_parser("show", help="a job's document, whichever tenant it belongs to")
+    job_show.add_argument("id")
+    job_show.add_argument("--tenant", help="its tenant id (without it, every tenant is looked through)")
+    job_show.add_argument("--json", action="store_true")
+
+    schedules = groups.add_parser("schedules", help="scheduled functions")
+    run = schedules.add_subparsers(dest="command", required=True).add_parser(
+        "run", help="run a scheduled function now (e.g. QuotaResetFunction)"
+    )
+    run.add_argument("function", help="the function's logical id in template.yaml")
     return parser
 
 
@@ -130,6 +157,16 @@ def _list(services: OperatorServices, as_json: bool) -> None:
         )
 
 
+def _run(args: argparse.Namespace, services: OperatorServices) -> int:
+    if args.group == "dlq":
+        return dead_letter_command(args, services.dead_letters)
+    if args.group == "jobs":
+        show_job(operator_job(services.jobs, services.tenants, args.id, args.tenant), args.json)
+        return 0
+    COMMANDS[(args.group, args.command)](args, services)
+    return 0
+
+
 def _create(args: argparse.Namespace, services: OperatorServices) -> None:
     _print_key(services.admin.create(args.name, args.email, args.plan), args.json)
 
@@ -179,26 +216,6 @@ COMMANDS: dict[tuple[str, str], Callable[[argparse.Namespace, OperatorServices],
 }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.group == "schedules":
-        return _run_schedule(args)
-    try:
-        target = deployed_target(args.stack, args.region) if args.stack else local_target(args.local_dir)
-        services = operator_services(target.table_name, region=target.region, endpoint=target.endpoint)
-        COMMANDS[(args.group, args.command)](args, services)
-    except TargetError as exc:
-        print(f"herald: {exc}", file=sys.stderr)
-        return 2
-    except TenantNotFound as exc:
-        print(f"herald: no tenant {exc}", file=sys.stderr)
-        return 1
-    except (HeraldError, DependencyError) as exc:
-        print(f"herald: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
 def _run_schedule(args: argparse.Namespace) -> int:
     try:
         if args.stack:
@@ -210,6 +227,43 @@ def _run_schedule(args: argparse.Namespace) -> int:
         return 1
     print(json.dumps(result))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.group == "schedules":
+        return _run_schedule(args)
+    with _core_logs_to_stderr():
+        return _main(args)
+
+
+@contextmanager
+def _core_logs_to_stderr() -> Iterator[None]:
+    """The core's log lines go to stderr while a command runs: stdout is its answer (--json is parsed)."""
+    handler = logger.registered_handler
+    if not isinstance(handler, logging.StreamHandler):
+        yield
+        return
+    previous, handler.stream = handler.stream, sys.stderr
+    try:
+        yield
+    finally:
+        handler.stream = previous
+
+
+def _main(args: argparse.Namespace) -> int:
+    try:
+        target = deployed_target(args.stack, args.region) if args.stack else local_target(args.local_dir)
+        return _run(args, OperatorServices(target.outputs, region=target.region, endpoint=target.endpoint))
+    except (TargetError, MissingOutput) as exc:
+        print(f"herald: {exc}", file=sys.stderr)
+        return 2
+    except TenantNotFound as exc:
+        print(f"herald: no tenant {exc}", file=sys.stderr)
+        return 1
+    except (HeraldError, DependencyError) as exc:
+        print(f"herald: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -18,7 +18,8 @@ class TargetError(RuntimeError):
 
 @dataclass(frozen=True)
 class Target:
-    table_name: str
+    # The stack's outputs: the table, the queues and the settings the CLI needs are named there.
+    outputs: dict[str, str]
     region: str
     endpoint: str | None
 
@@ -34,7 +35,7 @@ def local_target(local_dir: Path | None = None) -> Target:
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
     os.environ["AWS_ENDPOINT_URL"] = endpoint
-    return Target(state["outputs"]["TableName"], state["region"], endpoint)
+    return Target(dict(state["outputs"]), state["region"], endpoint)
 
 
 def deployed_target(stack_name: str, region: str | None) -> Target:
@@ -47,4 +48,4 @@ def deployed_target(stack_name: str, region: str | None) -> Target:
     outputs = {output["OutputKey"]: output["OutputValue"] for output in stack.get("Outputs", [])}
     if "TableName" not in outputs:
         raise TargetError(f"Stack {stack_name} has no TableName output; is it a Herald stack?")
-    return Target(outputs["TableName"], session.region_name or "us-east-1", None)
+    return Target(outputs, session.region_name or "us-east-1", None)

@@ -11,6 +11,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
+from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import herald
@@ -155,6 +156,7 @@ def _accept(channel: Channel, payload: dict[str, Any], header_key: str | None) -
     if header_key is not None:
         _valid_header_key(header_key)
     accepted = api_services().accept.accept(caller, channel, payload, header_key)
+    logger.append_keys(job_id=accepted.job_id)
     count("Accepted", {"channel": channel.value, "priority": queue_priority(accepted.priority).value})
     return json_response(202, accepted.as_response())
 
@@ -175,6 +177,7 @@ def _valid_header_key(value: str) -> None:
     responses=answers(200, "Job", "The job", *AUTHENTICATED, *PATH_PARAMETERS, ErrorCode.JOB_NOT_FOUND),
 )
 def get_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (the route's {id})
+    logger.append_keys(job_id=id)
     return json_response(200, api_services().jobs.get(tenant(), id))
 
 
@@ -217,6 +220,7 @@ def list_jobs(
     ),
 )
 def retry_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (the route's {id})
+    logger.append_keys(job_id=id)
     return json_response(201, api_services().jobs.retry(tenant(), id))
 
 
@@ -263,7 +267,7 @@ def unexpected(_error: Exception) -> Response[str]:
 
 
 @traced
-@logger.inject_lambda_context(clear_state=True)
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     refused = screen(event)

@@ -1,9 +1,13 @@
-"""CloudWatch alarms of the template on SQS queue depth, played on their period.
+"""CloudWatch alarms of the template, played on a short cadence.
 
-Every Period the alarm reads its queue's attribute (the value the AWS/SQS metric reports), keeps
-the last EvaluationPeriods datapoints and goes to ALARM when DatapointsToAlarm of them breach. On a
-state change it publishes CloudWatch's JSON notification to its SNS actions in moto, which delivers
-it to every subscriber (functions through the SNS bridge) as SNS would.
+An alarm is played when the local stack has its metric: an SQS queue's depth (the queue attribute
+the AWS/SQS metric reports, read from moto), or the Sum of what the local stack counts itself as
+Lambda and API Gateway would (a function's Invocations, Errors and Throttles, an API's Count, 4xx
+and 5xx; see ``metrics``) over the alarm's Period. It is evaluated every ``cadence`` seconds (at most
+every Period), each evaluation one datapoint: the last EvaluationPeriods datapoints are kept and the
+alarm goes to ALARM when DatapointsToAlarm of them breach. On a state change it publishes
+CloudWatch's JSON notification to its SNS actions in moto, which delivers it to every subscriber
+(functions through the SNS bridge) as SNS would.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from herald_local.config import ACCOUNT_ID
+from herald_local.config import ACCOUNT_ID, DEFAULT_ALARM_SECONDS
+from herald_local.metrics import API_GATEWAY, LAMBDA, LocalMetrics
 from herald_local.regions import region_description
 from herald_local.topology import AlarmSpec
 
@@ -36,18 +41,14 @@ COMPARISONS: dict[str, tuple[Callable[[float, float], bool], str]] = {
     "LessThanOrEqualToThreshold": (operator.le, "less than or equal to"),
 }
 
+# The metrics the local stack counts itself, and the dimension that names what they are about.
+COUNTED = {
+    LAMBDA: ("FunctionName", {"Invocations", "Errors", "Throttles"}),
+    API_GATEWAY: ("ApiId", {"Count", "4xx", "5xx"}),
+}
+
 ReadMetric = Callable[[], float]
 Publish = Callable[[str, str, str], None]
-
-
-def is_playable(alarm: AlarmSpec) -> bool:
-    dimensions = dict(alarm.dimensions)
-    return (
-        alarm.namespace == "AWS/SQS"
-        and alarm.metric_name in QUEUE_METRICS
-        and "QueueName" in dimensions
-        and alarm.comparison in COMPARISONS
-    )
 
 
 def _timestamp(moment: datetime) -> str:
@@ -129,10 +130,17 @@ class AlarmState:
 
 
 class AlarmPlayer:
-    def __init__(self, state: AlarmState, read_metric: ReadMetric, publish: Publish) -> None:
+    def __init__(
+        self,
+        state: AlarmState,
+        read_metric: ReadMetric,
+        publish: Publish,
+        cadence: float = DEFAULT_ALARM_SECONDS,
+    ) -> None:
         self.state = state
         self._read_metric = read_metric
         self._publish = publish
+        self._every = min(cadence, state.alarm.period_seconds)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"{state.alarm.logical_id}-alarm", daemon=True)
 
@@ -154,15 +162,14 @@ class AlarmPlayer:
                 self._publish(topic_arn, self.state.subject(), json.dumps(notification))
 
     def _run(self) -> None:
-        while not self._stop.wait(self.state.alarm.period_seconds):
+        while not self._stop.wait(self._every):
             try:
                 self.evaluate()
             except Exception:  # noqa: BLE001 - one failed reading must not end the alarm
                 log.exception("alarm %s could not be evaluated", self.state.alarm.name)
 
 
-def queue_alarm_player(alarm: AlarmSpec, sqs: Any, sns: Any, region: str) -> AlarmPlayer:
-    """The player of a playable alarm: reads its queue through ``sqs``, publishes through ``sns``."""
+def _queue_reader(alarm: AlarmSpec, sqs: Any) -> ReadMetric:
     queue_url = sqs.get_queue_url(QueueName=dict(alarm.dimensions)["QueueName"])["QueueUrl"]
     attribute = QUEUE_METRICS[alarm.metric_name]
 
@@ -170,7 +177,32 @@ def queue_alarm_player(alarm: AlarmSpec, sqs: Any, sns: Any, region: str) -> Ala
         attributes = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=[attribute])["Attributes"]
         return float(attributes[attribute])
 
+    return read_metric
+
+
+def metric_reader(alarm: AlarmSpec, sqs: Any, metrics: LocalMetrics) -> ReadMetric | None:
+    """How the local stack reads the alarm's metric; None when it has no source for it."""
+    dimensions = dict(alarm.dimensions)
+    if alarm.comparison not in COMPARISONS:
+        return None
+    if alarm.namespace == "AWS/SQS" and alarm.metric_name in QUEUE_METRICS and "QueueName" in dimensions:
+        return _queue_reader(alarm, sqs)
+    subject, names = COUNTED.get(alarm.namespace, ("", set()))
+    if alarm.metric_name in names and subject in dimensions and alarm.statistic == "Sum":
+        return lambda: metrics.total(alarm.namespace, alarm.metric_name, dimensions, alarm.period_seconds)
+    return None
+
+
+def alarm_player(
+    alarm: AlarmSpec, *, sqs: Any, sns: Any, metrics: LocalMetrics, region: str, cadence: float
+) -> AlarmPlayer | None:
+    """The player of an alarm (reading through ``sqs`` or ``metrics``, publishing through ``sns``), or
+    None when the local stack has no source for its metric."""
+    read_metric = metric_reader(alarm, sqs, metrics)
+    if read_metric is None:
+        return None
+
     def publish(topic_arn: str, subject: str, message: str) -> None:
         sns.publish(TopicArn=topic_arn, Subject=subject, Message=message)
 
-    return AlarmPlayer(AlarmState(alarm, region), read_metric, publish)
+    return AlarmPlayer(AlarmState(alarm, region), read_metric, publish, cadence)

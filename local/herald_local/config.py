@@ -16,6 +16,9 @@ STACK_NAME = "herald-local"
 DEFAULT_REGION = "us-east-1"
 STATE_DIR_NAME = ".herald-local"
 LOG_FILE_NAME = "herald-local.log"
+# In the state folder: the AWS calls each function process made, and the calls to fail on purpose.
+AWS_CALLS_DIR_NAME = "aws-calls"
+FAULTS_FILE_NAME = "faults.json"
 # Execution environments (runner processes) per function at most; see functions.FunctionEnvironments.
 DEFAULT_MAX_ENVIRONMENTS = 4
 # The payment processors' platform secrets and plan keys of the local stack: from the developer's
@@ -28,6 +31,7 @@ PAYMENT_DEFAULTS: Mapping[str, str] = {
     "HERALD_PAYSTACK_PLAN_INDIE": "PLN_local_indie",
     "HERALD_PAYSTACK_PLAN_STARTUP": "PLN_local_startup",
 }
+DEFAULT_ALARM_SECONDS = 10.0
 
 
 class ConfigError(RuntimeError):
@@ -66,6 +70,14 @@ def _count(env: Mapping[str, str], variable: str, default: int) -> int:
     return int(raw)
 
 
+def _seconds_text(env: Mapping[str, str], variable: str) -> str | None:
+    """A whole number of seconds (at least 1) as set, or None when the variable is unset."""
+    raw = env.get(variable, "").strip() or None
+    if raw is not None and (not raw.isdigit() or int(raw) < 1):
+        raise ConfigError(f"{variable} must be whole seconds (at least 1), got {raw!r}")
+    return raw
+
+
 @dataclass(frozen=True)
 class LocalConfig:
     root: Path
@@ -82,6 +94,12 @@ class LocalConfig:
     fair_serving: bool = True
     # PAYMENT_DEFAULTS' variables, with the developer's values where set.
     payments: Mapping[str, str] = field(default_factory=lambda: dict(PAYMENT_DEFAULTS))
+    # Overrides the template's StuckJobSeconds (the sweeper's threshold), for the same reason.
+    stuck_job_seconds: str | None = None
+    # Every schedule fires this often instead of on its own cadence (None: its own).
+    schedule_seconds: float | None = None
+    # How often alarms are evaluated (at most once per Period).
+    alarm_seconds: float = DEFAULT_ALARM_SECONDS
 
     @property
     def template_path(self) -> Path:
@@ -109,9 +127,9 @@ class LocalConfig:
         env = os.environ if env is None else env
         root = project_root()
         state_dir = default_state_dir(env)
-        retry = env.get("HERALD_LOCAL_RETRY_BASE_DELAY", "").strip() or None
-        if retry is not None and not retry.isdigit():
-            raise ConfigError(f"HERALD_LOCAL_RETRY_BASE_DELAY must be whole seconds, got {retry!r}")
+        retry = _seconds_text(env, "HERALD_LOCAL_RETRY_BASE_DELAY")
+        schedule = _seconds_text(env, "HERALD_LOCAL_SCHEDULE_SECONDS")
+        alarm = _seconds_text(env, "HERALD_LOCAL_ALARM_SECONDS")
         return cls(
             root=root,
             state_dir=state_dir.resolve(),
@@ -124,6 +142,9 @@ class LocalConfig:
             fair_serving=env.get("HERALD_LOCAL_FAIR_SERVING", "1").strip().lower()
             not in {"0", "false", "no"},
             payments={name: env.get(name, "").strip() or value for name, value in PAYMENT_DEFAULTS.items()},
+            stuck_job_seconds=_seconds_text(env, "HERALD_LOCAL_STUCK_JOB_SECONDS"),
+            schedule_seconds=None if schedule is None else float(schedule),
+            alarm_seconds=DEFAULT_ALARM_SECONDS if alarm is None else float(alarm),
         )
 
     def check_ports_free(self) -> None:

@@ -76,7 +76,11 @@ def console_line(label: str, line: str) -> None:
 
 # The parts of the runtime whose lines carry their own label: the API's request lines, the
 # provider sandbox's delivery lines.
-_LABELS = (("herald_local.gateway", "api"), ("herald_local.sandbox", "sandbox"))
+_LABELS = (
+    ("herald_local.gateway", "api"),
+    ("herald_local.sandbox.slack", "slack"),
+    ("herald_local.sandbox", "sandbox"),
+)
 
 
 class ConsoleHandler(logging.Handler):

@@ -9,11 +9,13 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import urllib3
 
-from herald_local.config import DEFAULT_MAX_ENVIRONMENTS
+from herald_local.config import AWS_CALLS_DIR_NAME, DEFAULT_MAX_ENVIRONMENTS, FAULTS_FILE_NAME
+from herald_local.metrics import LocalMetrics
 from herald_local.moto_clients import FAKE_CREDENTIALS
 from herald_local.processes import ChildProcess, python_module
 from herald_local.runner import (
@@ -88,7 +90,22 @@ def runner_environment(spec: FunctionSpec, moto_url: str, region: str, sandbox_u
     }
 
 
-def _runner_argv(spec: FunctionSpec) -> list[str]:
+@dataclass(frozen=True)
+class LocalFiles:
+    """Where runners record the AWS calls they make, and the faults file they obey."""
+
+    aws_calls_dir: Path
+    faults_file: Path
+
+    @classmethod
+    def in_folder(cls, state_dir: Path) -> LocalFiles:
+        return cls(state_dir / AWS_CALLS_DIR_NAME, state_dir / FAULTS_FILE_NAME)
+
+    def arguments(self) -> list[str]:
+        return ["--aws-calls-dir", str(self.aws_calls_dir), "--faults-file", str(self.faults_file)]
+
+
+def _runner_argv(spec: FunctionSpec, files: LocalFiles | None) -> list[str]:
     arguments = [
         "--function-name",
         spec.name,
@@ -105,6 +122,8 @@ def _runner_argv(spec: FunctionSpec) -> list[str]:
     ]
     for layer in spec.layer_dirs:
         arguments += ["--layer-dir", layer]
+    if files is not None:
+        arguments += files.arguments()
     return python_module("herald_local.runner", *arguments)
 
 
@@ -116,10 +135,12 @@ class FunctionProcess:
         spec: FunctionSpec,
         environment: Mapping[str, str],
         label: str | None = None,
+        files: LocalFiles | None = None,
     ) -> None:
         self.spec = spec
         self.label = label or spec.logical_id
         self._environment = dict(environment)
+        self._files = files
         self._ready = threading.Event()
         self._port: int | None = None
         self._child: ChildProcess | None = None
@@ -136,7 +157,7 @@ class FunctionProcess:
         self._ready.clear()
         self._child = ChildProcess(
             self.label,
-            _runner_argv(self.spec),
+            _runner_argv(self.spec, self._files),
             env=self._environment,
             line_filter=self._on_line,
         )
@@ -204,9 +225,18 @@ class FunctionEnvironments:
     rather than a stampede of imports.
     """
 
-    def __init__(self, spec: FunctionSpec, environment: Mapping[str, str], max_environments: int) -> None:
+    def __init__(
+        self,
+        spec: FunctionSpec,
+        environment: Mapping[str, str],
+        max_environments: int,
+        files: LocalFiles | None = None,
+        metrics: LocalMetrics | None = None,
+    ) -> None:
         self.spec = spec
         self._environment = dict(environment)
+        self._files = files
+        self._metrics = metrics or LocalMetrics()
         reserved = spec.reserved_concurrency
         self._cap = max_environments if reserved is None else min(reserved, max_environments)
         self._all: list[FunctionProcess] = []
@@ -231,7 +261,7 @@ class FunctionEnvironments:
         self._started += 1
         number = self._started
         label = self.spec.logical_id if number == 1 else f"{self.spec.logical_id}#{number}"
-        process = FunctionProcess(self.spec, self._environment, label=label)
+        process = FunctionProcess(self.spec, self._environment, label=label, files=self._files)
         process.start()
         return process
 
@@ -239,14 +269,23 @@ class FunctionEnvironments:
         """Invokes in an environment of its own; ``timeout`` covers the wait for one as well."""
         limit = self.spec.timeout_seconds + _ANSWER_MARGIN_SECONDS if timeout is None else timeout
         deadline = time.monotonic() + limit
-        process = self._acquire(deadline)
+        try:
+            process = self._acquire(deadline)
+        except FunctionUnavailable:
+            self._metrics.invocation(self.spec.name, throttled=True)
+            raise
         try:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise self._too_late()
-            return process.invoke(event, remaining)
+            invocation = process.invoke(event, remaining)
+        except FunctionUnavailable:
+            self._metrics.invocation(self.spec.name, failed=True)
+            raise
         finally:
             self._release(process)
+        self._metrics.invocation(self.spec.name, failed=invocation.failed)
+        return invocation
 
     def _too_late(self) -> FunctionUnavailable:
         return FunctionUnavailable(
@@ -333,10 +372,17 @@ class FunctionPool:
         region: str,
         sandbox_url: str,
         max_environments: int = DEFAULT_MAX_ENVIRONMENTS,
+        *,
+        files: LocalFiles | None = None,
+        metrics: LocalMetrics | None = None,
     ) -> None:
         self.functions = {
             spec.logical_id: FunctionEnvironments(
-                spec, runner_environment(spec, moto_url, region, sandbox_url), max_environments
+                spec,
+                runner_environment(spec, moto_url, region, sandbox_url),
+                max_environments,
+                files,
+                metrics,
             )
             for spec in specs
         }

@@ -32,6 +32,7 @@ from herald_local.apigw_events import (
 )
 from herald_local.config import LOOPBACK
 from herald_local.functions import FunctionUnavailable, Invocation
+from herald_local.metrics import LocalMetrics
 from herald_local.routes import RouteMatch, RouteTable
 
 log = logging.getLogger(__name__)
@@ -81,9 +82,12 @@ def _error(status: HTTPStatus, sentence: str) -> HttpResponse:
 class Gateway:
     """Turns one HTTP request into one function invocation and its answer into the HTTP response."""
 
-    def __init__(self, routes: RouteTable, functions: FunctionLookup) -> None:
+    def __init__(
+        self, routes: RouteTable, functions: FunctionLookup, metrics: LocalMetrics | None = None
+    ) -> None:
         self._routes = routes
         self._functions = functions
+        self._metrics = metrics or LocalMetrics()
 
     def handle(self, request: HttpRequest) -> HttpResponse:
         match = self._routes.match(request.method, request.path)
@@ -96,6 +100,7 @@ class Gateway:
             log.exception("%s: the gateway failed", match.route.route_key)
             response = _error(HTTPStatus.INTERNAL_SERVER_ERROR, "The local gateway failed; its log says why.")
         response.headers.append(("apigw-requestid", context.request_id))
+        self._metrics.api_answer(match.route.api_id, response.status)
         return response
 
     def _unmatched(self, request: HttpRequest) -> HttpResponse:

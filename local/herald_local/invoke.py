@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from herald_local.console import configure
-from herald_local.functions import FunctionProcess, FunctionUnavailable, Invocation, runner_environment
+from herald_local.functions import (
+    FunctionProcess,
+    FunctionUnavailable,
+    Invocation,
+    LocalFiles,
+    runner_environment,
+)
 from herald_local.state import StackNotRunning, add_local_dir_option, find_running_stack
 from herald_local.topology import FunctionSpec
 
@@ -51,7 +57,7 @@ def invoke_once(spec: FunctionSpec, event: Any, state: dict[str, Any]) -> Invoca
     """Run the function once on ``event`` in a fresh runner with the environment the stack resolved
     for it (what ``sam local invoke`` does); FunctionUnavailable when it cannot start or answer."""
     environment = runner_environment(spec, state["awsEndpoint"], state["region"], state["sandboxUrl"])
-    process = FunctionProcess(spec, environment)
+    process = FunctionProcess(spec, environment, files=LocalFiles.in_folder(Path(state["stateDir"])))
     process.start()
     try:
         process.wait_ready()

@@ -27,16 +27,22 @@ PLAN_PARAMETERS = {
     "PaystackPlanIndie": "HERALD_PAYSTACK_PLAN_INDIE",
     "PaystackPlanStartup": "HERALD_PAYSTACK_PLAN_STARTUP",
 }
+STUCK_JOB_PARAMETER = "StuckJobSeconds"
+# The SSM SecureString AlertFunction reads the Slack webhook URL from; the stack puts the sandbox's there.
+SLACK_PARAMETER = "SlackWebhookParameterName"
+LOCAL_SLACK_PARAMETER = "/herald/local/slack-webhook-url"
 
 
 def local_parameters(
     template: dict[str, Any], config: LocalConfig, provider_url: Callable[[str], str]
 ) -> dict[str, str]:
     """Fails loudly when the template no longer declares a parameter the local stack overrides."""
-    overrides = {"Stage": LOCAL_STAGE}
+    overrides = {"Stage": LOCAL_STAGE, SLACK_PARAMETER: LOCAL_SLACK_PARAMETER}
     overrides |= {parameter: provider_url(name) for parameter, name in PROVIDER_URL_PARAMETERS.items()}
     if config.retry_base_delay is not None:
         overrides[RETRY_DELAY_PARAMETER] = config.retry_base_delay
+    if config.stuck_job_seconds is not None:
+        overrides[STUCK_JOB_PARAMETER] = config.stuck_job_seconds
     overrides |= {parameter: config.payments[variable] for parameter, variable in PLAN_PARAMETERS.items()}
     _declared(template, overrides)
     return overrides

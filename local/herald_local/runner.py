@@ -27,8 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
+from herald_local.aws_calls import calls_file, watch_process
 from herald_local.config import LOOPBACK
 from herald_local.processes import watch_parent
 
@@ -51,6 +53,9 @@ class RunnerOptions:
     layer_dirs: tuple[str, ...]
     timeout_seconds: int
     memory_mb: int
+    # Where the process records the AWS calls it makes, and the faults file it obeys (local only).
+    aws_calls_dir: Path | None = None
+    faults_file: Path | None = None
 
 
 class LambdaContext:
@@ -269,6 +274,10 @@ class _Server(ThreadingHTTPServer):
 
 
 def serve(options: RunnerOptions) -> None:
+    calls = (
+        None if options.aws_calls_dir is None else calls_file(options.aws_calls_dir, options.function_name)
+    )
+    watch_process(options.function_name, calls, options.faults_file)
     host = FunctionHost(options)
     host.init()
     handler = type("InvokeHandler", (_InvokeHandler,), {"host": host})
@@ -286,6 +295,8 @@ def _options(argv: list[str]) -> RunnerOptions:
     parser.add_argument("--layer-dir", action="append", default=[])
     parser.add_argument("--timeout", type=int, required=True)
     parser.add_argument("--memory", type=int, required=True)
+    parser.add_argument("--aws-calls-dir", type=Path)
+    parser.add_argument("--faults-file", type=Path)
     args = parser.parse_args(argv)
     return RunnerOptions(
         function_name=args.function_name,
@@ -295,6 +306,8 @@ def _options(argv: list[str]) -> RunnerOptions:
         layer_dirs=tuple(args.layer_dir),
         timeout_seconds=args.timeout,
         memory_mb=args.memory,
+        aws_calls_dir=args.aws_calls_dir,
+        faults_file=args.faults_file,
     )
 
 

@@ -11,15 +11,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from herald_local import demo, moto_server
-from herald_local.alarms import AlarmPlayer, is_playable, queue_alarm_player
+from herald_local.alarms import AlarmPlayer, alarm_player
 from herald_local.config import ACCOUNT_ID, STACK_NAME, ConfigError, LocalConfig, port_in_use_message
 from herald_local.deferred import UnresolvedExpression
-from herald_local.functions import FunctionPool, FunctionUnavailable, Invocation
+from herald_local.functions import FunctionPool, FunctionUnavailable, Invocation, LocalFiles
 from herald_local.gateway import Gateway, GatewayServer
+from herald_local.metrics import LocalMetrics
 from herald_local.moto_clients import moto_client
 from herald_local.moto_server import MotoNotReady
 from herald_local.moto_stack import StackCreationError
-from herald_local.parameters import local_parameters, local_secrets
+from herald_local.parameters import SLACK_PARAMETER, local_parameters, local_secrets
 from herald_local.pollers import RECEIVE_WAIT_SECONDS, QueuePoller
 from herald_local.processes import ChildProcess
 from herald_local.resources import create_resources
@@ -72,6 +73,8 @@ class LocalStack:
         self._parts = _Parts()
         self._started_at = time.time()
         self._owns_state = False
+        # What the local stack counts as Lambda and API Gateway would, for the alarms.
+        self._metrics = LocalMetrics()
 
     # ------------------------------------------------------------------ start
     def start(self) -> None:
@@ -88,6 +91,8 @@ class LocalStack:
             self.config.region,
             self.config.sandbox_url,
             self.config.max_environments,
+            files=LocalFiles.in_folder(self.config.state_dir),
+            metrics=self._metrics,
         )
         parts.pool.start()
         parts.gateway = self._start_gateway(topology, parts.pool)
@@ -111,7 +116,7 @@ class LocalStack:
     def _start_gateway(self, topology: Topology, pool: FunctionPool) -> GatewayServer:
         try:
             gateway = GatewayServer(
-                Gateway(RouteTable(topology.routes), pool.__getitem__), self.config.api_port
+                Gateway(RouteTable(topology.routes), pool.__getitem__, self._metrics), self.config.api_port
             )
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
@@ -142,7 +147,7 @@ class LocalStack:
             self._parts.bridge.start()
         assert self._parts.moto is not None
         moto_server.wait_ready(self._parts.moto, config.moto_port)
-        return create_resources(
+        topology = create_resources(
             translated,
             parameters,
             lambda service: moto_client(service, config.moto_url, config.region),
@@ -151,6 +156,14 @@ class LocalStack:
             sns_bridge_url=self._parts.bridge.url if self._parts.bridge else None,
             secrets=local_secrets(template, parameters, config),
         )
+        # The operator keeps the Slack webhook URL in SSM; locally it is the sandbox's Slack.
+        moto_client("ssm", config.moto_url, config.region).put_parameter(
+            Name=parameters[SLACK_PARAMETER],
+            Value=sandbox.slack_webhook_url,
+            Type="SecureString",
+            Overwrite=True,
+        )
+        return topology
 
     def _invoke(self, logical_id: str, event: Any) -> Invocation:
         assert self._parts.pool is not None
@@ -174,23 +187,36 @@ class LocalStack:
             )
             poller.start()
             parts.pollers.append(poller)
-        parts.schedules = SchedulePlayer(topology.schedules, self._invoke, config.region)
+        parts.schedules = SchedulePlayer(
+            topology.schedules, self._invoke, config.region, every=config.schedule_seconds
+        )
         parts.schedules.start()
         sns = moto_client("sns", config.moto_url, config.region)
-        for alarm in topology.alarms:
-            self._start_alarm(alarm, sqs, sns)
         if parts.bridge is not None:
             parts.bridge.attach(topology.subscriptions, self._invoke, sns)
+        self._start_alarms(topology.alarms, sqs, sns)
 
-    def _start_alarm(self, alarm: AlarmSpec, sqs: Any, sns: Any) -> None:
-        if not is_playable(alarm):
-            log.warning(
-                "alarm %s (%s %s) is not played locally", alarm.name, alarm.namespace, alarm.metric_name
+    def _start_alarms(self, alarms: list[AlarmSpec], sqs: Any, sns: Any) -> None:
+        unplayed = []
+        for alarm in alarms:
+            player = alarm_player(
+                alarm,
+                sqs=sqs,
+                sns=sns,
+                metrics=self._metrics,
+                region=self.config.region,
+                cadence=self.config.alarm_seconds,
             )
-            return
-        player = queue_alarm_player(alarm, sqs, sns, self.config.region)
-        player.start()
-        self._parts.alarms.append(player)
+            if player is None:
+                unplayed.append(f"{alarm.name} ({alarm.namespace} {alarm.metric_name})")
+                continue
+            player.start()
+            self._parts.alarms.append(player)
+        if unplayed:
+            log.info(
+                "alarms not played locally (the local stack has no source for their metric): %s",
+                ", ".join(unplayed),
+            )
 
     # ------------------------------------------------------------------ demo and state
     @property
@@ -234,6 +260,7 @@ class LocalStack:
             "apiUrl": self.base_url,
             "apiRootUrl": self.api_root,
             "sandboxUrl": config.sandbox_url,
+            "stateDir": str(config.state_dir),
             "logFile": str(config.log_path),
             "outputs": {} if topology is None else topology.outputs,
             "functions": {} if topology is None else {k: v.to_dict() for k, v in topology.functions.items()},

@@ -24,6 +24,7 @@ EVENTS_RULE = "AWS::Events::Rule"
 SCHEDULER_SCHEDULE = "AWS::Scheduler::Schedule"
 ALARM = "AWS::CloudWatch::Alarm"
 SUBSCRIPTION = "AWS::SNS::Subscription"
+IAM_ROLE = "AWS::IAM::Role"
 
 _NOT_IN_MOTO_PREFIXES = (
     "AWS::Lambda::",
@@ -73,6 +74,8 @@ PLAYED_PROPERTIES: dict[str, tuple[str, ...]] = {
         "ActionsEnabled",
     ),
     SUBSCRIPTION: ("Endpoint", "TopicArn"),
+    # Not enforced locally: the least-privilege check compares them with the calls functions make.
+    IAM_ROLE: ("Policies",),
 }
 
 

@@ -7,7 +7,7 @@ the end-to-end tests read the URLs, ``processes`` and ``demoTenant``. It is remo
 Keys: ``pid``, ``startedAt``, ``region``, ``accountId``, ``stackName``, ``awsEndpoint`` (moto),
 ``ports`` {moto, api, sandbox}, ``gatewayUrl``, ``apiUrl`` (the SDK's baseUrl: the API's origin),
 ``apiRootUrl`` (the root of the API's routes), ``sandboxUrl``,
-``logFile`` (every process's log lines),
+``stateDir`` (this folder), ``logFile`` (every process's log lines),
 ``outputs`` (the template's Outputs, resolved), ``functions`` (per logical id: name, handler,
 folders, timeout, memory and the resolved template environment), ``processes`` (label -> pid) and
 ``demoTenant`` ({tenantId, apiKey, signingSecret}, once created; the secret verifies its webhooks).

@@ -17,6 +17,7 @@ from herald_local.stack_plan import (
     EVENTS_RULE,
     FUNCTION,
     HTTP_API,
+    IAM_ROLE,
     SCHEDULER_SCHEDULE,
     SUBSCRIPTION,
     local_api_id,
@@ -142,6 +143,9 @@ class Topology:
     alarms: list[AlarmSpec] = field(default_factory=list)
     subscriptions: list[SubscriptionSpec] = field(default_factory=list)
     outputs: dict[str, str] = field(default_factory=dict)
+    # Per function: the statements of its execution role's inline policies, resolved (not enforced
+    # locally; the least-privilege check compares them with the calls the function makes).
+    permissions: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
 
     def function_for(self, reference: str) -> str | None:
         """The logical id of the function a name or (possibly qualified) ARN designates."""
@@ -309,11 +313,24 @@ def _subscription(topology: Topology, logical_id: str, resource: ResolvedResourc
     )
 
 
+def _statements(function: ResolvedResource, stack: ResolvedStack) -> tuple[dict[str, Any], ...]:
+    role = (function.translated.get("Properties") or {}).get("Role")
+    role_id = role.get("Fn::GetAtt", [None])[0] if isinstance(role, dict) else None
+    resource = stack.played.get(str(role_id))
+    if resource is None or resource.kind != IAM_ROLE:
+        return ()
+    policies = resource.properties.get("Policies") or []
+    return tuple(
+        statement for policy in policies for statement in policy["PolicyDocument"].get("Statement", [])
+    )
+
+
 def build_topology(stack: ResolvedStack, translated: dict[str, Any], root: Path, region: str) -> Topology:
     topology = Topology(region=region, outputs=dict(stack.outputs))
     for logical_id, resource in stack.played.items():
         if resource.kind == FUNCTION:
             topology.functions[logical_id] = _function(logical_id, resource, translated, root, region)
+            topology.permissions[logical_id] = _statements(resource, stack)
     for logical_id, resource in stack.played.items():
         if resource.kind == HTTP_API:
             _routes(topology, logical_id, resource)

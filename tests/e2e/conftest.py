@@ -19,8 +19,9 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from herald_local.config import LOG_FILE_NAME, project_root
+from herald_local.config import AWS_CALLS_DIR_NAME, LOG_FILE_NAME, project_root
 from tests.support.inbound_signers import payment_environment
+from tests.support.least_privilege import keep_calls
 
 READY_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 30.0
@@ -117,6 +118,23 @@ class RunningStack:
             config=config,
         )
 
+    def herald(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """The operator CLI, run as an operator runs it, against this stack."""
+        return subprocess.run(
+            [str(Path(sys.executable).with_name("herald")), "--local-dir", str(self.state_dir), *args],
+            env=without_local_dir(),
+            capture_output=True,
+            text=True,
+            timeout=CLI_TIMEOUT_SECONDS,
+            check=False,
+        )
+
+    def cli(self, *args: str) -> str:
+        """The operator CLI's output for ``herald --local-dir <this stack> <args>``; it must succeed."""
+        finished = self.herald(*args)
+        assert finished.returncode == 0, finished.stderr
+        return finished.stdout
+
     def create_tenant(self, plan: str = "startup", name: str = "E2E") -> tuple[str, str]:
         """A tenant of the calling test's own, made with the operator CLI as an operator would:
         (tenant id, API key)."""
@@ -134,19 +152,6 @@ class RunningStack:
             )
         )
         return str(created["tenantId"]), str(created["apiKey"])
-
-    def cli(self, *arguments: str) -> str:
-        """The operator CLI's output for ``herald --local-dir <this stack> <arguments>``; it must succeed."""
-        finished = subprocess.run(
-            [str(Path(sys.executable).with_name("herald")), "--local-dir", str(self.state_dir), *arguments],
-            env=without_local_dir(),
-            capture_output=True,
-            text=True,
-            timeout=CLI_TIMEOUT_SECONDS,
-            check=False,
-        )
-        assert finished.returncode == 0, finished.stderr
-        return finished.stdout
 
     @property
     def log_file(self) -> Path:
@@ -182,7 +187,7 @@ def _read_state(state_file: Path) -> dict[str, Any] | None:
     return state
 
 
-def start_stack(state_dir: Path) -> RunningStack:
+def start_stack(state_dir: Path, extra_env: dict[str, str] | None = None) -> RunningStack:
     """Starts a stack and returns once it is ready (demo tenant created or the ready line printed)."""
     console_file = state_dir / "console.txt"
     environment = {
@@ -195,6 +200,7 @@ def start_stack(state_dir: Path) -> RunningStack:
         "AWS_DEFAULT_REGION": "us-east-1",
         # The payment processors' test-only secrets and plans, so tests can sign as Polar and Paystack.
         **payment_environment(),
+        **(extra_env or {}),
     }
     with console_file.open("wb") as console:
         process = subprocess.Popen(
@@ -224,6 +230,7 @@ def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSta
     stack = start_stack(tmp_path_factory.mktemp("herald-local"))
     yield stack
     stack.stop_cleanly()
+    keep_calls(stack.state_dir / AWS_CALLS_DIR_NAME)
 
 
 @pytest.fixture
@@ -234,3 +241,4 @@ def fresh_stack(tmp_path: Path) -> Iterator[RunningStack]:
     if stack.process.poll() is None:
         stack.process.kill()
         stack.process.wait()
+    keep_calls(stack.state_dir / AWS_CALLS_DIR_NAME)

@@ -15,8 +15,7 @@ import hmac
 import json
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -24,85 +23,25 @@ import pytest
 import requests
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from tests.e2e.conftest import wait_for as shared_wait_for
+from tests.e2e.clients import (
+    ALL_PROVIDERS,
+    HTTP_TIMEOUT,
+    DeadLetterQueue,
+    address,
+    email,
+    finished_job,
+    new_tenant,
+    sandbox,
+    wait_for,
+)
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import RunningStack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
-HTTP_TIMEOUT = (3.05, 20.0)
-CLI_TIMEOUT_SECONDS = 60
-# Three attempts with ~2 s and ~4 s between them, plus the pollers' pick-up: well inside this.
-JOB_TIMEOUT_SECONDS = 60.0
-POLL_SECONDS = 0.1
 # A second dead-letter copy would come from a redelivered message; a retry would be due by then.
 NO_SECOND_COPY_WINDOW_SECONDS = 3.0
-ALL_PROVIDERS = ("SENDGRID", "RESEND", "POSTMARK")
-FINISHED = ("completed", "failed")
-
-
-@dataclass(frozen=True)
-class Tenant:
-    api_root: str
-    tenant_id: str
-    api_key: str
-
-    def call(self, method: str, path: str, body: Any = None) -> requests.Response:
-        return requests.request(
-            method,
-            f"{self.api_root}{path}",
-            json=body,
-            headers={"X-API-Key": self.api_key},
-            timeout=HTTP_TIMEOUT,
-        )
-
-    def send(self, route: str, body: dict[str, Any]) -> str:
-        answer = self.call("POST", f"/notifications/{route}", body)
-        assert answer.status_code == 202, answer.text
-        return str(answer.json()["data"]["jobId"])
-
-    def job(self, job_id: str) -> dict[str, Any]:
-        answer = self.call("GET", f"/notifications/jobs/{job_id}")
-        assert answer.status_code == 200, answer.text
-        document: dict[str, Any] = answer.json()["data"]
-        return document
-
-
-def new_tenant(stack: RunningStack, providers: Sequence[str] = ALL_PROVIDERS) -> Tenant:
-    """A startup-plan tenant made with the operator CLI, with sandbox keys for ``providers`` in order."""
-    tenant = Tenant(stack.api_root, *stack.create_tenant())
-    for name in providers:
-        answer = tenant.call("PUT", f"/account/providers/{name}", {"apiKey": f"sandbox-{uuid.uuid4().hex}"})
-        assert answer.status_code == 201, answer.text
-    return tenant
-
-
-def wait_for(check: Callable[[], Any], what: str, timeout: float = JOB_TIMEOUT_SECONDS) -> Any:
-    return shared_wait_for(check, what, timeout=timeout, interval=POLL_SECONDS)
-
-
-def finished_job(tenant: Tenant, job_id: str) -> dict[str, Any]:
-    job: dict[str, Any] = wait_for(
-        lambda: (job := tenant.job(job_id))["status"] in FINISHED and job, f"job {job_id} to finish"
-    )
-    return job
-
-
-def sandbox(stack: RunningStack, view: str, **filters: str) -> list[dict[str, Any]]:
-    answer = requests.get(f"{stack.sandbox_url}/_sandbox/{view}", params=filters, timeout=HTTP_TIMEOUT)
-    answer.raise_for_status()
-    records: list[dict[str, Any]] = answer.json()
-    return records
-
-
-def address(local_part: str) -> str:
-    """A recipient of this test alone; the sandbox ignores the ``+tag``."""
-    return f"{local_part}+{uuid.uuid4().hex}@example.com"
-
-
-def email(to: str, **extra: Any) -> dict[str, Any]:
-    return {"to": to, "subject": "Your order", "body": "<p>Shipped.</p>", **extra}
 
 
 def moment(iso: str) -> datetime:
@@ -290,46 +229,3 @@ def test_a_webhook_to_a_private_or_metadata_address_is_refused_at_acceptance(
     assert answer.status_code == 400
     assert answer.json()["code"] == "url_not_allowed"
     assert tenant.call("GET", "/notifications/jobs").json()["data"]["pagination"]["total"] == 0
-
-
-# ------------------------------------------------------------------ the dead-letter queue
-
-
-class DeadLetterQueue:
-    """Reads the stack's DLQ without taking messages away from anyone else: each look receives
-    everything, then makes what it received visible again."""
-
-    LOOK_VISIBILITY_SECONDS = 30
-
-    def __init__(self, stack: RunningStack) -> None:
-        self._sqs = stack.boto3_client("sqs")
-        self._url = stack.outputs["DeadLetterQueueUrl"]
-
-    def _receive_all(self) -> list[dict[str, Any]]:
-        seen: dict[str, dict[str, Any]] = {}
-        while batch := self._sqs.receive_message(
-            QueueUrl=self._url, MaxNumberOfMessages=10, VisibilityTimeout=self.LOOK_VISIBILITY_SECONDS
-        ).get("Messages", []):
-            seen.update({message["MessageId"]: message for message in batch})
-        return list(seen.values())
-
-    def _release(self, messages: list[dict[str, Any]]) -> None:
-        for message in messages:
-            self._sqs.change_message_visibility(
-                QueueUrl=self._url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
-            )
-
-    def _mine(self, messages: list[dict[str, Any]], job_id: str) -> list[dict[str, Any]]:
-        return [message for message in messages if json.loads(message["Body"]).get("jobId") == job_id]
-
-    def copies(self, job_id: str) -> list[dict[str, Any]]:
-        messages = self._receive_all()
-        self._release(messages)
-        return [json.loads(message["Body"]) for message in self._mine(messages, job_id)]
-
-    def delete_copies(self, job_id: str) -> None:
-        messages = self._receive_all()
-        mine = self._mine(messages, job_id)
-        for message in mine:
-            self._sqs.delete_message(QueueUrl=self._url, ReceiptHandle=message["ReceiptHandle"])
-        self._release([message for message in messages if message not in mine])

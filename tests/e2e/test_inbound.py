@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import requests
 
-from tests.e2e.test_delivery import Tenant, address, email, finished_job, new_tenant, sandbox
+from tests.e2e.clients import Tenant, address, email, finished_job, new_tenant, sandbox
 from tests.support.inbound_samples import compact, paystack_charge, polar_subscription, sendgrid_bounce
 from tests.support.inbound_signers import (
     PAYSTACK_PLAN_STARTUP,

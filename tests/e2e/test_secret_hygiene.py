@@ -29,7 +29,8 @@ CLI_TIMEOUT = 60
 POLL_SECONDS = 90.0  # generous: on two busy cores the last log lines may trail the answers
 TERMINAL = {"completed", "failed"}
 # One per answer the flow records: the API's, and the inbound webhook function's, whichever of
-# their environments answered ("ApiFunction#2"; the console cuts labels to 22 characters).
+# their environments answered ("ApiFunction#2" once a burst scaled it up; the console cuts labels
+# to 22 characters).
 API_REPORT_LINE = re.compile(
     r"^(?:ApiFunction(?:#\d+)?|PostmarkWebhookFunct\w*)\s+\| REPORT RequestId: ", re.MULTILINE
 )

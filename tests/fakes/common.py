@@ -23,6 +23,7 @@ def settings_for_tests(**overrides: Any) -> Settings:
             for priority in QueuePriority
         },
         "dlq_url": "https://sqs.test/dlq",
+        "alert_topic_arn": "arn:aws:sns:us-east-1:123456789012:herald-test-alerts",
         "region": "us-east-1",
         "stage": "test",
         "max_attempts": 3,
@@ -56,6 +57,7 @@ def settings_environment(**overrides: str) -> dict[str, str]:
         "HERALD_TABLE": settings.table_name,
         "HERALD_KMS_KEY_ID": settings.kms_key_id,
         "HERALD_DLQ": settings.dlq_url,
+        "HERALD_ALERT_TOPIC": settings.alert_topic_arn,
         "AWS_DEFAULT_REGION": settings.region,
         "HERALD_STAGE": settings.stage,
         "HERALD_MAX_ATTEMPTS": str(settings.max_attempts),

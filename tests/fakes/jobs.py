@@ -10,7 +10,7 @@ cannot be reached. ``calls`` lists the round trips made, in order.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -61,10 +61,11 @@ class FakeJobTable(Recorder):
         priority: int = 5,
         max_attempts: int = 3,
         expires_at: int = 0,
+        created_at: str = CREATED_AT,
     ) -> None:
         """A job as the API leaves it: accepted, never claimed."""
         request = NewJob(
-            job_id, tenant_id, channel, priority, max_attempts, CREATED_AT, copy.deepcopy(payload), expires_at
+            job_id, tenant_id, channel, priority, max_attempts, created_at, copy.deepcopy(payload), expires_at
         )
         self._jobs[(tenant_id, job_id)] = _Job(request)
 
@@ -138,7 +139,9 @@ class FakeJobTable(Recorder):
             raise DependencyError("job table write failed: ConditionalCheckFailedException")
         job.state = replace(current, status=JobStatus.FAILED, error_message=reason, completed_at=failed_at)
 
-    def reopen_failed(self, tenant_id: str, job_id: str, extra_attempts: int) -> JobState | None:
+    def reopen_failed(
+        self, tenant_id: str, job_id: str, extra_attempts: int, reopened_at: str
+    ) -> JobState | None:
         self._called("reopen_failed")
         job = self._jobs.get((tenant_id, job_id))
         if job is None or job.state is None or job.state.status is not JobStatus.FAILED:
@@ -151,8 +154,43 @@ class FakeJobTable(Recorder):
             completed_at=None,
             lease_until=None,
             skip_providers=(),
+            requeued_at=reopened_at,
+            sweeps=0,
         )
         return job.state
+
+    def owner(self, job_id: str, tenant_ids: Iterable[str]) -> str | None:
+        self._called("owner")
+        return next((tenant for tenant in tenant_ids if (tenant, job_id) in self._jobs), None)
+
+    # -------------------------------------------------- SweepStore
+
+    def unfinished(self, tenant_id: str, created_from: str, created_until: str) -> list[JobState]:
+        self._called("unfinished")
+        states = [
+            self.state(tenant, job_id)
+            for (tenant, job_id), job in self._jobs.items()
+            if tenant == tenant_id and created_from <= job.request.created_at < created_until
+        ]
+        return [state for state in states if state.status not in FINAL_STATUSES]
+
+    def mark_requeued(self, state: JobState, at: str, expires_at: int) -> bool:
+        self._called("mark_requeued")
+        if self.state(state.tenant_id, state.job_id) != state:
+            return False
+        self._jobs[(state.tenant_id, state.job_id)].state = replace(
+            state, requeued_at=at, sweeps=state.sweeps + 1
+        )
+        return True
+
+    def fail(self, state: JobState, reason: str, at: str) -> bool:
+        self._called("fail")
+        if self.state(state.tenant_id, state.job_id) != state:
+            return False
+        self._jobs[(state.tenant_id, state.job_id)].state = replace(
+            state, status=JobStatus.FAILED, error_message=reason, completed_at=at, lease_until=None
+        )
+        return True
 
     # -------------------------------------------------- DeliveryStore
 

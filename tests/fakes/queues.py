@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from herald.domain.alerts import JobAlert
+from herald.domain.dead_letters import HeldMessage
 from herald.domain.jobs import JobMessage, QueuePriority
 
 
@@ -60,3 +62,42 @@ class FakeReturns:
 
     def return_now(self, messages: Sequence[tuple[str, str]]) -> None:
         self.returned.extend(messages)
+
+
+class FakeAlerts:
+    """The job alerts a test's engine or sweeper raised, in order."""
+
+    def __init__(self) -> None:
+        self.sent: list[JobAlert] = []
+
+    def dead_lettered(self, alert: JobAlert) -> None:
+        self.sent.append(alert)
+
+
+class FakeDeadLetterInbox:
+    """The dead-letter queue as the operator's desk sees it: held messages can be deleted or released."""
+
+    def __init__(self) -> None:
+        self.waiting: dict[str, HeldMessage] = {}
+        self.held: set[str] = set()
+        self.deleted: list[str] = []
+
+    def put(
+        self, message_id: str, body: dict[str, Any] | str, sent_at: str = "2026-11-30T12:00:00.000Z"
+    ) -> None:
+        text = body if isinstance(body, str) else json.dumps(body)
+        self.waiting[message_id] = HeldMessage(message_id, f"receipt-{message_id}", text, sent_at)
+
+    def take(self, limit: int | None, hold_seconds: int) -> list[HeldMessage]:
+        visible = [message for message_id, message in self.waiting.items() if message_id not in self.held]
+        taken = visible if limit is None else visible[:limit]
+        self.held.update(message.message_id for message in taken)
+        return taken
+
+    def delete(self, message: HeldMessage) -> None:
+        del self.waiting[message.message_id]
+        self.held.discard(message.message_id)
+        self.deleted.append(message.message_id)
+
+    def release(self, messages: list[HeldMessage]) -> None:
+        self.held.difference_update(message.message_id for message in messages)

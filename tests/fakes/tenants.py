@@ -136,6 +136,9 @@ class FakeTenantTable:
             raise ProfileChanged(tenant_id)
         return self.update_profile(tenant_id, **changes)
 
+    def tenant_ids(self) -> Iterator[str]:
+        yield from (profile.tenant_id for profile in self.all_profiles())
+
     def update_profile(self, tenant_id: str, **changes: object) -> TenantProfile:
         profile = self.profile(tenant_id)
         fields: dict[str, Any] = dict(changes)

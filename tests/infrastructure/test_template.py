@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -184,3 +185,88 @@ def test_a_payment_function_may_read_only_its_own_secret_and_decrypt_it_only_thr
         assert condition["kms:ViaService"] == {"Fn::Sub": "ssm.${AWS::Region}.${AWS::URLSuffix}"}
         other = next(other for other in PAYMENT_SECRETS.values() if other != parameter)
         assert other not in json.dumps(functions[name])
+
+
+# ---------------------------------------------------------------- operations
+
+
+def _alarms(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {name: res["Properties"] for name, res in _resources(template, "AWS::CloudWatch::Alarm").items()}
+
+
+def test_every_alarm_tells_the_alert_topic_when_it_goes_off_and_when_it_clears(
+    template: dict[str, Any],
+) -> None:
+    alarms = _alarms(template)
+    assert len(alarms) >= 12
+    for name, alarm in alarms.items():
+        assert alarm["AlarmActions"] == [{"Ref": "AlertTopic"}], name
+        assert alarm["OKActions"] == [{"Ref": "AlertTopic"}], name
+        assert alarm["TreatMissingData"] == "notBreaching", name
+
+
+def test_each_work_queue_has_an_oldest_message_alarm_on_the_parameter(template: dict[str, Any]) -> None:
+    watched = {
+        alarm["Dimensions"][0]["Value"]["Fn::GetAtt"][0]
+        for alarm in _alarms(template).values()
+        if alarm["MetricName"] == "ApproximateAgeOfOldestMessage"
+        and alarm["Threshold"] == {"Ref": "QueueAgeAlarmSeconds"}
+    }
+    work_queues = {name for name in _resources(template, "AWS::SQS::Queue") if name != "DeadLetterQueue"}
+    assert watched == work_queues
+    # Above the longest delay a retry waits in its queue, so a healthy retry never sets it off.
+    assert int(template["Parameters"]["QueueAgeAlarmSeconds"]["Default"]) > 900
+
+
+def test_the_api_and_the_workers_errors_and_throttles_are_alarmed(template: dict[str, Any]) -> None:
+    alarmed = {
+        (alarm["Namespace"], alarm["MetricName"], json.dumps(alarm["Dimensions"][0]["Value"]))
+        for alarm in _alarms(template).values()
+    }
+    assert ("AWS/ApiGateway", "5xx", json.dumps({"Ref": "HeraldHttpApi"})) in alarmed
+    for worker in ("EmailWorkerFunction", "WebhookWorkerFunction"):
+        for metric in ("Errors", "Throttles"):
+            assert ("AWS/Lambda", metric, json.dumps({"Ref": worker})) in alarmed
+
+
+def test_alert_function_listens_to_the_topic_and_reads_the_slack_url_parameter(
+    template: dict[str, Any],
+) -> None:
+    alert = template["Resources"]["AlertFunction"]["Properties"]
+    assert alert["Events"]["Alerts"] == {"Type": "SNS", "Properties": {"Topic": {"Ref": "AlertTopic"}}}
+    variables = alert["Environment"]["Variables"]
+    assert variables["HERALD_SLACK_WEBHOOK_PARAMETER"] == {"Ref": "SlackWebhookParameterName"}
+
+
+def test_the_sweeper_runs_every_five_minutes_with_a_window_that_outlasts_its_re_queues(
+    template: dict[str, Any],
+) -> None:
+    from herald.domain.sweeping import MAX_REQUEUES
+
+    sweeper = template["Resources"]["SweeperFunction"]["Properties"]
+    assert sweeper["Events"]["EveryFiveMinutes"]["Properties"]["Schedule"] == "rate(5 minutes)"
+    stuck = int(template["Parameters"]["StuckJobSeconds"]["Default"])
+    window = int(template["Parameters"]["SweepWindowHours"]["Default"]) * 3600
+    visibility = {
+        int(queue["Properties"].get("VisibilityTimeout", 30))
+        for name, queue in _resources(template, "AWS::SQS::Queue").items()
+        if name != "DeadLetterQueue"
+    }
+    # A crashed delivery comes back by itself after the visibility timeout: the sweeper waits longer.
+    assert stuck > max(visibility)
+    # A job is found, re-queued MAX_REQUEUES times and then failed while it is still in the window.
+    assert window >= (MAX_REQUEUES + 1) * stuck + 5 * 60
+
+
+def test_the_dashboard_is_json_and_shows_every_queue_the_dlq_deliveries_and_latency(
+    template: dict[str, Any],
+) -> None:
+    body = template["Resources"]["OperationsDashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    dashboard = json.loads(re.sub(r"\$\{[^}]+\}", "X", body))
+    titles = [widget["properties"].get("title") for widget in dashboard["widgets"]]
+    for title in ("Queue depth (messages waiting)", "Dead-letter queue", "Accept to delivered (ms)"):
+        assert title in titles
+    for queue in _resources(template, "AWS::SQS::Queue"):
+        assert "${" + queue + ".QueueName}" in body
+    for metric in ("Delivered", "Failed", "DeadLettered", "FallbackUsed", "AcceptToDeliveredLatency"):
+        assert f'MetricName=\\"{metric}\\"' in body

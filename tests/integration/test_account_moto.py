@@ -23,7 +23,7 @@ from herald.domain.secrets import Purpose, SecretTampered
 from herald.services.tenant_directory import TenantDirectory
 from herald_local.pollers import sqs_record
 from herald_local.sandbox import SandboxServer
-from tests.support.herald_in_moto import REGION, HeraldInMoto, LambdaContext, client, herald_in_moto
+from tests.support.herald_in_moto import REGION, HeraldInMoto, client, herald_in_moto
 
 pytestmark = pytest.mark.xdist_group("moto-account")
 
@@ -97,12 +97,11 @@ def _deliver_waiting_emails(herald: HeraldInMoto) -> int:
         s for s in herald.topology.queue_sources if herald.queue_url(EMAIL_QUEUE).endswith(s.queue_name)
     )
     sqs, handled = client("sqs"), 0
-    handler = herald.handler_module(source.function).handler
     while received := sqs.receive_message(
         QueueUrl=herald.queue_url(EMAIL_QUEUE), MaxNumberOfMessages=10, MessageSystemAttributeNames=["All"]
     ).get("Messages", []):
         records = [sqs_record(message, source, REGION) for message in received]
-        answer = handler({"Records": records}, LambdaContext(source.function))
+        answer = herald.invoke(source.function, {"Records": records})
         assert not answer.get("batchItemFailures"), answer
         for message in received:
             sqs.delete_message(QueueUrl=herald.queue_url(EMAIL_QUEUE), ReceiptHandle=message["ReceiptHandle"])

@@ -21,12 +21,13 @@ import pytest
 from botocore.config import Config
 from moto import mock_aws
 
-from herald_local.alarms import AlarmState, queue_alarm_player
+from herald_local.alarms import AlarmState, alarm_player
 from herald_local.apigw_events import ApiContext, HttpRequest, build_event, map_response
 from herald_local.config import ConfigError, LocalConfig, project_root
 from herald_local.functions import FunctionPool
 from herald_local.gateway import Gateway, GatewayServer
 from herald_local.intrinsics import StandIn, UnresolvableReference, json_document, with_stand_ins
+from herald_local.metrics import LocalMetrics
 from herald_local.parameters import PROVIDER_URL_PARAMETERS, local_parameters, local_secrets
 from herald_local.pollers import QueuePoller
 from herald_local.resources import create_resources
@@ -214,8 +215,16 @@ def _real_topology(config: LocalConfig | None = None) -> Topology:
     template = load_template(config.template_path)
     parameters = local_parameters(template, config, lambda name: f"http://127.0.0.1:3100/{name}")
     translated = translate(template, parameters, REGION)
-    secrets = local_secrets(template, parameters, config)
-    return create_resources(translated, parameters, _client, root=ROOT, gateway_url=GATEWAY, secrets=secrets)
+    # Planned against a bridge address: nothing publishes to the topic in these tests.
+    return create_resources(
+        translated,
+        parameters,
+        _client,
+        root=ROOT,
+        gateway_url=GATEWAY,
+        sns_bridge_url="http://127.0.0.1:9",
+        secrets=local_secrets(template, parameters, config),
+    )
 
 
 @dataclass
@@ -478,7 +487,11 @@ def test_an_alarm_going_off_reaches_the_subscribed_function_through_sns(
     for body in ("a", "b", "c"):
         sqs.send_message(QueueUrl=queue_url, MessageBody=body)
     (alarm,) = topology.alarms
-    queue_alarm_player(alarm, sqs, _client("sns"), REGION).evaluate()
+    player = alarm_player(
+        alarm, sqs=sqs, sns=_client("sns"), metrics=LocalMetrics(), region=REGION, cadence=1
+    )
+    assert player is not None
+    player.evaluate()
     _wait_for(lambda: any("sns" in record for record in _records(synthetic.record_file)), "the SNS event")
     (delivery,) = [record for record in _records(synthetic.record_file) if "sns" in record]
     notification = delivery["sns"]

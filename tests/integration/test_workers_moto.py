@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pytest
@@ -156,7 +157,7 @@ class Rig:
         """That worker's handler, with the process switched to its environment."""
         self.forget_environment()
         self.herald.use_function_environment(logical_id, self.environment)
-        return self.herald.handler_module(logical_id).handler
+        return partial(self.herald.invoke, logical_id)
 
     def dead_letter_copies(self, job_id: str) -> list[dict[str, Any]]:
         bodies = [json.loads(message["Body"]) for message in self.herald.queued("DeadLetterQueueUrl")]
@@ -333,7 +334,7 @@ def test_given_dns_rebinding_to_a_private_address_the_webhook_worker_never_dials
         assert rig.dns.lookups.count(host) == 1  # checked at acceptance, against the public answer
         rig.dns.answers[host] = [private_address]
         record = one_record(rig, WEBHOOK_QUEUE)
-        dialled = spy_on_connect(monkeypatch)
+        dialled = spy_on_connect(monkeypatch, unless_to=rig.herald.sns.bridge.url)
 
         answer = rig.deliver(WEBHOOK_QUEUE, [record])
         assert "HERALD_LOCAL_WEBHOOK_ORIGIN" not in os.environ
@@ -369,7 +370,7 @@ def test_control_with_the_local_stacks_sandbox_origin_the_same_rebinding_is_dial
         )
         rig.dns.answers[host] = ["127.0.0.1"]
         record = one_record(rig, WEBHOOK_QUEUE)
-        dialled = spy_on_connect(monkeypatch)
+        dialled = spy_on_connect(monkeypatch, unless_to=rig.herald.sns.bridge.url)
         # This test's monkeypatch removes the setting again; the template never sets it.
         monkeypatch.setenv("HERALD_LOCAL_WEBHOOK_ORIGIN", f"https://{host}:{listener.port}")
         rig.deliver(WEBHOOK_QUEUE, [record])

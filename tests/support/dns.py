@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -37,13 +38,17 @@ def resolve_as(monkeypatch: pytest.MonkeyPatch, answers: dict[str, list[str]]) -
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
 
 
-def spy_on_connect(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    """Every (address, port) a socket of this process tries to connect to from now on."""
+def spy_on_connect(monkeypatch: pytest.MonkeyPatch, unless_to: str = "") -> list[tuple[str, int]]:
+    """Every (address, port) a socket of this process tries to connect to from now on, but those to
+    the origin of ``unless_to`` (say the stack's SNS bridge, which in AWS SNS itself would call)."""
     dialled: list[tuple[str, int]] = []
     real_connect = socket.socket.connect
+    parts = urlsplit(unless_to)
+    ignored = (parts.hostname, parts.port)
 
     def connect(sock: socket.socket, address: Any) -> None:
-        dialled.append((str(address[0]), int(address[1])))
+        if (str(address[0]), int(address[1])) != ignored:
+            dialled.append((str(address[0]), int(address[1])))
         real_connect(sock, address)
 
     monkeypatch.setattr(socket.socket, "connect", connect)

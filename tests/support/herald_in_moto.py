@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import threading
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -26,20 +27,23 @@ from herald.adapters.store import table
 from herald.adapters.store.account_store import DynamoAccountStore
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
+from herald.composition import alert, common, sweeper, vault
 from herald.composition import api as api_services
-from herald.composition import common, vault
 from herald.composition import workers as worker_services
 from herald.domain.api_keys import hash_api_key
 from herald.domain.records import JobState, StoredProvider
 from herald.domain.secrets import Purpose
 from herald.services.tenants import IssuedKey, TenantAdmin
 from herald_local.apigw_events import ApiContext, HttpRequest, build_event
+from herald_local.aws_calls import acting_as
 from herald_local.config import LocalConfig
+from herald_local.functions import Invocation
 from herald_local.moto_atomic import make_dynamodb_atomic
 from herald_local.parameters import local_parameters, local_secrets
 from herald_local.pollers import sqs_record
 from herald_local.resources import create_resources
 from herald_local.routes import RouteTable
+from herald_local.sns_bridge import SnsBridge
 from herald_local.template import load_template, translate
 from herald_local.topology import QueueSourceSpec, Topology
 from tests.support.inbound_signers import payment_environment
@@ -93,6 +97,8 @@ def _reset_process_caches() -> None:
     worker_services.email_worker.cache_clear()
     worker_services.webhook_worker.cache_clear()
     vault.process_vault.cache_clear()
+    alert.alert_relay.cache_clear()
+    sweeper.sweeper.cache_clear()
 
 
 def _load_handler_module(spec_dir: str, name: str) -> ModuleType:
@@ -109,8 +115,11 @@ def _load_handler_module(spec_dir: str, name: str) -> ModuleType:
 
 
 class HeraldInMoto:
-    def __init__(self, topology: Topology, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(
+        self, topology: Topology, monkeypatch: pytest.MonkeyPatch, deliveries: SnsDeliveries
+    ) -> None:
         self.topology = topology
+        self.sns = deliveries
         self._monkeypatch = monkeypatch
         self._routes = RouteTable(topology.routes)
         self._modules: dict[str, ModuleType] = {}
@@ -129,6 +138,12 @@ class HeraldInMoto:
             spec = self.topology.functions[logical_id]
             self._modules[logical_id] = _load_handler_module(spec.code_dir, f"{logical_id}_app")
         return self._modules[logical_id]
+
+    def invoke(self, logical_id: str, event: Any, context: LambdaContext | None = None) -> Any:
+        """Run the function's handler on ``event`` in this process (in its environment, if a test set
+        it); the AWS calls it makes count as that function's."""
+        with acting_as(logical_id):
+            return self.handler_module(logical_id).handler(event, context or LambdaContext(logical_id))
 
     def api(
         self,
@@ -155,7 +170,7 @@ class HeraldInMoto:
         function = match.route.function
         if self._current != function:
             self.use_function_environment(function, {"HERALD_AWS_MAX_ATTEMPTS": "1"})
-        answer = self.handler_module(function).handler(event, LambdaContext(function))
+        answer = self.invoke(function, event)
         return ApiAnswer(answer["statusCode"], answer["body"], dict(answer.get("headers") or {}))
 
     def new_tenant(
@@ -216,7 +231,7 @@ class HeraldInMoto:
     def invoke_function(self, logical_id: str, event: Any) -> Any:
         """Invoke a template function in this process, in its own template environment."""
         self.use_function_environment(logical_id, {"HERALD_AWS_MAX_ATTEMPTS": "1"})
-        return self.handler_module(logical_id).handler(event, LambdaContext(logical_id))
+        return self.invoke(logical_id, event)
 
     def queue_url(self, output: str) -> str:
         return self.topology.outputs[output]
@@ -283,9 +298,7 @@ class HeraldInMoto:
         """The handler of the function fed from that queue, on ``{"Records": records}``, in the
         environment the process has now (warm caches stay warm)."""
         function = self.event_source(output).function
-        answer: dict[str, Any] = self.handler_module(function).handler(
-            {"Records": records}, context or LambdaContext(function)
-        )
+        answer: dict[str, Any] = self.invoke(function, {"Records": records}, context)
         return answer
 
     def acknowledge(self, output: str, records: list[dict[str, Any]], answer: dict[str, Any]) -> None:
@@ -296,8 +309,31 @@ class HeraldInMoto:
             client("sqs").delete_message(QueueUrl=self.queue_url(output), ReceiptHandle=receipt_handle)
 
 
+class SnsDeliveries:
+    """What moto delivers to the template's SNS subscriptions of functions, kept as the events those
+    functions would get (the local stack's SNS bridge, which invokes nothing here)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        self._lock = threading.Lock()
+        self.bridge = SnsBridge()
+
+    def record(self, function: str, event: Any) -> Invocation:
+        with self._lock:
+            self.events.append((function, event))
+        return Invocation("", b"null", None)
+
+    def of(self, function: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [event for name, event in self.events if name == function]
+
+
 @contextmanager
-def herald_in_moto(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeraldInMoto]:
+def template_in_moto(
+    monkeypatch: pytest.MonkeyPatch, deliveries: SnsDeliveries | None = None
+) -> Iterator[Topology]:
+    """template.yaml's resources created in moto (in this process), as the local stack creates them;
+    SNS notifications to functions are kept by ``deliveries``."""
     for variable in ("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_ENDPOINT_URL_DYNAMODB"):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
@@ -309,15 +345,29 @@ def herald_in_moto(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeraldInMoto]:
         template = load_template(config.template_path)
         parameters = local_parameters(template, config, SANDBOX.format)
         translated = translate(template, parameters, REGION)
-        topology = create_resources(
-            translated,
-            parameters,
-            client,
-            root=config.root,
-            gateway_url="http://127.0.0.1:9",
-            secrets=local_secrets(template, parameters, config),
-        )
-        herald = HeraldInMoto(topology, monkeypatch)
+        deliveries = deliveries or SnsDeliveries()
+        deliveries.bridge.start()
+        try:
+            topology = create_resources(
+                translated,
+                parameters,
+                client,
+                root=config.root,
+                gateway_url="http://127.0.0.1:9",
+                sns_bridge_url=deliveries.bridge.url,
+                secrets=local_secrets(template, parameters, config),
+            )
+            deliveries.bridge.attach(topology.subscriptions, deliveries.record, client("sns"))
+            yield topology
+        finally:
+            deliveries.bridge.stop()
+
+
+@contextmanager
+def herald_in_moto(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeraldInMoto]:
+    deliveries = SnsDeliveries()
+    with template_in_moto(monkeypatch, deliveries) as topology:
+        herald = HeraldInMoto(topology, monkeypatch, deliveries)
         herald.use_function_environment("ApiFunction", {"HERALD_AWS_MAX_ATTEMPTS": "1"})
         try:
             yield herald

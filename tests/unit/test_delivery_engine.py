@@ -30,7 +30,7 @@ from tests.fakes.common import ManualClock, settings_for_tests
 from tests.fakes.jobs import FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
 from tests.fakes.providers import FakeProviders, message_permanent, provider_permanent, transient
-from tests.fakes.queues import Enqueued, FakeDeadLetters, FakeQueue
+from tests.fakes.queues import Enqueued, FakeAlerts, FakeDeadLetters, FakeQueue
 from tests.fakes.tenants import FakeSuppressions, FakeTenantTable
 
 SENDGRID, RESEND, POSTMARK, SES = (
@@ -60,6 +60,7 @@ class Rig:
     suppressions: FakeSuppressions
     queue: FakeQueue
     dead_letters: FakeDeadLetters
+    alerts: FakeAlerts
     providers: FakeProviders
     clock: ManualClock
     engine: DeliveryEngine
@@ -113,16 +114,17 @@ def rig() -> Rig:
         providers=providers,
         platform_sender=settings.platform_sender,
     )
-    queue, dead_letters, clock = FakeQueue(), FakeDeadLetters(), ManualClock()
+    queue, dead_letters, alerts, clock = FakeQueue(), FakeDeadLetters(), FakeAlerts(), ManualClock()
     engine = DeliveryEngine(
         DeliveryPolicy(settings.max_attempts, settings.retry_base_delay_seconds),
         store=store,
         queue=queue,
         dead_letters=dead_letters,
+        alerts=alerts,
         attempt=emails,
         clock=clock,
     )
-    return Rig(store, suppressions, queue, dead_letters, providers, clock, engine)
+    return Rig(store, suppressions, queue, dead_letters, alerts, providers, clock, engine)
 
 
 def calls_per_attempt(rig: Rig, per_attempt: int) -> list[list[str]]:
@@ -223,6 +225,10 @@ def test_given_every_provider_transient_when_redelivered_then_three_attempts_wit
     assert copy["failedAt"].endswith("Z")
     assert copy["createdAt"] == state.created_at
     assert copy["payload"] == EMAIL
+    # One alert for the operators, naming the job, its tenant and the last error.
+    [alert] = rig.alerts.sent
+    assert (alert.job_id, alert.tenant_id, alert.channel, alert.attempts) == ("job-1", TENANT, "email", 3)
+    assert alert.error == state.error_message
 
 
 def test_given_a_retry_when_re_sent_then_the_message_carries_the_attempt_seen_and_the_job_band(
@@ -327,8 +333,9 @@ def test_given_invalid_recipient_when_handled_then_the_job_fails_at_once_without
     state = rig.state()
     assert state.error_message == "SENDGRID message_permanent: the recipient address is invalid (HTTP 422)"
     assert state.used_provider == "SENDGRID"
-    # The tenant's recipient, not an operator's problem: no dead-letter copy.
+    # The tenant's recipient, not an operator's problem: no dead-letter copy, no alert.
     assert not rig.dead_letters.records
+    assert not rig.alerts.sent
     assert not rig.suppressions.entries_by_tenant
 
 
@@ -358,6 +365,7 @@ def test_given_suppressed_recipient_when_handled_then_it_fails_permanently_witho
     assert rig.providers.calls == []
     assert rig.state().error_message == SUPPRESSED == "recipient suppressed"
     assert not rig.dead_letters.records
+    assert not rig.alerts.sent
 
 
 # ---------------------------------------------------------------- routing

@@ -49,6 +49,16 @@ def test_given_priority_and_acceptance_time_when_round_tripped_then_both_travel(
     assert JobMessage.from_json(original.to_json()) == original
 
 
+def test_given_the_request_that_queued_a_job_when_round_tripped_then_its_id_travels_and_is_optional() -> None:
+    message = JobMessage("job-1", "tenant-a", Channel.EMAIL, "startup", 0, None, correlation_id="req-9")
+
+    assert json.loads(message.to_json())["correlationId"] == "req-9"
+    assert JobMessage.from_json(message.to_json()) == message
+    without = JobMessage("job-1", "tenant-a", Channel.EMAIL, "startup", 0, None)
+    assert "correlationId" not in json.loads(without.to_json())
+    assert JobMessage.from_json(without.to_json()).correlation_id is None
+
+
 def test_given_a_webhook_with_unicode_when_round_tripped_then_the_payload_is_identical() -> None:
     payload = {"url": "https://hooks.example.com/x", "payload": {"note": "café ✓ 💌", "n": [1, 2.5, None]}}
     original = JobMessage("job-2", "tenant-a", Channel.WEBHOOK, "indie", 0, payload)

@@ -23,7 +23,7 @@ from herald.services.webhook_attempt import WebhookAttempt
 from tests.fakes.common import ManualClock
 from tests.fakes.jobs import FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
-from tests.fakes.queues import FakeDeadLetters, FakeQueue
+from tests.fakes.queues import FakeAlerts, FakeDeadLetters, FakeQueue
 from tests.fakes.tenants import FakeTenantTable
 
 TENANT = "tenant-hooks"
@@ -252,6 +252,7 @@ def rig(hooks: Hooks) -> WebhookRig:
         store=store,
         queue=queue,
         dead_letters=dead_letters,
+        alerts=FakeAlerts(),
         attempt=hooks.attempt,
         clock=ManualClock(),
     )

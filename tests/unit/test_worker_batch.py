@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+import io
+import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,12 +17,12 @@ from herald.domain.errors import DependencyError
 from herald.domain.jobs import Channel, JobMessage
 from herald.domain.plans import Plan
 from herald.domain.records import Claim
-from herald.observability import metrics
+from herald.observability import logger, metrics
 from herald.services.batch import RECORD_BUDGET_MILLIS, Worker, process_batch
 from herald.services.delivery import DeliveryEngine, DeliveryPolicy
 from tests.fakes.common import ManualClock
 from tests.fakes.jobs import FakeJobTable
-from tests.fakes.queues import FakeDeadLetters, FakeQueue, FakeReturns
+from tests.fakes.queues import FakeAlerts, FakeDeadLetters, FakeQueue, FakeReturns
 
 TENANT = "tenant-a"
 QUEUE_ARN = "arn:aws:sqs:us-east-1:123456789012:herald-dev-email-normal"
@@ -111,6 +113,7 @@ def worker() -> BatchRig:
         store=store,
         queue=FakeQueue(),
         dead_letters=dead_letters,
+        alerts=FakeAlerts(),
         attempt=attempt,
         clock=ManualClock(),
     )
@@ -276,3 +279,44 @@ def test_given_a_data_key_cache_when_a_batch_runs_then_its_hits_and_misses_becom
     emitted = metrics.metric_set
     assert emitted["DataKeyCacheHits"]["Value"] == [2.0]
     assert emitted["DataKeyCacheMisses"]["Value"] == [0.0]
+
+
+# ---------------------------------------------------------------- log lines
+
+
+@pytest.fixture
+def log_lines(monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[dict[str, Any]]]:
+    """The JSON lines the functions' logger writes from now on."""
+    stream = io.StringIO()
+    monkeypatch.setattr(logger.registered_handler, "stream", stream)
+    return lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
+
+
+def test_every_line_about_a_record_names_its_job_tenant_and_the_request_that_queued_it(
+    worker: BatchRig, log_lines: Callable[[], list[dict[str, Any]]]
+) -> None:
+    worker.store.add_job(TENANT, "job-1", EMAIL)
+    queued_by_request = JobMessage(
+        "job-1", TENANT, Channel.EMAIL, Plan.STARTUP, 0, EMAIL, correlation_id="api-request-7"
+    )
+    worker.store.add_job(TENANT, "job-2", EMAIL)
+    worker.attempt.raises["job-2"] = DependencyError("key service unavailable")
+    from_elsewhere = JobMessage("job-2", TENANT, Channel.EMAIL, Plan.STARTUP, 0, EMAIL)
+
+    run(
+        worker,
+        sqs_event(
+            sqs_record("msg-1", queued_by_request.to_json()), sqs_record("msg-2", from_elsewhere.to_json())
+        ),
+    )
+
+    lines = log_lines()
+    handled = next(line for line in lines if line["message"] == "job handled")
+    failed = next(line for line in lines if line["message"] == "job message failed")
+    assert (handled["job_id"], handled["tenant_id"], handled["correlation_id"]) == (
+        "job-1",
+        TENANT,
+        "api-request-7",
+    )
+    # A message without the id (from before it existed) is known by its SQS message id.
+    assert (failed["job_id"], failed["tenant_id"], failed["correlation_id"]) == ("job-2", TENANT, "msg-2")

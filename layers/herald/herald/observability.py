@@ -19,7 +19,13 @@ metrics = Metrics()
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["MetricUnit", "count", "logger", "metrics", "traced"]
+__all__ = ["MetricUnit", "correlation_id", "count", "logger", "metrics", "traced"]
+
+
+def correlation_id() -> str | None:
+    """The id the current invocation's log lines carry (the API request's, a queue message's, ...)."""
+    value = logger.get_correlation_id()
+    return None if value is None else str(value)
 
 
 def tracing_enabled() -> bool:

@@ -47,6 +47,7 @@ class Settings:
     kms_key_id: str
     queue_urls: Mapping[tuple[Channel, QueuePriority], str]
     dlq_url: str
+    alert_topic_arn: str
     region: str
     stage: str
     max_attempts: int
@@ -65,6 +66,10 @@ class Settings:
     def queue_url(self, channel: Channel, priority: QueuePriority) -> str:
         return self.queue_urls[(channel, priority)]
 
+    def queues_by_name(self) -> dict[str, str]:
+        """Every queue's URL by its name (what CloudWatch's dimensions call a queue), the DLQ's too."""
+        return {url.rsplit("/", 1)[-1]: url for url in [*self.queue_urls.values(), self.dlq_url]}
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
@@ -80,6 +85,7 @@ class Settings:
             kms_key_id=_required(env, "HERALD_KMS_KEY_ID"),
             queue_urls=queue_urls,
             dlq_url=_required(env, "HERALD_DLQ"),
+            alert_topic_arn=_required(env, "HERALD_ALERT_TOPIC"),
             # Lambda sets AWS_REGION; the CLI and tests set AWS_DEFAULT_REGION.
             region=env.get("AWS_REGION") or _required(env, "AWS_DEFAULT_REGION"),
             stage=_required(env, "HERALD_STAGE"),
@@ -125,6 +131,30 @@ class PaymentSettings:
             indie_plan_key=_present(env, f"{plan_key}_INDIE"),
             startup_plan_key=_present(env, f"{plan_key}_STARTUP"),
         )
+
+
+@dataclass(frozen=True)
+class AlertSettings:
+    """What only the AlertFunction is given."""
+
+    slack_webhook_parameter: str
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> AlertSettings:
+        return cls(_required(os.environ if env is None else env, "HERALD_SLACK_WEBHOOK_PARAMETER"))
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """What only the SweeperFunction is given."""
+
+    stuck_job_seconds: int
+    window_hours: int
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> SweepSettings:
+        env = os.environ if env is None else env
+        return cls(_int(env, "HERALD_STUCK_JOB_SECONDS"), _int(env, "HERALD_SWEEP_WINDOW_HOURS"))
 
 
 @lru_cache(maxsize=1)

@@ -7,8 +7,11 @@ for tests and the Docker-free local stack.
 - Recipients choose failures (``fail-<status>[-<provider>]@…``, ``timeout[-<provider>]@…``; see
   ``failures``); domains whose first label starts with ``pending`` never verify.
 - ``/hooks/<name>`` receives outbound webhooks and checks their signatures (see ``hooks``).
-- ``/_sandbox/messages``, ``/_sandbox/attempts``, ``/_sandbox/hooks`` (JSON, filterable; DELETE to
-  clear), ``DELETE /_sandbox`` (reset everything), ``/`` (the HTML mailbox).
+- ``/slack/<path>`` is a Slack incoming webhook, the local stack's alert channel (see ``slack``).
+- ``PUT /_sandbox/outage {"status": 503}`` makes every provider answer that status to every send
+  until ``DELETE /_sandbox/outage``: an outage, and the recovery after it.
+- ``/_sandbox/messages``, ``/_sandbox/attempts``, ``/_sandbox/hooks``, ``/_sandbox/slack`` (JSON,
+  filterable; DELETE to clear), ``DELETE /_sandbox`` (reset everything), ``/`` (the HTML mailbox).
 """
 
 from herald_local.sandbox.server import SandboxServer

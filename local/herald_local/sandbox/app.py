@@ -11,6 +11,7 @@ from herald_local.sandbox.hooks import hooks_blueprint
 from herald_local.sandbox.postmark import postmark_blueprint
 from herald_local.sandbox.resend import resend_blueprint
 from herald_local.sandbox.sendgrid import sendgrid_blueprint
+from herald_local.sandbox.slack import slack_blueprint
 from herald_local.sandbox.views import views_blueprint
 
 # Postmark's own limit per message; larger bodies get Werkzeug's 413.
@@ -26,6 +27,14 @@ def create_app(context: SandboxContext) -> Flask:
     resend_domains.register_domain_routes(resend, context)
     postmark = postmark_blueprint(context)
     postmark_domains.register_domain_routes(postmark, context)
-    for blueprint in (sendgrid, resend, postmark, hooks_blueprint(context), views_blueprint(context)):
+    blueprints = (
+        sendgrid,
+        resend,
+        postmark,
+        hooks_blueprint(context),
+        slack_blueprint(context),
+        views_blueprint(context),
+    )
+    for blueprint in blueprints:
         app.register_blueprint(blueprint)
     return app

@@ -16,6 +16,8 @@ class SandboxContext:
     store: SandboxStore = field(default_factory=SandboxStore)
     slow_seconds: float = DEFAULT_SLOW_SECONDS
     stopping: threading.Event = field(default_factory=threading.Event)
+    # An outage of every imitated provider: each send answers this status until it is lifted.
+    outage_status: int | None = None
 
     def wait_slow(self) -> None:
         """Hold a deliberately slow answer; returns early when the server stops."""

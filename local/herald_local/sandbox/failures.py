@@ -5,6 +5,8 @@ tests can keep addresses unique):
 - ``fail-<status>-<provider>@…``: only that provider fails, the others accept;
 - ``timeout@…`` / ``timeout-<provider>@…``: the answer (a 504 in the provider's error shape) comes
   only after the slow delay, which outlasts any client timeout.
+
+An outage (``PUT /_sandbox/outage``) overrides them all: every send answers its status.
 """
 
 from __future__ import annotations

@@ -120,3 +120,19 @@ class Domain:
     id: str
     name: str
     details: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SlackMessage:
+    hook: str
+    text: str
+    blocks: list[Any]
+    received_at: datetime = field(default_factory=utc_now)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "hook": self.hook,
+            "text": self.text,
+            "blocks": self.blocks,
+            "receivedAt": iso(self.received_at),
+        }

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from flask import Request, Response
 
 from herald_local.sandbox.context import SandboxContext
-from herald_local.sandbox.failures import failure_for
+from herald_local.sandbox.failures import Failure, failure_for
 from herald_local.sandbox.records import Attempt, Message, Outcome, ProviderName, SendSummary
 from herald_local.sandbox.replies import safe_headers
 
@@ -70,7 +70,8 @@ def screen(context: SandboxContext, api: SendApi, request: Request, send: SendRe
 
 def deliver(context: SandboxContext, api: SendApi, send: SendRequest) -> tuple[Response, str | None]:
     """The answer to a well-formed send, and the new message id when it was accepted."""
-    failure = failure_for(send.summary.recipients, api.provider)
+    outage = context.outage_status
+    failure = Failure(outage) if outage is not None else failure_for(send.summary.recipients, api.provider)
     if failure is None:
         message_id = api.new_message_id()
         context.store.add_message(Message(message_id, api.provider, send.summary, send.headers, send.body))

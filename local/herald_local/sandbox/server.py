@@ -10,6 +10,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from herald_local.sandbox.app import create_app
 from herald_local.sandbox.context import DEFAULT_SLOW_SECONDS, SandboxContext
 from herald_local.sandbox.records import ProviderName
+from herald_local.sandbox.slack import WEBHOOK_PATH
 from herald_local.sandbox.store import SandboxStore
 
 # How long stop() waits for the serving thread; slow answers are woken first, so it ends quickly.
@@ -42,6 +43,11 @@ class SandboxServer:
     def provider_base_url(self, name: str) -> str:
         """What Herald's ``HERALD_<PROVIDER>_BASE_URL`` should be, e.g. ``…/sendgrid``."""
         return f"{self.base_url}/{ProviderName(name.lower()).value}"
+
+    @property
+    def slack_webhook_url(self) -> str:
+        """The incoming webhook AlertFunction posts to on the local stack."""
+        return f"{self.base_url}{WEBHOOK_PATH}"
 
     def start(self) -> None:
         """Returns once the socket listens (``make_server`` binds and listens before returning)."""

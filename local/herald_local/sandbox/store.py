@@ -10,7 +10,15 @@ from datetime import datetime, timedelta
 from typing import TypeVar
 
 from herald.domain.clock import utc_now
-from herald_local.sandbox.records import Attempt, Domain, Hook, Message, ProviderName, SendSummary
+from herald_local.sandbox.records import (
+    Attempt,
+    Domain,
+    Hook,
+    Message,
+    ProviderName,
+    SendSummary,
+    SlackMessage,
+)
 
 _Record = TypeVar("_Record")
 
@@ -55,6 +63,7 @@ class SandboxStore:
         self._secrets: list[str] = []
         self._domains: dict[ProviderName, dict[str, Domain]] = {name: {} for name in ProviderName}
         self._idempotency: dict[str, _IdempotencyRecord] = {}
+        self._slack: list[SlackMessage] = []
 
     # messages and attempts
     def add_message(self, message: Message) -> None:
@@ -116,6 +125,19 @@ class SandboxStore:
         with self._lock:
             return list(self._secrets)
 
+    # slack
+    def add_slack_message(self, message: SlackMessage) -> None:
+        with self._lock:
+            self._slack.append(message)
+
+    def slack_messages(self) -> list[SlackMessage]:
+        with self._lock:
+            return list(self._slack)
+
+    def clear_slack(self) -> None:
+        with self._lock:
+            self._slack.clear()
+
     # domains
     def add_domain(self, provider: ProviderName, domain: Domain) -> None:
         with self._lock:
@@ -163,6 +185,7 @@ class SandboxStore:
     def reset(self) -> None:
         self.clear_messages()
         self.clear_hooks()
+        self.clear_slack()
         with self._lock:
             self._secrets.clear()
             for domains in self._domains.values():

@@ -6,6 +6,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, request
 
 from herald_local.sandbox.context import SandboxContext
+from herald_local.sandbox.json_fields import as_dict
 from herald_local.sandbox.mailbox import CONTENT_SECURITY_POLICY, render_mailbox
 from herald_local.sandbox.replies import empty_reply, json_reply
 
@@ -30,6 +31,28 @@ def views_blueprint(context: SandboxContext) -> Blueprint:
     def hooks() -> Response:
         found = store.hooks(name=request.args.get("name"), job_id=request.args.get("jobId"))
         return json_reply([hook.as_json() for hook in found])
+
+    @blueprint.put("/_sandbox/outage")
+    def start_outage() -> Response:
+        status = as_dict(request.get_json(force=True, silent=True)).get("status", 503)
+        if not isinstance(status, int) or not 400 <= status <= 599:
+            return json_reply({"error": "status must be an HTTP error status (400-599)"}, 400)
+        context.outage_status = status
+        return json_reply({"outage": status})
+
+    @blueprint.delete("/_sandbox/outage")
+    def end_outage() -> Response:
+        context.outage_status = None
+        return empty_reply(204)
+
+    @blueprint.get("/_sandbox/slack")
+    def slack() -> Response:
+        return json_reply([message.as_json() for message in store.slack_messages()])
+
+    @blueprint.delete("/_sandbox/slack")
+    def clear_slack() -> Response:
+        store.clear_slack()
+        return empty_reply(204)
 
     @blueprint.delete("/_sandbox/messages")
     def clear_messages() -> Response:

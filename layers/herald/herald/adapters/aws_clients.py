@@ -15,6 +15,7 @@ from botocore.config import Config
 if TYPE_CHECKING:
     from mypy_boto3_kms import KMSClient
     from mypy_boto3_sesv2 import SESV2Client
+    from mypy_boto3_sns import SNSClient
     from mypy_boto3_sqs import SQSClient
     from mypy_boto3_ssm import SSMClient
 
@@ -46,6 +47,10 @@ class AwsClients:
 
     def kms(self) -> KMSClient:
         client: KMSClient = _client("kms", self._region, self._max_attempts)
+        return client
+
+    def sns(self) -> SNSClient:
+        client: SNSClient = _client("sns", self._region, self._max_attempts)
         return client
 
     def ssm(self) -> SSMClient:

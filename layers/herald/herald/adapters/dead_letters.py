@@ -1,17 +1,22 @@
-"""The operator's view of undeliverable jobs: an enriched copy in the dead-letter queue."""
+"""The dead-letter queue: where the workers put the operator's copy of an undeliverable job, and what
+the operator CLI reads, redrives and deletes."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from herald.domain.clock import iso
+from herald.domain.dead_letters import HeldMessage
 from herald.domain.errors import DependencyError
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.type_defs import ChangeMessageVisibilityBatchRequestEntryTypeDef
 
 
 class SqsDeadLetters:
@@ -24,3 +29,60 @@ class SqsDeadLetters:
             self._sqs().send_message(QueueUrl=self._queue_url, MessageBody=json.dumps(record, default=str))
         except (ClientError, BotoCoreError) as exc:
             raise DependencyError(f"dead-letter queue unavailable: {type(exc).__name__}") from exc
+
+
+class SqsDeadLetterInbox:
+    """The operator's side of the dead-letter queue: messages are received and held invisible while
+    the CLI looks at them, then deleted (redriven) or released at once for the next look."""
+
+    def __init__(self, queue_url: str, sqs: Callable[[], SQSClient]) -> None:
+        self._queue_url = queue_url
+        self._sqs = sqs
+
+    def take(self, limit: int | None, hold_seconds: int) -> list[HeldMessage]:
+        """Everything visible (up to ``limit``): receives until SQS has nothing more to hand out."""
+        held: dict[str, HeldMessage] = {}
+        while limit is None or len(held) < limit:
+            try:
+                batch = (
+                    self._sqs()
+                    .receive_message(
+                        QueueUrl=self._queue_url,
+                        MaxNumberOfMessages=10 if limit is None else min(10, limit - len(held)),
+                        VisibilityTimeout=hold_seconds,
+                        MessageSystemAttributeNames=["SentTimestamp"],
+                    )
+                    .get("Messages", [])
+                )
+            except (ClientError, BotoCoreError) as exc:
+                self.release(list(held.values()))
+                raise DependencyError(f"dead-letter queue unavailable: {type(exc).__name__}") from exc
+            if not batch:
+                break
+            for message in batch:
+                sent = int(message.get("Attributes", {}).get("SentTimestamp", "0"))
+                held[message["MessageId"]] = HeldMessage(
+                    message["MessageId"],
+                    message["ReceiptHandle"],
+                    message.get("Body", ""),
+                    iso(datetime.fromtimestamp(sent / 1000, tz=UTC)),
+                )
+        return list(held.values())
+
+    def delete(self, message: HeldMessage) -> None:
+        try:
+            self._sqs().delete_message(QueueUrl=self._queue_url, ReceiptHandle=message.receipt)
+        except (ClientError, BotoCoreError) as exc:
+            raise DependencyError(f"dead-letter queue unavailable: {type(exc).__name__}") from exc
+
+    def release(self, messages: list[HeldMessage]) -> None:
+        """Visible again now, for the next look (best effort: otherwise they return after the hold)."""
+        for start in range(0, len(messages), 10):
+            entries: list[ChangeMessageVisibilityBatchRequestEntryTypeDef] = [
+                {"Id": str(index), "ReceiptHandle": message.receipt, "VisibilityTimeout": 0}
+                for index, message in enumerate(messages[start : start + 10])
+            ]
+            try:
+                self._sqs().change_message_visibility_batch(QueueUrl=self._queue_url, Entries=entries)
+            except (ClientError, BotoCoreError) as exc:
+                raise DependencyError(f"dead-letter queue unavailable: {type(exc).__name__}") from exc

@@ -53,3 +53,21 @@ class SqsMessageReturns:
                 )
             except (ClientError, BotoCoreError, KeyError) as exc:
                 raise DependencyError(f"queue {queue_name} unavailable: {type(exc).__name__}") from exc
+
+
+class SqsQueueDepths:
+    """How many messages wait in a queue (the alert message's depth, the sweeper's backlog check)."""
+
+    def __init__(self, sqs: Callable[[], SQSClient]) -> None:
+        self._sqs = sqs
+
+    def visible(self, queue_url: str) -> int:
+        try:
+            attributes = self._sqs().get_queue_attributes(
+                QueueUrl=queue_url, AttributeNames=["ApproximateNumberOfMessages"]
+            )["Attributes"]
+        except (ClientError, BotoCoreError) as exc:
+            raise DependencyError(
+                f"queue {queue_url.rsplit('/', 1)[-1]} unavailable: {type(exc).__name__}"
+            ) from exc
+        return int(attributes.get("ApproximateNumberOfMessages", 0))

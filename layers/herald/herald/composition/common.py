@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from herald.adapters.alert_topic import SnsAlertPublisher
 from herald.adapters.aws_clients import AwsClients
 from herald.adapters.providers.registry import ProviderEndpoints, ProviderRegistry
+from herald.adapters.store.alert_counter import DynamoAlertCounter
 from herald.adapters.store.table import bind
+from herald.services.alerting import RateLimitedAlerts
 from herald.settings import Settings, get_settings
 
 
@@ -41,8 +44,18 @@ def provider_registry() -> ProviderRegistry:
     )
 
 
+@lru_cache(maxsize=1)
+def job_alerts() -> RateLimitedAlerts:
+    """The process's job alerts (its pause of a window over the limit lives as long as the container)."""
+    base = foundation()
+    return RateLimitedAlerts(
+        DynamoAlertCounter(), SnsAlertPublisher(base.settings.alert_topic_arn, base.clients.sns)
+    )
+
+
 def reset() -> None:
     """Forget the process's settings and binding (tests that point it at another stack)."""
     get_settings.cache_clear()
     foundation.cache_clear()
     provider_registry.cache_clear()
+    job_alerts.cache_clear()

@@ -1,23 +1,71 @@
-"""Composition root of the operator CLI: the tenant services of a stack named by its table."""
+"""Composition root of the operator CLI: the services of a stack named by its outputs (a deployed
+CloudFormation stack's, or the running local stack's)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from functools import cached_property
 
+from herald.adapters.aws_clients import AwsClients
+from herald.adapters.dead_letters import SqsDeadLetterInbox
+from herald.adapters.queueing import SqsJobQueue
+from herald.adapters.store.job_store import DynamoJobStore
 from herald.adapters.store.table import bind
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.services.ports import TenantStore
+from herald.domain.jobs import Channel, QueuePriority
+from herald.services.dead_letter_desk import DeadLetterDesk
+from herald.services.ports import JobStore, TenantStore
 from herald.services.tenants import TenantAdmin
 from herald.settings import DEFAULT_AWS_MAX_ATTEMPTS
 
 
-@dataclass(frozen=True)
+class MissingOutput(LookupError):
+    """The stack lacks an output the CLI needs (not a Herald stack, or one from before it existed)."""
+
+
+def _output(outputs: Mapping[str, str], name: str) -> str:
+    if name not in outputs:
+        raise MissingOutput(f"the stack has no {name} output; deploy the current template.yaml")
+    return outputs[name]
+
+
+def _queue_urls(outputs: Mapping[str, str]) -> dict[tuple[Channel, QueuePriority], str]:
+    return {
+        (channel, priority): _output(outputs, f"{channel.value.title()}{priority.value.title()}QueueUrl")
+        for channel in Channel
+        for priority in QueuePriority
+    }
+
+
 class OperatorServices:
-    admin: TenantAdmin
-    tenants: TenantStore
+    """Built once per CLI run; the dead-letter desk only when a command needs it."""
 
+    def __init__(self, outputs: Mapping[str, str], *, region: str, endpoint: str | None) -> None:
+        bind(
+            _output(outputs, "TableName"),
+            region=region,
+            endpoint=endpoint,
+            max_attempts=DEFAULT_AWS_MAX_ATTEMPTS,
+        )
+        self._outputs = outputs
+        self._clients = AwsClients(region, DEFAULT_AWS_MAX_ATTEMPTS)
+        self.tenants: TenantStore = DynamoTenantStore()
+        self.admin = TenantAdmin(self.tenants)
 
-def operator_services(table_name: str, *, region: str, endpoint: str | None) -> OperatorServices:
-    bind(table_name, region=region, endpoint=endpoint, max_attempts=DEFAULT_AWS_MAX_ATTEMPTS)
-    tenants = DynamoTenantStore()
-    return OperatorServices(TenantAdmin(tenants), tenants)
+    @cached_property
+    def max_attempts(self) -> int:
+        return int(_output(self._outputs, "MaxAttempts"))
+
+    @cached_property
+    def jobs(self) -> JobStore:
+        return DynamoJobStore(self.max_attempts)
+
+    @cached_property
+    def dead_letters(self) -> DeadLetterDesk:
+        return DeadLetterDesk(
+            SqsDeadLetterInbox(_output(self._outputs, "DeadLetterQueueUrl"), self._clients.sqs),
+            jobs=self.jobs,
+            tenants=self.tenants,
+            queue=SqsJobQueue(_queue_urls(self._outputs), self._clients.sqs),
+            max_attempts=self.max_attempts,
+        )

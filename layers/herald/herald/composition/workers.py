@@ -9,7 +9,7 @@ from herald.adapters.dead_letters import SqsDeadLetters
 from herald.adapters.queueing import SqsJobQueue, SqsMessageReturns
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.composition.common import foundation, provider_registry
+from herald.composition.common import foundation, job_alerts, provider_registry
 from herald.composition.vault import process_vault
 from herald.services.batch import Worker
 from herald.services.delivery import ChannelAttempt, DeliveryEngine, DeliveryPolicy
@@ -25,6 +25,7 @@ def _worker(attempt: ChannelAttempt) -> Worker:
         store=DynamoDeliveryStore(),
         queue=SqsJobQueue(settings.queue_urls, base.clients.sqs),
         dead_letters=dead_letters,
+        alerts=job_alerts(),
         attempt=attempt,
     )
     returns = SqsMessageReturns(settings.queue_urls.values(), base.clients.sqs)

@@ -76,6 +76,8 @@ class JobMessage:
     payload: dict[str, Any] | None
     priority: int = DEFAULT_PRIORITY
     created_at: str | None = None
+    # The request (or sweep) that queued the job: its log lines and the workers' share this id.
+    correlation_id: str | None = None
 
     def to_json(self) -> str:
         body: dict[str, Any] = {
@@ -89,6 +91,8 @@ class JobMessage:
         }
         if self.created_at is not None:
             body["createdAt"] = self.created_at
+        if self.correlation_id is not None:
+            body["correlationId"] = self.correlation_id
         # Measured as the message carries it (JSON with ASCII escapes), which is what SQS counts.
         if (
             self.payload is not None
@@ -109,6 +113,7 @@ class JobMessage:
         if payload is not None and not isinstance(payload, dict):
             raise ValueError("a job message payload must be a JSON object")
         created_at = body.get("createdAt")
+        correlation = body.get("correlationId")
         return cls(
             job_id=str(body["jobId"]),
             tenant_id=str(body["tenantId"]),
@@ -118,4 +123,5 @@ class JobMessage:
             payload=payload,
             priority=int(body.get("priority", DEFAULT_PRIORITY)),
             created_at=str(created_at) if created_at is not None else None,
+            correlation_id=str(correlation) if correlation is not None else None,
         )

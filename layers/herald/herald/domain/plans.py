@@ -42,6 +42,11 @@ def limits_for(plan: str) -> PlanLimits:
     return LIMITS[Plan(plan)]
 
 
+def retention_end(plan: str, accepted: datetime) -> datetime:
+    """When the items of a job accepted at ``accepted`` may go (their TTL)."""
+    return accepted + timedelta(days=limits_for(plan).retention_days)
+
+
 def channel_counter(channel: Channel) -> str:
     return "emails" if channel is Channel.EMAIL else "webhooks"
 

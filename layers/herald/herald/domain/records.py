@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from herald.domain.jobs import Channel, JobStatus, queue_priority
+from herald.domain.jobs import Channel, JobMessage, JobStatus, queue_priority
 from herald.domain.plans import BillingPeriod, Quota, current_period, limits_for, quota_for
 from herald.domain.providers import DnsRecord
 from herald.domain.secrets import SealedSecret
@@ -222,10 +222,27 @@ class JobState:
     # Providers that failed permanently for this job (bad key, suspended): not tried again.
     skip_providers: tuple[str, ...] = ()
     delivery_logs: tuple[DeliveryLog, ...] = ()
+    # When it was last queued again by a retry, a redrive or the sweeper, and how often the sweeper did.
+    requeued_at: str | None = None
+    sweeps: int = 0
 
     @property
     def queue(self) -> str:
         return queue_priority(self.priority).value
+
+    def next_message(self, plan: str, correlation_id: str | None) -> JobMessage:
+        """The message that queues the job again for its next attempt (the worker reads its payload)."""
+        return JobMessage(
+            self.job_id,
+            self.tenant_id,
+            self.channel,
+            plan,
+            self.attempts,
+            None,
+            self.priority,
+            self.created_at,
+            correlation_id,
+        )
 
 
 @dataclass(frozen=True)

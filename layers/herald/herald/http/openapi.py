@@ -22,6 +22,7 @@ from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate
 from pydantic import BaseModel, ConfigDict, Field, RootModel, WithJsonSchema
 from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema, models_json_schema
 
+from herald.domain.billing import BillingStatus
 from herald.domain.errors import ErrorCode
 from herald.http.contract import ENVELOPE_SUFFIX, PUBLIC_PATHS, SCHEMAS, ref
 
@@ -175,6 +176,11 @@ class Usage(_Shape):
     total: int
 
 
+class Billing(_Shape):
+    status: BillingStatus | None = Field(description="Set by the payment processor's events; null before any")
+    paidUntil: Timestamp | None  # noqa: N815
+
+
 class Account(_Shape):
     tenantId: str  # noqa: N815
     name: str
@@ -187,6 +193,7 @@ class Account(_Shape):
     periodStart: Timestamp  # noqa: N815
     periodEnd: Timestamp  # noqa: N815
     retentionDays: int  # noqa: N815
+    billing: Billing
 
 
 class RotatedApiKey(_Shape):

@@ -17,7 +17,7 @@ import hashlib
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from herald.domain.clock import epoch_seconds, iso, utc_now
@@ -31,10 +31,10 @@ from herald.domain.jobs import (
     compact_json,
     queue_priority,
 )
-from herald.domain.plans import Plan, limits_for
+from herald.domain.plans import Plan, limits_for, retention_end
 from herald.domain.records import NewJob, TenantContext
 from herald.domain.webhooks import UrlNotAllowed
-from herald.observability import logger
+from herald.observability import correlation_id, logger
 from herald.services.ports import (
     Counters,
     DuplicateRequest,
@@ -109,7 +109,15 @@ class AcceptService:
         self._charge(tenant, channel, period.key, period.end, now)
         self._insert(tenant, job, period.key)
         message = JobMessage(
-            job.job_id, tenant.tenant_id, channel, tenant.plan, 0, payload, job.priority, job.created_at
+            job.job_id,
+            tenant.tenant_id,
+            channel,
+            tenant.plan,
+            0,
+            payload,
+            job.priority,
+            job.created_at,
+            correlation_id(),
         )
         enqueue_or_fail(self._queue, self._jobs, message, queue_priority(job.priority), iso(self._clock()))
         return AcceptedJob(job.job_id, channel, job.created_at, job.priority)
@@ -127,7 +135,6 @@ class AcceptService:
     ) -> NewJob:
         requested = payload.get("priority")
         priority = LOWEST_PRIORITY if tenant.plan == Plan.FREE else (requested or DEFAULT_PRIORITY)
-        retention = timedelta(days=limits_for(tenant.plan).retention_days)
         return NewJob(
             job_id=job_id_for(tenant.tenant_id, key),
             tenant_id=tenant.tenant_id,
@@ -136,7 +143,7 @@ class AcceptService:
             max_attempts=self._max_attempts,
             created_at=iso(now),
             payload=payload,
-            expires_at=epoch_seconds(now + retention),
+            expires_at=epoch_seconds(retention_end(tenant.plan, now)),
             body_hash=body_hash(channel, payload) if key else None,
         )
 

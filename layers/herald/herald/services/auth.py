@@ -14,6 +14,7 @@ from herald.domain.api_keys import hash_api_key
 from herald.domain.clock import parse_iso, utc_now
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.records import ACTIVE, TenantContext, TenantRecords
+from herald.observability import logger
 from herald.services.ports import TenantNotFound, TenantStore
 from herald.services.tenant_cache import TenantCache
 
@@ -56,6 +57,8 @@ class Authenticator:
     def authenticate(self, api_key: str) -> TenantContext:
         key_hash = hash_api_key(api_key)
         context = self._cache.get(key_hash) or self._load(key_hash)
+        # Every later line of the request names the tenant (its correlation id is the request's).
+        logger.append_keys(tenant_id=context.tenant_id)
         if context.status != ACTIVE:
             raise HeraldError("This tenant is disabled.", ErrorCode.TENANT_DISABLED)
         return context

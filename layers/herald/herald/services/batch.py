@@ -53,18 +53,20 @@ def process_batch(event: dict[str, Any], context: LambdaContext, worker: Worker)
         message = _parse(record, dead_letters)
         if message is None:
             return "malformed"
+        # Every line about this record names its job and tenant, and carries the id of the request
+        # that queued the job (the API's request id), so one search finds the job's whole story.
+        logger.append_keys(job_id=message.job_id, tenant_id=message.tenant_id)
+        logger.set_correlation_id(message.correlation_id or record.message_id)
         try:
             handled: Handled = engine.handle(message)
+            logger.info("job handled", extra={"result": handled.result, "attempt": handled.attempt})
         except Exception:
             # Reported as a batch item failure (the message returns); logged here, or nowhere.
-            logger.exception(
-                "job message failed", extra={"job_id": message.job_id, "tenant_id": message.tenant_id}
-            )
+            logger.exception("job message failed")
             raise
-        logger.info(
-            "job handled",
-            extra={"job_id": handled.job_id, "result": handled.result, "attempt": handled.attempt},
-        )
+        finally:
+            logger.remove_keys(["job_id", "tenant_id"])
+            logger.set_correlation_id(None)
         return handled.result
 
     before = (key_cache.hits, key_cache.misses) if key_cache is not None else (0, 0)

@@ -13,17 +13,17 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import timedelta
 from typing import Any, Protocol
 
+from herald.domain.alerts import JobAlert
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.backoff import retry_delay
 from herald.domain.clock import epoch_seconds, now_iso, parse_iso, utc_now
 from herald.domain.jobs import JobMessage, JobStatus, queue_priority
-from herald.domain.plans import limits_for
+from herald.domain.plans import retention_end
 from herald.domain.records import Claim, DeliveryLog, JobState
 from herald.observability import MetricUnit, count, logger
-from herald.services.ports import DeadLetters, DeliveryStore, JobQueue
+from herald.services.ports import Alerts, DeadLetters, DeliveryStore, JobQueue
 
 # A claim outlives the worker's own timeout, and ends before SQS makes the message visible again
 # (visibility timeout = 6 x the worker timeout), so a crashed attempt is picked up by the redelivery.
@@ -66,6 +66,24 @@ def redact_payload(payload: dict[str, Any] | None) -> dict[str, Any] | None:
     return {**payload, "headers": dict.fromkeys(headers, REDACTED)}
 
 
+def dead_letter_copy(
+    message: JobMessage, payload: dict[str, Any] | None, reason: str, attempts: int, max_attempts: int
+) -> dict[str, Any]:
+    """The operator's copy of a failed job: enough to understand it and to redrive it."""
+    return {
+        "jobId": message.job_id,
+        "tenantId": message.tenant_id,
+        "type": message.channel.value,
+        "priority": message.priority,
+        "error": reason,
+        "attempts": attempts,
+        "maxAttempts": max_attempts,
+        "failedAt": now_iso(),
+        "createdAt": message.created_at,
+        "payload": redact_payload(payload),
+    }
+
+
 class DeliveryEngine:
     def __init__(
         self,
@@ -74,6 +92,7 @@ class DeliveryEngine:
         store: DeliveryStore,
         queue: JobQueue,
         dead_letters: DeadLetters,
+        alerts: Alerts,
         attempt: ChannelAttempt,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -81,6 +100,7 @@ class DeliveryEngine:
         self._store = store
         self._queue = queue
         self._dead_letters = dead_letters
+        self._alerts = alerts
         self._attempt = attempt
         self._clock = clock
 
@@ -117,12 +137,12 @@ class DeliveryEngine:
     def _expires_at(self, message: JobMessage) -> int:
         """The job's retention, counted from its acceptance like its other items."""
         accepted = parse_iso(message.created_at) if message.created_at else utc_now()
-        return epoch_seconds(accepted + timedelta(days=limits_for(message.plan).retention_days))
+        return epoch_seconds(retention_end(message.plan, accepted))
 
     def _complete(self, message: JobMessage, log: DeliveryLog, outcome: AttemptOutcome) -> Handled:
         if not self._store.finish(message, log, JobStatus.COMPLETED, None):
             return self._lost_lease(message, log)
-        dimensions = _dimensions(message)
+        dimensions = metric_dimensions(message)
         count("Delivered", dimensions)
         count("AttemptsPerJob", dimensions, value=log.attempt)
         if len(outcome.tried) > 1:
@@ -143,7 +163,7 @@ class DeliveryEngine:
         reason = outcome.error_message or "delivery failed"
         if not self._store.release_for_retry(message, log, reason, skip):
             return self._lost_lease(message, log)
-        count("RetryScheduled", _dimensions(message))
+        count("RetryScheduled", metric_dimensions(message))
         return Handled(message.job_id, "retrying", log.attempt, delay)
 
     def _fail(
@@ -161,7 +181,9 @@ class DeliveryEngine:
             self._dead_letter(message, payload, reason, log.attempt, max_attempts)
         if not self._store.finish(message, log, JobStatus.FAILED, reason):
             return self._lost_lease(message, log)
-        count("FailedByTenant" if caused_by_tenant else "Failed", _dimensions(message))
+        count("FailedByTenant" if caused_by_tenant else "Failed", metric_dimensions(message))
+        if not caused_by_tenant:
+            self._alerts.dead_lettered(JobAlert.of(message, log.attempt, reason))
         return Handled(message.job_id, "failed", log.attempt)
 
     def _not_claimed(self, message: JobMessage) -> Handled:
@@ -208,22 +230,10 @@ class DeliveryEngine:
     def _dead_letter(
         self, message: JobMessage, payload: dict[str, Any], reason: str, attempts: int, max_attempts: int
     ) -> None:
-        self._dead_letters.send(
-            {
-                "jobId": message.job_id,
-                "tenantId": message.tenant_id,
-                "type": message.channel.value,
-                "priority": message.priority,
-                "error": reason,
-                "attempts": attempts,
-                "maxAttempts": max_attempts,
-                "failedAt": now_iso(),
-                "createdAt": message.created_at,
-                "payload": redact_payload(payload),
-            }
-        )
-        count("DeadLettered", _dimensions(message))
+        self._dead_letters.send(dead_letter_copy(message, payload, reason, attempts, max_attempts))
+        count("DeadLettered", metric_dimensions(message))
 
 
-def _dimensions(message: JobMessage) -> dict[str, str]:
+def metric_dimensions(message: JobMessage) -> dict[str, str]:
+    """The dimensions of a job's business metrics (never its tenant: that would be a metric each)."""
     return {"channel": message.channel.value, "priority": queue_priority(message.priority).value}

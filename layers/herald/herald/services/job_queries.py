@@ -7,10 +7,11 @@ from typing import Any
 
 from herald.domain.clock import now_iso
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.domain.jobs import Channel, JobMessage, JobStatus, queue_priority
+from herald.domain.jobs import Channel, JobStatus, queue_priority
 from herald.domain.records import DeliveryLog, JobState, JobView, TenantContext
+from herald.observability import correlation_id
 from herald.services.accept import enqueue_or_fail
-from herald.services.ports import JobQueue, JobStore
+from herald.services.ports import JobQueue, JobStore, TenantStore
 
 
 def job_summary(state: JobState) -> dict[str, Any]:
@@ -57,6 +58,16 @@ def job_document(view: JobView) -> dict[str, Any]:
     return document
 
 
+def operator_job(jobs: JobStore, tenants: TenantStore, job_id: str, tenant_id: str | None) -> dict[str, Any]:
+    """The job document of any tenant's job (the operator's view), with its tenant id; without
+    ``tenant_id`` the job is looked up among every tenant's."""
+    owner = tenant_id or jobs.owner(job_id, tenants.tenant_ids())
+    view = None if owner is None else jobs.get(owner, job_id)
+    if owner is None or view is None:
+        raise HeraldError(f"No job {job_id}.", ErrorCode.JOB_NOT_FOUND)
+    return {"tenantId": owner, **job_document(view)}
+
+
 class JobQueries:
     def __init__(
         self, store: JobStore, queue: JobQueue, *, max_attempts: int, clock: Callable[[], str] = now_iso
@@ -100,24 +111,35 @@ class JobQueries:
         return {"data": [job_summary(state) for state in result.items], "pagination": pagination}
 
     def retry(self, tenant: TenantContext, job_id: str) -> dict[str, Any]:
-        state = self._store.reopen_failed(tenant.tenant_id, job_id, self._max_attempts)
+        state = requeue_failed(
+            self._store,
+            self._queue,
+            tenant_id=tenant.tenant_id,
+            plan=tenant.plan,
+            job_id=job_id,
+            max_attempts=self._max_attempts,
+            now=self._clock(),
+        )
         if state is None:
             raise HeraldError(
                 "No failed job with this id; only failed jobs can be retried.", ErrorCode.JOB_NOT_RETRYABLE
             )
-        message = JobMessage(
-            job_id,
-            tenant.tenant_id,
-            state.channel,
-            tenant.plan,
-            state.attempts,
-            None,
-            state.priority,
-            state.created_at,
-        )
-        enqueue_or_fail(self._queue, self._store, message, queue_priority(state.priority), self._clock())
         return {
             "jobId": job_id,
             "status": JobStatus.PENDING.value,
             "message": "Job has been re-queued for processing",
         }
+
+
+def requeue_failed(
+    store: JobStore, queue: JobQueue, *, tenant_id: str, plan: str, job_id: str, max_attempts: int, now: str
+) -> JobState | None:
+    """A failed job back to PENDING with a fresh budget of ``max_attempts`` (attempt numbers go on
+    growing) and queued again, as POST .../retry and the operator's redrive do; None when the job is
+    not failed. A queue that refuses it leaves the job FAILED again (``HeraldError`` 503)."""
+    state = store.reopen_failed(tenant_id, job_id, max_attempts, now)
+    if state is None:
+        return None
+    message = state.next_message(plan, correlation_id())
+    enqueue_or_fail(queue, store, message, queue_priority(state.priority), now)
+    return state

@@ -4,10 +4,12 @@ tests substitute in-memory fakes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
+from herald.domain.alerts import AlertWindow, ChatOutcome, JobAlert, Notice
+from herald.domain.dead_letters import HeldMessage
 from herald.domain.inbound import DeliveryEvent, IgnoredEvent, Processor, SubscriptionEvent
 from herald.domain.jobs import Channel, JobMessage, JobStatus, QueuePriority
 from herald.domain.plans import Quota
@@ -127,8 +129,13 @@ class JobStore(Protocol):
     def mark_enqueue_failed(self, message: JobMessage, reason: str, failed_at: str) -> None:
         """The queue refused the job of ``message``: it ends FAILED with the reason (retryable)."""
 
-    def reopen_failed(self, tenant_id: str, job_id: str, extra_attempts: int) -> JobState | None:
+    def reopen_failed(
+        self, tenant_id: str, job_id: str, extra_attempts: int, reopened_at: str
+    ) -> JobState | None:
         """FAILED -> PENDING with a fresh attempt budget; None when the job is not failed."""
+
+    def owner(self, job_id: str, tenant_ids: Iterable[str]) -> str | None:
+        """Which of these tenants has a job with this id (the operator looking a job up by id alone)."""
 
 
 class DeliveryStore(Protocol):
@@ -156,6 +163,21 @@ class DeliveryStore(Protocol):
     ) -> bool: ...
 
 
+class SweepStore(Protocol):
+    """What the sweeper reads and writes: unfinished jobs of a time range, through the indexes."""
+
+    def unfinished(self, tenant_id: str, created_from: str, created_until: str) -> list[JobState]:
+        """The tenant's jobs created in [from, until) that are neither completed nor failed."""
+
+    def payload(self, tenant_id: str, job_id: str) -> dict[str, Any]: ...
+
+    def mark_requeued(self, state: JobState, at: str, expires_at: int) -> bool:
+        """Note one more re-queue of the job; False when it changed since ``state`` was read."""
+
+    def fail(self, state: JobState, reason: str, at: str) -> bool:
+        """End the job FAILED with ``reason``; False when it changed since ``state`` was read."""
+
+
 class Suppressions(Protocol):
     def is_suppressed(self, tenant_id: str, address: str) -> bool: ...
 
@@ -179,6 +201,9 @@ class TenantStore(Protocol):
     def create(self, profile: TenantProfile) -> None: ...
 
     def all_profiles(self) -> Iterator[TenantProfile]: ...
+
+    def tenant_ids(self) -> Iterator[str]:
+        """Every tenant's id, oldest first, from the index alone (no profile is read)."""
 
     def update_profile(self, tenant_id: str, **changes: object) -> TenantProfile:
         """Set (or, with None, remove) profile attributes; ``TenantNotFound`` when absent."""
@@ -284,6 +309,48 @@ class MessageReturns(Protocol):
 
 class DeadLetters(Protocol):
     def send(self, record: dict[str, Any]) -> None: ...
+
+
+class DeadLetterInbox(Protocol):
+    """The operator's side of the dead-letter queue."""
+
+    def take(self, limit: int | None, hold_seconds: int) -> list[HeldMessage]:
+        """Receive what is visible (up to ``limit``), held invisible for ``hold_seconds``."""
+
+    def delete(self, message: HeldMessage) -> None: ...
+
+    def release(self, messages: list[HeldMessage]) -> None:
+        """Make held messages visible again at once."""
+
+
+class QueueDepths(Protocol):
+    def visible(self, queue_url: str) -> int:
+        """Messages waiting in the queue now (SQS's approximate count)."""
+
+
+# ---------------------------------------------------------------- alerting
+
+
+class Alerts(Protocol):
+    def dead_lettered(self, alert: JobAlert) -> None:
+        """Tell the operators about a job sent to the dead-letter queue (rate-limited). Never raises:
+        the dead-letter copy is the record, the alert only points at it."""
+
+
+class AlertPublisher(Protocol):
+    def publish(self, subject: str, message: dict[str, Any]) -> None:
+        """Publish to the alert topic; ``DependencyError`` when it cannot be reached."""
+
+
+class AlertCounter(Protocol):
+    def count(self, window: AlertWindow) -> int:
+        """Count one dead-lettered job in ``window``; the window's count, this one included."""
+
+
+class ChatNotifier(Protocol):
+    def post(self, notice: Notice, queue_depth: int | None) -> ChatOutcome:
+        """Post the notice to the operators' chat; ``DependencyError`` when it could not be reached
+        or answered with a server error (a retry may help)."""
 
 
 class CacheStats(Protocol):

@@ -57,7 +57,7 @@ class DynamoDeliveryStore:
             with conditional("job table write"):
                 item.update(
                     actions=[
-                        *status_defaults(message, max_attempts),
+                        *status_defaults(message.channel, message.priority, message.created_at, max_attempts),
                         JobStatusItem.status.set(JobStatus.PROCESSING.value),
                         JobStatusItem.attempts.set((JobStatusItem.attempts | 0) + 1),
                         JobStatusItem.lease_until.set(now + lease_seconds),
@@ -89,7 +89,7 @@ class DynamoDeliveryStore:
             JobStatusItem.status.set(status.value),
             JobStatusItem.completed_at.set(log.created_at),
             JobStatusItem.error_message.set(reason) if reason else JobStatusItem.error_message.remove(),
-            *finished_index(message, status),
+            *finished_index(message.tenant_id, message.job_id, message.created_at, status),
         ]
         return self._record(message, log, actions)
 

@@ -4,6 +4,7 @@ exists from the first claim on), read in one Query of the job's partition or one
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from herald.adapters.store.keys import job_ids
@@ -43,7 +44,9 @@ def _log_from(entry: DeliveryLogAttribute) -> DeliveryLog:
 def state_of(job: JobItem | None, status: JobStatusItem | None) -> JobState | None:
     """The job's state from its items; None when neither exists."""
     if status is not None:
-        return _from_status(status)
+        state = _from_status(status)
+        # A status item created by a message that did not carry the acceptance time has none.
+        return state if state.created_at or job is None else replace(state, created_at=job.created_at)
     return None if job is None else _from_request(job)
 
 
@@ -80,6 +83,8 @@ def _from_status(status: JobStatusItem) -> JobState:
         lease_until=int(status.lease_until) if status.lease_until is not None else None,
         skip_providers=tuple(status.skip_providers or ()),
         delivery_logs=tuple(_log_from(entry) for entry in status.delivery_logs or []),
+        requeued_at=status.requeued_at,
+        sweeps=int(status.sweeps or 0),
     )
 
 

@@ -7,12 +7,13 @@ DynamoDB calls per operation (measured by the benchmark):
 - list: 1 Query of an index page + 1 BatchGetItem of the page's status items, plus 1 COUNT Query for
   ``pagination.total``; finished statuses are served by gsi2 directly; in-flight statuses
   (pending, processing) scan the newest jobs within a budget;
-- enqueue failure / retry: 1 conditional UpdateItem of the status item.
+- enqueue failure / retry: 1 conditional UpdateItem of the status item;
+- owner (the operator's lookup by job id alone): 1 BatchGetItem of request keys per 100 tenants.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ from herald.adapters.store.keys import (
     decode_cursor,
     encode_cursor,
     finished_jobs_gsi_pk,
+    job_ids,
     job_pk,
     job_sort_key,
     jobs_gsi_pk,
@@ -125,7 +127,7 @@ class DynamoJobStore:
         with translated("job index read"):
             entries = query.page(_newest_first(index, partition, HeraldItem.gsi1sk, query))
             total = index.count(partition, filter_condition=query.type_filter)
-        return JobPage(tuple(self._states(entries)), total, query.cursor_after(entries, "gsi1sk"))
+        return JobPage(tuple(states_of(entries)), total, query.cursor_after(entries, "gsi1sk"))
 
     def _in_flight(self, query: _ListQuery, status: JobStatus) -> JobPage:
         """Pending or processing jobs: no index holds them, so the newest jobs are read in pages of
@@ -143,41 +145,42 @@ class DynamoJobStore:
                     exhausted = False
                     break
                 scanned += len(chunk)
-                matches += [state for state in self._states(chunk) if state.status is status]
+                matches += [state for state in states_of(chunk) if state.status is status]
                 last_key = str(chunk[-1].gsi1sk)
         page = matches[query.skip : query.skip + query.limit]
         next_cursor = encode_cursor(last_key) if last_key and not exhausted else None
         return JobPage(tuple(page), len(matches), next_cursor, total_exact=exhausted)
 
-    def _states(self, entries: Sequence[JobItem]) -> list[JobState]:
-        """The states of index entries of request items, in their order (1 BatchGetItem per 100)."""
-        keys = [(entry.pk, STATUS_SK) for entry in entries]
-        with translated("job table read"):
-            found = {item.pk: item for item in JobStatusItem.batch_get(keys)} if keys else {}
-        states = []
-        for entry in entries:
-            state = state_of(entry, found.get(entry.pk))
-            if state is not None:
-                states.append(state)
-        return states
+    def owner(self, job_id: str, tenant_ids: Iterable[str]) -> str | None:
+        tenants = iter(tenant_ids)
+        while chunk := [
+            job_pk(tenant_id, job_id) for _, tenant_id in zip(range(_BATCH_GET), tenants, strict=False)
+        ]:
+            with translated("job table read"):
+                found = [item.pk for item in JobItem.batch_get([(pk, JOB_SK) for pk in chunk])]
+            if found:
+                return job_ids(found[0])[0]
+        return None
 
     # ------------------------------------------------------------ transitions
 
     def mark_enqueue_failed(self, message: JobMessage, reason: str, failed_at: str) -> None:
         """The queue refused the job: it ends FAILED with the reason and can be retried."""
         actions = [
-            *status_defaults(message, self._max_attempts),
+            *status_defaults(message.channel, message.priority, message.created_at, self._max_attempts),
             JobStatusItem.attempts.set(JobStatusItem.attempts | message.seen_attempts),
             JobStatusItem.status.set(JobStatus.FAILED.value),
             JobStatusItem.error_message.set(reason),
             JobStatusItem.completed_at.set(failed_at),
-            *finished_index(message, JobStatus.FAILED),
+            *finished_index(message.tenant_id, message.job_id, message.created_at, JobStatus.FAILED),
         ]
         pending = JobStatusItem.pk.does_not_exist() | (JobStatusItem.status == JobStatus.PENDING.value)
         with translated("job table write"):
             _status(message.tenant_id, message.job_id).update(actions=actions, condition=pending)
 
-    def reopen_failed(self, tenant_id: str, job_id: str, extra_attempts: int) -> JobState | None:
+    def reopen_failed(
+        self, tenant_id: str, job_id: str, extra_attempts: int, reopened_at: str
+    ) -> JobState | None:
         """FAILED -> PENDING with a fresh attempt budget; None when the job is not failed."""
         item = _status(tenant_id, job_id)
         try:
@@ -193,6 +196,9 @@ class DynamoJobStore:
                         JobStatusItem.skip_providers.remove(),
                         JobStatusItem.gsi2pk.remove(),
                         JobStatusItem.gsi2sk.remove(),
+                        # Quiet from now on, for the sweeper, which starts counting its re-queues anew.
+                        JobStatusItem.requeued_at.set(reopened_at),
+                        JobStatusItem.sweeps.remove(),
                     ],
                     condition=JobStatusItem.status == JobStatus.FAILED.value,
                 )
@@ -205,23 +211,36 @@ def _status(tenant_id: str, job_id: str) -> JobStatusItem:
     return JobStatusItem(job_pk(tenant_id, job_id), STATUS_SK)
 
 
-def status_defaults(message: JobMessage, max_attempts: int) -> list[Any]:
+def status_defaults(channel: Channel, priority: int, created_at: str | None, max_attempts: int) -> list[Any]:
     """What a status item copies from its job when a write creates it (and keeps when it exists)."""
     return [
         JobStatusItem.kind.set(JobStatusItem.kind | JobStatusItem),
-        JobStatusItem.type.set(JobStatusItem.type | message.channel.value),
-        JobStatusItem.priority.set(JobStatusItem.priority | message.priority),
-        JobStatusItem.created_at.set(JobStatusItem.created_at | (message.created_at or "")),
+        JobStatusItem.type.set(JobStatusItem.type | channel.value),
+        JobStatusItem.priority.set(JobStatusItem.priority | priority),
+        JobStatusItem.created_at.set(JobStatusItem.created_at | (created_at or "")),
         JobStatusItem.max_attempts.set(JobStatusItem.max_attempts | max_attempts),
     ]
 
 
-def finished_index(message: JobMessage, status: JobStatus) -> list[Any]:
+def finished_index(tenant_id: str, job_id: str, created_at: str | None, status: JobStatus) -> list[Any]:
     """The gsi2 entry of a finished job (written once, with the outcome)."""
     return [
-        JobStatusItem.gsi2pk.set(finished_jobs_gsi_pk(message.tenant_id, status.value)),
-        JobStatusItem.gsi2sk.set(job_sort_key(message.created_at or "", message.job_id)),
+        JobStatusItem.gsi2pk.set(finished_jobs_gsi_pk(tenant_id, status.value)),
+        JobStatusItem.gsi2sk.set(job_sort_key(created_at or "", job_id)),
     ]
+
+
+def states_of(entries: Sequence[JobItem]) -> list[JobState]:
+    """The states of index entries of request items, in their order (1 BatchGetItem per 100)."""
+    keys = [(entry.pk, STATUS_SK) for entry in entries]
+    with translated("job table read"):
+        found = {item.pk: item for item in JobStatusItem.batch_get(keys)} if keys else {}
+    states = []
+    for entry in entries:
+        state = state_of(entry, found.get(entry.pk))
+        if state is not None:
+            states.append(state)
+    return states
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@
     SUPPRESSION#<tenantId>      <address>            suppressed recipient
     INBOUND#<source>#<...>#<id> SEEN                 an inbound event already handled (dedupe)
     BILLING#<processor>#<ref>   LINK                 a processor's customer or subscription -> tenant
+    ALERTS#<windowStart>        ALERTS               job alerts sent in a ten-minute window (rate limit)
 
 Indexes: gsi1 lists a tenant's jobs newest first (JOBS#<tenantId>, createdAt#jobId) and the
 operator's tenants (TENANTS, createdAt#tenantId); gsi2 lists a tenant's finished jobs by outcome
@@ -35,6 +36,7 @@ STATUS_SK = "STATUS"
 USAGE_SK = "USAGE"
 SEEN_SK = "SEEN"
 LINK_SK = "LINK"
+ALERTS_SK = "ALERTS"
 TENANTS_GSI_PK = "TENANTS"
 _EVENT_PREFIX = "EVENT#"
 # createdAt (ISO-8601 ms, UTC) # job id: what a list cursor may point at.
@@ -43,6 +45,11 @@ _JOB_SORT_KEY = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z#[0-9a-
 
 def tenant_pk(tenant_id: str) -> str:
     return f"TENANT#{tenant_id}"
+
+
+def tenant_id_of(pk: str) -> str:
+    """The tenant id of a tenant partition key."""
+    return pk.removeprefix("TENANT#")
 
 
 def provider_sk(provider: str) -> str:
@@ -78,6 +85,10 @@ def event_sk(provider: str, event_id: str) -> str:
 
 def usage_pk(tenant_id: str, period: str) -> str:
     return f"USAGE#{tenant_id}#{period}"
+
+
+def alerts_pk(window_start: str) -> str:
+    return f"ALERTS#{window_start}"
 
 
 def suppression_pk(tenant_id: str) -> str:

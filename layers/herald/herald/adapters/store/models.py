@@ -209,6 +209,9 @@ class JobStatusItem(HeraldItem, discriminator="status"):
     lease_until = NumberAttribute(null=True, attr_name="leaseUntil")
     skip_providers = ListAttribute[str](null=True, attr_name="skipProviders")
     delivery_logs = ListAttribute(of=DeliveryLogAttribute, null=True, attr_name="deliveryLogs")
+    # Set by a retry, a redrive and the sweeper (which also counts its own re-queues).
+    requeued_at = UnicodeAttribute(null=True, attr_name="requeuedAt")
+    sweeps = NumberAttribute(null=True)
 
 
 class JobEventItem(HeraldItem, discriminator="event"):
@@ -245,6 +248,12 @@ class BillingLinkItem(HeraldItem, discriminator="billinglink"):
     subscription events without the tenant id Herald's checkout gave the first charge)."""
 
     tenant_id = UnicodeAttribute(attr_name="tenantId")
+
+
+class AlertCounterItem(HeraldItem, discriminator="alerts"):
+    """Job alerts counted in one window, by every container together."""
+
+    sent = NumberAttribute(default=0)
 
 
 class SuppressionItem(HeraldItem, discriminator="suppression"):

@@ -1,0 +1,48 @@
+"""When a job is stuck: the rules of the sweeper.
+
+Something always moves a healthy job on: its first message (claimed within seconds), a retry's
+delayed re-send (at most ``MAX_DELAY_SECONDS`` after the attempt), or, when a worker died, the same
+message again after the queue's visibility timeout (the lease has run out by then). A job that nothing
+has moved for ``stuck_after`` past the latest of those moments has lost its message: the API failed
+between storing and queueing it (and could not mark it FAILED), or a message crashed its worker until
+the queue dead-lettered it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from herald.domain.backoff import MAX_DELAY_SECONDS
+from herald.domain.clock import parse_iso
+from herald.domain.jobs import JobStatus
+from herald.domain.records import JobState
+
+# A job the sweeper re-queued this often without a worker finishing it is failed instead (with a
+# dead-letter copy): something about it keeps it from being delivered, and an operator must look.
+MAX_REQUEUES = 3
+
+
+def quiet_since(state: JobState) -> datetime:
+    """The last moment something was due to move the job on."""
+    moments = [parse_iso(state.created_at)]
+    if state.requeued_at:
+        moments.append(parse_iso(state.requeued_at))
+    if state.status is JobStatus.PROCESSING and state.lease_until is not None:
+        moments.append(datetime.fromtimestamp(state.lease_until, tz=moments[0].tzinfo))
+    if state.status is JobStatus.PENDING and state.delivery_logs:
+        last_attempt = parse_iso(state.delivery_logs[-1].created_at)
+        moments.append(last_attempt + timedelta(seconds=MAX_DELAY_SECONDS))
+    return max(moments)
+
+
+def is_stuck(state: JobState, now: datetime, stuck_after: timedelta) -> bool:
+    if state.status not in (JobStatus.PENDING, JobStatus.PROCESSING):
+        return False
+    return now - quiet_since(state) >= stuck_after
+
+
+def stuck_reason(requeues: int) -> str:
+    return (
+        f"Not delivered: the sweeper re-queued this job {requeues} times and no worker finished it; "
+        "an operator has its dead-letter copy."
+    )

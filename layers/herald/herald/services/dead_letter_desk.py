@@ -1,0 +1,111 @@
+"""The operator's dead-letter queue: list and show what it holds, and redrive jobs from it.
+
+A redrive does what POST /notifications/jobs/{id}/retry does for the tenant (the failed job back to
+PENDING with a fresh attempt budget, queued again; attempt numbers go on growing), then deletes the
+copy. A copy whose job is no longer failed (the tenant retried it, or it is moving again) has
+nothing left to act on and is deleted too; a copy whose job is gone, or that is no job at all, stays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from herald.domain.clock import now_iso
+from herald.domain.dead_letters import DeadLetter, HeldMessage, read_dead_letter
+from herald.domain.errors import DependencyError, HeraldError
+from herald.services.job_queries import requeue_failed
+from herald.services.ports import DeadLetterInbox, JobQueue, JobStore, TenantNotFound, TenantStore
+
+# How long a look holds the messages it received (released at once when it is done).
+HOLD_SECONDS = 60
+
+
+class Outcome(StrEnum):
+    REDRIVEN = "redriven"
+    REMOVED = "removed"
+    KEPT = "kept"
+
+
+@dataclass(frozen=True)
+class Redrive:
+    letter: DeadLetter
+    outcome: Outcome
+    detail: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {**self.letter.summary(), "outcome": self.outcome.value, "detail": self.detail}
+
+
+class DeadLetterDesk:
+    def __init__(
+        self,
+        inbox: DeadLetterInbox,
+        *,
+        jobs: JobStore,
+        tenants: TenantStore,
+        queue: JobQueue,
+        max_attempts: int,
+        clock: Callable[[], str] = now_iso,
+    ) -> None:
+        self._inbox = inbox
+        self._jobs = jobs
+        self._tenants = tenants
+        self._queue = queue
+        self._max_attempts = max_attempts
+        self._clock = clock
+
+    def letters(self, limit: int | None = None) -> list[DeadLetter]:
+        held = self._inbox.take(limit, HOLD_SECONDS)
+        self._inbox.release(held)
+        return sorted((read_dead_letter(message) for message in held), key=lambda letter: letter.at)
+
+    def letter(self, ident: str) -> list[DeadLetter]:
+        """The messages of a job id (a job may have more than one), or the message with that id."""
+        return [letter for letter in self.letters() if letter.matches(ident)]
+
+    def redrive(self, job_id: str | None) -> list[Redrive]:
+        """Redrive the copies of one job, or (``job_id`` None) everything the queue holds."""
+        held = self._inbox.take(None, HOLD_SECONDS)
+        chosen = [message for message in held if job_id is None or read_dead_letter(message).matches(job_id)]
+        untouched = [message for message in held if message not in chosen]
+        results = []
+        try:
+            for message in chosen:
+                result = self._redrive_one(message)
+                results.append(result)
+                if result.outcome is Outcome.KEPT:
+                    untouched.append(message)
+        finally:
+            self._inbox.release(untouched)
+        return results
+
+    def _redrive_one(self, message: HeldMessage) -> Redrive:
+        letter = read_dead_letter(message)
+        if letter.job_id is None or letter.tenant_id is None:
+            return Redrive(letter, Outcome.KEPT, "not a job message; read it with herald dlq show")
+        try:
+            plan = self._tenants.profile(letter.tenant_id).plan
+            state = requeue_failed(
+                self._jobs,
+                self._queue,
+                tenant_id=letter.tenant_id,
+                plan=plan,
+                job_id=letter.job_id,
+                max_attempts=self._max_attempts,
+                now=self._clock(),
+            )
+            if state is not None:
+                self._inbox.delete(message)
+                return Redrive(letter, Outcome.REDRIVEN, f"queued again (attempt {state.attempts + 1} next)")
+            view = self._jobs.get(letter.tenant_id, letter.job_id)
+        except TenantNotFound:
+            return Redrive(letter, Outcome.KEPT, "its tenant no longer exists")
+        except (HeraldError, DependencyError) as exc:
+            return Redrive(letter, Outcome.KEPT, str(exc))
+        if view is None:
+            return Redrive(letter, Outcome.KEPT, "the job no longer exists (past its retention)")
+        self._inbox.delete(message)
+        return Redrive(letter, Outcome.REMOVED, f"the job is {view.state.status.value} already; copy removed")

@@ -1,0 +1,233 @@
+"""The sweeper on in-memory ports: which jobs are stuck, what it does with them, and that running it
+again changes nothing until the threshold has passed once more."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from herald.domain.backoff import MAX_DELAY_SECONDS
+from herald.domain.clock import iso
+from herald.domain.jobs import Channel, JobStatus, QueuePriority
+from herald.domain.plans import Plan
+from herald.domain.records import DeliveryLog, JobState
+from herald.domain.sweeping import MAX_REQUEUES, is_stuck, quiet_since
+from herald.services.sweeper import RESERVE_MILLIS, Sweeper, SweepPolicy
+from tests.fakes.common import settings_for_tests
+from tests.fakes.jobs import FakeJobTable
+from tests.fakes.queues import FakeAlerts, FakeDeadLetters, FakeQueue
+from tests.fakes.tenants import FakeTenantTable
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+STUCK_AFTER = timedelta(minutes=15)
+TENANT = "tenant-a"
+EMAIL: dict[str, Any] = {"to": "ada@example.com", "subject": "Hello", "body": "<p>Hi</p>"}
+PLENTY = 300_000
+
+
+def ago(**delta: float) -> str:
+    return iso(NOW - timedelta(**delta))
+
+
+class Depths:
+    """Waiting messages per queue URL (none unless a test says so)."""
+
+    def __init__(self) -> None:
+        self.waiting: dict[str, int] = {}
+
+    def visible(self, queue_url: str) -> int:
+        return self.waiting.get(queue_url, 0)
+
+
+@dataclass
+class Rig:
+    jobs: FakeJobTable = field(default_factory=FakeJobTable)
+    tenants: FakeTenantTable = field(default_factory=FakeTenantTable)
+    queue: FakeQueue = field(default_factory=FakeQueue)
+    dead_letters: FakeDeadLetters = field(default_factory=FakeDeadLetters)
+    alerts: FakeAlerts = field(default_factory=FakeAlerts)
+    depths: Depths = field(default_factory=Depths)
+    now: datetime = NOW
+
+    def sweeper(self) -> Sweeper:
+        settings = settings_for_tests()
+        return Sweeper(
+            SweepPolicy(stuck_after=STUCK_AFTER, window=timedelta(hours=2)),
+            store=self.jobs,
+            tenants=self.tenants,
+            queue=self.queue,
+            depths=self.depths,
+            queue_urls=settings.queue_urls,
+            dead_letters=self.dead_letters,
+            alerts=self.alerts,
+            clock=lambda: self.now,
+        )
+
+    def sweep(self, millis_left: int = PLENTY) -> Any:
+        return self.sweeper().sweep(lambda: millis_left)
+
+    def state(self, job_id: str = "job-1") -> JobState:
+        return self.jobs.state(TENANT, job_id)
+
+
+@pytest.fixture
+def rig() -> Rig:
+    rig = Rig()
+    rig.tenants.add_tenant(TENANT, Plan.STARTUP)
+    return rig
+
+
+# ---------------------------------------------------------------- the rules
+
+
+def pending(created: str, **changes: Any) -> JobState:
+    state = JobState("job-1", TENANT, Channel.EMAIL, JobStatus.PENDING, 5, 0, 3, created)
+    return replace(state, **changes)
+
+
+def test_a_job_never_claimed_is_quiet_since_it_was_accepted_or_last_re_queued() -> None:
+    assert quiet_since(pending(ago(minutes=20))) == NOW - timedelta(minutes=20)
+    assert quiet_since(pending(ago(minutes=20), requeued_at=ago(minutes=5))) == NOW - timedelta(minutes=5)
+    assert is_stuck(pending(ago(minutes=15)), NOW, STUCK_AFTER)
+    assert not is_stuck(pending(ago(minutes=14)), NOW, STUCK_AFTER)
+
+
+def test_a_job_waiting_for_its_retry_is_left_for_the_longest_delay_sqs_allows() -> None:
+    log = DeliveryLog("log-1", 1, False, ago(minutes=20))
+    state = pending(ago(minutes=21), attempts=1, delivery_logs=(log,))
+
+    assert quiet_since(state) == NOW - timedelta(minutes=20) + timedelta(seconds=MAX_DELAY_SECONDS)
+    assert not is_stuck(state, NOW, STUCK_AFTER)
+    assert is_stuck(state, NOW + timedelta(minutes=15), STUCK_AFTER)
+
+
+def test_a_processing_job_is_quiet_from_the_end_of_its_lease_and_finished_jobs_never_are() -> None:
+    lease_end = NOW - timedelta(minutes=16)
+    processing = pending(
+        ago(hours=1), status=JobStatus.PROCESSING, attempts=1, lease_until=int(lease_end.timestamp())
+    )
+
+    assert quiet_since(processing) == lease_end
+    assert is_stuck(processing, NOW, STUCK_AFTER)
+    assert not is_stuck(replace(processing, status=JobStatus.COMPLETED), NOW, STUCK_AFTER)
+    assert not is_stuck(replace(processing, status=JobStatus.FAILED), NOW, STUCK_AFTER)
+
+
+# ---------------------------------------------------------------- the sweep
+
+
+def test_a_job_that_lost_its_first_message_is_queued_again_once(rig: Rig) -> None:
+    """Given a job the API stored but never queued, When the sweeper runs twice, Then it is queued
+    once, as the API would have (no payload inline: the worker reads it), and marked re-queued."""
+    rig.jobs.add_job(TENANT, "job-1", EMAIL, priority=1, created_at=ago(minutes=20))
+
+    first, second = rig.sweep(), rig.sweep()
+
+    [sent] = rig.queue.sent
+    assert sent.priority is QueuePriority.CRITICAL
+    message = sent.message
+    assert (message.job_id, message.tenant_id, message.plan, message.seen_attempts) == (
+        "job-1",
+        TENANT,
+        "startup",
+        0,
+    )
+    assert message.payload is None
+    assert (first.requeued, second.requeued) == (1, 0)
+    state = rig.state()
+    assert (state.status, state.sweeps, state.requeued_at) == (JobStatus.PENDING, 1, iso(NOW))
+
+
+def test_a_job_whose_worker_died_after_the_queue_gave_up_is_queued_for_its_next_attempt(rig: Rig) -> None:
+    rig.jobs.add_job(TENANT, "job-1", EMAIL, created_at=ago(hours=1))
+    lease_end = NOW - timedelta(minutes=30)
+    rig.jobs.set_state(
+        TENANT, "job-1", status=JobStatus.PROCESSING, attempts=2, lease_until=int(lease_end.timestamp())
+    )
+
+    report = rig.sweep()
+
+    assert report.requeued == 1
+    [sent] = rig.queue.sent
+    assert sent.message.seen_attempts == 2
+
+
+def test_young_finished_and_out_of_window_jobs_are_left_alone(rig: Rig) -> None:
+    rig.jobs.add_job(TENANT, "young", EMAIL, created_at=ago(minutes=5))
+    rig.jobs.add_job(TENANT, "old", EMAIL, created_at=ago(hours=3))
+    rig.jobs.add_job(TENANT, "done", EMAIL, created_at=ago(minutes=30))
+    rig.jobs.set_state(TENANT, "done", status=JobStatus.COMPLETED, attempts=1)
+
+    report = rig.sweep()
+
+    assert not rig.queue.sent
+    assert (report.examined, report.requeued) == (0, 0)
+
+
+def test_a_queue_with_messages_waiting_may_still_hold_the_job_so_it_is_left_for_later(rig: Rig) -> None:
+    rig.jobs.add_job(TENANT, "job-1", EMAIL, created_at=ago(minutes=20))
+    rig.depths.waiting[settings_for_tests().queue_url(Channel.EMAIL, QueuePriority.NORMAL)] = 40
+
+    report = rig.sweep()
+
+    assert (report.deferred, report.requeued, len(rig.queue.sent)) == (1, 0, 0)
+    assert rig.state().sweeps == 0
+
+
+def test_a_job_re_queued_again_and_again_is_failed_with_a_reason_a_copy_and_an_alert(rig: Rig) -> None:
+    rig.jobs.add_job(TENANT, "job-1", EMAIL, created_at=ago(minutes=20))
+
+    for _ in range(MAX_REQUEUES):
+        rig.sweep()
+        rig.now += STUCK_AFTER
+    report = rig.sweep()
+
+    assert len(rig.queue.sent) == MAX_REQUEUES
+    assert report.failed == 1
+    state = rig.state()
+    assert state.status is JobStatus.FAILED
+    assert state.error_message == (
+        "Not delivered: the sweeper re-queued this job 3 times and no worker finished it; "
+        "an operator has its dead-letter copy."
+    )
+    [copy] = rig.dead_letters.records
+    assert (copy["jobId"], copy["tenantId"], copy["error"], copy["payload"]) == (
+        "job-1",
+        TENANT,
+        state.error_message,
+        EMAIL,
+    )
+    [alert] = rig.alerts.sent
+    assert (alert.job_id, alert.error) == ("job-1", state.error_message)
+
+
+def test_a_job_that_moved_between_read_and_write_is_not_touched(rig: Rig) -> None:
+    rig.jobs.add_job(TENANT, "job-1", EMAIL, created_at=ago(minutes=20))
+    [state] = rig.jobs.unfinished(TENANT, ago(hours=2), ago(minutes=15))
+    rig.jobs.set_state(TENANT, "job-1", status=JobStatus.PROCESSING, attempts=1)
+
+    assert not rig.jobs.mark_requeued(state, iso(NOW), 0)
+    assert not rig.jobs.fail(state, "stuck", iso(NOW))
+
+
+def test_a_sweep_short_of_time_stops_between_tenants_and_says_so(rig: Rig) -> None:
+    rig.jobs.add_job(TENANT, "job-1", EMAIL, created_at=ago(minutes=20))
+
+    report = rig.sweep(millis_left=RESERVE_MILLIS - 1)
+
+    assert (report.complete, report.tenants, len(rig.queue.sent)) == (False, 0, 0)
+
+
+def test_a_table_that_fails_for_one_tenant_is_counted_and_the_others_are_swept(rig: Rig) -> None:
+    rig.tenants.add_tenant("tenant-b", Plan.INDIE)
+    rig.jobs.add_job("tenant-b", "job-b", EMAIL, created_at=ago(minutes=20))
+    rig.jobs.unavailable.add("unfinished")
+
+    report = rig.sweep()
+
+    assert (report.tenants, report.errors) == (2, 2)
+    rig.jobs.unavailable.clear()
+    assert rig.sweep().requeued == 1
