@@ -62,6 +62,7 @@ class LoadReport:
     lost: list[str] = field(default_factory=list)
     sent_twice: list[str] = field(default_factory=list)
     unexplained_failures: list[str] = field(default_factory=list)
+    unexpected_outcomes: list[str] = field(default_factory=list)  # e.g. a fallback that did not fall back
     duplicate_answers_wrong: int = 0
     seconds: float = 0.0
     peak_memory_mb: float = 0.0
@@ -76,6 +77,7 @@ class LoadReport:
             "lost": len(self.lost),
             "sentTwice": len(self.sent_twice),
             "failedWithoutReason": len(self.unexplained_failures),
+            "unexpectedOutcomes": len(self.unexpected_outcomes),
             "duplicateAnswersWrong": self.duplicate_answers_wrong,
             "seconds": round(self.seconds, 1),
             "completionsPerSecond": round(sum(self.outcomes.values()) / self.seconds, 2)
@@ -246,6 +248,8 @@ def _follow(stack: RunningStack, sent: list[Sent], report: LoadReport) -> None:
                 continue
             del open_jobs[job_id]
             report.outcomes[document["status"]] += 1
+            if document["status"] != job.expect:
+                report.unexpected_outcomes.append(job_id)
             if document["status"] == "failed" and not document["errorMessage"]:
                 report.unexplained_failures.append(job_id)
             report.completion_ms.append(_epoch_ms(document["completedAt"]) - _epoch_ms(document["createdAt"]))
@@ -300,7 +304,15 @@ def main() -> None:
     if args.out:
         args.out.write_text(json.dumps(report, indent=2) + "\n")
     server_errors = sum(count for status, count in report["answers"].items() if int(status) >= 500)
-    sys.exit(0 if report["lost"] == report["sentTwice"] == server_errors == 0 else 1)
+    failures = (
+        report["lost"],
+        report["sentTwice"],
+        server_errors,
+        report["failedWithoutReason"],
+        report["unexpectedOutcomes"],
+        report["duplicateAnswersWrong"],
+    )
+    sys.exit(1 if any(failures) else 0)
 
 
 if __name__ == "__main__":
