@@ -50,9 +50,10 @@ invoke: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-## load: 10 000 mixed notifications through a fresh local stack; prints and writes docs/load-results.json
+## load: 10 000 mixed notifications through a fresh local stack; prints, writes docs/load-results.json and the figures of docs/load.md
 load: $(STAMP)
 	$(BIN)/python -m bench.load --jobs 10000 --out docs/load-results.json
+	$(BIN)/python -m bench.load_page
 
 clean:
 	rm -rf $(VENV) .aws-sam .herald-local .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

@@ -25,16 +25,24 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import requests
 
+from bench.report import code_version, machine
 from tests.e2e.conftest import RunningStack, start_stack
 
 HUGE = "100000000"
 # The mix: shares of the requests (the rest are healthy emails and webhooks).
 FAILING_SHARE, FALLBACK_SHARE, TIMEOUT_SHARE, DUPLICATE_SHARE = 0.05, 0.03, 0.005, 0.05
+MIX = {
+    "failingRecipients": FAILING_SHARE,
+    "fallbackRecipients": FALLBACK_SHARE,
+    "timeoutRecipients": TIMEOUT_SHARE,
+    "repeatedKeys": DUPLICATE_SHARE,
+}
 FINAL = {"completed", "failed"}
 FOLLOW_DEADLINE_SECONDS = 1800
 
@@ -259,8 +267,6 @@ def _follow(stack: RunningStack, sent: list[Sent], report: LoadReport) -> None:
 
 
 def _epoch_ms(value: str) -> float:
-    from datetime import datetime
-
     return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000
 
 
@@ -294,12 +300,14 @@ def main() -> None:
     parser.add_argument("--tenants", type=int, default=4)
     parser.add_argument("--out", type=Path, help="also write the report here as JSON")
     args = parser.parse_args()
+    started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     with tempfile.TemporaryDirectory() as state_dir:
         stack = start_stack(Path(state_dir))
         try:
             report = run_load(stack, args.jobs, args.clients, args.tenants).as_dict()
         finally:
             stack.stop_cleanly()
+    report["run"] = {"started": started, "code": code_version(), "machine": machine(), "mix": MIX}
     print(json.dumps(report, indent=2))
     if args.out:
         args.out.write_text(json.dumps(report, indent=2) + "\n")
