@@ -19,6 +19,7 @@ from typing import Any
 from moto import __version__ as moto_version
 
 from bench.chart import draw
+from bench.cold_start import SERVICES
 from herald_local.config import project_root
 
 ROOT = project_root()
@@ -264,6 +265,7 @@ def _cold_start(results: Mapping[str, Any]) -> str:
     rows = []
     for label, source in layouts["source"].items():
         compiled = layouts["bytecode"][label]
+        ready = layouts["bytecode"].get(label + SERVICES)
         base = _baseline(results, "cold_start", "layouts", "bytecode", label, "ratio_to_boto3")
         rows.append(
             [
@@ -272,6 +274,7 @@ def _cold_start(results: Mapping[str, Any]) -> str:
                 f"{source['ratio_to_boto3']:.2f}×",
                 _ms(compiled["cpu_ms"]),
                 _against(compiled["ratio_to_boto3"], base, lambda value: f"{value:.2f}×"),
+                "–" if ready is None else f"{ready['ratio_to_boto3']:.2f}×",
                 compiled["modules"],
                 "yes" if compiled["xray_sdk_loaded"] else "no",
             ]
@@ -283,7 +286,16 @@ def _cold_start(results: Mapping[str, Any]) -> str:
         [
             f"## Cold start: handler import, median CPU of {cold['runs']} fresh processes",
             _table(
-                ["import", "no .pyc: ms", "× boto3", "compiled .pyc: ms", "× boto3", "modules", "X-Ray SDK"],
+                [
+                    "import",
+                    "no .pyc: ms",
+                    "× boto3",
+                    "compiled .pyc: ms",
+                    "× boto3",
+                    "+ services: × boto3",
+                    "modules",
+                    "X-Ray SDK",
+                ],
                 rows,
             ),
             f"ApiFunction's import (`python -X importtime`, compiled): {_ms(profile['total_ms'])} ms in all.",
