@@ -102,18 +102,16 @@ def summarise(measured: InProcess) -> dict[str, Any]:
     template = load_template(project_root() / "template.yaml")
     prices = PriceList.load()
     platform = Platform.of(template, measured.topology)
-    steps = {key: step for key, step in measured.scenarios.items() if step["measured"]}
+    steps = measured.scenarios
     return {
         "calls_per_notification": {
             key: {"calls": step["calls"], "lambda": step["lambda"]} for key, step in steps.items()
         },
         "write_units_per_notification": {
             key: {
-                name: step[name]
-                for name in ("title", "note", "measured", "notifications", "write_units", "read_units")
-                if name in step
+                name: step[name] for name in ("title", "note", "notifications", "write_units", "read_units")
             }
-            for key, step in measured.scenarios.items()
+            for key, step in steps.items()
         },
         "cost_per_million": cost_per_million(steps, NOTIFICATIONS, platform, prices),
         "prices": dataclasses.asdict(prices),

@@ -11,11 +11,18 @@ their bytecode as Lambda's runtime does). Two layouts:
   ships it; such .pyc files are used without comparing the source's timestamp.
 The interpreter is the bench's own (Lambda runs the template's runtime): ratios travel better than
 absolute times. ``python -X importtime`` of ApiFunction's handler adds where its import time goes.
+
+"+ services" (compiled layout): the handler's import plus building the function's services, which
+loads what its first request needs before any AWS call. The calls that build them are read from
+the handler's source (its calls to what it imports from ``herald.composition``), so they follow the
+code; every AWS endpoint points at a closed port, so a call to AWS would fail the probe.
 """
 
 from __future__ import annotations
 
+import ast
 import compileall
+import dataclasses
 import json
 import py_compile
 import re
@@ -26,7 +33,6 @@ import sys
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -39,17 +45,21 @@ from herald_local.topology import FunctionSpec
 RUNS = 5
 LAYOUTS = ("source", "bytecode")
 BASELINE = "import boto3"
+SERVICES = " + services"
+COMPOSITION = "herald.composition"
 RUNTIME_PACKAGE = "boto3"
 UNUSED_ENDPOINT = "http://127.0.0.1:9"
 _NO_BYTECODE = shutil.ignore_patterns("__pycache__", "*.pyc")
 # Runs in the fresh interpreter: the build's folders first, then the runtime, then the import.
 _PROBE = """
 import json, sys, time
-paths, runtime, module = json.loads(sys.argv[1])
+paths, runtime, module, services = json.loads(sys.argv[1])
 sys.path[:0] = paths
 sys.path.append(runtime)
 cpu, wall = time.process_time(), time.perf_counter()
-__import__(module)  # the import statement's path, which -X importtime reports
+handler = __import__(module)  # the import statement's path, which -X importtime reports
+for call in services:
+    eval(call, vars(handler))
 cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
 print(json.dumps({"cpu": cpu, "wall": wall, "modules": len(sys.modules), "xray": "aws_xray_sdk" in sys.modules}))
 """
@@ -107,15 +117,35 @@ def _link_runtime(target: Path) -> None:
                 (target / top).symlink_to(Path(str(distribution.locate_file(top))))
 
 
-@dataclass(frozen=True)
+def composition_calls(handler_source: str) -> tuple[str, ...]:
+    """The handler's calls to what it imports from the composition package, as source text (each
+    once): evaluated in the handler's module, they build the function's services."""
+    tree = ast.parse(handler_source)
+    roots = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(COMPOSITION)
+        for alias in node.names
+    }
+    calls = (
+        ast.unparse(node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in roots
+    )
+    return tuple(dict.fromkeys(calls))
+
+
+@dataclasses.dataclass(frozen=True)
 class Import:
-    """What a probe imports, with which folders first on ``sys.path`` and which environment."""
+    """What a probe imports, with which folders first on ``sys.path`` and which environment, and
+    the calls it then makes in the imported module."""
 
     label: str
     module: str
     paths: tuple[str, ...]
     runtime: str
     environment: Mapping[str, str]
+    services: tuple[str, ...] = ()
 
 
 class BuildLayouts:
@@ -150,12 +180,16 @@ class BuildLayouts:
             )
             environment = runner_environment(spec, UNUSED_ENDPOINT, region, UNUSED_ENDPOINT)
             module = spec.handler.rsplit(".", 1)[0]
-            probes.append(Import(spec.logical_id, module, paths, runtime, environment))
+            probe = Import(spec.logical_id, module, paths, runtime, environment)
+            probes.append(probe)
+            if layout == "bytecode":
+                calls = composition_calls((Path(spec.code_dir) / f"{module}.py").read_text())
+                probes.append(dataclasses.replace(probe, label=probe.label + SERVICES, services=calls))
         return probes
 
 
 def _run(probe: Import, *options: str) -> subprocess.CompletedProcess[str]:
-    argument = json.dumps([list(probe.paths), probe.runtime, probe.module])
+    argument = json.dumps([list(probe.paths), probe.runtime, probe.module, list(probe.services)])
     with tempfile.TemporaryDirectory() as cwd:
         return subprocess.run(
             [sys.executable, "-I", "-S", "-B", *options, "-c", _PROBE, argument],
@@ -243,4 +277,4 @@ def _summary(samples: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
 
 def cold_start_steps(functions: list[FunctionSpec]) -> int:
     """How many probes ``measure_cold_starts`` runs (for the progress bar)."""
-    return len(LAYOUTS) * RUNS * (len(functions) + 1) + 1
+    return RUNS * (len(LAYOUTS) * (len(functions) + 1) + len(functions)) + 1

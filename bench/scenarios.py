@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,9 +28,19 @@ from bench.table_meter import TableMeter
 from herald.services.tenants import IssuedKey
 from herald_local.config import STACK_NAME
 from herald_local.functions import LOCAL_WEBHOOK_ORIGIN
+from herald_local.routes import RouteTable
 from herald_local.sandbox import SandboxServer
 from herald_local.template import Template
 from tests.support.herald_in_moto import ApiAnswer, HeraldInMoto, LambdaContext, client
+from tests.support.inbound_samples import polar_subscription, resend_event, sendgrid_delivered
+from tests.support.inbound_signers import (
+    POLAR_PRODUCT_INDIE,
+    RESEND_SECRET,
+    SENDGRID_VERIFICATION_KEY,
+    polar_headers,
+    resend_headers,
+    sendgrid_headers,
+)
 
 API = "ApiFunction"
 EMAIL_QUEUE = "EmailNormalQueueUrl"
@@ -41,6 +52,17 @@ WEBHOOK_DATA = "y" * 900  # a 1 KB webhook: ~0.95 KB of JSON payload plus the UR
 # Every provider answers 500: a transient failure, so the pass is retried (or, on the last attempt,
 # the job fails and is dead-lettered).
 FAILING_RECIPIENT = "fail-500@example.com"
+# The inbound tenant's providers, in priority order, with the webhook secrets their events are signed for.
+INBOUND_SECRETS = {"SENDGRID": SENDGRID_VERIFICATION_KEY, "RESEND": RESEND_SECRET}
+
+
+@dataclass(frozen=True)
+class Signed:
+    """An inbound request as its sender posts it: signed over these exact bytes."""
+
+    path: str
+    body: bytes
+    headers: dict[str, str]
 
 
 def table_schemas(template: Template) -> dict[str, TableSchema]:
@@ -154,6 +176,7 @@ class Rig:
         self.sandbox = sandbox
         self._schemas = schemas
         self._cost: StepCost | None = None
+        self._routes = RouteTable(herald.topology.routes)
         self.batch_size = herald.event_source(EMAIL_QUEUE).batch_size
 
     @property
@@ -176,6 +199,27 @@ class Rig:
         secret = self.herald.api("POST", "/api/v1/account/webhook-secret", {}, key=issued.api_key)
         assert secret.status == 201, secret.body
         return issued
+
+    def inbound_tenant(self) -> IssuedKey:
+        """A startup-plan tenant whose SendGrid and Resend keys carry their webhook secrets."""
+        self.environment(API)
+        issued = self.herald.new_tenant("startup", "Bench", providers=())
+        for priority, (provider, secret) in enumerate(INBOUND_SECRETS.items(), start=1):
+            self.herald.store_provider_key(
+                issued.tenant_id, provider, SANDBOX_KEY, priority, webhook_secret=secret
+            )
+        return issued
+
+    def handed_over(self, key: str, recipients: Sequence[str]) -> list[str]:
+        """The ids of emails to ``recipients``, accepted and delivered by the first provider."""
+        self.herald.drain_queues()
+        self.environment(API)
+        jobs = [self.send("email", self.email(to), key).data["jobId"] for to in recipients]
+        self.environment(self.herald.event_source(EMAIL_QUEUE).function)
+        for start in range(0, len(jobs), self.batch_size):
+            records = self.receive(EMAIL_QUEUE, min(self.batch_size, len(jobs) - start))
+            assert self.deliver(EMAIL_QUEUE, records) == {"batchItemFailures": []}
+        return jobs
 
     def email(self, recipient: str = "someone@example.com") -> dict[str, Any]:
         return {"to": recipient, "subject": "Bench", "body": EMAIL_BODY}
@@ -220,6 +264,18 @@ class Rig:
             self.herald.api, "POST", f"/api/v1/notifications/{route}", body, key=key, headers=headers
         )
         answer: ApiAnswer = self._invoke(API, call)
+        return answer
+
+    def function_of(self, path: str) -> str:
+        """The function the template routes ``POST path`` to."""
+        match = self._routes.match("POST", path)
+        assert match is not None, f"no template route for POST {path}"
+        return match.route.function
+
+    def post(self, request: Signed) -> ApiAnswer:
+        """A signed inbound request through its route, answered by the real verifier function."""
+        call = functools.partial(self.herald.api, "POST", request.path, request.body, headers=request.headers)
+        answer: ApiAnswer = self._invoke(self.function_of(request.path), call)
         return answer
 
     def receive(self, queue: str, count: int) -> list[dict[str, Any]]:
@@ -312,11 +368,92 @@ def deliver(
     return step
 
 
+# ---------------------------------------------------------------- inbound events
+
+Sign = Callable[[str, str, str], Signed]  # (tenant id, job id, recipient) -> the provider's request
+
+
+def sendgrid_delivered_event(tenant_id: str, job_id: str, to: str) -> Signed:
+    now = int(time.time())
+    body = sendgrid_delivered(
+        tenant_id=tenant_id, job_id=job_id, to=to, event_id=uuid.uuid4().hex, timestamp=now
+    )
+    return Signed(f"/api/v1/webhooks/sendgrid/{tenant_id}", body, sendgrid_headers(body, now))
+
+
+def resend_bounce_event(tenant_id: str, job_id: str, to: str) -> Signed:
+    body = resend_event("resend-bounced", tenant_id=tenant_id, job_id=job_id, to=to)
+    headers = resend_headers(body, int(time.time()), f"msg_{uuid.uuid4().hex}")
+    return Signed(f"/api/v1/webhooks/resend/{tenant_id}", body, headers)
+
+
+def polar_activation(tenant_id: str) -> Signed:
+    """A tenant's Indie subscription becoming active, with a subscription and customer of its own."""
+    event = json.loads(
+        polar_subscription("subscription.active", tenant_id=tenant_id, product_id=POLAR_PRODUCT_INDIE)
+    )
+    event["data"] |= {"id": str(uuid.uuid4()), "customer_id": str(uuid.uuid4())}
+    body = json.dumps(event, separators=(",", ":")).encode()
+    headers = polar_headers(body, int(time.time()), f"evt_{uuid.uuid4().hex}")
+    return Signed("/api/v1/payments/polar/webhook", body, headers)
+
+
+def _answered(answer: ApiAnswer, outcome: str) -> None:
+    """200 with one event, and that event's outcome: no figure comes from a refused request."""
+    expected = {"received": True, "recorded": 0, "duplicate": 0, "ignored": 0, outcome: 1}
+    assert (answer.status, answer.data) == (200, expected), answer.text
+
+
+def _posted(rig: Rig, requests: list[Signed], outcome: str, *, retried: bool) -> StepCost:
+    """The first request warms the function up (secret, clients); the others are measured, each
+    answered with ``outcome``; ``retried``: they were all posted once before, unmeasured."""
+    warm_up, *measured = requests
+    rig.environment(rig.function_of(warm_up.path))
+    for request in [warm_up, *(measured if retried else ())]:
+        _answered(rig.post(request), "recorded")
+    with rig.measuring(len(measured)) as cost:
+        for request in measured:
+            _answered(rig.post(request), outcome)
+    return cost
+
+
+def delivery_event(sign: Sign, event_type: str, *, suppresses: bool = False, retried: bool = False) -> Step:
+    """One provider event per delivered email, each in its own signed request; afterwards every job
+    lists exactly that event, and the tenant's suppressions are the recipients if ``suppresses``."""
+
+    def step(rig: Rig) -> StepCost:
+        tenant = rig.inbound_tenant()
+        recipients = [f"inbound-{uuid.uuid4().hex[:12]}@example.org" for _ in range(rig.batch_size + 1)]
+        jobs = rig.handed_over(tenant.api_key, recipients)
+        requests = [sign(tenant.tenant_id, job, to) for job, to in zip(jobs, recipients, strict=True)]
+        cost = _posted(rig, requests, "duplicate" if retried else "recorded", retried=retried)
+        for job in jobs:
+            events = rig.herald.api("GET", f"/api/v1/notifications/jobs/{job}", key=tenant.api_key).data[
+                "events"
+            ]
+            assert [event["type"] for event in events] == [event_type], events
+        listed = rig.herald.api("GET", "/api/v1/account/suppressions", key=tenant.api_key).data
+        assert {entry["email"] for entry in listed} == (set(recipients) if suppresses else set()), listed
+        return cost
+
+    return step
+
+
+def plan_change(rig: Rig) -> StepCost:
+    """Free tenants' Polar subscriptions becoming active: afterwards every tenant is on Indie."""
+    rig.environment(API)
+    tenants = [rig.herald.new_tenant("free", "Bench", providers=()) for _ in range(rig.batch_size + 1)]
+    cost = _posted(rig, [polar_activation(tenant.tenant_id) for tenant in tenants], "recorded", retried=False)
+    plans = {rig.herald.api("GET", "/api/v1/account", key=tenant.api_key).data["plan"] for tenant in tenants}
+    assert plans == {"indie"}, plans
+    return cost
+
+
 @dataclass(frozen=True)
 class Scenario:
     key: str
     title: str
-    step: Step | None  # None: not measured yet
+    step: Step
     note: str = ""
 
 
@@ -344,7 +481,25 @@ SCENARIOS: tuple[Scenario, ...] = (
         "with MaxAttempts 1, so the first pass is the last",
     ),
     Scenario(
-        "inbound_event", "an inbound provider event", None, "not yet measured: no inbound route exists yet"
+        "inbound_delivered",
+        "a SendGrid delivery event of a job (signed, verified, stored)",
+        delivery_event(sendgrid_delivered_event, "delivered"),
+    ),
+    Scenario(
+        "inbound_bounce",
+        "a Resend hard bounce of a job (stored, recipient suppressed)",
+        delivery_event(resend_bounce_event, "bounced", suppresses=True),
+    ),
+    Scenario(
+        "inbound_retried",
+        "a provider's retry of a SendGrid event (acknowledged as a duplicate)",
+        delivery_event(sendgrid_delivered_event, "delivered", retried=True),
+        "the same signed request a second time",
+    ),
+    Scenario(
+        "payment_plan_change",
+        "a Polar subscription.active moves a free tenant to Indie",
+        plan_change,
     ),
 )
 
@@ -386,11 +541,7 @@ def run_scenarios(rig: Rig, progress: Callable[[str], None]) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for scenario in SCENARIOS:
         progress(scenario.title)
-        entry: dict[str, Any] = {"title": scenario.title, "note": scenario.note}
-        if scenario.step is None:
-            entry["measured"] = False
-        else:
-            entry |= {"measured": True, **scenario.step(rig).per_notification()}
-        results[scenario.key] = entry
+        step = scenario.step(rig).per_notification()
+        results[scenario.key] = {"title": scenario.title, "note": scenario.note, **step}
     rig.herald.drain_queues()
     return results

@@ -26,7 +26,8 @@ from bench.capacity import Item, TableSchema, WriteCharge, charge_write, item_si
 WRITE_REQUESTS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"})
 # Errors after which DynamoDB has still consumed the request's write units.
 UNAPPLIED_WRITES = frozenset({"ConditionalCheckFailedException", "TransactionCanceledException"})
-_NOT_EVALUATED = frozenset({"FilterExpression", "Select", "ProjectionExpression", "AttributesToGet"})
+_PROJECTIONS = frozenset({"ProjectionExpression", "AttributesToGet"})
+_NOT_EVALUATED = frozenset({"FilterExpression", "Select", *_PROJECTIONS})
 _PLACEHOLDER = re.compile(r"[#:][A-Za-z0-9_]+")
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]*")
 
@@ -168,7 +169,8 @@ class TableMeter:
     def _read(self, operation: str, params: dict[str, Any], response: dict[str, Any]) -> None:
         metered: list[MeteredRead] = []
         if operation == "GetItem":
-            metered.append(self._billed_read(operation, params, response.get("Item"), params["Key"]))
+            item = self._whole(params["TableName"], params, response.get("Item"), params["Key"])
+            metered.append(self._billed_read(operation, params, item, params["Key"]))
         elif operation == "BatchGetItem":
             for table, request in params["RequestItems"].items():
                 found = {
@@ -176,7 +178,8 @@ class TableMeter:
                 }
                 for key in request["Keys"]:
                     shape = key_shape(self._schemas[table].key(key))
-                    metered.append(self._billed_read(operation, request, found.get(shape), key))
+                    item = self._whole(table, request, found.get(shape), key)
+                    metered.append(self._billed_read(operation, request, item, key))
         elif operation == "TransactGetItems":
             for entry, answer in zip(params["TransactItems"], response["Responses"], strict=True):
                 item = answer.get("Item")
@@ -192,6 +195,17 @@ class TableMeter:
             metered.append(self._evaluated(operation, params))
         with self._lock:
             self.reads.extend(metered)
+
+    def _whole(self, table: str, request: Mapping[str, Any], item: Item | None, key: Item) -> Item | None:
+        """DynamoDB bills a read on the whole item, whichever of its attributes the request asked for."""
+        if item is None or not _PROJECTIONS.intersection(request):
+            return item
+        started = time.perf_counter()
+        whole: Item | None = call_unobserved(self._client, "GetItem", {"TableName": table, "Key": key}).get(
+            "Item"
+        )
+        self.overhead_seconds += time.perf_counter() - started
+        return whole
 
     def _billed_read(
         self, operation: str, request: Mapping[str, Any], item: Item | None, key: Item

@@ -130,3 +130,17 @@ def test_a_query_is_billed_on_the_items_it_read_not_on_those_its_filter_kept(
     (read,) = table_meter.reads
     assert read.size > 3 * 1400
     assert read.units == 1.0  # 4.3 KB rounds up to 2 units of 4 KB, eventually consistent
+
+
+def test_a_get_item_of_some_attributes_is_billed_on_the_whole_item(meter: tuple[TableMeter, str]) -> None:
+    table_meter, table = meter
+    dynamodb = client("dynamodb")
+    dynamodb.put_item(TableName=table, Item={**_key("f1"), "pad": {"S": "x" * 5000}})
+
+    with observing_aws_calls(table_meter):
+        answer = dynamodb.get_item(TableName=table, Key=_key("f1"), ProjectionExpression="pk")
+
+    assert answer["Item"] == {"pk": {"S": "JOB#f1"}}
+    (read,) = table_meter.reads
+    assert read.size > 5000
+    assert read.units == 1.0  # two started 4 KB blocks, eventually consistent

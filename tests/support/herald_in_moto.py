@@ -27,7 +27,7 @@ from herald.adapters.store import table
 from herald.adapters.store.account_store import DynamoAccountStore
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.composition import alert, common, sweeper, vault
+from herald.composition import alert, common, inbound, sweeper, vault
 from herald.composition import api as api_services
 from herald.composition import workers as worker_services
 from herald.domain.api_keys import hash_api_key
@@ -99,6 +99,8 @@ def _reset_process_caches() -> None:
     vault.process_vault.cache_clear()
     alert.alert_relay.cache_clear()
     sweeper.sweeper.cache_clear()
+    inbound.delivery_webhooks.cache_clear()
+    inbound.payment_webhooks.cache_clear()
 
 
 def _load_handler_module(spec_dir: str, name: str) -> ModuleType:

@@ -43,16 +43,41 @@ def _sent(payload: object) -> bytes:
     return json.dumps(payload, separators=(",", ":")).encode()
 
 
+def _sendgrid(
+    event: dict[str, Any], *, tenant_id: str, job_id: str, to: str, event_id: str, timestamp: int
+) -> bytes:
+    return _sent(
+        [
+            event
+            | {
+                "email": to,
+                "timestamp": timestamp,
+                "sg_event_id": event_id,
+                "herald_job_id": job_id,
+                "herald_tenant_id": tenant_id,
+            }
+        ]
+    )
+
+
 def sendgrid_bounce(*, tenant_id: str, job_id: str, to: str, event_id: str, timestamp: int) -> bytes:
     """The fixture's hard bounce, reported for one job and address of a tenant's."""
-    event = json.loads(compact("sendgrid-bounce"))[0] | {
-        "email": to,
-        "timestamp": timestamp,
-        "sg_event_id": event_id,
-        "herald_job_id": job_id,
-        "herald_tenant_id": tenant_id,
-    }
-    return _sent([event])
+    event = json.loads(compact("sendgrid-bounce"))[0]
+    return _sendgrid(event, tenant_id=tenant_id, job_id=job_id, to=to, event_id=event_id, timestamp=timestamp)
+
+
+def sendgrid_delivered(*, tenant_id: str, job_id: str, to: str, event_id: str, timestamp: int) -> bytes:
+    """The batch fixture's ``delivered`` event, reported for one job and address of a tenant's."""
+    [event] = [event for event in json.loads(compact("sendgrid-batch")) if event["event"] == "delivered"]
+    return _sendgrid(event, tenant_id=tenant_id, job_id=job_id, to=to, event_id=event_id, timestamp=timestamp)
+
+
+def resend_event(name: str, *, tenant_id: str, job_id: str, to: str) -> bytes:
+    """A Resend fixture's event (``resend-delivered``, ``resend-bounced``), reported for one job and
+    address of a tenant's."""
+    event = json.loads(compact(name))
+    event["data"] |= {"to": [to], "tags": {"herald_job_id": job_id, "herald_tenant_id": tenant_id}}
+    return _sent(event)
 
 
 def polar_subscription(kind: str, *, tenant_id: str, product_id: str) -> bytes:

@@ -4,6 +4,7 @@ AWS DynamoDB Developer Guide: item sizes, write and read units, transactions, up
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
@@ -18,12 +19,29 @@ from bench.capacity import (
     value_size,
     write_units,
 )
+from herald.adapters.store.keys import (
+    LINK_SK,
+    SEEN_SK,
+    billing_link_pk,
+    event_sk,
+    inbound_pk,
+    job_pk,
+    suppression_pk,
+)
+from herald.adapters.store.models import BillingLinkItem, InboundMarkItem, JobEventItem, SuppressionItem
 from herald_local.config import project_root
 from herald_local.template import load_template
 
 KEYS = ("pk", "sk")
 NO_INDEX = TableSchema(KEYS)
 GSI_KEYS = ({"AttributeName": "gsi1pk", "KeyType": "HASH"}, {"AttributeName": "gsi1sk", "KeyType": "RANGE"})
+
+
+def herald_table() -> Any:
+    """The properties of template.yaml's one table."""
+    template = load_template(project_root() / "template.yaml")
+    (table,) = [res for res in template["Resources"].values() if res["Type"] == "AWS::DynamoDB::Table"]
+    return table["Properties"]
 
 
 def item_of_size(size: int, **extra: str) -> Item:
@@ -181,11 +199,10 @@ def test_index_writes_are_not_doubled_by_a_transaction() -> None:
 
 
 def test_every_index_of_herald_table_is_read_from_the_template_with_its_projection() -> None:
-    template = load_template(project_root() / "template.yaml")
-    (table,) = [res for res in template["Resources"].values() if res["Type"] == "AWS::DynamoDB::Table"]
-    declared = table["Properties"]["GlobalSecondaryIndexes"]
+    table = herald_table()
+    declared = table["GlobalSecondaryIndexes"]
 
-    schema = TableSchema.from_template(table["Properties"])
+    schema = TableSchema.from_template(table)
 
     assert schema.key_attributes == KEYS
     assert [(index.name, index.projection, sorted(index.non_key_attributes)) for index in schema.indexes] == [
@@ -225,3 +242,57 @@ def test_a_query_adds_up_its_items_before_rounding() -> None:
     three_items = 3 * item_size(item_of_size(1500))
 
     assert read_units(three_items, consistent=True) == 2.0
+
+
+# ---------------------------------------------------------------- Herald's inbound items
+
+
+TENANT = "6f1c2b4e-8d2a-4c47-9a57-3f1e0c9b2d71"
+JOB = "0b7f9a52-3f0e-4f56-9a3c-6a2f1e7d1c11"
+
+
+def herald_schema() -> TableSchema:
+    return TableSchema.from_template(herald_table())
+
+
+def test_a_sendgrid_delivered_event_item_is_202_bytes_one_write_unit_and_no_index_entry() -> None:
+    item = JobEventItem(
+        job_pk(TENANT, JOB),
+        event_sk("SENDGRID", "ZGVsaXZlcmVkLTEyMzQ1"),
+        type="delivered",
+        occurred_at="2026-11-30T08:00:00.000Z",
+        provider="SENDGRID",
+        expires_at=1798617600,
+    ).serialize()
+    # pk 2+77, sk 2+35, kind 4+5, type 4+9, occurredAt 10+24, provider 8+8, expiresAt 9+(8 digits: 5)
+    assert item_size(item) == 79 + 37 + 9 + 13 + 34 + 16 + 14 == 202
+
+    charge = charge_write(herald_schema(), None, item)
+    retried = charge_write(herald_schema(), item, item, applied=False)  # the duplicate's failed put
+
+    assert (charge.table_units, charge.index_units, retried.total) == (1, 0, 1)
+
+
+def test_a_bounced_recipients_suppression_item_is_180_bytes_and_one_write_unit() -> None:
+    address = "ada.lovelace@example.org"
+    item = SuppressionItem(
+        suppression_pk(TENANT),
+        address,
+        address=address,
+        reason="bounced",
+        source="RESEND",
+        created_at="2026-11-30T07:59:59.003Z",
+    ).serialize()
+    # pk 2+48, sk 2+24, address 7+24, createdAt 9+24, kind 4+11, reason 6+7, source 6+6
+    assert item_size(item) == 50 + 26 + 31 + 33 + 15 + 13 + 12 == 180
+    assert charge_write(herald_schema(), None, item).total == 1
+
+
+def test_a_payment_events_mark_and_billing_link_are_69_and_117_bytes_one_write_unit_each() -> None:
+    event_id, subscription = "evt_" + "0" * 32, "d7a3c2f1-5b6e-4c8d-9a0b-1c2d3e4f5a6b"
+    mark = InboundMarkItem(inbound_pk(f"POLAR#{event_id}"), SEEN_SK).serialize()
+    link = BillingLinkItem(billing_link_pk("POLAR", subscription), LINK_SK, tenant_id=TENANT).serialize()
+
+    # mark: pk 2+50, sk 2+4, kind 4+7; link: pk 2+50, sk 2+4, kind 4+11, tenantId 8+36
+    assert (item_size(mark), item_size(link)) == (52 + 6 + 11, 52 + 6 + 15 + 44) == (69, 117)
+    assert [charge_write(herald_schema(), None, item).total for item in (mark, link)] == [1, 1]
