@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -72,6 +73,8 @@ class LoadReport:
     unexplained_failures: list[str] = field(default_factory=list)
     unexpected_outcomes: list[str] = field(default_factory=list)  # e.g. a fallback that did not fall back
     duplicate_answers_wrong: int = 0
+    read_errors: Counter[int] = field(default_factory=Counter)  # status reads not answered 200
+    read_error_samples: list[str] = field(default_factory=list)
     seconds: float = 0.0
     peak_memory_mb: float = 0.0
 
@@ -87,6 +90,8 @@ class LoadReport:
             "failedWithoutReason": len(self.unexplained_failures),
             "unexpectedOutcomes": len(self.unexpected_outcomes),
             "duplicateAnswersWrong": self.duplicate_answers_wrong,
+            "readErrors": {str(status): count for status, count in sorted(self.read_errors.items())},
+            "readErrorSamples": self.read_error_samples,
             "seconds": round(self.seconds, 1),
             "completionsPerSecond": round(sum(self.outcomes.values()) / self.seconds, 2)
             if self.seconds
@@ -249,9 +254,15 @@ def _follow(stack: RunningStack, sent: list[Sent], report: LoadReport) -> None:
     deadline = time.monotonic() + FOLLOW_DEADLINE_SECONDS
     while open_jobs and time.monotonic() < deadline:
         for job_id, job in list(open_jobs.items()):
-            document = session.get(
+            answer = session.get(
                 f"{stack.api_root}/notifications/jobs/{job_id}", headers={"X-API-Key": job.key}, timeout=120
-            ).json()["data"]
+            )
+            if answer.status_code != 200:  # counted, and the job read again on the next round
+                report.read_errors[answer.status_code] += 1
+                if len(report.read_error_samples) < 5:
+                    report.read_error_samples.append(f"{answer.status_code} {answer.text[:300]}")
+                continue
+            document = answer.json()["data"]
             if document["status"] not in FINAL:
                 continue
             del open_jobs[job_id]
@@ -301,12 +312,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="also write the report here as JSON")
     args = parser.parse_args()
     started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    with tempfile.TemporaryDirectory() as state_dir:
-        stack = start_stack(Path(state_dir))
-        try:
-            report = run_load(stack, args.jobs, args.clients, args.tenants).as_dict()
-        finally:
-            stack.stop_cleanly()
+    state_dir = Path(tempfile.mkdtemp(prefix="herald-load-"))
+    stack = start_stack(state_dir)
+    try:
+        report = run_load(stack, args.jobs, args.clients, args.tenants).as_dict()
+    finally:
+        stack.stop_cleanly()
     report["run"] = {"started": started, "code": code_version(), "machine": machine(), "mix": MIX}
     print(json.dumps(report, indent=2))
     if args.out:
@@ -319,8 +330,11 @@ def main() -> None:
         report["failedWithoutReason"],
         report["unexpectedOutcomes"],
         report["duplicateAnswersWrong"],
+        sum(report["readErrors"].values()),
     )
-    sys.exit(1 if any(failures) else 0)
+    if any(failures):
+        sys.exit(f"load failed: the stack's state folder and log are kept in {state_dir}")
+    shutil.rmtree(state_dir)
 
 
 if __name__ == "__main__":

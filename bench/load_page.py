@@ -44,6 +44,7 @@ def render(report: Mapping[str, Any]) -> str:
         ("ended otherwise than the recipient says", f"{report['unexpectedOutcomes']:,}"),
         ("failed without a reason", f"{report['failedWithoutReason']:,}"),
         ("repeated key not answered 409 with the first job", f"{report['duplicateAnswersWrong']:,}"),
+        ("status reads not answered 200 (HTTP status: count)", _counts(report["readErrors"]) or "none"),
         ("wall time, start to last job ended", f"{report['seconds']:,.0f} s"),
         ("jobs ended per second", f"{report['completionsPerSecond']:,.1f}"),
         ("accept latency ms p50 / p95 / p99", _percentiles(report["acceptMs"])),

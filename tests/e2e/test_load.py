@@ -27,5 +27,6 @@ def test_a_thousand_mixed_notifications_end_completed_or_failed_and_none_twice(
     assert report.unexplained_failures == []
     assert report.unexpected_outcomes == []
     assert report.duplicate_answers_wrong == 0
+    assert report.read_errors == {}, report.read_error_samples
     assert sum(report.outcomes.values()) == JOBS
     assert report.statuses[409] == int(JOBS * 0.05)

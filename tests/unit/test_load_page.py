@@ -18,6 +18,7 @@ REPORT: dict[str, Any] = {
     "failedWithoutReason": 0,
     "unexpectedOutcomes": 0,
     "duplicateAnswersWrong": 0,
+    "readErrors": {},
     "seconds": 2712.4,
     "completionsPerSecond": 3.69,
     "acceptMs": {"p50": 101.2, "p95": 380.7, "p99": 1290.0},
@@ -45,6 +46,7 @@ def test_the_figures_name_each_check_and_measurement_with_its_value() -> None:
     assert "| answers (HTTP status: count) | 202 10,000, 409 500 |" in page
     assert "| outcomes | completed 9,487, failed 513 |" in page
     assert "| lost (never completed or failed) | 0 |" in page
+    assert "| status reads not answered 200 (HTTP status: count) | none |" in page
     assert "| accept latency ms p50 / p95 / p99 | 101 / 381 / 1,290 |" in page
     assert "| accept → completed or failed, ms p50 / p95 / p99 | 5,012 / 96,124 / 101,000 |" in page
     assert "| peak resident memory of the whole stack | 2,210 MB |" in page
