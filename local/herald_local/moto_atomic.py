@@ -11,12 +11,19 @@ The whole-table copy also makes every transaction cost time and memory in propor
 each refused duplicate stalled every other DynamoDB call. A transaction touches at most 100 items, and under the lock nothing else changes
 them: copying just those items before and putting them back after a failure rolls back exactly
 as much, so moto's whole-table copy is never made, whether the transaction commits or not.
+
+moto's Query sorts every item of the table before it looks for the partition or the index key
+(``Table.all_items``), so each Query, and each page of one, costs time in proportion to the whole
+table, under that lock: at 10 000 jobs one index read of the sweeper took over 5 s and every API
+read behind it timed out. A Query here hands moto only its candidates (the partition's items, or
+the items whose index key matches) and lets moto filter, sort and page them as before.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
+import inspect
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -27,12 +34,15 @@ _PATCHED = "_herald_atomic"
 
 
 def make_dynamodb_atomic() -> None:
-    """Serialise moto's DynamoDB operations (idempotent; affects this process's moto only)."""
+    """Serialise moto's DynamoDB operations and make its queries read only their candidates
+    (idempotent; affects this process's moto only)."""
     from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.models.table import Table
 
     if getattr(DynamoDBBackend, _PATCHED, False):
         return
     DynamoDBBackend.transact_write_items = _rolled_back_by_item(DynamoDBBackend.transact_write_items)  # type: ignore[method-assign]
+    Table.query = _reading_candidates(Table.query)  # type: ignore[method-assign]
     for name in _OPERATIONS:
         setattr(DynamoDBBackend, name, _serialised(getattr(DynamoDBBackend, name)))
     setattr(DynamoDBBackend, _PATCHED, True)
@@ -124,3 +134,50 @@ def _serialised(operation: Any) -> Any:
             return operation(*args, **kwargs)
 
     return locked
+
+
+def _index_key_matches(item: Any, conditions: list[tuple[str, Any]]) -> bool:
+    for name, wanted in conditions:
+        value = item.attrs.get(name)
+        if value is None:
+            return False
+        # Strings compared as they are (moto's DynamoType equality is slow); other types as moto does.
+        if wanted.type == "S" and value.type == "S":
+            if value.value != wanted.value:
+                return False
+        elif value != wanted:
+            return False
+    return True
+
+
+def _candidates(table: Any, hash_key: Any, index_name: str | None, conditions: Any) -> list[Any]:
+    """The items a Query can return: its partition's, or those whose index key matches."""
+    if index_name is None:
+        partition = table.items.get(hash_key)
+        if partition is None:
+            return []
+        return list(partition.values()) if table.range_key_attr else [partition]
+    if not conditions:
+        return list(table.all_items())  # a form of Query this does not know: moto's own way
+    return [
+        item
+        for partition in table.items.values()
+        for item in (partition.values() if table.range_key_attr else [partition])
+        if _index_key_matches(item, conditions)
+    ]
+
+
+def _reading_candidates(query: Any) -> Any:
+    signature = inspect.signature(query)
+
+    @functools.wraps(query)
+    def candidates_only(table: Any, *args: Any, **kwargs: Any) -> Any:
+        arguments = signature.bind(table, *args, **kwargs).arguments
+        found = _candidates(
+            table, arguments["hash_key"], arguments.get("index_name"), arguments.get("hash_key_conditions")
+        )
+        view = copy.copy(table)  # the same storage and indexes; only all_items differs
+        view.all_items = lambda: found
+        return query(view, *args, **kwargs)
+
+    return candidates_only

@@ -1,5 +1,6 @@
 """The local stack's moto DynamoDB: a transaction is all or nothing, and one whose condition fails
-costs no more than one that commits (moto's whole-table backup is never made)."""
+costs no more than one that commits (moto's whole-table backup is never made); a Query reads only
+its partition or its index key's items, never the whole table, and answers as moto does."""
 
 from __future__ import annotations
 
@@ -146,3 +147,112 @@ def test_given_conditions_that_hold_then_every_write_commits(dynamodb: Any, tabl
     assert _item(dynamodb, "new") == {**_key("new"), "n": {"N": "7"}}
     assert _item(dynamodb, "doomed") is None
     assert table_copies == []
+
+
+# ---------------------------------------------------------------- queries read their candidates only
+
+INDEXED = "indexed-test"
+
+
+@pytest.fixture
+def indexed(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Filler items, a partition of five, and two owners' items in an index (owner, sk)."""
+    for variable in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
+        monkeypatch.delenv(variable, raising=False)
+    with mock_aws():
+        make_dynamodb_atomic()
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        client.create_table(
+            TableName=INDEXED,
+            KeySchema=[
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"},
+            ],
+            AttributeDefinitions=[
+                {"AttributeName": name, "AttributeType": "S"} for name in ("pk", "sk", "owner")
+            ],
+            GlobalSecondaryIndexes=[
+                {
+                    "IndexName": "byOwner",
+                    "KeySchema": [
+                        {"AttributeName": "owner", "KeyType": "HASH"},
+                        {"AttributeName": "sk", "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "KEYS_ONLY"},
+                }
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        table = boto3.resource("dynamodb", region_name="us-east-1").Table(INDEXED)
+        with table.batch_writer() as batch:
+            for number in range(FILLER_ITEMS):
+                batch.put_item(Item={"pk": f"filler-{number}", "sk": "A"})
+            for number in (3, 1, 5, 2, 4):
+                batch.put_item(Item={"pk": "partition", "sk": f"s{number}"})
+            for number in range(12):
+                batch.put_item(Item={"pk": f"ann-{number}", "sk": f"a{number:02d}", "owner": "ann"})
+            batch.put_item(Item={"pk": "bob-0", "sk": "a05", "owner": "bob"})
+        yield client
+
+
+@pytest.fixture
+def whole_table_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every time moto lists (and sorts) all items of a table; a Query must not."""
+    reads: list[str] = []
+    listing = Table.all_items
+
+    def all_items(table: Table) -> list[Any]:
+        reads.append(table.name)
+        return listing(table)
+
+    monkeypatch.setattr(Table, "all_items", all_items)
+    return reads
+
+
+def _sort_keys(answer: dict[str, Any]) -> list[str]:
+    return [item["sk"]["S"] for item in answer["Items"]]
+
+
+def test_a_partition_query_reads_the_partition_only_and_answers_in_key_order(
+    indexed: Any, whole_table_reads: list[str]
+) -> None:
+    query = {"TableName": INDEXED, "KeyConditionExpression": "pk = :pk"}
+    values = {":pk": {"S": "partition"}}
+
+    ascending = indexed.query(**query, ExpressionAttributeValues=values)
+    descending = indexed.query(**query, ExpressionAttributeValues=values, ScanIndexForward=False)
+    ranged = indexed.query(
+        TableName=INDEXED,
+        KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
+        ExpressionAttributeValues={**values, ":low": {"S": "s2"}, ":high": {"S": "s4"}},
+    )
+    missing = indexed.query(**query, ExpressionAttributeValues={":pk": {"S": "nobody"}})
+
+    assert _sort_keys(ascending) == ["s1", "s2", "s3", "s4", "s5"]
+    assert _sort_keys(descending) == ["s5", "s4", "s3", "s2", "s1"]
+    assert _sort_keys(ranged) == ["s2", "s3", "s4"]
+    assert missing["Items"] == []
+    assert whole_table_reads == []
+
+
+def test_an_index_query_reads_the_index_keys_items_only_and_pages_as_moto_does(
+    indexed: Any, whole_table_reads: list[str]
+) -> None:
+    pages, start = [], None
+    while True:
+        page = indexed.query(
+            TableName=INDEXED,
+            IndexName="byOwner",
+            KeyConditionExpression="#owner = :owner AND sk >= :from",
+            ExpressionAttributeNames={"#owner": "owner"},
+            ExpressionAttributeValues={":owner": {"S": "ann"}, ":from": {"S": "a03"}},
+            Limit=4,
+            **({"ExclusiveStartKey": start} if start else {}),
+        )
+        pages.append(_sort_keys(page))
+        start = page.get("LastEvaluatedKey")
+        if start is None:
+            break
+
+    assert pages == [["a03", "a04", "a05", "a06"], ["a07", "a08", "a09", "a10"], ["a11"]]
+    assert whole_table_reads == []
