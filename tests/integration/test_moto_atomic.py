@@ -24,32 +24,38 @@ def _key(pk: str, sk: str = "A") -> dict[str, Any]:
 
 
 @pytest.fixture
-def dynamodb(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """A table of a few thousand items in moto, with the local stack's patch applied."""
+def patched_moto(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """moto in this process, with the local stack's patch applied: its DynamoDB client."""
     for variable in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
         monkeypatch.delenv(variable, raising=False)
     with mock_aws():
         make_dynamodb_atomic()
-        client = boto3.client("dynamodb", region_name="us-east-1")
-        client.create_table(
-            TableName=TABLE,
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        table = boto3.resource("dynamodb", region_name="us-east-1").Table(TABLE)
-        with table.batch_writer() as batch:
-            for number in range(FILLER_ITEMS):
-                batch.put_item(Item={"pk": f"filler-{number}", "sk": "A", "n": number})
-        client.put_item(TableName=TABLE, Item={**_key("counter"), "n": {"N": "1"}})
-        client.put_item(TableName=TABLE, Item={**_key("doomed"), "n": {"N": "1"}})
-        yield client
+        yield boto3.client("dynamodb", region_name="us-east-1")
+
+
+@pytest.fixture
+def dynamodb(patched_moto: Any) -> Any:
+    """A table of a few thousand items."""
+    client = patched_moto
+    client.create_table(
+        TableName=TABLE,
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    table = boto3.resource("dynamodb", region_name="us-east-1").Table(TABLE)
+    with table.batch_writer() as batch:
+        for number in range(FILLER_ITEMS):
+            batch.put_item(Item={"pk": f"filler-{number}", "sk": "A", "n": number})
+    client.put_item(TableName=TABLE, Item={**_key("counter"), "n": {"N": "1"}})
+    client.put_item(TableName=TABLE, Item={**_key("doomed"), "n": {"N": "1"}})
+    return client
 
 
 @pytest.fixture
@@ -155,44 +161,40 @@ INDEXED = "indexed-test"
 
 
 @pytest.fixture
-def indexed(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def indexed(patched_moto: Any) -> Any:
     """Filler items, a partition of five, and two owners' items in an index (owner, sk)."""
-    for variable in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
-        monkeypatch.delenv(variable, raising=False)
-    with mock_aws():
-        make_dynamodb_atomic()
-        client = boto3.client("dynamodb", region_name="us-east-1")
-        client.create_table(
-            TableName=INDEXED,
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": name, "AttributeType": "S"} for name in ("pk", "sk", "owner")
-            ],
-            GlobalSecondaryIndexes=[
-                {
-                    "IndexName": "byOwner",
-                    "KeySchema": [
-                        {"AttributeName": "owner", "KeyType": "HASH"},
-                        {"AttributeName": "sk", "KeyType": "RANGE"},
-                    ],
-                    "Projection": {"ProjectionType": "KEYS_ONLY"},
-                }
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        table = boto3.resource("dynamodb", region_name="us-east-1").Table(INDEXED)
-        with table.batch_writer() as batch:
-            for number in range(FILLER_ITEMS):
-                batch.put_item(Item={"pk": f"filler-{number}", "sk": "A"})
-            for number in (3, 1, 5, 2, 4):
-                batch.put_item(Item={"pk": "partition", "sk": f"s{number}"})
-            for number in range(12):
-                batch.put_item(Item={"pk": f"ann-{number}", "sk": f"a{number:02d}", "owner": "ann"})
-            batch.put_item(Item={"pk": "bob-0", "sk": "a05", "owner": "bob"})
-        yield client
+    client = patched_moto
+    client.create_table(
+        TableName=INDEXED,
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": name, "AttributeType": "S"} for name in ("pk", "sk", "owner")
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "byOwner",
+                "KeySchema": [
+                    {"AttributeName": "owner", "KeyType": "HASH"},
+                    {"AttributeName": "sk", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            }
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    table = boto3.resource("dynamodb", region_name="us-east-1").Table(INDEXED)
+    with table.batch_writer() as batch:
+        for number in range(FILLER_ITEMS):
+            batch.put_item(Item={"pk": f"filler-{number}", "sk": "A"})
+        for number in (3, 1, 5, 2, 4):
+            batch.put_item(Item={"pk": "partition", "sk": f"s{number}"})
+        for number in range(12):
+            batch.put_item(Item={"pk": f"ann-{number}", "sk": f"a{number:02d}", "owner": "ann"})
+        batch.put_item(Item={"pk": "bob-0", "sk": "a05", "owner": "bob"})
+    return client
 
 
 @pytest.fixture
