@@ -446,7 +446,7 @@ def test_given_the_worker_dies_after_the_provider_accepted_then_only_a_provider_
 
     with pytest.raises(WorkerKilled):
         rig.deliver(EMAIL_QUEUE, [record])
-    time.sleep(1.1)
+    time.sleep(2.1)  # the lease is stored in whole seconds: int(claimed) + 1 < int(now) needs 2 s
     answer = rig.deliver(EMAIL_QUEUE, [redelivered(rig, EMAIL_QUEUE, record)])
 
     assert answer == {"batchItemFailures": []}
