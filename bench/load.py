@@ -33,6 +33,7 @@ from typing import Any
 import requests
 
 from bench.report import code_version, machine
+from tests.e2e.clients import new_tenant
 from tests.e2e.conftest import RunningStack, start_stack
 
 HUGE = "100000000"
@@ -165,16 +166,8 @@ def _tenants(stack: RunningStack, count: int) -> list[tuple[str, str]]:
     """Paid tenants with the sandbox's keys (the demo tenant's providers) and no limits in the way."""
     tenants = [(str(stack.demo_tenant_id), str(stack.demo_api_key))]
     for index in range(count - 1):
-        tenant_id, key = stack.create_tenant(plan="startup", name=f"Load{index}")
-        tenants.append((tenant_id, key))
-        for provider in ("SENDGRID", "RESEND", "POSTMARK"):
-            answer = requests.put(
-                f"{stack.api_root}/account/providers/{provider}",
-                json={"apiKey": f"sandbox-load-{provider.lower()}-{index:04d}"},
-                headers={"X-API-Key": key},
-                timeout=60,
-            )
-            assert answer.status_code == 201, answer.text
+        tenant = new_tenant(stack, name=f"Load{index}")
+        tenants.append((tenant.tenant_id, tenant.api_key))
     for tenant_id, _ in tenants:
         stack.cli("tenant", "set-limit", tenant_id, HUGE, "--rate", HUGE)
     return tenants

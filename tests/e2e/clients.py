@@ -51,11 +51,13 @@ class Tenant:
         return document
 
 
-def new_tenant(stack: RunningStack, providers: Sequence[str] = ALL_PROVIDERS) -> Tenant:
+def new_tenant(stack: RunningStack, providers: Sequence[str] = ALL_PROVIDERS, name: str = "E2E") -> Tenant:
     """A startup-plan tenant made with the operator CLI, with sandbox keys for ``providers`` in order."""
-    tenant = Tenant(stack.api_root, *stack.create_tenant())
-    for name in providers:
-        answer = tenant.call("PUT", f"/account/providers/{name}", {"apiKey": f"sandbox-{uuid.uuid4().hex}"})
+    tenant = Tenant(stack.api_root, *stack.create_tenant(name=name))
+    for provider in providers:
+        answer = tenant.call(
+            "PUT", f"/account/providers/{provider}", {"apiKey": f"sandbox-{uuid.uuid4().hex}"}
+        )
         assert answer.status_code == 201, answer.text
     return tenant
 

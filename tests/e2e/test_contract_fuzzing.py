@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-import requests
 import schemathesis
 from schemathesis.checks import not_a_server_error
 from schemathesis.schemas import BaseSchema
@@ -34,6 +33,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from tests.e2e.clients import new_tenant
 from tests.e2e.conftest import wait_for
 
 if TYPE_CHECKING:
@@ -61,16 +61,7 @@ FUZZ_TIMEOUT_SECONDS = 600
 
 def paid_tenant(stack: RunningStack, name: str) -> str:
     """A startup-plan tenant with a sandbox key for each provider; its API key."""
-    _, api_key = stack.create_tenant(plan="startup", name=name)
-    for provider in ("SENDGRID", "RESEND", "POSTMARK"):
-        stored = requests.put(
-            f"{stack.api_root}/account/providers/{provider}",
-            json={"apiKey": f"sandbox-{uuid.uuid4().hex}"},
-            headers={"X-API-Key": api_key},
-            timeout=HTTP_TIMEOUT,
-        )
-        assert stored.status_code == 201, stored.text
-    return api_key
+    return new_tenant(stack, name=name).api_key
 
 
 def fuzz(stack: RunningStack, report: Path, *options: str) -> dict[str, Any]:
