@@ -16,6 +16,10 @@ absolute times. ``python -X importtime`` of ApiFunction's handler adds where its
 loads what its first request needs before any AWS call. The calls that build them are read from
 the handler's source (its calls to what it imports from ``herald.composition``), so they follow the
 code; every AWS endpoint points at a closed port, so a call to AWS would fail the probe.
+
+"Libraries only" (compiled layout): ApiFunction's libraries imported from its layer without any
+Herald module, each step adding to the one before: the floor its import cannot go below while it
+keeps Powertools' request validation, measured like every other probe in the same run.
 """
 
 from __future__ import annotations
@@ -49,6 +53,21 @@ SERVICES = " + services"
 COMPOSITION = "herald.composition"
 RUNTIME_PACKAGE = "boto3"
 UNUSED_ENDPOINT = "http://127.0.0.1:9"
+LIBRARIES_ONLY = "libraries only: "
+FLOOR_OF = "ApiFunction"
+LIBRARY_FLOOR = (
+    (
+        "Powertools HTTP resolver with request validation",
+        "from aws_lambda_powertools.event_handler import APIGatewayHttpResolver\n"
+        "APIGatewayHttpResolver(enable_validation=True)",
+    ),
+    ("+ botocore's session and client", "import botocore.session, botocore.client"),
+    (
+        "+ PynamoDB, email_validator, Logger and Metrics",
+        "import email_validator, pynamodb.models, pynamodb.transactions\n"
+        "from aws_lambda_powertools import Logger, Metrics",
+    ),
+)
 _NO_BYTECODE = shutil.ignore_patterns("__pycache__", "*.pyc")
 # Runs in the fresh interpreter: the build's folders first, then the runtime, then the import.
 _PROBE = """
@@ -157,6 +176,11 @@ class BuildLayouts:
 
     def lay_out(self) -> None:
         source = self._root / "source"
+        floor = source / "floor"
+        floor.mkdir(parents=True)
+        for step in range(len(LIBRARY_FLOOR)):
+            statements = (code for _, code in LIBRARY_FLOOR[: step + 1])
+            (floor / f"library_floor_{step}.py").write_text("\n".join(statements) + "\n")
         for spec in self._functions:
             shutil.copytree(spec.code_dir, source / "functions" / spec.logical_id, ignore=_NO_BYTECODE)
         for layer in sorted({layer for spec in self._functions for layer in spec.layer_dirs}):
@@ -185,7 +209,18 @@ class BuildLayouts:
             if layout == "bytecode":
                 calls = composition_calls((Path(spec.code_dir) / f"{module}.py").read_text())
                 probes.append(dataclasses.replace(probe, label=probe.label + SERVICES, services=calls))
+            if layout == "bytecode" and spec.logical_id == FLOOR_OF:
+                probes.extend(self._library_floor(probe, base))
         return probes
+
+    @staticmethod
+    def _library_floor(function: Import, base: Path) -> Iterator[Import]:
+        """The function's layers and the floor's modules, without the function's own folder."""
+        paths = (str(base / "floor"), *function.paths[1:])
+        for step, (label, _) in enumerate(LIBRARY_FLOOR):
+            yield dataclasses.replace(
+                function, label=LIBRARIES_ONLY + label, module=f"library_floor_{step}", paths=paths
+            )
 
 
 def _run(probe: Import, *options: str) -> subprocess.CompletedProcess[str]:
@@ -277,4 +312,4 @@ def _summary(samples: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
 
 def cold_start_steps(functions: list[FunctionSpec]) -> int:
     """How many probes ``measure_cold_starts`` runs (for the progress bar)."""
-    return RUNS * (len(LAYOUTS) * (len(functions) + 1) + len(functions)) + 1
+    return RUNS * (len(LAYOUTS) * (len(functions) + 1) + len(functions) + len(LIBRARY_FLOOR)) + 1

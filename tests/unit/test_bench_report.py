@@ -2,40 +2,70 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench.cold_start import composition_calls
+from bench.cold_start import LIBRARIES_ONLY, LIBRARY_FLOOR, BuildLayouts, Import, composition_calls
 from bench.report import _api_floor
 from herald_local.config import project_root
 
 
-def cold_start(boto3_ms: float, api_ratio: float, packages: dict[str, float]) -> dict[str, Any]:
+def cold_start(boto3_ms: float, api_ratio: float, floor_ratios: tuple[float, ...]) -> dict[str, Any]:
+    floor = {
+        LIBRARIES_ONLY + label: {"cpu_ms": boto3_ms * ratio, "ratio_to_boto3": ratio}
+        for (label, _), ratio in zip(LIBRARY_FLOOR, floor_ratios, strict=True)
+    }
     return {
         "cold_start": {
+            "runs": 5,
             "baseline": "import boto3",
             "layouts": {
                 "bytecode": {
                     "import boto3": {"cpu_ms": boto3_ms},
                     "ApiFunction": {"ratio_to_boto3": api_ratio},
+                    **floor,
                 }
             },
-            "api_import_profile": {"by_package": [{"name": n, "ms": ms} for n, ms in packages.items()]},
         }
     }
 
 
-def test_the_api_floor_is_boto3_plus_powertools_validation_from_the_results() -> None:
-    packages = {"aws_lambda_powertools": 140.0, "pydantic": 35.0, "pydantic_core": 12.0, "herald": 58.0}
+def test_the_api_floor_is_the_libraries_alone_measured_in_the_same_run() -> None:
+    text = _api_floor(cold_start(180.0, 2.31, (1.13, 1.61, 1.82)))
 
-    text = _api_floor(cold_start(180.0, 3.1, packages))
-
-    assert "3.10× a bare `import boto3` (180 ms" in text
-    assert "(180 + 187) / 180 ≈ 2.0×" in text  # annotated_types, not in the profile, counts as 0
-    assert "herald 58 ms" in text
-    assert "PynamoDB – ms" in text
+    assert "2.31× a bare `import boto3` (180 ms" in text
+    assert "| Powertools HTTP resolver with request validation | 203 | 1.13× |" in text
+    assert "| + PynamoDB, email_validator, Logger and Metrics | 328 | 1.82× |" in text
+    assert "the libraries alone come to 1.82×, above the 1.5× target before any of Herald's own" in text
+    assert (
+        "cannot be met with request validation kept. Herald's own modules and their wiring add 0.49×." in text
+    )
     assert "python3.12" in text
+
+
+def test_a_floor_below_the_target_leaves_the_rest_to_herald() -> None:
+    text = _api_floor(cold_start(200.0, 1.9, (0.9, 1.1, 1.3)))
+
+    assert "come to 1.30×, below the 1.5× target: the rest is Herald's own." in text
+    assert "cannot be met" not in text
+
+
+def test_the_floor_probes_import_each_step_on_top_of_the_last_without_herald(tmp_path: Path) -> None:
+    layouts = BuildLayouts([], tmp_path)
+    layouts.lay_out()
+    api = Import("ApiFunction", "app", ("/fn", "/layer-a", "/layer-b"), "/runtime", {"A": "1"})
+
+    probes = list(layouts._library_floor(api, tmp_path / "bytecode"))
+
+    assert [probe.label for probe in probes] == [LIBRARIES_ONLY + label for label, _ in LIBRARY_FLOOR]
+    assert all(
+        probe.paths == (str(tmp_path / "bytecode" / "floor"), "/layer-a", "/layer-b") for probe in probes
+    )
+    last = (tmp_path / "bytecode" / "floor" / f"{probes[-1].module}.py").read_text()
+    assert all(code in last for _, code in LIBRARY_FLOOR)
+    assert "herald" not in last
 
 
 @pytest.mark.parametrize(
