@@ -4,6 +4,8 @@ not the plans' limits)."""
 
 from __future__ import annotations
 
+import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,12 +18,17 @@ UNLIMITED = "1000000"
 
 @contextmanager
 def local_stack() -> Iterator[RunningStack]:
-    with tempfile.TemporaryDirectory(prefix="herald-bench-") as state_dir:
-        stack = start_stack(Path(state_dir))
-        try:
-            yield stack
-        finally:
-            stack.stop_cleanly()
+    """The stack's state folder (its log among it) is removed after a run and kept after a failure."""
+    state_dir = Path(tempfile.mkdtemp(prefix="herald-bench-"))
+    stack = start_stack(state_dir)
+    try:
+        yield stack
+    except BaseException:
+        print(f"the local stack's state folder and log are kept in {state_dir}", file=sys.stderr)
+        raise
+    finally:
+        stack.stop_cleanly()
+    shutil.rmtree(state_dir)
 
 
 def unlimited_tenant(stack: RunningStack, name: str) -> tuple[str, str]:

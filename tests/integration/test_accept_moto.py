@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from botocore.client import BaseClient
 
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.domain.clock import iso
@@ -194,6 +195,46 @@ def test_listing_is_newest_first_with_filters_paging_and_a_cursor(herald: Herald
     assert [job["id"] for job in first["data"] + rest["data"]] == ids[::-1]
     bad = herald.api("GET", "/api/v1/notifications/jobs?status=lost", key=key)
     assert (bad.status, bad.body["details"][0]["field"]) == (400, "status")
+
+
+def _listing_reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each DynamoDB Query of a job page from now on (COUNT queries aside): its request and answer."""
+    reads: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    real_call = BaseClient.__dict__["_make_api_call"]
+
+    def recording(aws: BaseClient, operation: str, params: Any) -> Any:
+        answer = real_call(aws, operation, params)
+        if operation == "Query" and params.get("Select") != "COUNT":
+            reads.append((params, answer))
+        return answer
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", recording)
+    return reads
+
+
+def test_a_listing_page_reads_only_the_entries_it_needs_not_a_whole_index_page(
+    herald: HeraldInMoto, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = herald.new_key()
+    herald.api("POST", "/api/v1/notifications/webhook", WEBHOOK, key=key)
+    emails = [
+        herald.api("POST", "/api/v1/notifications/email", EMAIL, key=key).data["jobId"] for _ in range(12)
+    ]
+    reads = _listing_reads(monkeypatch)
+
+    page = herald.api("GET", "/api/v1/notifications/jobs?limit=2&page=2", key=key).data
+
+    assert [job["id"] for job in page["data"]] == [emails[-3], emails[-4]]
+    assert page["pagination"]["total"] == 13
+    assert [(request["Limit"], answer["ScannedCount"]) for request, answer in reads] == [(4, 4)]
+
+    reads.clear()
+    oldest = herald.api("GET", "/api/v1/notifications/jobs?type=webhook&limit=1", key=key).data
+    assert [job["type"] for job in oldest["data"]] == ["webhook"]
+    # The filter drops emails, so the read goes on past the page's size, in one request.
+    assert [(request["Limit"], answer["ScannedCount"], answer["Count"]) for request, answer in reads] == [
+        (100, 13, 1)
+    ]
 
 
 def test_bad_inputs_get_their_documented_errors(herald: HeraldInMoto) -> None:

@@ -1,9 +1,9 @@
 """AWS clients, one per service and process, with explicit timeouts and retry budgets.
 
-They are botocore clients, the same objects ``boto3.client`` returns: boto3's own import (its
-resource layer and s3transfer, which loads multiprocessing) is a fifth of a cold start that never
-uses it. The endpoint comes from the standard ``AWS_ENDPOINT_URL`` variables, so the local stack
-and the tests point every client at moto without code changes.
+They are botocore clients, the same objects ``boto3.client`` returns, without boto3's own import
+(its resource layer and s3transfer, which loads multiprocessing), which no function uses. The
+endpoint comes from the standard ``AWS_ENDPOINT_URL`` variables, so the local stack and the tests
+point every client at moto without code changes.
 """
 
 from __future__ import annotations

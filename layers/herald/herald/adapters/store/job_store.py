@@ -42,6 +42,9 @@ from herald.services.ports import DuplicateRequest
 # In-flight filters read status items of the newest jobs; this many at most per request.
 IN_FLIGHT_SCAN_BUDGET = 1000
 _BATCH_GET = 100
+# Entries read per request when a type filter drops some: enough that a rare type does not cost a
+# round trip per entry.
+_FILTERED_PAGE = 100
 
 
 class DynamoJobStore:
@@ -115,7 +118,7 @@ class DynamoJobStore:
         index = HeraldItem.finished
         partition = finished_jobs_gsi_pk(query.tenant_id, status.value)
         with translated("job index read"):
-            entries = query.page(_newest_first(index, partition, HeraldItem.gsi2sk, query))
+            entries = query.page(_newest_first(index, partition, HeraldItem.gsi2sk, query, query.wanted))
             total = index.count(partition, filter_condition=query.type_filter)
         states = [state_of(None, entry) for entry in entries if isinstance(entry, JobStatusItem)]
         items = tuple(state for state in states if state is not None)
@@ -125,7 +128,7 @@ class DynamoJobStore:
         index = HeraldItem.by_tenant
         partition = jobs_gsi_pk(query.tenant_id)
         with translated("job index read"):
-            entries = query.page(_newest_first(index, partition, HeraldItem.gsi1sk, query))
+            entries = query.page(_newest_first(index, partition, HeraldItem.gsi1sk, query, query.wanted))
             total = index.count(partition, filter_condition=query.type_filter)
         return JobPage(tuple(states_of(entries)), total, query.cursor_after(entries, "gsi1sk"))
 
@@ -137,8 +140,13 @@ class DynamoJobStore:
         last_key: str | None = None
         exhausted = True
         with translated("job index read"):
+            # One entry past the budget tells whether the budget ended the scan.
             entries = _newest_first(
-                HeraldItem.by_tenant, jobs_gsi_pk(query.tenant_id), HeraldItem.gsi1sk, query
+                HeraldItem.by_tenant,
+                jobs_gsi_pk(query.tenant_id),
+                HeraldItem.gsi1sk,
+                query,
+                IN_FLIGHT_SCAN_BUDGET + 1,
             )
             for chunk in _chunks(entries, _BATCH_GET):
                 if scanned >= IN_FLIGHT_SCAN_BUDGET:
@@ -251,6 +259,11 @@ class _ListQuery:
     skip: int
     limit: int
 
+    @property
+    def wanted(self) -> int:
+        """How many entries a page needs read: the skipped ones and the page itself."""
+        return self.skip + self.limit
+
     def page(self, results: Iterator[HeraldItem]) -> list[Any]:
         taken: list[Any] = []
         for index, item in enumerate(results):
@@ -265,12 +278,19 @@ class _ListQuery:
         return encode_cursor(str(getattr(entries[-1], sort_key))) if len(entries) == self.limit else None
 
 
-def _newest_first(index: Any, partition: str, sort_key: Any, query: _ListQuery) -> Iterator[HeraldItem]:
+def _newest_first(
+    index: Any, partition: str, sort_key: Any, query: _ListQuery, wanted: int
+) -> Iterator[HeraldItem]:
+    """At most ``wanted`` entries, newest first. Each request reads only as many entries as the page
+    needs instead of a whole 1 MB page (a status poll asking for one job would otherwise read, and
+    pay for, up to thousands); with a type filter it reads on until enough entries match."""
     results: Iterator[HeraldItem] = index.query(
         partition,
         range_key_condition=sort_key < query.after if query.after else None,
         filter_condition=query.type_filter,
         scan_index_forward=False,
+        limit=wanted,
+        page_size=wanted if query.type_filter is None else max(wanted, _FILTERED_PAGE),
     )
     return results
 
