@@ -262,6 +262,33 @@ def test_given_a_completed_job_when_its_message_comes_again_then_nothing_is_sent
     assert (job["status"], job["attempts"]) == ("completed", 1)
 
 
+@pytest.mark.parametrize(
+    ("output", "route", "body"),
+    [
+        (EMAIL_QUEUE, "email", email("late@example.com")),
+        (WEBHOOK_QUEUE, "webhook", {"url": "https://hooks.example.com/late", "payload": {"n": 1}}),
+    ],
+)
+def test_given_no_time_left_for_a_record_then_the_worker_puts_it_back_at_once_untouched(
+    rig: Rig, output: str, route: str, body: dict[str, Any]
+) -> None:
+    """Returned with visibility 0 by the worker itself (a call its policy must allow), not after the
+    queue's visibility timeout."""
+    _, key = rig.new_tenant(["SENDGRID"])
+    job_id = rig.accept(key, route, body)
+    record = one_record(rig, output)
+    worker = rig.herald.event_source(output).function
+    rig.forget_environment()
+
+    answer = rig.herald.invoke_worker(
+        output, [record], environment=rig.environment, context=LambdaContext(worker, remaining_ms=1_000)
+    )
+
+    assert answer == {"batchItemFailures": [{"itemIdentifier": record["messageId"]}]}
+    assert one_record(rig, output)["messageId"] == record["messageId"]  # visible again already
+    assert (rig.job(key, job_id)["status"], rig.job(key, job_id)["attempts"]) == ("pending", 0)
+
+
 # ------------------------------------------------------------------ email outcomes
 
 
