@@ -15,10 +15,8 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -32,9 +30,10 @@ from typing import Any
 
 import requests
 
+from bench.local_stack import local_stack
 from bench.report import code_version, machine
 from tests.e2e.clients import new_tenant
-from tests.e2e.conftest import RunningStack, start_stack
+from tests.e2e.conftest import RunningStack
 
 HUGE = "100000000"
 # The mix: shares of the requests (the rest are healthy emails and webhooks).
@@ -305,29 +304,24 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="also write the report here as JSON")
     args = parser.parse_args()
     started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    state_dir = Path(tempfile.mkdtemp(prefix="herald-load-"))
-    stack = start_stack(state_dir)
-    try:
+    with local_stack() as stack:  # a failed run keeps the stack's state folder and log
         report = run_load(stack, args.jobs, args.clients, args.tenants).as_dict()
-    finally:
-        stack.stop_cleanly()
-    report["run"] = {"started": started, "code": code_version(), "machine": machine(), "mix": MIX}
-    print(json.dumps(report, indent=2))
-    if args.out:
-        args.out.write_text(json.dumps(report, indent=2) + "\n")
-    server_errors = sum(count for status, count in report["answers"].items() if int(status) >= 500)
-    failures = (
-        report["lost"],
-        report["sentTwice"],
-        server_errors,
-        report["failedWithoutReason"],
-        report["unexpectedOutcomes"],
-        report["duplicateAnswersWrong"],
-        sum(report["readErrors"].values()),
-    )
-    if any(failures):
-        sys.exit(f"load failed: the stack's state folder and log are kept in {state_dir}")
-    shutil.rmtree(state_dir)
+        report["run"] = {"started": started, "code": code_version(), "machine": machine(), "mix": MIX}
+        print(json.dumps(report, indent=2))
+        if args.out:
+            args.out.write_text(json.dumps(report, indent=2) + "\n")
+        server_errors = sum(count for status, count in report["answers"].items() if int(status) >= 500)
+        failures = (
+            report["lost"],
+            report["sentTwice"],
+            server_errors,
+            report["failedWithoutReason"],
+            report["unexpectedOutcomes"],
+            report["duplicateAnswersWrong"],
+            sum(report["readErrors"].values()),
+        )
+        if any(failures):
+            sys.exit("load failed: see the report above")
 
 
 if __name__ == "__main__":
