@@ -360,9 +360,8 @@ def deliver(
         body = rig.email(recipient) if recipient else rig.body(route)
         jobs = [rig.send(route, body, tenant.api_key).data["jobId"] for _ in range(rig.batch_size + 1)]
         rig.environment(rig.herald.event_source(queue).function, environment)
-        rig.deliver(
-            queue, rig.receive(queue, 1, tenant.tenant_id)
-        )  # warm-up: tenant directory, data key cache
+        # Warm-up: tenant directory, data key cache.
+        rig.deliver(queue, rig.receive(queue, 1, tenant.tenant_id))
         records = rig.receive(queue, rig.batch_size, tenant.tenant_id)
         with rig.measuring(len(records)) as cost:
             answer = rig.deliver(queue, records)

@@ -33,26 +33,36 @@ def patched_moto(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         yield boto3.client("dynamodb", region_name="us-east-1")
 
 
-@pytest.fixture
-def dynamodb(patched_moto: Any) -> Any:
-    """A table of a few thousand items."""
-    client = patched_moto
+def _table_with_filler(
+    client: Any, name: str, indexed_attributes: tuple[str, ...] = (), **indexes: Any
+) -> Any:
+    """A (pk, sk) table of ``FILLER_ITEMS`` items, with the string attributes its ``indexes`` (the
+    ``GlobalSecondaryIndexes`` argument, if any) are keyed on: its resource, for more items."""
     client.create_table(
-        TableName=TABLE,
+        TableName=name,
         KeySchema=[
             {"AttributeName": "pk", "KeyType": "HASH"},
             {"AttributeName": "sk", "KeyType": "RANGE"},
         ],
         AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
+            {"AttributeName": attribute, "AttributeType": "S"}
+            for attribute in ("pk", "sk", *indexed_attributes)
         ],
         BillingMode="PAY_PER_REQUEST",
+        **indexes,
     )
-    table = boto3.resource("dynamodb", region_name="us-east-1").Table(TABLE)
+    table = boto3.resource("dynamodb", region_name="us-east-1").Table(name)
     with table.batch_writer() as batch:
         for number in range(FILLER_ITEMS):
             batch.put_item(Item={"pk": f"filler-{number}", "sk": "A", "n": number})
+    return table
+
+
+@pytest.fixture
+def dynamodb(patched_moto: Any) -> Any:
+    """A table of a few thousand items."""
+    client = patched_moto
+    _table_with_filler(client, TABLE)
     client.put_item(TableName=TABLE, Item={**_key("counter"), "n": {"N": "1"}})
     client.put_item(TableName=TABLE, Item={**_key("doomed"), "n": {"N": "1"}})
     return client
@@ -163,16 +173,10 @@ INDEXED = "indexed-test"
 @pytest.fixture
 def indexed(patched_moto: Any) -> Any:
     """Filler items, a partition of five, and two owners' items in an index (owner, sk)."""
-    client = patched_moto
-    client.create_table(
-        TableName=INDEXED,
-        KeySchema=[
-            {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        AttributeDefinitions=[
-            {"AttributeName": name, "AttributeType": "S"} for name in ("pk", "sk", "owner")
-        ],
+    table = _table_with_filler(
+        patched_moto,
+        INDEXED,
+        ("owner",),
         GlobalSecondaryIndexes=[
             {
                 "IndexName": "byOwner",
@@ -183,18 +187,14 @@ def indexed(patched_moto: Any) -> Any:
                 "Projection": {"ProjectionType": "KEYS_ONLY"},
             }
         ],
-        BillingMode="PAY_PER_REQUEST",
     )
-    table = boto3.resource("dynamodb", region_name="us-east-1").Table(INDEXED)
     with table.batch_writer() as batch:
-        for number in range(FILLER_ITEMS):
-            batch.put_item(Item={"pk": f"filler-{number}", "sk": "A"})
         for number in (3, 1, 5, 2, 4):
             batch.put_item(Item={"pk": "partition", "sk": f"s{number}"})
         for number in range(12):
             batch.put_item(Item={"pk": f"ann-{number}", "sk": f"a{number:02d}", "owner": "ann"})
         batch.put_item(Item={"pk": "bob-0", "sk": "a05", "owner": "bob"})
-    return client
+    return patched_moto
 
 
 @pytest.fixture

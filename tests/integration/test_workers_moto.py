@@ -286,7 +286,8 @@ def test_given_no_time_left_for_a_record_then_the_worker_puts_it_back_at_once_un
 
     assert answer == {"batchItemFailures": [{"itemIdentifier": record["messageId"]}]}
     assert one_record(rig, output)["messageId"] == record["messageId"]  # visible again already
-    assert (rig.job(key, job_id)["status"], rig.job(key, job_id)["attempts"]) == ("pending", 0)
+    job = rig.job(key, job_id)
+    assert (job["status"], job["attempts"]) == ("pending", 0)
 
 
 # ------------------------------------------------------------------ email outcomes
