@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from herald.composition.operator import MissingOutput, OperatorServices
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.plans import Plan
+from herald.http.views import job_document
 from herald.observability import logger
 from herald.services.job_queries import operator_job
 from herald.services.ports import TenantNotFound
@@ -161,7 +162,8 @@ def _run(args: argparse.Namespace, services: OperatorServices) -> int:
     if args.group == "dlq":
         return dead_letter_command(args, services.dead_letters)
     if args.group == "jobs":
-        show_job(operator_job(services.jobs, services.tenants, args.id, args.tenant), args.json)
+        owner, view = operator_job(services.jobs, services.tenants, args.id, args.tenant)
+        show_job({"tenantId": owner, **job_document(view)}, args.json)
         return 0
     COMMANDS[(args.group, args.command)](args, services)
     return 0

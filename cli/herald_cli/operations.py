@@ -70,8 +70,13 @@ def dead_letter_command(args: argparse.Namespace, desk: DeadLetterDesk) -> int:
     if args.job and not results:
         print(f"herald: no dead-letter message for job {args.job}", file=sys.stderr)
         return 1
-    _emit([result.as_json() for result in results], args.json, lambda: _print_redrives(results))
+    documents = [_redrive(result) for result in results]
+    _emit(documents, args.json, lambda: _print_redrives(results))
     return 1 if any(result.outcome is Outcome.KEPT for result in results) else 0
+
+
+def _redrive(result: Redrive) -> dict[str, Any]:
+    return {**result.letter.summary(), "outcome": result.outcome.value, "detail": result.detail}
 
 
 def show_job(document: dict[str, Any], as_json: bool) -> None:

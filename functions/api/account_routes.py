@@ -3,20 +3,24 @@ suppressions with its own API key (docs/api.md, "Account routes")."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
-from herald.composition.api import account_service, api_services
+from herald.composition.api import api
 from herald.domain.errors import ErrorCode
-from herald.domain.records import TenantContext
+from herald.domain.records import StoredProvider, TenantContext
+from herald.http import views
 from herald.http.api_keys import extract_api_key
 from herald.http.contract import AUTHENTICATED, JSON_BODY, PATH_PARAMETERS, answers, success
 from herald.http.requests import DomainRequest, PriorityRequest, ProviderKeyRequest, RotateKeyRequest
 from herald.http.responses import json_response
+
+if TYPE_CHECKING:
+    from herald.services.account import AccountService
 
 router = Router()
 ProviderName = Annotated[str, Path(max_length=16, description="SENDGRID, RESEND or POSTMARK")]
@@ -27,14 +31,22 @@ DOMAIN_PATH = (*PATH_PARAMETERS, ErrorCode.DOMAIN_NOT_FOUND, ErrorCode.PROVIDER_
 
 
 def _tenant() -> TenantContext:
-    return api_services().auth.authenticate(extract_api_key(router.current_event.headers))
+    return api().auth.authenticate(extract_api_key(router.current_event.headers))
 
 
-def _api_base() -> str:
+def _account() -> AccountService:
+    return api().account
+
+
+def _providers(tenant: TenantContext, items: tuple[StoredProvider, ...]) -> list[views.Document]:
+    return [_provider(tenant, item) for item in items]
+
+
+def _provider(tenant: TenantContext, item: StoredProvider) -> views.Document:
     headers = router.current_event.headers
     host = headers.get("host") or router.current_event.raw_event["requestContext"]["domainName"]
     scheme = headers.get("x-forwarded-proto", "https")
-    return f"{scheme}://{host}/api/v1"
+    return views.provider(item, tenant.tenant_id, f"{scheme}://{host}/api/v1")
 
 
 @router.get(
@@ -43,7 +55,7 @@ def _api_base() -> str:
     responses=answers(200, "Account", "The account", *AUTHENTICATED),
 )
 def account() -> Response[str]:
-    return json_response(200, account_service().overview(_tenant()))
+    return json_response(200, views.account(_account().overview(_tenant())))
 
 
 @router.post(
@@ -52,7 +64,7 @@ def account() -> Response[str]:
     responses=answers(200, "RotatedApiKey", "The new key", *AUTHENTICATED, *JSON_BODY, ErrorCode.KEY_ROTATED),
 )
 def rotate_api_key(request: Annotated[RotateKeyRequest, Body()]) -> Response[str]:
-    return json_response(200, account_service().rotate_key(_tenant(), request.graceSeconds))
+    return json_response(200, views.rotated_key(_account().rotate_key(_tenant(), request.graceSeconds)))
 
 
 @router.get(
@@ -61,7 +73,8 @@ def rotate_api_key(request: Annotated[RotateKeyRequest, Body()]) -> Response[str
     responses=answers(200, "ProviderList", "The providers", *AUTHENTICATED),
 )
 def list_providers() -> Response[str]:
-    return json_response(200, account_service().providers(_tenant(), _api_base()))
+    tenant = _tenant()
+    return json_response(200, _providers(tenant, _account().providers(tenant)))
 
 
 @router.put(
@@ -83,15 +96,15 @@ def list_providers() -> Response[str]:
     },
 )
 def put_provider(provider: ProviderName, request: Annotated[ProviderKeyRequest, Body()]) -> Response[str]:
-    created, view = account_service().put_provider(
-        _tenant(),
+    tenant = _tenant()
+    created, stored = _account().put_provider(
+        tenant,
         provider,
         api_key=request.apiKey,
         account_token=request.accountToken,
         webhook_secret=request.webhookSecret,
-        api_base=_api_base(),
     )
-    return json_response(201 if created else 200, view)
+    return json_response(201 if created else 200, _provider(tenant, stored))
 
 
 @router.patch(
@@ -110,9 +123,8 @@ def put_provider(provider: ProviderName, request: Annotated[ProviderKeyRequest, 
     ),
 )
 def set_priority(provider: ProviderName, request: Annotated[PriorityRequest, Body()]) -> Response[str]:
-    return json_response(
-        200, account_service().set_priority(_tenant(), provider, request.priority, _api_base())
-    )
+    tenant = _tenant()
+    return json_response(200, _providers(tenant, _account().set_priority(tenant, provider, request.priority)))
 
 
 @router.delete(
@@ -123,7 +135,7 @@ def set_priority(provider: ProviderName, request: Annotated[PriorityRequest, Bod
     ),
 )
 def delete_provider(provider: ProviderName) -> Response[str]:
-    account_service().delete_provider(_tenant(), provider)
+    _account().delete_provider(_tenant(), provider)
     return json_response(200, {"deleted": True})
 
 
@@ -133,7 +145,7 @@ def delete_provider(provider: ProviderName) -> Response[str]:
     responses=answers(201, "NewSigningSecret", "Created", *AUTHENTICATED, ErrorCode.SIGNING_SECRET_EXISTS),
 )
 def create_signing_secret() -> Response[str]:
-    return json_response(201, account_service().create_signing_secret(_tenant()))
+    return json_response(201, views.new_signing_secret(_account().create_signing_secret(_tenant())))
 
 
 @router.get(
@@ -142,7 +154,7 @@ def create_signing_secret() -> Response[str]:
     responses=answers(200, "SigningSecretStatus", "The status", *AUTHENTICATED),
 )
 def signing_secret_status() -> Response[str]:
-    return json_response(200, account_service().signing_secret_status(_tenant()))
+    return json_response(200, views.signing_secret_status(_account().signing_secret_status(_tenant())))
 
 
 @router.post(
@@ -153,7 +165,7 @@ def signing_secret_status() -> Response[str]:
     ),
 )
 def rotate_signing_secret() -> Response[str]:
-    return json_response(200, account_service().rotate_signing_secret(_tenant()))
+    return json_response(200, views.new_signing_secret(_account().rotate_signing_secret(_tenant())))
 
 
 @router.delete(
@@ -162,7 +174,7 @@ def rotate_signing_secret() -> Response[str]:
     responses=answers(200, "Deleted", "Deleted", *AUTHENTICATED, ErrorCode.SIGNING_SECRET_NOT_FOUND),
 )
 def delete_signing_secret() -> Response[str]:
-    account_service().delete_signing_secret(_tenant())
+    _account().delete_signing_secret(_tenant())
     return json_response(200, {"deleted": True})
 
 
@@ -182,7 +194,7 @@ def delete_signing_secret() -> Response[str]:
     ),
 )
 def add_domain(request: Annotated[DomainRequest, Body()]) -> Response[str]:
-    return json_response(201, account_service().add_domain(_tenant(), request.domain))
+    return json_response(201, views.domain(_account().add_domain(_tenant(), request.domain)))
 
 
 @router.get(
@@ -191,7 +203,7 @@ def add_domain(request: Annotated[DomainRequest, Body()]) -> Response[str]:
     responses=answers(200, "DomainList", "The domains", *AUTHENTICATED),
 )
 def list_domains() -> Response[str]:
-    return json_response(200, account_service().domains(_tenant()))
+    return json_response(200, [views.domain(item) for item in _account().domains(_tenant())])
 
 
 @router.post(
@@ -200,7 +212,7 @@ def list_domains() -> Response[str]:
     responses=answers(200, "Domain", "The domain as the providers see it", *AUTHENTICATED, *DOMAIN_PATH),
 )
 def verify_domain(domain: DomainName) -> Response[str]:
-    return json_response(200, account_service().verify_domain(_tenant(), domain))
+    return json_response(200, views.domain(_account().verify_domain(_tenant(), domain)))
 
 
 @router.delete(
@@ -209,7 +221,7 @@ def verify_domain(domain: DomainName) -> Response[str]:
     responses=answers(200, "Deleted", "Removed", *AUTHENTICATED, *DOMAIN_PATH),
 )
 def delete_domain(domain: DomainName) -> Response[str]:
-    account_service().delete_domain(_tenant(), domain)
+    _account().delete_domain(_tenant(), domain)
     return json_response(200, {"deleted": True})
 
 
@@ -219,7 +231,7 @@ def delete_domain(domain: DomainName) -> Response[str]:
     responses=answers(200, "SuppressionList", "The suppressed addresses", *AUTHENTICATED),
 )
 def list_suppressions() -> Response[str]:
-    return json_response(200, account_service().suppressions(_tenant()))
+    return json_response(200, [views.suppression(item) for item in _account().suppressions(_tenant())])
 
 
 @router.delete(
@@ -230,5 +242,5 @@ def list_suppressions() -> Response[str]:
     ),
 )
 def delete_suppression(email: Annotated[str, Path(max_length=320)]) -> Response[str]:
-    account_service().delete_suppression(_tenant(), unquote(email))
+    _account().delete_suppression(_tenant(), unquote(email))
     return json_response(200, {"deleted": True})

@@ -15,10 +15,12 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import herald
-from herald.composition.api import api_services
-from herald.domain.errors import DependencyError, ErrorCode, HeraldError
-from herald.domain.jobs import Channel, JobStatus, queue_priority
+from herald.composition.api import api
+from herald.domain.errors import ErrorCode, HeraldError
+from herald.domain.jobs import Channel, JobStatus
+from herald.domain.notifications import NotificationRequest
 from herald.domain.records import TenantContext
+from herald.http import views
 from herald.http.api_keys import extract_api_key
 from herald.http.contract import (
     AUTHENTICATED,
@@ -30,10 +32,11 @@ from herald.http.contract import (
     answers,
     success,
 )
-from herald.http.guards import screen
-from herald.http.requests import IDEMPOTENCY_KEY_RULE, EmailRequest, WebhookRequest, idempotency_key
+from herald.http.errors import client_error
+from herald.http.guards import ScreenedBodies
+from herald.http.requests import IDEMPOTENCY_KEY_RULE, EmailRequest, WebhookRequest
 from herald.http.responses import error_response, json_response, validation_error
-from herald.observability import count, logger, metrics, traced
+from herald.observability import logger, metrics, traced
 
 DESCRIPTION = (
     "Multi-tenant email and webhook notifications, wire-compatible with the NotifyKit SDK v2: its "
@@ -46,19 +49,22 @@ EMAIL_ROUTING = (
     ErrorCode.FROM_NOT_ALLOWED,
 )
 
-# Checked in the handler, after the API key, with the body field's rule and message.
+# Checked by the accept service, after the API key, with the body field's rule and message.
 IdempotencyHeader = Annotated[
     str | None, Header(alias="Idempotency-Key", json_schema_extra=IDEMPOTENCY_KEY_RULE)
 ]
 
-app = APIGatewayHttpResolver(enable_validation=True)
-
-
+bodies = ScreenedBodies()
+app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=bodies.deserialize)
 app.include_router(account_router)
 
 
+def api_key() -> str:
+    return extract_api_key(app.current_event.headers)
+
+
 def tenant() -> TenantContext:
-    return api_services().auth.authenticate(extract_api_key(app.current_event.headers))
+    return api().auth.authenticate(api_key())
 
 
 # ---------------------------------------------------------------- public, no key
@@ -91,7 +97,7 @@ def info() -> Response[str]:
     },
 )
 def health() -> Response[str]:
-    healthy, checks = api_services().health()
+    healthy, checks = api().health()
     return json_response(
         200 if healthy else 503, {"status": "ok" if healthy else "degraded", "checks": checks}
     )
@@ -130,11 +136,8 @@ def docs() -> Response[str]:
     summary="Send an email",
     responses=answers(202, "AcceptedJob", "Accepted", *AUTHENTICATED, *JSON_BODY, *SENDING, *EMAIL_ROUTING),
 )
-def send_email(
-    request: Annotated[EmailRequest, Body()],
-    key: IdempotencyHeader = None,
-) -> Response[str]:
-    return _accept(Channel.EMAIL, request.model_dump(by_alias=True, exclude_none=True, mode="json"), key)
+def send_email(request: Annotated[EmailRequest, Body()], key: IdempotencyHeader = None) -> Response[str]:
+    return _accepted(request.to_request(), key)
 
 
 @app.post(
@@ -144,31 +147,12 @@ def send_email(
         202, "AcceptedJob", "Accepted", *AUTHENTICATED, *JSON_BODY, *SENDING, ErrorCode.URL_NOT_ALLOWED
     ),
 )
-def send_webhook(
-    request: Annotated[WebhookRequest, Body()],
-    key: IdempotencyHeader = None,
-) -> Response[str]:
-    return _accept(Channel.WEBHOOK, request.model_dump(by_alias=True, exclude_none=True, mode="json"), key)
+def send_webhook(request: Annotated[WebhookRequest, Body()], key: IdempotencyHeader = None) -> Response[str]:
+    return _accepted(request.to_request(), key)
 
 
-def _accept(channel: Channel, payload: dict[str, Any], header_key: str | None) -> Response[str]:
-    caller = tenant()
-    if header_key is not None:
-        _valid_header_key(header_key)
-    accepted = api_services().accept.accept(caller, channel, payload, header_key)
-    logger.append_keys(job_id=accepted.job_id)
-    count("Accepted", {"channel": channel.value, "priority": queue_priority(accepted.priority).value})
-    return json_response(202, accepted.as_response())
-
-
-def _valid_header_key(value: str) -> None:
-    try:
-        idempotency_key(value)
-    except ValueError as exc:
-        raise HeraldError(
-            "Invalid request: Idempotency-Key: must be 1-255 printable ASCII characters.",
-            ErrorCode.VALIDATION_ERROR,
-        ) from exc
+def _accepted(request: NotificationRequest, header_key: str | None) -> Response[str]:
+    return json_response(202, views.accepted_job(api().accept.accept(api_key(), request, header_key)))
 
 
 @app.get(
@@ -178,7 +162,7 @@ def _valid_header_key(value: str) -> None:
 )
 def get_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (the route's {id})
     logger.append_keys(job_id=id)
-    return json_response(200, api_services().jobs.get(tenant(), id))
+    return json_response(200, views.job_document(api().jobs.get(tenant(), id)))
 
 
 @app.get(
@@ -195,7 +179,7 @@ def list_jobs(
     status: Annotated[Literal["pending", "processing", "completed", "failed"] | None, Query()] = None,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response[str]:
-    listing = api_services().jobs.list(
+    listing = api().jobs.list(
         tenant(),
         page=page,
         limit=limit,
@@ -203,7 +187,7 @@ def list_jobs(
         status=JobStatus(status) if status else None,
         cursor=cursor,
     )
-    return json_response(200, listing)
+    return json_response(200, views.job_page(listing, page=page, limit=limit))
 
 
 @app.post(
@@ -221,26 +205,15 @@ def list_jobs(
 )
 def retry_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (the route's {id})
     logger.append_keys(job_id=id)
-    return json_response(201, api_services().jobs.retry(tenant(), id))
+    return json_response(201, views.retried_job(api().jobs.retry(tenant(), id)))
 
 
 # ---------------------------------------------------------------- errors
 
 
-@app.exception_handler(HeraldError)
-def herald_error(error: HeraldError) -> Response[str]:
-    return error_response(error)
-
-
-@app.exception_handler(DependencyError)
-def dependency_failed(error: DependencyError) -> Response[str]:
-    # The table, a queue or KMS did not answer: the request changed nothing the client must undo.
-    logger.error("dependency unavailable", extra={"reason": str(error)})
-    return error_response(
-        HeraldError(
-            "A service Herald depends on is unavailable; retry shortly.", ErrorCode.DEPENDENCY_UNAVAILABLE
-        )
-    )
+@app.exception_handler(Exception)
+def failed(error: Exception) -> Response[str]:
+    return error_response(client_error(error))
 
 
 @app.exception_handler(RequestValidationError)
@@ -249,8 +222,8 @@ def invalid_request(error: RequestValidationError) -> Response[str]:
     if app.current_event.path not in PUBLIC_PATHS:
         try:
             tenant()
-        except HeraldError as auth_error:
-            return error_response(auth_error)
+        except Exception as auth_error:  # noqa: BLE001 - answered like any failure of the route
+            return error_response(client_error(auth_error))
     return error_response(validation_error(error.errors()))
 
 
@@ -260,17 +233,8 @@ def unknown_route(_: NotFoundError) -> Response[str]:
     return error_response(HeraldError(f"No route {event.http_method} {event.path}.", ErrorCode.NOT_FOUND))
 
 
-@app.exception_handler(Exception)
-def unexpected(_error: Exception) -> Response[str]:
-    logger.exception("unhandled error")
-    return error_response(HeraldError("Something went wrong on our side.", ErrorCode.INTERNAL_ERROR))
-
-
 @traced
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    refused = screen(event)
-    if refused is not None:
-        return refused
-    return app.resolve(event, context)
+    return bodies.admit(event) or app.resolve(event, context)

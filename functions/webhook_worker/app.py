@@ -6,9 +6,9 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from herald.batch.sqs import process_batch
 from herald.composition.workers import webhook_worker
 from herald.observability import logger, metrics, traced
-from herald.services.batch import process_batch
 
 
 @traced

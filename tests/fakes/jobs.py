@@ -15,7 +15,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from herald.domain.errors import DependencyError
-from herald.domain.jobs import FINAL_STATUSES, Channel, JobMessage, JobStatus
+from herald.domain.job_messages import JobMessage
+from herald.domain.jobs import FINAL_STATUSES, Channel, JobStatus
+from herald.domain.notifications import NotificationRequest, request_from_document
 from herald.domain.plans import Quota, channel_counter
 from herald.domain.records import Claim, DeliveryLog, JobEvent, JobPage, JobState, JobView, NewJob, Usage
 from herald.services.ports import DuplicateRequest, QuotaExhausted, RateLimited
@@ -63,11 +65,10 @@ class FakeJobTable(Recorder):
         expires_at: int = 0,
         created_at: str = CREATED_AT,
     ) -> None:
-        """A job as the API leaves it: accepted, never claimed."""
-        request = NewJob(
-            job_id, tenant_id, channel, priority, max_attempts, created_at, copy.deepcopy(payload), expires_at
-        )
-        self._jobs[(tenant_id, job_id)] = _Job(request)
+        """A job as the API leaves it: accepted, never claimed (``payload``: the request's document)."""
+        request = request_from_document(channel, copy.deepcopy(payload))
+        job = NewJob(job_id, tenant_id, request, priority, max_attempts, created_at, expires_at)
+        self._jobs[(tenant_id, job_id)] = _Job(job)
 
     def state(self, tenant_id: str, job_id: str) -> JobState:
         """The job's current state, read without counting as a call of the code under test."""
@@ -99,7 +100,7 @@ class FakeJobTable(Recorder):
         if job is None:
             return None
         events = sorted((event for event, _ in job.events.values()), key=lambda event: event.occurred_at)
-        return JobView(self.state(tenant_id, job_id), copy.deepcopy(job.request.payload), tuple(events))
+        return JobView(self.state(tenant_id, job_id), job.request.request, tuple(events))
 
     def stored_events(self, tenant_id: str, job_id: str) -> dict[tuple[str, str], tuple[JobEvent, int]]:
         """The job's event items with their expiry, read without counting as a call."""
@@ -232,12 +233,12 @@ class FakeJobTable(Recorder):
         self._called("current")
         return self._state(tenant_id, job_id)
 
-    def payload(self, tenant_id: str, job_id: str) -> dict[str, Any]:
-        self._called("payload")
+    def request(self, tenant_id: str, job_id: str) -> NotificationRequest:
+        self._called("request")
         job = self._jobs.get((tenant_id, job_id))
         if job is None:
             raise DependencyError("job payload read failed: DoesNotExist")
-        return copy.deepcopy(job.request.payload)
+        return job.request.request
 
     def finish(self, message: JobMessage, log: DeliveryLog, status: JobStatus, reason: str | None) -> bool:
         self._called("finish")

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from herald.domain.alerts import JobAlert
-from herald.domain.dead_letters import HeldMessage
-from herald.domain.jobs import JobMessage, QueuePriority
+from herald.domain.dead_letters import FailedJobCopy, HeldMessage, UnreadableMessage
+from herald.domain.job_messages import JobMessage
+from herald.domain.jobs import QueuePriority
 
 
 @dataclass(frozen=True)
@@ -48,10 +49,10 @@ class FakeDeadLetters:
         self.records: list[dict[str, Any]] = []
         self.failure: Exception | None = None
 
-    def send(self, record: dict[str, Any]) -> None:
+    def send(self, letter: FailedJobCopy | UnreadableMessage) -> None:
         if self.failure is not None:
             raise self.failure
-        self.records.append(json.loads(json.dumps(record, default=str)))
+        self.records.append(json.loads(json.dumps(letter.document(), default=str)))
 
 
 class FakeReturns:

@@ -335,7 +335,7 @@ def test_a_tenant_whose_period_ended_is_accepted_again_before_any_schedule_runs(
     the accept path counts in the new period at once."""
     issued = herald.new_tenant("free")
     anchor = datetime.now(UTC) - timedelta(seconds=5)
-    DynamoTenantStore().update_profile(issued.tenant_id, period_anchor=iso(anchor))
+    DynamoTenantStore(herald.table).update_profile(issued.tenant_id, period_anchor=iso(anchor))
     previous = current_period(anchor, anchor - timedelta(seconds=1))
     _set_usage(herald, issued.tenant_id, previous.key, 100)
 
@@ -349,7 +349,7 @@ def test_a_tenant_whose_period_ended_is_accepted_again_before_any_schedule_runs(
 
 def test_the_quota_reset_function_run_twice_gives_the_same_state(herald: HeraldInMoto) -> None:
     lapsing, free = herald.new_tenant("startup"), herald.new_tenant("free")
-    DynamoTenantStore().update_profile(
+    DynamoTenantStore(herald.table).update_profile(
         lapsing.tenant_id, paid_until=iso(datetime.now(UTC) - timedelta(days=8))
     )
 
@@ -367,4 +367,4 @@ def test_the_quota_reset_function_run_twice_gives_the_same_state(herald: HeraldI
 
 def _profile(herald: HeraldInMoto, tenant_id: str) -> TenantProfile:
     herald.use_function_environment("ApiFunction", {"HERALD_AWS_MAX_ATTEMPTS": "1"})
-    return DynamoTenantStore().profile(tenant_id)
+    return DynamoTenantStore(herald.table).profile(tenant_id)

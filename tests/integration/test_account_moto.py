@@ -15,8 +15,7 @@ import pytest
 
 from herald.adapters.store.suppression_store import DynamoSuppressions
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.composition.common import foundation
-from herald.composition.vault import process_vault
+from herald.composition.common import foundation, vault
 from herald.domain.clock import now_iso
 from herald.domain.records import StoredProvider, Suppression
 from herald.domain.secrets import Purpose, SecretTampered
@@ -60,7 +59,7 @@ def new_key(herald: HeraldInMoto, plan: str = "startup") -> str:
 
 def open_key(tenant_id: str, stored: StoredProvider) -> str:
     """The stored key opened as the worker opens it (the process vault and its data key cache)."""
-    return process_vault().open(tenant_id, Purpose.PROVIDER_KEY, stored.api_key)
+    return vault().open(tenant_id, Purpose.PROVIDER_KEY, stored.api_key)
 
 
 def sandbox_key(label: str) -> str:
@@ -181,7 +180,7 @@ def test_another_tenant_can_neither_see_nor_use_nor_change_your_domains(herald: 
 def test_another_tenant_can_neither_see_nor_lift_your_suppressions(herald: HeraldInMoto) -> None:
     owner, intruder = new_key(herald), new_key(herald)
     address = f"bounced-{uuid.uuid4().hex[:8]}@example.com"
-    DynamoSuppressions().suppress(
+    DynamoSuppressions(herald.table).suppress(
         herald.tenant_of(owner), Suppression(address, "hard_bounce", now_iso(), "SENDGRID")
     )
 
@@ -240,8 +239,7 @@ def _tamper(herald: HeraldInMoto, tenant_id: str, provider: str, field: str) -> 
 
 
 def _stored(tenant_id: str, provider: str) -> StoredProvider:
-    foundation()
-    stored = DynamoTenantStore().load(tenant_id).provider(provider)
+    stored = DynamoTenantStore(foundation().table).load(tenant_id).provider(provider)
     assert stored is not None
     return stored
 
@@ -264,7 +262,7 @@ def test_a_tampered_sealed_key_fails_loudly_in_the_worker_instead_of_opening(
     with pytest.raises(SecretTampered):
         open_key(tenant_id, _stored(tenant_id, "SENDGRID"))
     with pytest.raises(SecretTampered):
-        TenantDirectory(DynamoTenantStore(), process_vault()).credential(tenant_id, "SENDGRID")
+        TenantDirectory(DynamoTenantStore(herald.table), vault()).credential(tenant_id, "SENDGRID")
 
 
 def test_a_worker_skips_a_tampered_key_and_delivers_through_the_next_provider(

@@ -125,8 +125,12 @@ def owner(herald: HeraldInMoto) -> dict[str, Any]:
     issued = herald.new_tenant("startup")
     email = {"to": "user@example.com", "subject": "s", "body": "<p>b</p>"}
     job_id = herald.api("POST", "/api/v1/notifications/email", email, key=issued.api_key).data["jobId"]
-    DynamoSuppressions().suppress(issued.tenant_id, Suppression("gone@example.com", "hard bounce", now_iso()))
-    DynamoAccountStore().claim_domain(issued.tenant_id, SendingDomain("mail.owner.test", now_iso()))
+    DynamoSuppressions(herald.table).suppress(
+        issued.tenant_id, Suppression("gone@example.com", "hard bounce", now_iso())
+    )
+    DynamoAccountStore(herald.table).claim_domain(
+        issued.tenant_id, SendingDomain("mail.owner.test", now_iso())
+    )
     return {"key": issued.api_key, "tenant": issued.tenant_id, "job": job_id}
 
 

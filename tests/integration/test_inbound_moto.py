@@ -15,7 +15,7 @@ import pytest
 
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.domain.clock import now_iso
-from herald.domain.jobs import JobMessage
+from herald.domain.job_messages import JobMessage
 from tests.support.herald_in_moto import ApiAnswer, HeraldInMoto, client, herald_in_moto
 from tests.support.inbound_samples import compact, paystack_charge, polar_subscription, sendgrid_bounce
 from tests.support.inbound_signers import (
@@ -79,7 +79,7 @@ class Tenant:
             if json.loads(raw["Body"])["jobId"] == answer.data["jobId"]
         ]
         now = int(time.time())
-        claim = DynamoDeliveryStore().claim(
+        claim = DynamoDeliveryStore(self.herald.table).claim(
             message, now=now, lease_seconds=1, started_at=now_iso(), max_attempts=3, expires_at=now + 86400
         )
         assert claim is not None

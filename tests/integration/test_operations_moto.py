@@ -18,7 +18,9 @@ from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.job_store import DynamoJobStore
 from herald.composition.common import foundation
 from herald.domain.clock import iso
-from herald.domain.jobs import Channel, JobMessage, JobStatus
+from herald.domain.job_messages import JobMessage
+from herald.domain.jobs import Channel, JobStatus
+from herald.domain.notifications import EmailNotification, NotificationRequest
 from herald.domain.records import NewJob
 from herald_cli.main import main as herald_cli
 from herald_local.config import STACK_NAME, project_root
@@ -180,12 +182,11 @@ def test_without_the_slack_parameter_an_alert_is_only_logged(ops: Ops) -> None:
 
 def stored_without_message(tenant_id: str, minutes_ago: int) -> str:
     """A job the API stored and then crashed before queueing (as DynamoDB holds it)."""
-    foundation()
     job_id = str(uuid.uuid4())
     created = datetime.now(UTC) - timedelta(minutes=minutes_ago)
-    payload = {"to": "ada@example.com", "subject": "Hi", "body": "<p>Hi</p>"}
-    DynamoJobStore(3).insert(
-        NewJob(job_id, tenant_id, Channel.EMAIL, 5, 3, iso(created), payload, 2_000_000_000)
+    request = NotificationRequest(EmailNotification("ada@example.com", "Hi", "<p>Hi</p>"))
+    DynamoJobStore(foundation().table, 3).insert(
+        NewJob(job_id, tenant_id, request, 5, 3, iso(created), 2_000_000_000)
     )
     return job_id
 
@@ -222,7 +223,7 @@ def test_the_sweeper_re_queues_a_job_whose_worker_died_after_sqs_gave_up_on_its_
     created = ops.herald.job_state(tenant_id, job_id)
     assert created is not None
     message = JobMessage(job_id, tenant_id, Channel.EMAIL, "startup", 0, None, 5, created.created_at)
-    claimed = DynamoDeliveryStore().claim(
+    claimed = DynamoDeliveryStore(ops.herald.table).claim(
         message,
         now=an_hour_ago,
         lease_seconds=120,

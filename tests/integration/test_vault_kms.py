@@ -15,11 +15,9 @@ from botocore.config import Config
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from herald.adapters import aws_clients
 from herald.adapters.data_key_cache import DataKeyCache
 from herald.adapters.vault import KeyServiceUnavailable, KmsKeyManager, Vault
-from herald.composition import common
-from herald.composition.vault import process_vault
+from herald.composition import common, process
 from herald.domain.secrets import Purpose, SecretTampered, encryption_context
 from tests.fakes.common import settings_environment
 
@@ -179,19 +177,17 @@ def deployed_settings(aws: None, monkeypatch: pytest.MonkeyPatch, key_id: str) -
 
 
 def _cold_start() -> None:
-    common.reset()
-    aws_clients.reset()
-    process_vault.cache_clear()
+    process.reset()
 
 
 def test_given_a_warm_container_then_the_default_vault_opens_each_record_with_one_kms_call(
     deployed_settings: None,
 ) -> None:
     counter = DecryptCounter(common.foundation().clients.kms())
-    sealed = process_vault().seal(TENANT, Purpose.INBOUND_SECRET, SECRET)
+    sealed = common.vault().seal(TENANT, Purpose.INBOUND_SECRET, SECRET)
 
     for _ in range(100):  # one invocation after another in the same container
-        assert process_vault().open(TENANT, Purpose.INBOUND_SECRET, sealed) == SECRET
+        assert common.vault().open(TENANT, Purpose.INBOUND_SECRET, sealed) == SECRET
 
-    assert process_vault() is process_vault()
+    assert common.vault() is common.vault()
     assert counter.calls == 1

@@ -22,14 +22,11 @@ import pytest
 from botocore.config import Config
 from moto import mock_aws
 
-from herald.adapters import aws_clients
-from herald.adapters.store import table
 from herald.adapters.store.account_store import DynamoAccountStore
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
+from herald.adapters.store.table import Table
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.composition import alert, common, inbound, sweeper, vault
-from herald.composition import api as api_services
-from herald.composition import workers as worker_services
+from herald.composition import common, process
 from herald.domain.api_keys import hash_api_key
 from herald.domain.records import JobState, StoredProvider
 from herald.domain.secrets import Purpose
@@ -88,19 +85,8 @@ def client(service: str) -> Any:
 
 
 def _reset_process_caches() -> None:
-    """A fresh cold start: settings, table binding, clients and services built anew."""
-    common.reset()
-    aws_clients.reset()
-    table.connection.cache_clear()
-    api_services.api_services.cache_clear()
-    api_services.account_service.cache_clear()
-    worker_services.email_worker.cache_clear()
-    worker_services.webhook_worker.cache_clear()
-    vault.process_vault.cache_clear()
-    alert.alert_relay.cache_clear()
-    sweeper.sweeper.cache_clear()
-    inbound.delivery_webhooks.cache_clear()
-    inbound.payment_webhooks.cache_clear()
+    """A fresh cold start: settings, table, clients and services built anew."""
+    process.reset()
 
 
 def _load_handler_module(spec_dir: str, name: str) -> ModuleType:
@@ -180,8 +166,7 @@ class HeraldInMoto:
     ) -> IssuedKey:
         """A tenant created as the operator CLI creates one, in the process's current binding; a
         paid one also gets sandbox keys for ``providers``, as paid plans send only through them."""
-        common.foundation()
-        issued = TenantAdmin(DynamoTenantStore()).create(name, f"ops@{name.lower()}.test", plan)
+        issued = TenantAdmin(DynamoTenantStore(self.table)).create(name, f"ops@{name.lower()}.test", plan)
         if plan != "free":
             for priority, provider in enumerate(providers, start=1):
                 self.store_provider_key(
@@ -200,7 +185,7 @@ class HeraldInMoto:
     ) -> None:
         """A provider key (and its webhook secret) stored sealed, as PUT /account/providers stores
         them (without the live check)."""
-        secrets = vault.process_vault()
+        secrets = common.vault()
         stored = StoredProvider(
             provider=provider,
             priority=priority,
@@ -211,20 +196,23 @@ class HeraldInMoto:
             if webhook_secret
             else None,
         )
-        DynamoAccountStore().save_provider(tenant_id, stored)
+        DynamoAccountStore(self.table).save_provider(tenant_id, stored)
+
+    @property
+    def table(self) -> Table:
+        """The table as the function environment this process has now binds it."""
+        return common.foundation().table
 
     def new_key(self, plan: str = "startup") -> str:
         return self.new_tenant(plan).api_key
 
     def tenant_of(self, api_key: str) -> str:
-        common.foundation()
-        record = DynamoTenantStore().find_api_key(hash_api_key(api_key))
+        record = DynamoTenantStore(self.table).find_api_key(hash_api_key(api_key))
         assert record is not None, "no such API key"
         return record.tenant_id
 
     def job_state(self, tenant_id: str, job_id: str) -> JobState | None:
-        common.foundation()
-        return DynamoDeliveryStore().current(tenant_id, job_id)
+        return DynamoDeliveryStore(self.table).current(tenant_id, job_id)
 
     def sqs(self) -> Any:
         """The SQS client the functions of this process use."""

@@ -9,14 +9,18 @@ import pytest
 
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus, QueuePriority
+from herald.domain.notifications import EmailNotification, request_from_document
 from herald.domain.records import TenantContext
 from herald.domain.webhooks import UrlNotAllowed
+from herald.http.envelope import message_of
+from herald.http.views import accepted_job
 from herald.services.accept import AcceptService, job_id_for
 from tests.fakes.common import NOW
 from tests.fakes.jobs import FakeCounters, FakeJobTable
 from tests.fakes.queues import FakeQueue
 
 ANCHOR = datetime(2026, 1, 15, 9, 0, tzinfo=UTC)
+API_KEY = "hk_" + "0" * 64
 PERIOD = "20261115T090000"  # the period of NOW counted from ANCHOR
 
 
@@ -50,7 +54,10 @@ def refusing_urls(url: str) -> None:
 class Rig:
     def __init__(self, url_guard: Any = accepting_urls, now: datetime = NOW) -> None:
         self.jobs, self.counters, self.queue = FakeJobTable(), FakeCounters(), FakeQueue()
+        # The tenant the API key of the next request authenticates as.
+        self.caller = tenant()
         self.service = AcceptService(
+            authenticate=lambda _key: self.caller,
             jobs=self.jobs,
             counters=self.counters,
             queue=self.queue,
@@ -65,12 +72,18 @@ class Rig:
         return self.send(email(**fields), context, header_key)
 
     def send(
-        self, payload: dict[str, Any], context: TenantContext | None = None, header_key: str | None = None
+        self,
+        payload: dict[str, Any],
+        context: TenantContext | None = None,
+        header_key: str | None = None,
+        channel: Channel = Channel.EMAIL,
     ) -> str:
-        return self.service.accept(context or tenant(), Channel.EMAIL, payload, header_key).job_id
+        self.caller = context or tenant()
+        request = request_from_document(channel, payload)
+        return self.service.accept(API_KEY, request, header_key).job_id
 
     def webhook(self, context: TenantContext | None = None, **fields: object) -> str:
-        return self.service.accept(context or tenant(), Channel.WEBHOOK, webhook(**fields), None).job_id
+        return self.send(webhook(**fields), context, channel=Channel.WEBHOOK)
 
     def refused(self, call: Any) -> HeraldError:
         with pytest.raises(HeraldError) as caught:
@@ -84,7 +97,7 @@ def rig() -> Rig:
 
 
 def test_an_accepted_email_is_stored_pending_then_queued_on_normal(rig: Rig) -> None:
-    accepted = rig.service.accept(tenant(), Channel.EMAIL, email(), None)
+    accepted = rig.service.accept(API_KEY, request_from_document(Channel.EMAIL, email()))
     assert rig.jobs.state("t-1", accepted.job_id).status is JobStatus.PENDING
     assert rig.jobs.calls == ["insert"]
     sent = rig.queue.take()
@@ -95,9 +108,9 @@ def test_an_accepted_email_is_stored_pending_then_queued_on_normal(rig: Rig) -> 
         0,
     )
     assert (sent.message.tenant_id, sent.message.seen_attempts, sent.message.priority) == ("t-1", 0, 5)
-    assert sent.message.payload == email()
+    assert sent.message.request == request_from_document(Channel.EMAIL, email())
     assert sent.message.created_at == "2026-11-30T12:00:30.000Z"
-    assert accepted.as_response() == {
+    assert accepted_job(accepted) == {
         "jobId": accepted.job_id,
         "status": "pending",
         "type": "email",
@@ -129,7 +142,7 @@ def test_a_queue_outage_fails_the_stored_job_and_answers_503_with_its_id(rig: Ri
     error = rig.refused(rig.email)
     assert error.code is ErrorCode.QUEUE_UNAVAILABLE
     job_id = error.extra["jobId"]
-    assert f"/notifications/jobs/{job_id}/retry" in error.message
+    assert f"/notifications/jobs/{job_id}/retry" in message_of(error)
     state = rig.jobs.state("t-1", job_id)
     assert state.status is JobStatus.FAILED
     assert state.error_message == "Could not be queued for delivery: down"
@@ -157,7 +170,9 @@ def test_the_same_key_with_another_body_is_a_422_and_the_first_job_is_untouched(
     first = rig.email(idempotencyKey="k")
     error = rig.refused(lambda: rig.email(idempotencyKey="k", subject="other"))
     assert error.code is ErrorCode.IDEMPOTENCY_KEY_REUSED
-    assert rig.jobs.jobs[first].payload["subject"] == "s"
+    notification = rig.jobs.jobs[first].request.notification
+    assert isinstance(notification, EmailNotification)
+    assert notification.subject == "s"
 
 
 def test_keys_are_scoped_per_tenant(rig: Rig) -> None:
@@ -247,7 +262,7 @@ def test_choosing_a_provider_needs_a_paid_plan_and_a_configured_provider(rig: Ri
 def test_a_paid_tenant_without_a_provider_is_refused_at_acceptance(rig: Rig) -> None:
     error = rig.refused(lambda: rig.email(tenant("indie", ())))
     assert error.code is ErrorCode.PROVIDER_REQUIRED
-    assert "PUT /api/v1/account/providers/{provider}" in error.message
+    assert "PUT /api/v1/account/providers/{provider}" in message_of(error)
     assert not rig.jobs.jobs
     rig.webhook(tenant("indie", ()))  # webhooks need no provider
 

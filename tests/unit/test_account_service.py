@@ -17,6 +17,7 @@ from herald.domain.providers import ProviderName
 from herald.domain.records import Suppression, TenantContext
 from herald.domain.secrets import Purpose
 from herald.domain.signing import SECRET_PREFIX
+from herald.http import views
 from herald.services.account import AccountService
 from tests.fakes.jobs import FakeCounters
 from tests.fakes.key_manager import InMemoryKeyManager
@@ -49,6 +50,7 @@ class Rig:
             inbound_secrets=lambda provider, secret: delivery_format(provider).check_secret(secret),
             clock=lambda: NOW,
         )
+        self.viewed = Viewed(self.service)
 
     def tenant(self, tenant_id: str = "t-1", plan: str = "startup") -> TenantContext:
         api_key = generate_api_key()
@@ -58,14 +60,56 @@ class Rig:
     def put(
         self, tenant: TenantContext, provider: str, key: str = KEY, webhook_secret: str | None = None
     ) -> tuple[bool, dict[str, object]]:
-        return self.service.put_provider(
-            tenant, provider, api_key=key, account_token=None, webhook_secret=webhook_secret, api_base=API
+        created, stored = self.service.put_provider(
+            tenant, provider, api_key=key, account_token=None, webhook_secret=webhook_secret
         )
+        return created, views.provider(stored, tenant.tenant_id, API)
 
     def refused(self, call: Callable[[], object]) -> HeraldError:
         with pytest.raises(HeraldError) as caught:
             call()
         return caught.value
+
+
+class Viewed:
+    """The service's answers as the API's routes render them (herald.http.views)."""
+
+    def __init__(self, service: AccountService) -> None:
+        self._service = service
+
+    def overview(self, tenant: TenantContext) -> views.Document:
+        return views.account(self._service.overview(tenant))
+
+    def rotate_key(self, tenant: TenantContext, grace_seconds: int) -> views.Document:
+        return views.rotated_key(self._service.rotate_key(tenant, grace_seconds))
+
+    def providers(self, tenant: TenantContext) -> list[views.Document]:
+        return [views.provider(item, tenant.tenant_id, API) for item in self._service.providers(tenant)]
+
+    def set_priority(self, tenant: TenantContext, name: str, priority: int) -> list[views.Document]:
+        listed = self._service.set_priority(tenant, name, priority)
+        return [views.provider(item, tenant.tenant_id, API) for item in listed]
+
+    def create_signing_secret(self, tenant: TenantContext) -> views.Document:
+        return views.new_signing_secret(self._service.create_signing_secret(tenant))
+
+    def rotate_signing_secret(self, tenant: TenantContext) -> views.Document:
+        return views.new_signing_secret(self._service.rotate_signing_secret(tenant))
+
+    def signing_secret_status(self, tenant: TenantContext) -> views.Document:
+        return views.signing_secret_status(self._service.signing_secret_status(tenant))
+
+    def add_domain(self, tenant: TenantContext, name: str) -> views.Document:
+        return views.domain(self._service.add_domain(tenant, name))
+
+    def verify_domain(self, tenant: TenantContext, name: str) -> views.Document:
+        return views.domain(self._service.verify_domain(tenant, name))
+
+    def domains(self, tenant: TenantContext) -> list[views.Document]:
+        return [views.domain(item) for item in self._service.domains(tenant)]
+
+    def suppressions(self, tenant: TenantContext) -> list[views.Document]:
+        return [views.suppression(item) for item in self._service.suppressions(tenant)]
 
 
 @pytest.fixture
@@ -80,7 +124,7 @@ def test_the_overview_shows_plan_limits_usage_period_and_retention(rig: Rig) -> 
     tenant = rig.tenant(plan="indie")
     rig.counters.jobs[("t-1", "20261101T000000", "webhooks")] = 12  # the tenant's anchor is 2025-01-01
 
-    overview = rig.service.overview(tenant)
+    overview = rig.viewed.overview(tenant)
 
     assert overview["plan"] == "indie"
     assert overview["rateLimit"] == {"requestsPerMinute": 50}
@@ -97,7 +141,7 @@ def test_the_overview_shows_plan_limits_usage_period_and_retention(rig: Rig) -> 
 def test_a_rotation_issues_a_new_key_and_drops_the_cached_view(rig: Rig) -> None:
     tenant = rig.tenant()
 
-    rotated = rig.service.rotate_key(tenant, grace_seconds=0)
+    rotated = rig.viewed.rotate_key(tenant, grace_seconds=0)
 
     assert rotated["apiKey"].startswith("hk_")
     assert rotated["previousKeyValidUntil"] is None
@@ -227,14 +271,14 @@ def test_a_priority_change_swaps_with_the_holder(rig: Rig) -> None:
     for name in ("SENDGRID", "RESEND", "POSTMARK"):
         rig.put(tenant, name)
 
-    listed = rig.service.set_priority(tenant, "POSTMARK", 1, API)
+    listed = rig.viewed.set_priority(tenant, "POSTMARK", 1)
 
     assert [(item["provider"], item["priority"]) for item in listed] == [
         ("POSTMARK", 1),
         ("RESEND", 2),
         ("SENDGRID", 3),
     ]
-    error = rig.refused(lambda: rig.service.set_priority(tenant, "POSTMARK", 4, API))
+    error = rig.refused(lambda: rig.viewed.set_priority(tenant, "POSTMARK", 4))
     assert (error.code, error.message) == (ErrorCode.INVALID_PRIORITY, "priority must be between 1 and 3.")
 
 
@@ -245,7 +289,7 @@ def test_deleting_a_provider_moves_the_ones_below_up(rig: Rig) -> None:
 
     rig.service.delete_provider(tenant, "SENDGRID")
 
-    assert [(item["provider"], item["priority"]) for item in rig.service.providers(tenant, API)] == [
+    assert [(item["provider"], item["priority"]) for item in rig.viewed.providers(tenant)] == [
         ("RESEND", 1),
         ("POSTMARK", 2),
     ]
@@ -259,7 +303,7 @@ def test_another_tenants_providers_are_invisible(rig: Rig) -> None:
     owner, intruder = rig.tenant("owner"), rig.tenant("intruder")
     rig.put(owner, "SENDGRID")
 
-    assert rig.service.providers(intruder, API) == []
+    assert rig.viewed.providers(intruder) == []
     assert (
         rig.refused(lambda: rig.service.delete_provider(intruder, "SENDGRID")).code
         is ErrorCode.PROVIDER_NOT_FOUND
@@ -273,16 +317,16 @@ def test_another_tenants_providers_are_invisible(rig: Rig) -> None:
 def test_a_signing_secret_is_created_once_rotated_with_overlap_and_deleted(rig: Rig) -> None:
     tenant = rig.tenant()
 
-    created = rig.service.create_signing_secret(tenant)
+    created = rig.viewed.create_signing_secret(tenant)
     assert created["secret"].startswith(SECRET_PREFIX)
     assert (
-        rig.refused(lambda: rig.service.create_signing_secret(tenant)).code is ErrorCode.SIGNING_SECRET_EXISTS
+        rig.refused(lambda: rig.viewed.create_signing_secret(tenant)).code is ErrorCode.SIGNING_SECRET_EXISTS
     )
 
-    rotated = rig.service.rotate_signing_secret(tenant)
+    rotated = rig.viewed.rotate_signing_secret(tenant)
     assert rotated["secret"] != created["secret"]
     assert rotated["previousValidUntil"] == "2026-12-01T12:00:00.000Z"
-    assert rig.service.signing_secret_status(tenant) == {
+    assert rig.viewed.signing_secret_status(tenant) == {
         "hasSecret": True,
         "createdAt": "2026-11-30T12:00:00.000Z",
         "previousValidUntil": "2026-12-01T12:00:00.000Z",
@@ -292,9 +336,9 @@ def test_a_signing_secret_is_created_once_rotated_with_overlap_and_deleted(rig: 
     assert rig.vault.open("t-1", Purpose.SIGNING_SECRET, profile.signing_secret) == rotated["secret"]
 
     rig.service.delete_signing_secret(tenant)
-    assert rig.service.signing_secret_status(tenant)["hasSecret"] is False
+    assert rig.viewed.signing_secret_status(tenant)["hasSecret"] is False
     assert (
-        rig.refused(lambda: rig.service.rotate_signing_secret(tenant)).code
+        rig.refused(lambda: rig.viewed.rotate_signing_secret(tenant)).code
         is ErrorCode.SIGNING_SECRET_NOT_FOUND
     )
     assert (
@@ -311,7 +355,7 @@ def test_a_domain_is_registered_with_every_provider_and_verified_when_they_say_s
     rig.put(tenant, "SENDGRID")
     rig.put(tenant, "RESEND")
 
-    added = rig.service.add_domain(tenant, "mail.acme.test")
+    added = rig.viewed.add_domain(tenant, "mail.acme.test")
 
     assert [(entry["provider"], entry["verified"]) for entry in added["providers"]] == [
         ("SENDGRID", False),
@@ -328,7 +372,7 @@ def test_a_domain_is_registered_with_every_provider_and_verified_when_they_say_s
     ]
     rig.providers.by_name[RESEND].verifiable = True
 
-    verified = rig.service.verify_domain(tenant, "mail.acme.test")
+    verified = rig.viewed.verify_domain(tenant, "mail.acme.test")
 
     assert verified["verified"] is True
     assert [(entry["provider"], entry["verified"]) for entry in verified["providers"]] == [
@@ -343,7 +387,7 @@ def test_a_provider_failing_the_registration_is_recorded_not_fatal(rig: Rig) -> 
     rig.put(tenant, "POSTMARK")
     rig.providers.by_name[POSTMARK].unavailable = True
 
-    added = rig.service.add_domain(tenant, "mail.acme.test")
+    added = rig.viewed.add_domain(tenant, "mail.acme.test")
 
     assert added["providers"][1] == {
         "provider": "POSTMARK",
@@ -356,21 +400,21 @@ def test_a_provider_failing_the_registration_is_recorded_not_fatal(rig: Rig) -> 
 def test_a_domain_needs_a_provider_and_belongs_to_one_tenant(rig: Rig) -> None:
     owner, other = rig.tenant("owner"), rig.tenant("other")
     assert (
-        rig.refused(lambda: rig.service.add_domain(owner, "mail.acme.test")).code
+        rig.refused(lambda: rig.viewed.add_domain(owner, "mail.acme.test")).code
         is ErrorCode.PROVIDER_NOT_CONFIGURED
     )
     rig.put(owner, "SENDGRID")
     rig.put(other, "SENDGRID")
-    rig.service.add_domain(owner, "mail.acme.test")
+    rig.viewed.add_domain(owner, "mail.acme.test")
 
-    taken = rig.refused(lambda: rig.service.add_domain(other, "mail.acme.test"))
+    taken = rig.refused(lambda: rig.viewed.add_domain(other, "mail.acme.test"))
 
     assert (taken.code, taken.message) == (
         ErrorCode.DOMAIN_TAKEN,
         "This domain is registered by another account.",
     )
     assert (
-        rig.refused(lambda: rig.service.verify_domain(other, "mail.acme.test")).code
+        rig.refused(lambda: rig.viewed.verify_domain(other, "mail.acme.test")).code
         is ErrorCode.DOMAIN_NOT_FOUND
     )
 
@@ -379,13 +423,13 @@ def test_deleting_a_domain_removes_it_at_every_provider_and_frees_the_name(rig: 
     owner, other = rig.tenant("owner"), rig.tenant("other")
     rig.put(owner, "SENDGRID")
     rig.put(other, "SENDGRID")
-    rig.service.add_domain(owner, "mail.acme.test")
+    rig.viewed.add_domain(owner, "mail.acme.test")
 
     rig.service.delete_domain(owner, "mail.acme.test")
 
     assert rig.providers.by_name[SENDGRID].deleted == ["mail.acme.test@SENDGRID"]
-    assert rig.service.domains(owner) == []
-    rig.service.add_domain(other, "mail.acme.test")
+    assert rig.viewed.domains(owner) == []
+    rig.viewed.add_domain(other, "mail.acme.test")
 
 
 # ---------------------------------------------------------------- suppressions
@@ -397,11 +441,11 @@ def test_suppressions_are_listed_and_lifted_per_tenant(rig: Rig) -> None:
         "owner", Suppression("gone@example.com", "hard bounce", "2026-11-01T00:00:00.000Z", "SENDGRID")
     )
 
-    assert rig.service.suppressions(other) == []
+    assert rig.viewed.suppressions(other) == []
     assert rig.refused(lambda: rig.service.delete_suppression(other, "gone@example.com")).code is (
         ErrorCode.SUPPRESSION_NOT_FOUND
     )
-    assert rig.service.suppressions(owner) == [
+    assert rig.viewed.suppressions(owner) == [
         {
             "email": "gone@example.com",
             "reason": "hard bounce",
@@ -410,4 +454,4 @@ def test_suppressions_are_listed_and_lifted_per_tenant(rig: Rig) -> None:
         }
     ]
     rig.service.delete_suppression(owner, "Gone@Example.com")
-    assert rig.service.suppressions(owner) == []
+    assert rig.viewed.suppressions(owner) == []

@@ -71,7 +71,7 @@ def test_the_floor_probes_import_each_step_on_top_of_the_last_without_herald(tmp
 @pytest.mark.parametrize(
     ("function", "calls"),
     [
-        ("api", ("api_services()",)),
+        ("api", ("api()",)),
         ("email_worker", ("email_worker()",)),
         ("sendgrid_webhook", ("delivery_webhooks(ProviderName.SENDGRID)",)),
         ("polar_webhook", ("payment_webhooks(Processor.POLAR)",)),

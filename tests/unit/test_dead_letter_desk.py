@@ -7,12 +7,13 @@ from typing import Any
 
 import pytest
 
-from herald.domain.dead_letters import LetterKind
+from herald.domain.dead_letters import FailedJobCopy, LetterKind
 from herald.domain.errors import DependencyError
-from herald.domain.jobs import JobMessage, JobStatus
+from herald.domain.job_messages import JobMessage
+from herald.domain.jobs import Channel, JobStatus
+from herald.domain.notifications import request_from_document
 from herald.domain.plans import Plan
 from herald.services.dead_letter_desk import DeadLetterDesk, Outcome
-from herald.services.delivery import dead_letter_copy
 from tests.fakes.jobs import FakeJobTable
 from tests.fakes.queues import FakeDeadLetterInbox, FakeQueue
 from tests.fakes.tenants import FakeTenantTable
@@ -44,7 +45,9 @@ class Desk:
         message = JobMessage(
             job_id, TENANT, self.jobs.state(TENANT, job_id).channel, Plan.INDIE, attempts, None
         )
-        self.inbox.put(f"m-{job_id}", dead_letter_copy(message, EMAIL, "HTTP 503", attempts, 3))
+        request = request_from_document(Channel.EMAIL, EMAIL)
+        copy = FailedJobCopy(message, request, "HTTP 503", attempts, 3, "2026-01-01T00:00:00.000Z")
+        self.inbox.put(f"m-{job_id}", copy.document())
 
 
 @pytest.fixture

@@ -12,7 +12,9 @@ import pytest
 from herald.adapters.data_key_cache import DataKeyCache
 from herald.adapters.vault import Vault
 from herald.domain.errors import DependencyError
-from herald.domain.jobs import INLINE_PAYLOAD_LIMIT, Channel, JobMessage, JobStatus, QueuePriority
+from herald.domain.job_messages import INLINE_PAYLOAD_LIMIT, JobMessage
+from herald.domain.jobs import Channel, JobStatus, QueuePriority
+from herald.domain.notifications import request_from_document
 from herald.domain.plans import Plan
 from herald.domain.providers import ProviderName
 from herald.domain.records import JobState, Suppression
@@ -77,7 +79,14 @@ class Rig:
         """A job as the API accepts it: the PENDING row, then its first message."""
         self.store.add_job(tenant, job_id, payload, priority=priority)
         return JobMessage(
-            job_id, tenant, Channel.EMAIL, plan, 0, payload, priority, "2025-01-01T00:00:00.000Z"
+            job_id,
+            tenant,
+            Channel.EMAIL,
+            plan,
+            0,
+            request_from_document(Channel.EMAIL, payload),
+            priority,
+            "2025-01-01T00:00:00.000Z",
         )
 
     def run_until_settled(self, first: JobMessage) -> list[Handled]:
@@ -242,7 +251,7 @@ def test_given_a_retry_when_re_sent_then_the_message_carries_the_attempt_seen_an
     [resent] = rig.queue.sent
     assert resent.priority is QueuePriority.CRITICAL
     assert resent.message.seen_attempts == 1
-    assert resent.message.payload == EMAIL
+    assert resent.message.request == request_from_document(Channel.EMAIL, EMAIL)
     state = rig.state()
     assert (state.status, int(state.attempts)) == ("pending", 1)
     assert state.lease_until is None
@@ -434,7 +443,9 @@ def test_given_a_stale_seen_attempts_when_handled_then_the_message_is_ignored(ri
 
 
 def test_given_an_unknown_job_when_handled_then_the_message_is_ignored(rig: Rig) -> None:
-    message = JobMessage("no-such-job", TENANT, Channel.EMAIL, Plan.STARTUP, 0, EMAIL)
+    message = JobMessage(
+        "no-such-job", TENANT, Channel.EMAIL, Plan.STARTUP, 0, request_from_document(Channel.EMAIL, EMAIL)
+    )
 
     assert rig.engine.handle(message).result == "duplicate"
     assert rig.providers.calls == []
@@ -576,7 +587,7 @@ def test_given_a_payload_over_the_inline_limit_when_the_message_crosses_the_queu
     handled = rig.engine.handle(JobMessage.from_json(wire))
 
     assert handled.result == "completed"
-    assert rig.store.calls == ["claim", "payload", "finish"]
+    assert rig.store.calls == ["claim", "request", "finish"]
     assert rig.providers.by_name[SENDGRID].sent[0][0].html == long_email["body"]
 
 

@@ -10,7 +10,9 @@ import pytest
 
 from herald.adapters.vault import KeyServiceUnavailable, Vault
 from herald.domain.attempts import AttemptOutcome
-from herald.domain.jobs import Channel, JobMessage
+from herald.domain.job_messages import JobMessage
+from herald.domain.jobs import Channel
+from herald.domain.notifications import EmailNotification, request_from_document
 from herald.domain.plans import Plan
 from herald.domain.providers import ProviderName
 from herald.domain.records import Claim, Suppression
@@ -64,8 +66,9 @@ class Setup:
         plan: str = Plan.STARTUP,
         skip: Sequence[str] = (),
     ) -> AttemptOutcome:
-        message = JobMessage("job-1", tenant, Channel.EMAIL, plan, 0, dict(payload))
-        return self.attempt.run(message, dict(payload), Claim(1, 3, tuple(skip)))
+        request = request_from_document(Channel.EMAIL, payload)
+        message = JobMessage("job-1", tenant, Channel.EMAIL, plan, 0, request)
+        return self.attempt.run(message, request, Claim(1, 3, tuple(skip)))
 
 
 @pytest.fixture
@@ -113,7 +116,9 @@ def setup() -> Setup:
 def test_given_plan_payload_and_skip_list_when_planning_a_pass_then_the_order_is_as_expected(
     plan: str, payload: dict[str, Any], skip: list[str], expected: list[str]
 ) -> None:
-    assert provider_pass(plan, ALL, payload, skip) == expected
+    email = request_from_document(Channel.EMAIL, {**EMAIL, **payload}).notification
+    assert isinstance(email, EmailNotification)
+    assert provider_pass(plan, ALL, email, skip) == expected
 
 
 # ---------------------------------------------------------------- what is sent

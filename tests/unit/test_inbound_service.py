@@ -20,8 +20,14 @@ from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.providers import ProviderName
 from herald.domain.records import JobEvent
 from herald.domain.secrets import Purpose
-from herald.services.inbound import DELIVERY_MARK_SECONDS, DeliveryWebhooks, InboundRequest, PaymentWebhooks
-from herald.services.ports import DeliveryWebhookFormat
+from herald.services.inbound import (
+    DELIVERY_MARK_SECONDS,
+    DeliveryWebhooks,
+    InboundRequest,
+    Outcome,
+    PaymentWebhooks,
+)
+from herald.services.ports import DeliveryWebhook
 from tests.fakes.inbound import FakeBillingLinks, FakeLedger
 from tests.fakes.jobs import FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
@@ -58,7 +64,7 @@ SECRETS = {
 
 
 class Rig:
-    def __init__(self, webhook: DeliveryWebhookFormat = sendgrid.WEBHOOK) -> None:
+    def __init__(self, webhook: DeliveryWebhook = sendgrid.WEBHOOK) -> None:
         self.tenants = FakeTenantTable()
         self.jobs = FakeJobTable()
         self.ledger = FakeLedger()
@@ -87,7 +93,12 @@ class Rig:
 
     def sent_job(self, tenant_id: str = TENANT_ID, job_id: str = JOB_ID) -> None:
         """A job a worker has claimed, so handed to a provider."""
-        self.jobs.add_job(tenant_id, job_id, {"to": "ada.lovelace@example.org"}, expires_at=JOB_EXPIRES)
+        self.jobs.add_job(
+            tenant_id,
+            job_id,
+            {"to": "ada.lovelace@example.org", "subject": "s", "body": "b"},
+            expires_at=JOB_EXPIRES,
+        )
         self.jobs.set_state(tenant_id, job_id)
 
     def events(self, tenant_id: str = TENANT_ID, job_id: str = JOB_ID) -> list[JobEvent]:
@@ -133,7 +144,7 @@ def bounce(**changes: Any) -> dict[str, Any]:
 def test_a_hard_bounce_of_a_sent_job_is_recorded_in_the_job_and_suppresses_the_address(rig: Rig) -> None:
     receipt = rig.service.receive(TENANT_ID, sendgrid_request([bounce()]))
 
-    assert receipt.as_response() == {"received": True, "recorded": 1, "duplicate": 0, "ignored": 0}
+    assert receipt.outcomes == {Outcome.RECORDED: 1, Outcome.DUPLICATE: 0, Outcome.IGNORED: 0}
     assert rig.events() == [
         JobEvent(
             "bounced",
@@ -153,7 +164,7 @@ def test_the_same_event_delivered_again_is_acknowledged_and_stored_once(rig: Rig
 
     receipt = rig.service.receive(TENANT_ID, sendgrid_request([bounce()]))
 
-    assert receipt.as_response() == {"received": True, "recorded": 0, "duplicate": 1, "ignored": 0}
+    assert receipt.outcomes == {Outcome.RECORDED: 0, Outcome.DUPLICATE: 1, Outcome.IGNORED: 0}
     assert len(rig.events()) == 1
     assert rig.suppressions.calls == []
 
@@ -201,7 +212,7 @@ def test_an_event_naming_another_tenant_is_ignored_whole(rig: Rig) -> None:
     """Two tenants sharing one provider account: the other tenant's mail is not this URL's business."""
     receipt = rig.service.receive(TENANT_ID, sendgrid_request([bounce(herald_tenant_id=OTHER_TENANT)]))
 
-    assert receipt.as_response()["ignored"] == 1
+    assert receipt.outcomes[Outcome.IGNORED] == 1
     assert (rig.events(), rig.suppressed(), rig.ledger.marks) == ([], [], {})
 
 
@@ -210,11 +221,13 @@ def test_an_event_of_mail_herald_did_not_send_is_ignored_unless_it_suppresses(ri
     never_claimed = bounce(
         event="open", herald_job_id="99999999-8888-4777-8666-555555555555", sg_event_id="x-2"
     )
-    rig.jobs.add_job(TENANT_ID, "99999999-8888-4777-8666-555555555555", {"to": "a@b.c"})
+    rig.jobs.add_job(
+        TENANT_ID, "99999999-8888-4777-8666-555555555555", {"to": "a@b.c", "subject": "s", "body": "b"}
+    )
 
     receipt = rig.service.receive(TENANT_ID, sendgrid_request([foreign, never_claimed]))
 
-    assert receipt.as_response()["ignored"] == 2
+    assert receipt.outcomes[Outcome.IGNORED] == 2
     assert (rig.events(), rig.suppressed(), rig.ledger.marks) == ([], [], {})
 
 
@@ -229,7 +242,7 @@ def test_when_the_suppression_cannot_be_written_the_event_is_taken_back_and_the_
     assert rig.events() == []
     rig.suppressions.unavailable.clear()
     receipt = rig.service.receive(TENANT_ID, sendgrid_request([bounce()]))
-    assert receipt.as_response()["recorded"] == 1
+    assert receipt.outcomes[Outcome.RECORDED] == 1
     assert len(rig.events()) == 1
 
 
@@ -299,7 +312,7 @@ def test_a_verified_body_that_is_not_the_providers_shape_is_400(rig: Rig) -> Non
     ids=["resend", "postmark"],
 )
 def test_resend_and_postmark_events_are_verified_with_their_own_secrets(
-    webhook: DeliveryWebhookFormat, name: str, headers: Callable[[bytes], dict[str, str]]
+    webhook: DeliveryWebhook, name: str, headers: Callable[[bytes], dict[str, str]]
 ) -> None:
     rig = Rig(webhook)
     rig.tenant()
@@ -308,7 +321,7 @@ def test_resend_and_postmark_events_are_verified_with_their_own_secrets(
 
     receipt = rig.service.receive(TENANT_ID, InboundRequest(headers(body), body))
 
-    assert receipt.as_response()["recorded"] == 1
+    assert receipt.outcomes[Outcome.RECORDED] == 1
     assert [(event.type, event.provider) for event in rig.events()] == [("bounced", webhook.provider.value)]
 
 
@@ -363,7 +376,7 @@ def test_an_active_polar_subscription_moves_the_tenant_to_its_plan_for_the_paid_
 
     receipt = rig.service.receive(polar_request())
 
-    assert receipt.as_response()["recorded"] == 1
+    assert receipt.outcomes[Outcome.RECORDED] == 1
     assert rig.billing() == ("indie", PERIOD_START, PERIOD_END, "active", SUBSCRIPTION)
 
 
@@ -374,7 +387,7 @@ def test_a_polar_event_delivered_again_changes_nothing_more() -> None:
 
     receipt = rig.service.receive(polar_request())
 
-    assert receipt.as_response()["duplicate"] == 1
+    assert receipt.outcomes[Outcome.DUPLICATE] == 1
     assert rig.tenants.profiles[TENANT_ID].plan == "startup"
 
 
@@ -420,7 +433,7 @@ def test_a_product_that_is_not_a_herald_plan_or_a_tenant_herald_does_not_know_ch
         polar_request("subscription.active", "evt-2", customer={"external_id": OTHER_TENANT})
     )
 
-    assert other_product.as_response()["ignored"] == unknown.as_response()["ignored"] == 1
+    assert other_product.outcomes[Outcome.IGNORED] == unknown.outcomes[Outcome.IGNORED] == 1
     assert rig.billing()[0] == "free"
     assert set(rig.ledger.marks) == {"POLAR#evt-1", "POLAR#evt-2"}
 

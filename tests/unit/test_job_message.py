@@ -7,19 +7,28 @@ from typing import Any
 
 import pytest
 
-from herald.domain.jobs import INLINE_PAYLOAD_LIMIT, Channel, JobMessage
+from herald.domain.job_messages import INLINE_PAYLOAD_LIMIT, JobMessage
+from herald.domain.jobs import Channel, compact_json
+from herald.domain.notifications import (
+    EmailNotification,
+    NotificationRequest,
+    request_document,
+    request_from_document,
+)
 
 EMAIL: dict[str, Any] = {"to": "ada@example.com", "subject": "Hello", "body": "<p>Hi</p>", "priority": 1}
-# '{"body":"' + n characters + '"}' is n + 11 bytes of compact JSON.
-BODY_WRAPPER_BYTES = 11
+EMAIL_REQUEST = request_from_document(Channel.EMAIL, EMAIL)
 
 
-def message(payload: dict[str, Any] | None = EMAIL, seen_attempts: int = 2) -> JobMessage:
-    return JobMessage("job-1", "tenant-a", Channel.EMAIL, "startup", seen_attempts, payload)
+def message(request: NotificationRequest | None = EMAIL_REQUEST, seen_attempts: int = 2) -> JobMessage:
+    return JobMessage("job-1", "tenant-a", Channel.EMAIL, "startup", seen_attempts, request)
 
 
-def body_of(size: int) -> dict[str, Any]:
-    return {"body": "x" * (size - BODY_WRAPPER_BYTES)}
+def request_of(size: int) -> NotificationRequest:
+    """An email whose document is ``size`` bytes of compact JSON."""
+    empty = NotificationRequest(EmailNotification("ada@example.com", "Hello", ""))
+    wrapper = len(compact_json(request_document(empty)))
+    return NotificationRequest(EmailNotification("ada@example.com", "Hello", "x" * (size - wrapper)))
 
 
 def test_given_a_message_when_encoded_and_decoded_then_it_is_unchanged() -> None:
@@ -43,7 +52,7 @@ def test_given_a_message_when_encoded_then_the_wire_fields_are_named_as_document
 
 def test_given_priority_and_acceptance_time_when_round_tripped_then_both_travel() -> None:
     original = JobMessage(
-        "job-3", "tenant-a", Channel.EMAIL, "indie", 0, EMAIL, 1, "2026-11-30T12:00:00.000Z"
+        "job-3", "tenant-a", Channel.EMAIL, "indie", 0, EMAIL_REQUEST, 1, "2026-11-30T12:00:00.000Z"
     )
 
     assert JobMessage.from_json(original.to_json()) == original
@@ -61,24 +70,26 @@ def test_given_the_request_that_queued_a_job_when_round_tripped_then_its_id_trav
 
 def test_given_a_webhook_with_unicode_when_round_tripped_then_the_payload_is_identical() -> None:
     payload = {"url": "https://hooks.example.com/x", "payload": {"note": "café ✓ 💌", "n": [1, 2.5, None]}}
-    original = JobMessage("job-2", "tenant-a", Channel.WEBHOOK, "indie", 0, payload)
+    request = request_from_document(Channel.WEBHOOK, payload)
+    original = JobMessage("job-2", "tenant-a", Channel.WEBHOOK, "indie", 0, request)
 
     assert JobMessage.from_json(original.to_json()) == original
+    assert json.loads(original.to_json())["payload"] == {**payload, "method": "POST"}
 
 
 def test_given_a_payload_at_the_inline_limit_when_encoded_then_it_travels_in_the_message() -> None:
-    payload = body_of(INLINE_PAYLOAD_LIMIT)
+    request = request_of(INLINE_PAYLOAD_LIMIT)
 
-    assert JobMessage.from_json(message(payload).to_json()).payload == payload
+    assert JobMessage.from_json(message(request).to_json()).request == request
 
 
 def test_given_a_payload_over_the_inline_limit_when_encoded_then_it_is_left_out_for_the_store() -> None:
-    encoded = message(body_of(INLINE_PAYLOAD_LIMIT + 1)).to_json()
+    encoded = message(request_of(INLINE_PAYLOAD_LIMIT + 1)).to_json()
 
     assert "payload" not in json.loads(encoded)
     assert len(encoded) < 1024
     decoded = JobMessage.from_json(encoded)
-    assert decoded.payload is None
+    assert decoded.request is None
     assert (decoded.job_id, decoded.seen_attempts) == ("job-1", 2)
 
 
@@ -107,6 +118,7 @@ def test_given_an_unknown_version_when_decoded_then_it_is_rejected(raw: str) -> 
         '{"v":1,"tenantId":"t","type":"email","plan":"free","seenAttempts":0}',
         '{"v":1,"jobId":"j","tenantId":"t","type":"email","plan":"free","seenAttempts":null}',
         '{"v":1,"jobId":"j","tenantId":"t","type":"email","plan":"free","seenAttempts":0,"payload":[1]}',
+        '{"v":1,"jobId":"j","tenantId":"t","type":"email","plan":"free","seenAttempts":0,"payload":{"a":1}}',
     ],
     ids=[
         "not-json",
@@ -118,6 +130,7 @@ def test_given_an_unknown_version_when_decoded_then_it_is_rejected(raw: str) -> 
         "no-job-id",
         "null-attempts",
         "payload-not-object",
+        "payload-not-an-email",
     ],
 )
 def test_given_a_malformed_body_when_decoded_then_it_raises_an_error_the_worker_dead_letters(

@@ -135,7 +135,7 @@ def test_a_job_that_lost_its_first_message_is_queued_again_once(rig: Rig) -> Non
         "startup",
         0,
     )
-    assert message.payload is None
+    assert message.request is None
     assert (first.requeued, second.requeued) == (1, 0)
     state = rig.state()
     assert (state.status, state.sweeps, state.requeued_at) == (JobStatus.PENDING, 1, iso(NOW))
@@ -169,7 +169,7 @@ def test_young_finished_and_out_of_window_jobs_are_left_alone(rig: Rig) -> None:
 
 def test_a_queue_with_messages_waiting_may_still_hold_the_job_so_it_is_left_for_later(rig: Rig) -> None:
     rig.jobs.add_job(TENANT, "job-1", EMAIL, created_at=ago(minutes=20))
-    rig.depths.waiting[settings_for_tests().queue_url(Channel.EMAIL, QueuePriority.NORMAL)] = 40
+    rig.depths.waiting[settings_for_tests().queue_urls[(Channel.EMAIL, QueuePriority.NORMAL)]] = 40
 
     report = rig.sweep()
 

@@ -271,7 +271,6 @@ def test_given_a_warm_cache_when_one_record_is_opened_100_times_then_the_key_ser
     assert opened == {SECRET}
     assert key_manager.decrypt_calls == 1
     assert (cache.hits, cache.misses) == (99, 1)
-    assert cache.hit_rate == pytest.approx(0.99)
 
 
 def test_given_no_cache_when_a_record_is_opened_three_times_then_the_key_service_is_asked_three_times(
@@ -328,10 +327,6 @@ def test_a_cache_that_would_hold_keys_over_five_minutes_or_nothing_is_rejected(
 ) -> None:
     with pytest.raises(ValueError, match="max_entries|ttl_seconds"):
         DataKeyCache(max_entries=max_entries, ttl_seconds=ttl_seconds)
-
-
-def test_an_unused_cache_has_a_hit_rate_of_zero() -> None:
-    assert DataKeyCache().hit_rate == 0.0
 
 
 def test_given_records_opened_from_many_threads_then_each_returns_its_own_plaintext(

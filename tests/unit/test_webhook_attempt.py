@@ -12,12 +12,14 @@ import pytest
 from herald.adapters.data_key_cache import DataKeyCache
 from herald.adapters.vault import Vault
 from herald.domain.attempts import AttemptOutcome
-from herald.domain.jobs import Channel, JobMessage, compact_json
+from herald.domain.job_messages import JobMessage
+from herald.domain.jobs import Channel, compact_json
+from herald.domain.notifications import REDACTED, WebhookNotification, request_from_document
 from herald.domain.plans import Plan
 from herald.domain.records import Claim
 from herald.domain.webhooks import OutboundWebhook, WebhookOutcome
 from herald.observability import metrics
-from herald.services.delivery import REDACTED, DeliveryEngine, DeliveryPolicy, Handled
+from herald.services.delivery import DeliveryEngine, DeliveryPolicy, Handled
 from herald.services.tenant_directory import TenantDirectory
 from herald.services.webhook_attempt import WebhookAttempt
 from tests.fakes.common import ManualClock
@@ -63,8 +65,9 @@ class Hooks:
     attempt: WebhookAttempt
 
     def run(self, payload: dict[str, Any] = WEBHOOK, tenant: str = TENANT) -> AttemptOutcome:
-        message = JobMessage("job-7", tenant, Channel.WEBHOOK, Plan.INDIE, 0, payload)
-        return self.attempt.run(message, payload, Claim(1, 3))
+        request = request_from_document(Channel.WEBHOOK, payload)
+        message = JobMessage("job-7", tenant, Channel.WEBHOOK, Plan.INDIE, 0, request)
+        return self.attempt.run(message, request, Claim(1, 3))
 
 
 @pytest.fixture
@@ -240,7 +243,14 @@ class WebhookRig:
     def submit(self) -> JobMessage:
         self.store.add_job(TENANT, "job-7", WEBHOOK, channel=Channel.WEBHOOK)
         return JobMessage(
-            "job-7", TENANT, Channel.WEBHOOK, Plan.INDIE, 0, WEBHOOK, 5, "2025-01-01T00:00:00.000Z"
+            "job-7",
+            TENANT,
+            Channel.WEBHOOK,
+            Plan.INDIE,
+            0,
+            request_from_document(Channel.WEBHOOK, WEBHOOK),
+            5,
+            "2025-01-01T00:00:00.000Z",
         )
 
 
@@ -300,5 +310,7 @@ def test_given_the_endpoint_keeps_failing_when_attempts_run_out_then_the_dead_le
     assert RECEIVER_TOKEN not in repr(copy)
     assert copy["error"] == "the endpoint answered HTTP 503"
     # The tenant's own view keeps the request as accepted.
-    assert rig.store.payload(TENANT, "job-7")["headers"] == WEBHOOK["headers"]
+    kept = rig.store.request(TENANT, "job-7").notification
+    assert isinstance(kept, WebhookNotification)
+    assert kept.headers == WEBHOOK["headers"]
     assert [log.response_status for log in rig.store.state(TENANT, "job-7").delivery_logs] == [503] * 3

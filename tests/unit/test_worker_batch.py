@@ -12,13 +12,15 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from herald.batch.sqs import RECORD_BUDGET_MILLIS, Worker, process_batch
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.errors import DependencyError
-from herald.domain.jobs import Channel, JobMessage
+from herald.domain.job_messages import JobMessage
+from herald.domain.jobs import Channel
+from herald.domain.notifications import NotificationRequest, request_from_document
 from herald.domain.plans import Plan
 from herald.domain.records import Claim
 from herald.observability import logger, metrics
-from herald.services.batch import RECORD_BUDGET_MILLIS, Worker, process_batch
 from herald.services.delivery import DeliveryEngine, DeliveryPolicy
 from tests.fakes.common import ManualClock
 from tests.fakes.jobs import FakeJobTable
@@ -27,6 +29,7 @@ from tests.fakes.queues import FakeAlerts, FakeDeadLetters, FakeQueue, FakeRetur
 TENANT = "tenant-a"
 QUEUE_ARN = "arn:aws:sqs:us-east-1:123456789012:herald-dev-email-normal"
 EMAIL: dict[str, Any] = {"to": "ada@example.com", "subject": "Hello", "body": "<p>Hi</p>"}
+EMAIL_REQUEST = request_from_document(Channel.EMAIL, EMAIL)
 PLENTY = 60_000
 
 
@@ -79,7 +82,7 @@ class ScriptedAttempt:
     raises: dict[str, Exception] = field(default_factory=dict)
     calls: list[str] = field(default_factory=list)
 
-    def run(self, message: JobMessage, payload: dict[str, Any], claim: Claim) -> AttemptOutcome:
+    def run(self, message: JobMessage, request: NotificationRequest, claim: Claim) -> AttemptOutcome:
         self.calls.append(message.job_id)
         failure = self.raises.get(message.job_id)
         if failure is not None:
@@ -98,7 +101,7 @@ class BatchRig:
     def job(self, job_id: str) -> dict[str, Any]:
         """A stored job and the SQS record of its first message."""
         self.store.add_job(TENANT, job_id, EMAIL)
-        body = JobMessage(job_id, TENANT, Channel.EMAIL, Plan.STARTUP, 0, EMAIL).to_json()
+        body = JobMessage(job_id, TENANT, Channel.EMAIL, Plan.STARTUP, 0, EMAIL_REQUEST).to_json()
         return sqs_record(f"msg-{job_id}", body)
 
     def status(self, job_id: str) -> str:
@@ -264,7 +267,7 @@ def test_given_a_data_key_cache_when_a_batch_runs_then_its_hits_and_misses_becom
     cache.get(b"wrapped", TENANT, "provider-key")  # a miss before the batch: not this batch's
 
     class CountingAttempt:
-        def run(self, message: JobMessage, payload: dict[str, Any], claim: Claim) -> AttemptOutcome:
+        def run(self, message: JobMessage, request: NotificationRequest, claim: Claim) -> AttemptOutcome:
             cache.put(b"wrapped", TENANT, "provider-key", b"k" * 32)
             cache.get(b"wrapped", TENANT, "provider-key")
             return AttemptOutcome(delivered=True, used_provider="SENDGRID")
@@ -297,11 +300,11 @@ def test_every_line_about_a_record_names_its_job_tenant_and_the_request_that_que
 ) -> None:
     worker.store.add_job(TENANT, "job-1", EMAIL)
     queued_by_request = JobMessage(
-        "job-1", TENANT, Channel.EMAIL, Plan.STARTUP, 0, EMAIL, correlation_id="api-request-7"
+        "job-1", TENANT, Channel.EMAIL, Plan.STARTUP, 0, EMAIL_REQUEST, correlation_id="api-request-7"
     )
     worker.store.add_job(TENANT, "job-2", EMAIL)
     worker.attempt.raises["job-2"] = DependencyError("key service unavailable")
-    from_elsewhere = JobMessage("job-2", TENANT, Channel.EMAIL, Plan.STARTUP, 0, EMAIL)
+    from_elsewhere = JobMessage("job-2", TENANT, Channel.EMAIL, Plan.STARTUP, 0, EMAIL_REQUEST)
 
     run(
         worker,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 
 from herald.domain.inbound import Processor
 from herald.domain.jobs import Channel, QueuePriority
@@ -62,9 +61,6 @@ class Settings:
     aws_max_attempts: int = DEFAULT_AWS_MAX_ATTEMPTS
     # PynamoDB builds its own botocore client and ignores AWS_ENDPOINT_URL, so it is passed on.
     dynamodb_endpoint: str | None = None
-
-    def queue_url(self, channel: Channel, priority: QueuePriority) -> str:
-        return self.queue_urls[(channel, priority)]
 
     def queues_by_name(self) -> dict[str, str]:
         """Every queue's URL by its name (what CloudWatch's dimensions call a queue), the DLQ's too."""
@@ -155,9 +151,3 @@ class SweepSettings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> SweepSettings:
         env = os.environ if env is None else env
         return cls(_int(env, "HERALD_STUCK_JOB_SECONDS"), _int(env, "HERALD_SWEEP_WINDOW_HOURS"))
-
-
-@lru_cache(maxsize=1)
-def get_settings() -> Settings:
-    """The process-wide settings, validated at cold start (composition roots only)."""
-    return Settings.from_env()

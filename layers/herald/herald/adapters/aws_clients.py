@@ -8,7 +8,7 @@ point every client at moto without code changes.
 
 from __future__ import annotations
 
-from functools import cache
+import threading
 from typing import TYPE_CHECKING, Any
 
 from botocore.config import Config
@@ -31,41 +31,41 @@ def client_config(region: str, max_attempts: int) -> Config:
     )
 
 
-@cache
-def _client(service: str, region: str, max_attempts: int) -> Any:
-    return Session().create_client(service, config=client_config(region, max_attempts))
-
-
 class AwsClients:
-    """The clients of one process, created on first use (a cold start pays only for what it calls)."""
+    """The clients of one composition root, each created on first use (a cold start pays only for
+    what it calls) and then reused."""
 
     def __init__(self, region: str, max_attempts: int) -> None:
         self._region = region
         self._max_attempts = max_attempts
+        self._clients: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def _client(self, service: str, max_attempts: int) -> Any:
+        with self._lock:
+            if service not in self._clients:
+                config = client_config(self._region, max_attempts)
+                self._clients[service] = Session().create_client(service, config=config)
+            return self._clients[service]
 
     def sqs(self) -> SQSClient:
-        client: SQSClient = _client("sqs", self._region, self._max_attempts)
+        client: SQSClient = self._client("sqs", self._max_attempts)
         return client
 
     def kms(self) -> KMSClient:
-        client: KMSClient = _client("kms", self._region, self._max_attempts)
+        client: KMSClient = self._client("kms", self._max_attempts)
         return client
 
     def sns(self) -> SNSClient:
-        client: SNSClient = _client("sns", self._region, self._max_attempts)
+        client: SNSClient = self._client("sns", self._max_attempts)
         return client
 
     def ssm(self) -> SSMClient:
-        client: SSMClient = _client("ssm", self._region, self._max_attempts)
+        client: SSMClient = self._client("ssm", self._max_attempts)
         return client
 
     def sesv2(self) -> SESV2Client:
         # One try per send: Herald's own backoff and provider fallback decide what happens next, and
         # a send must stay well inside the worker's time budget.
-        client: SESV2Client = _client("sesv2", self._region, 1)
+        client: SESV2Client = self._client("sesv2", 1)
         return client
-
-
-def reset() -> None:
-    """Forget every client (tests that point the process at another endpoint)."""
-    _client.cache_clear()

@@ -37,11 +37,6 @@ class DataKeyCache:
         self.hits = 0
         self.misses = 0
 
-    @property
-    def hit_rate(self) -> float:
-        lookups = self.hits + self.misses
-        return self.hits / lookups if lookups else 0.0
-
     def __len__(self) -> int:
         with self._lock:
             self._entries.expire()

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from herald.domain.clock import iso
-from herald.domain.dead_letters import HeldMessage
+from herald.domain.dead_letters import FailedJobCopy, HeldMessage, UnreadableMessage
 from herald.domain.errors import DependencyError
 
 if TYPE_CHECKING:
@@ -24,9 +24,11 @@ class SqsDeadLetters:
         self._queue_url = queue_url
         self._sqs = sqs
 
-    def send(self, record: dict[str, Any]) -> None:
+    def send(self, letter: FailedJobCopy | UnreadableMessage) -> None:
         try:
-            self._sqs().send_message(QueueUrl=self._queue_url, MessageBody=json.dumps(record, default=str))
+            self._sqs().send_message(
+                QueueUrl=self._queue_url, MessageBody=json.dumps(letter.document(), default=str)
+            )
         except (ClientError, BotoCoreError) as exc:
             raise DependencyError(f"dead-letter queue unavailable: {type(exc).__name__}") from exc
 

@@ -9,14 +9,15 @@ from botocore.exceptions import BotoCoreError, ClientError
 from pynamodb.exceptions import PynamoDBException
 
 from herald.adapters.store.failures import response_code
-from herald.adapters.store.models import HeraldItem
+from herald.adapters.store.table import Table
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
 
 class HealthCheck:
-    def __init__(self, queue_urls: Sequence[str], sqs: Callable[[], SQSClient]) -> None:
+    def __init__(self, table: Table, queue_urls: Sequence[str], sqs: Callable[[], SQSClient]) -> None:
+        self._table_items = table.item
         self._queue_urls = queue_urls
         self._sqs = sqs
 
@@ -24,10 +25,9 @@ class HealthCheck:
         checks = {"table": self._table(), "queues": self._queues()}
         return all(value == "ok" for value in checks.values()), checks
 
-    @staticmethod
-    def _table() -> str:
+    def _table(self) -> str:
         try:
-            HeraldItem.describe_table()
+            self._table_items.describe_table()
         except PynamoDBException as exc:
             return f"unavailable ({response_code(exc)})"
         return "ok"

@@ -9,7 +9,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from herald.domain.backoff import MAX_DELAY_SECONDS
 from herald.domain.errors import DependencyError
-from herald.domain.jobs import Channel, JobMessage, QueuePriority
+from herald.domain.job_messages import JobMessage
+from herald.domain.jobs import Channel, QueuePriority
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

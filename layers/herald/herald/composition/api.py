@@ -1,14 +1,12 @@
 """Composition root of the API function: its services, built once per container from the settings.
 
-Only what the send path needs is built at cold start; the account routes' services (vault, provider
-adapters) are built on first use of an account route.
+Only what the send path needs is built at cold start; the account routes' service (vault, provider
+adapters) is built on first use of an account route.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import lru_cache, partial
+from functools import cached_property, partial
 from typing import TYPE_CHECKING
 
 from herald.adapters.health import HealthCheck
@@ -17,67 +15,63 @@ from herald.adapters.ssrf import check_url
 from herald.adapters.store.counter_store import DynamoCounters
 from herald.adapters.store.job_store import DynamoJobStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.composition.common import foundation, provider_registry
-from herald.domain.records import TenantContext
+from herald.composition.common import Foundation, foundation, provider_registry, vault
+from herald.composition.process import once
 from herald.services.accept import AcceptService
 from herald.services.auth import Authenticator, contexts_cache
 from herald.services.job_queries import JobQueries
-from herald.services.tenant_cache import TenantCache
-from herald.settings import Settings
 
 if TYPE_CHECKING:
     from herald.services.account import AccountService
 
 
-@dataclass(frozen=True)
 class ApiServices:
-    settings: Settings
-    auth: Authenticator
-    accept: AcceptService
-    jobs: JobQueries
-    health: Callable[[], tuple[bool, dict[str, str]]]
-    contexts: TenantCache[str, TenantContext]
-
-
-@lru_cache(maxsize=1)
-def api_services() -> ApiServices:
-    base = foundation()
-    settings = base.settings
-    tenants, contexts = DynamoTenantStore(), contexts_cache()
-    jobs, queue = DynamoJobStore(settings.max_attempts), SqsJobQueue(settings.queue_urls, base.clients.sqs)
-    guard = partial(check_url, local_origin=settings.local_webhook_origin)
-    return ApiServices(
-        settings=settings,
-        auth=Authenticator(tenants, contexts),
-        accept=AcceptService(
+    def __init__(self, base: Foundation) -> None:
+        settings, table = base.settings, base.table
+        self._base = base
+        self._tenants = DynamoTenantStore(table)
+        self._counters = DynamoCounters(table)
+        self.contexts = contexts_cache()
+        self.auth = Authenticator(self._tenants, self.contexts)
+        jobs, queue = (
+            DynamoJobStore(table, settings.max_attempts),
+            SqsJobQueue(settings.queue_urls, base.clients.sqs),
+        )
+        self.accept = AcceptService(
+            authenticate=self.auth.authenticate,
             jobs=jobs,
-            counters=DynamoCounters(),
+            counters=self._counters,
             queue=queue,
-            url_guard=guard,
+            url_guard=partial(check_url, local_origin=settings.local_webhook_origin),
             max_attempts=settings.max_attempts,
-        ),
-        jobs=JobQueries(jobs, queue, max_attempts=settings.max_attempts),
-        health=HealthCheck([*settings.queue_urls.values(), settings.dlq_url], base.clients.sqs),
-        contexts=contexts,
-    )
+        )
+        self.jobs = JobQueries(jobs, queue, max_attempts=settings.max_attempts)
+        self.health = HealthCheck(table, [*settings.queue_urls.values(), settings.dlq_url], base.clients.sqs)
+
+    @cached_property
+    def account(self) -> AccountService:
+        """Built on first use of an account route, so the send path's cold start skips the vault."""
+        from herald.adapters.store.account_store import DynamoAccountStore
+        from herald.adapters.store.suppression_store import DynamoSuppressions
+        from herald.composition.inbound import delivery_format
+        from herald.services.account import AccountService
+
+        table = self._base.table
+        return AccountService(
+            tenants=self._tenants,
+            store=DynamoAccountStore(table),
+            suppressions=DynamoSuppressions(table),
+            counters=self._counters,
+            secrets=vault(),
+            providers=provider_registry().domain,
+            on_change=self.contexts.forget,
+            inbound_secrets=lambda provider, secret: delivery_format(provider).check_secret(secret),
+        )
 
 
-@lru_cache(maxsize=1)
-def account_service() -> AccountService:
-    """Built on first use of an account route, so the send path's cold start skips the vault."""
-    from herald.adapters.store.account_store import DynamoAccountStore
-    from herald.adapters.store.suppression_store import DynamoSuppressions
-    from herald.composition.inbound import delivery_format
-    from herald.composition.vault import process_vault
-    from herald.services.account import AccountService
+def _api_services() -> ApiServices:
+    return ApiServices(foundation())
 
-    return AccountService(
-        tenants=DynamoTenantStore(),
-        store=DynamoAccountStore(),
-        suppressions=DynamoSuppressions(),
-        counters=DynamoCounters(),
-        secrets=process_vault(),
-        providers=provider_registry().domain,
-        on_change=api_services().contexts.forget,
-        inbound_secrets=lambda provider, secret: delivery_format(provider).check_secret(secret),
-    )
+
+def api() -> ApiServices:
+    return once(_api_services)

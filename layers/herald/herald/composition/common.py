@@ -1,61 +1,82 @@
-"""What every composition root starts from: the settings, the table binding and the AWS clients."""
+"""What every composition root starts from: the settings, the AWS clients and the table, and the
+pieces several functions share (provider adapters, job alerts, the vault)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from herald.adapters.alert_topic import SnsAlertPublisher
 from herald.adapters.aws_clients import AwsClients
 from herald.adapters.providers.registry import ProviderEndpoints, ProviderRegistry
 from herald.adapters.store.alert_counter import DynamoAlertCounter
-from herald.adapters.store.table import bind
+from herald.adapters.store.table import Table, TableAddress
+from herald.composition.process import once
 from herald.services.alerting import RateLimitedAlerts
-from herald.settings import Settings, get_settings
+from herald.settings import Settings
+
+if TYPE_CHECKING:
+    from herald.adapters.vault import Vault
 
 
 @dataclass(frozen=True)
 class Foundation:
     settings: Settings
     clients: AwsClients
+    table: Table
+
+    @classmethod
+    def from_environment(cls) -> Foundation:
+        """The settings the template gives this function, validated at cold start."""
+        settings = Settings.from_env()
+        address = TableAddress(
+            settings.table_name,
+            region=settings.region,
+            endpoint=settings.dynamodb_endpoint,
+            max_attempts=settings.aws_max_attempts,
+        )
+        return cls(settings, AwsClients(settings.region, settings.aws_max_attempts), Table(address))
 
 
-@lru_cache(maxsize=1)
 def foundation() -> Foundation:
-    """Read the settings and bind the table once per process (at cold start)."""
-    settings = get_settings()
-    bind(
-        settings.table_name,
-        region=settings.region,
-        endpoint=settings.dynamodb_endpoint,
-        max_attempts=settings.aws_max_attempts,
-    )
-    return Foundation(settings, AwsClients(settings.region, settings.aws_max_attempts))
+    return once(Foundation.from_environment)
 
 
-@lru_cache(maxsize=1)
-def provider_registry() -> ProviderRegistry:
-    """The process's email provider adapters (each module is imported on first use)."""
-    settings = foundation().settings
+def _provider_registry() -> ProviderRegistry:
+    base = foundation()
+    settings = base.settings
     return ProviderRegistry(
         ProviderEndpoints(settings.sendgrid_base_url, settings.resend_base_url, settings.postmark_base_url),
         settings.platform_sender,
-        foundation().clients.sesv2,
+        base.clients.sesv2,
     )
 
 
-@lru_cache(maxsize=1)
-def job_alerts() -> RateLimitedAlerts:
-    """The process's job alerts (its pause of a window over the limit lives as long as the container)."""
+def provider_registry() -> ProviderRegistry:
+    """The process's email provider adapters (each module is imported on first use)."""
+    return once(_provider_registry)
+
+
+def _job_alerts() -> RateLimitedAlerts:
     base = foundation()
     return RateLimitedAlerts(
-        DynamoAlertCounter(), SnsAlertPublisher(base.settings.alert_topic_arn, base.clients.sns)
+        DynamoAlertCounter(base.table), SnsAlertPublisher(base.settings.alert_topic_arn, base.clients.sns)
     )
 
 
-def reset() -> None:
-    """Forget the process's settings and binding (tests that point it at another stack)."""
-    get_settings.cache_clear()
-    foundation.cache_clear()
-    provider_registry.cache_clear()
-    job_alerts.cache_clear()
+def job_alerts() -> RateLimitedAlerts:
+    """The process's job alerts (its pause of a window over the limit lives as long as the container)."""
+    return once(_job_alerts)
+
+
+def _vault() -> Vault:
+    from herald.adapters.data_key_cache import DataKeyCache
+    from herald.adapters.vault import KmsKeyManager, Vault
+
+    base = foundation()
+    return Vault(KmsKeyManager(base.settings.kms_key_id, base.clients.kms()), DataKeyCache())
+
+
+def vault() -> Vault:
+    """The process's vault: a warm container reuses its data key cache across invocations."""
+    return once(_vault)

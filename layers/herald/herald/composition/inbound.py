@@ -1,72 +1,82 @@
 """Composition root of the inbound webhook functions: one email provider's or one payment
 processor's receiver per function, built once per container.
 
-Each sender's verifier module is imported only by the function that serves it: the SendGrid
-function loads the ECDSA verifier, not Polar's; the payment functions load neither the vault nor
-the job store.
+Each sender's module is imported only by the function that serves it: the SendGrid function loads
+the ECDSA verifier, not Polar's; the payment functions load neither the vault nor the job store.
 """
 
 from __future__ import annotations
 
-import importlib
-from functools import cache
-
-from herald.adapters.inbound.formats import DeliveryWebhook, PaymentWebhook
 from herald.adapters.platform_secrets import SsmSecret
 from herald.adapters.store.inbound_store import DynamoBillingLinks, DynamoInboundLedger, DynamoJobEvents
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.composition.common import foundation
+from herald.composition.common import foundation, vault
+from herald.composition.process import once
 from herald.domain.billing import PlanCatalog
 from herald.domain.inbound import Processor
 from herald.domain.providers import ProviderName
 from herald.services.inbound import DeliveryWebhooks, PaymentWebhooks
+from herald.services.ports import DeliveryWebhook, PaymentWebhook
 from herald.settings import PaymentSettings
-
-_MODULES = {
-    ProviderName.SENDGRID: "herald.adapters.inbound.sendgrid",
-    ProviderName.RESEND: "herald.adapters.inbound.resend",
-    ProviderName.POSTMARK: "herald.adapters.inbound.postmark",
-    Processor.PAYSTACK: "herald.adapters.inbound.paystack",
-    Processor.POLAR: "herald.adapters.inbound.polar",
-}
 
 
 def delivery_format(provider: ProviderName) -> DeliveryWebhook:
     """The provider's webhook format (its module is imported here, on first use)."""
-    webhook: DeliveryWebhook = importlib.import_module(_MODULES[provider]).WEBHOOK
-    return webhook
+    if provider is ProviderName.SENDGRID:
+        from herald.adapters.inbound import sendgrid
+
+        return sendgrid.WEBHOOK
+    if provider is ProviderName.RESEND:
+        from herald.adapters.inbound import resend
+
+        return resend.WEBHOOK
+    if provider is ProviderName.POSTMARK:
+        from herald.adapters.inbound import postmark
+
+        return postmark.WEBHOOK
+    raise ValueError(f"{provider} sends Herald no event webhooks")
 
 
 def _payment_format(processor: Processor) -> PaymentWebhook:
-    webhook: PaymentWebhook = importlib.import_module(_MODULES[processor]).WEBHOOK
-    return webhook
+    if processor is Processor.PAYSTACK:
+        from herald.adapters.inbound import paystack
+
+        return paystack.WEBHOOK
+    from herald.adapters.inbound import polar
+
+    return polar.WEBHOOK
 
 
-@cache
-def delivery_webhooks(provider: ProviderName) -> DeliveryWebhooks:
+def _delivery_webhooks(provider: ProviderName) -> DeliveryWebhooks:
     from herald.adapters.store.suppression_store import DynamoSuppressions
-    from herald.composition.vault import process_vault
 
-    foundation()
+    table = foundation().table
     return DeliveryWebhooks(
         webhook=delivery_format(provider),
-        tenants=DynamoTenantStore(),
-        secrets=process_vault(),
-        events=DynamoJobEvents(),
-        ledger=DynamoInboundLedger(),
-        suppressions=DynamoSuppressions(),
+        tenants=DynamoTenantStore(table),
+        secrets=vault(),
+        events=DynamoJobEvents(table),
+        ledger=DynamoInboundLedger(table),
+        suppressions=DynamoSuppressions(table),
     )
 
 
-@cache
-def payment_webhooks(processor: Processor) -> PaymentWebhooks:
+def delivery_webhooks(provider: ProviderName) -> DeliveryWebhooks:
+    return once(_delivery_webhooks, provider)
+
+
+def _payment_webhooks(processor: Processor) -> PaymentWebhooks:
     base = foundation()
     settings = PaymentSettings.from_env(processor)
     return PaymentWebhooks(
         webhook=_payment_format(processor),
         secret=SsmSecret(settings.secret_parameter, base.clients.ssm),
         catalog=PlanCatalog.of(settings.indie_plan_key, settings.startup_plan_key),
-        tenants=DynamoTenantStore(),
-        ledger=DynamoInboundLedger(),
-        links=DynamoBillingLinks(),
+        tenants=DynamoTenantStore(base.table),
+        ledger=DynamoInboundLedger(base.table),
+        links=DynamoBillingLinks(base.table),
     )
+
+
+def payment_webhooks(processor: Processor) -> PaymentWebhooks:
+    return once(_payment_webhooks, processor)

@@ -10,7 +10,7 @@ from herald.adapters.aws_clients import AwsClients
 from herald.adapters.dead_letters import SqsDeadLetterInbox
 from herald.adapters.queueing import SqsJobQueue
 from herald.adapters.store.job_store import DynamoJobStore
-from herald.adapters.store.table import bind
+from herald.adapters.store.table import Table, TableAddress
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.domain.jobs import Channel, QueuePriority
 from herald.services.dead_letter_desk import DeadLetterDesk
@@ -41,15 +41,17 @@ class OperatorServices:
     """Built once per CLI run; the dead-letter desk only when a command needs it."""
 
     def __init__(self, outputs: Mapping[str, str], *, region: str, endpoint: str | None) -> None:
-        bind(
-            _output(outputs, "TableName"),
-            region=region,
-            endpoint=endpoint,
-            max_attempts=DEFAULT_AWS_MAX_ATTEMPTS,
+        self._table = Table(
+            TableAddress(
+                _output(outputs, "TableName"),
+                region=region,
+                endpoint=endpoint,
+                max_attempts=DEFAULT_AWS_MAX_ATTEMPTS,
+            )
         )
         self._outputs = outputs
         self._clients = AwsClients(region, DEFAULT_AWS_MAX_ATTEMPTS)
-        self.tenants: TenantStore = DynamoTenantStore()
+        self.tenants: TenantStore = DynamoTenantStore(self._table)
         self.admin = TenantAdmin(self.tenants)
 
     @cached_property
@@ -58,7 +60,7 @@ class OperatorServices:
 
     @cached_property
     def jobs(self) -> JobStore:
-        return DynamoJobStore(self.max_attempts)
+        return DynamoJobStore(self._table, self.max_attempts)
 
     @cached_property
     def dead_letters(self) -> DeadLetterDesk:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import foundation
+from herald.composition.process import once
 from herald.services.billing import QuotaReset
 
 
@@ -13,7 +12,9 @@ def _nothing_cached(_tenant_id: str) -> None:
     """A scheduled function keeps no tenant cache; API containers see changes within their 60 s."""
 
 
-@lru_cache(maxsize=1)
+def _quota_reset() -> QuotaReset:
+    return QuotaReset(DynamoTenantStore(foundation().table), _nothing_cached)
+
+
 def quota_reset() -> QuotaReset:
-    foundation()
-    return QuotaReset(DynamoTenantStore(), _nothing_cached)
+    return once(_quota_reset)

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from functools import lru_cache
 
 from herald.adapters.dead_letters import SqsDeadLetters
 from herald.adapters.queueing import SqsJobQueue, SqsQueueDepths
 from herald.adapters.store.sweep_store import DynamoSweepStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import foundation, job_alerts
+from herald.composition.process import once
 from herald.services.sweeper import Sweeper, SweepPolicy
 from herald.settings import SweepSettings
 
 
-@lru_cache(maxsize=1)
-def sweeper() -> Sweeper:
+def _sweeper() -> Sweeper:
     base = foundation()
     settings, sweep = base.settings, SweepSettings.from_env()
     policy = SweepPolicy(
@@ -23,11 +22,15 @@ def sweeper() -> Sweeper:
     )
     return Sweeper(
         policy,
-        store=DynamoSweepStore(),
-        tenants=DynamoTenantStore(),
+        store=DynamoSweepStore(base.table),
+        tenants=DynamoTenantStore(base.table),
         queue=SqsJobQueue(settings.queue_urls, base.clients.sqs),
         depths=SqsQueueDepths(base.clients.sqs),
         queue_urls=settings.queue_urls,
         dead_letters=SqsDeadLetters(settings.dlq_url, base.clients.sqs),
         alerts=job_alerts(),
     )
+
+
+def sweeper() -> Sweeper:
+    return once(_sweeper)

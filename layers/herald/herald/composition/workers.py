@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from functools import lru_cache, partial
+from functools import partial
 
 from herald import USER_AGENT
 from herald.adapters.dead_letters import SqsDeadLetters
 from herald.adapters.queueing import SqsJobQueue, SqsMessageReturns
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.composition.common import foundation, job_alerts, provider_registry
-from herald.composition.vault import process_vault
-from herald.services.batch import Worker
+from herald.batch.sqs import Worker
+from herald.composition.common import foundation, job_alerts, provider_registry, vault
+from herald.composition.process import once
 from herald.services.delivery import ChannelAttempt, DeliveryEngine, DeliveryPolicy
 from herald.services.tenant_directory import TenantDirectory
 
@@ -22,22 +22,21 @@ def _worker(attempt: ChannelAttempt) -> Worker:
     dead_letters = SqsDeadLetters(settings.dlq_url, base.clients.sqs)
     engine = DeliveryEngine(
         DeliveryPolicy(settings.max_attempts, settings.retry_base_delay_seconds),
-        store=DynamoDeliveryStore(),
+        store=DynamoDeliveryStore(base.table),
         queue=SqsJobQueue(settings.queue_urls, base.clients.sqs),
         dead_letters=dead_letters,
         alerts=job_alerts(),
         attempt=attempt,
     )
     returns = SqsMessageReturns(settings.queue_urls.values(), base.clients.sqs)
-    return Worker(engine, dead_letters, returns, process_vault().cache)
+    return Worker(engine, dead_letters, returns, vault().cache)
 
 
 def _directory() -> TenantDirectory:
-    return TenantDirectory(DynamoTenantStore(), process_vault())
+    return TenantDirectory(DynamoTenantStore(foundation().table), vault())
 
 
-@lru_cache(maxsize=1)
-def email_worker() -> Worker:
+def _email_worker() -> Worker:
     # Imported here so each worker's cold start loads only its own channel (providers vs. webhooks).
     from herald.adapters.store.suppression_store import DynamoSuppressions
     from herald.services.email_attempt import EmailAttempt
@@ -45,18 +44,25 @@ def email_worker() -> Worker:
     return _worker(
         EmailAttempt(
             directory=_directory(),
-            suppressions=DynamoSuppressions(),
+            suppressions=DynamoSuppressions(foundation().table),
             providers=provider_registry().email,
             platform_sender=foundation().settings.platform_sender,
         )
     )
 
 
-@lru_cache(maxsize=1)
-def webhook_worker() -> Worker:
+def email_worker() -> Worker:
+    return once(_email_worker)
+
+
+def _webhook_worker() -> Worker:
     from herald.adapters.webhook_sender import send_webhook
     from herald.services.webhook_attempt import WebhookAttempt
 
     origin = foundation().settings.local_webhook_origin
     sender = partial(send_webhook, local_origin=origin, user_agent=USER_AGENT)
     return _worker(WebhookAttempt(directory=_directory(), sender=sender))
+
+
+def webhook_worker() -> Worker:
+    return once(_webhook_worker)

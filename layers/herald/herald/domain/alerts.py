@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from herald.domain.clock import epoch_seconds, iso
-from herald.domain.jobs import JobMessage
+from herald.domain.job_messages import JobMessage
 
 JOB_DEAD_LETTERED = "herald.job-dead-lettered"
 JOB_ALERTS_PAUSED = "herald.job-alerts-paused"

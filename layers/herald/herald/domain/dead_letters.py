@@ -12,6 +12,49 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from herald.domain.job_messages import JobMessage
+from herald.domain.notifications import NotificationRequest, request_document
+
+
+@dataclass(frozen=True)
+class FailedJobCopy:
+    """The operator's copy of a job that failed for a reason an operator can act on: enough to
+    understand it and to redrive it."""
+
+    message: JobMessage
+    request: NotificationRequest | None
+    reason: str
+    attempts: int
+    max_attempts: int
+    failed_at: str
+
+    def document(self) -> dict[str, Any]:
+        message, request = self.message, self.request
+        return {
+            "jobId": message.job_id,
+            "tenantId": message.tenant_id,
+            "type": message.channel.value,
+            "priority": message.priority,
+            "error": self.reason,
+            "attempts": self.attempts,
+            "maxAttempts": self.max_attempts,
+            "failedAt": self.failed_at,
+            "createdAt": message.created_at,
+            "payload": request_document(request.redacted()) if request is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class UnreadableMessage:
+    """A queue message no worker can read: it goes to the operator instead of looping."""
+
+    message_id: str
+    reason: str
+    body: str
+
+    def document(self) -> dict[str, Any]:
+        return {"error": self.reason, "messageId": self.message_id, "body": self.body[:4096]}
+
 
 class LetterKind(StrEnum):
     COPY = "copy"

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from herald.domain.jobs import Channel, JobMessage, JobStatus, queue_priority
+from herald.domain.job_messages import JobMessage
+from herald.domain.jobs import Channel, JobStatus, queue_priority
+from herald.domain.notifications import NotificationRequest
 from herald.domain.plans import BillingPeriod, Quota, current_period, limits_for, quota_for
 from herald.domain.providers import DnsRecord
 from herald.domain.secrets import SealedSecret
@@ -172,14 +174,17 @@ class NewJob:
 
     job_id: str
     tenant_id: str
-    channel: Channel
+    request: NotificationRequest
     priority: int
     max_attempts: int
     created_at: str
-    payload: dict[str, Any]
     expires_at: int
-    # The hash of the request body when it came with an idempotency key (the job id derives from it).
+    # The fingerprint of the request when it came with an idempotency key (the job id derives from it).
     body_hash: str | None = None
+
+    @property
+    def channel(self) -> Channel:
+        return self.request.channel
 
 
 @dataclass(frozen=True)
@@ -231,7 +236,7 @@ class JobState:
         return queue_priority(self.priority).value
 
     def next_message(self, plan: str, correlation_id: str | None) -> JobMessage:
-        """The message that queues the job again for its next attempt (the worker reads its payload)."""
+        """The message that queues the job again for its next attempt (the worker reads its request)."""
         return JobMessage(
             self.job_id,
             self.tenant_id,
@@ -259,7 +264,8 @@ class JobEvent:
 @dataclass(frozen=True)
 class JobView:
     state: JobState
-    payload: dict[str, Any] | None
+    # The accepted request, until its retention ends.
+    request: NotificationRequest | None
     events: tuple[JobEvent, ...] = field(default_factory=tuple)
 
 

@@ -6,7 +6,19 @@ from dataclasses import asdict
 from typing import Any
 
 from herald.domain.clock import now_iso
-from herald.domain.errors import HeraldError
+from herald.domain.errors import ErrorCode, HeraldError
+
+# What to do next, where that is another route: the edge's to say, since only it knows the routes.
+NEXT_STEPS = {
+    ErrorCode.PROVIDER_REQUIRED: "Add one with PUT /api/v1/account/providers/{{provider}}.",
+    ErrorCode.PROVIDER_KEY_UNREADABLE: "Store it again with PUT /api/v1/account/providers/{{provider}}.",
+    ErrorCode.QUEUE_UNAVAILABLE: "Retry it with POST /api/v1/notifications/jobs/{jobId}/retry.",
+}
+
+
+def message_of(error: HeraldError) -> str:
+    step = NEXT_STEPS.get(error.code)
+    return error.message if step is None else f"{error.message} {step.format(**error.extra)}"
 
 
 def success(data: Any) -> dict[str, Any]:
@@ -16,7 +28,7 @@ def success(data: Any) -> dict[str, Any]:
 def failure(error: HeraldError) -> dict[str, Any]:
     body: dict[str, Any] = {
         "success": False,
-        "error": error.message,
+        "error": message_of(error),
         "code": error.code,
         "timestamp": now_iso(),
     }

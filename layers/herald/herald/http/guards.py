@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.http.envelope import failure
-from herald.http.error_table import status_of
+from herald.http.errors import refusal
 from herald.http.raw_body import raw_body
 
 JSON = "application/json"
@@ -34,20 +33,31 @@ def body_limit(method: str, path: str) -> int:
     return DEFAULT_BODY_LIMIT
 
 
-def screen(event: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The answer (API Gateway v2 shape) to a body no route should parse; None when it may go on."""
-    try:
-        _check(event)
-    except HeraldError as error:
-        return {
-            "statusCode": status_of(error.code),
-            "headers": {"Content-Type": JSON},
-            "body": json.dumps(failure(error), separators=(",", ":")),
-        }
-    return None
+class ScreenedBodies:
+    """Screens each request's body before the resolver runs, and hands the resolver the JSON the
+    screen parsed (its ``json_body_deserializer``), so a body is parsed once."""
+
+    def __init__(self) -> None:
+        self._text: str | None = None
+        self._document: Any = None
+
+    def admit(self, event: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The answer (API Gateway v2 shape) to a body no route should parse; None when it may go on."""
+        try:
+            self._text, self._document = _check(event)
+        except HeraldError as error:
+            self._text = self._document = None
+            return refusal(error)
+        return None
+
+    def deserialize(self, text: str) -> Any:
+        if self._text is not None and text == self._text:
+            return self._document
+        return json.loads(text)
 
 
-def _check(event: Mapping[str, Any]) -> None:
+def _check(event: Mapping[str, Any]) -> tuple[str | None, Any]:
+    """The body as text and its JSON document when it has one (None, None without a body)."""
     method = str(event.get("requestContext", {}).get("http", {}).get("method", ""))
     try:
         body = raw_body(event)
@@ -65,10 +75,10 @@ def _check(event: Mapping[str, Any]) -> None:
         # crash on an empty multipart body): an empty body may be undeclared or JSON, nothing else.
         if method.upper() in BODY_METHODS and media_type not in {"", JSON}:
             raise _not_json(media_type)
-        return
+        return None, None
     if media_type != JSON:
         raise _not_json(media_type)
-    _check_json(body)
+    return _parsed_json(body)
 
 
 def _media_type(event: Mapping[str, Any]) -> str:
@@ -83,13 +93,14 @@ def _not_json(media_type: str) -> HeraldError:
     )
 
 
-def _check_json(body: bytes) -> None:
+def _parsed_json(body: bytes) -> tuple[str, Any]:
     if _depth(body) > MAX_JSON_DEPTH:
         raise HeraldError(
             f"The request body is nested more than {MAX_JSON_DEPTH} levels deep.", ErrorCode.INVALID_JSON
         )
     try:
-        json.loads(body.decode("utf-8"))
+        text = body.decode("utf-8")
+        return text, json.loads(text)
     except UnicodeDecodeError as exc:
         raise HeraldError("The request body is not UTF-8 text.", ErrorCode.INVALID_JSON) from exc
     except ValueError as exc:

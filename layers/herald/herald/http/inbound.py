@@ -13,11 +13,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from herald.domain.errors import DependencyError, ErrorCode, HeraldError
-from herald.http.envelope import failure, success
-from herald.http.error_table import status_of
+from herald.domain.errors import ErrorCode, HeraldError
+from herald.http.envelope import success
+from herald.http.errors import JSON, client_error, refusal
 from herald.http.raw_body import raw_body
-from herald.observability import logger
 from herald.services.inbound import InboundRequest, Receipt
 
 # SendGrid posts its events in batches; no provider sends more than this in one request.
@@ -27,16 +26,8 @@ TENANT_PARAMETER = "tenantId"
 _TENANT_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
-def _answer(status: int, document: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "statusCode": status,
-        "headers": {"Content-Type": "application/json"},
-        "body": json.dumps(document, separators=(",", ":")),
-    }
-
-
-def _refused(error: HeraldError) -> dict[str, Any]:
-    return _answer(status_of(error.code), failure(error))
+def _received(receipt: Receipt) -> dict[str, object]:
+    return {"received": True, **{outcome.value: number for outcome, number in receipt.outcomes.items()}}
 
 
 def _request(event: Mapping[str, Any]) -> InboundRequest:
@@ -48,25 +39,20 @@ def _answered(event: Mapping[str, Any], receive: Callable[[InboundRequest], Rece
     try:
         request = _request(event)
     except ValueError:
-        return _refused(HeraldError("The request body is not valid base64.", ErrorCode.VALIDATION_ERROR))
+        return refusal(HeraldError("The request body is not valid base64.", ErrorCode.VALIDATION_ERROR))
     if len(request.raw_body) > MAX_BODY_BYTES:
-        return _refused(
+        return refusal(
             HeraldError(f"The body is larger than {MAX_BODY_BYTES} bytes.", ErrorCode.PAYLOAD_TOO_LARGE)
         )
     try:
-        return _answer(200, success(receive(request).as_response()))
-    except HeraldError as error:
-        return _refused(error)
-    except DependencyError as error:
-        logger.error("dependency unavailable", extra={"reason": str(error)})
-        return _refused(
-            HeraldError(
-                "A service Herald depends on is unavailable; retry shortly.", ErrorCode.DEPENDENCY_UNAVAILABLE
-            )
-        )
-    except Exception:  # noqa: BLE001 - the sender gets a 500 and retries; the log has the cause
-        logger.exception("unhandled error")
-        return _refused(HeraldError("Something went wrong on our side.", ErrorCode.INTERNAL_ERROR))
+        receipt = receive(request)
+    except Exception as exc:  # noqa: BLE001 - one mapping for every failure (the sender retries a 5xx)
+        return refusal(client_error(exc))
+    return {
+        "statusCode": 200,
+        "headers": {"Content-Type": JSON},
+        "body": json.dumps(success(_received(receipt)), separators=(",", ":")),
+    }
 
 
 def tenant_webhook(
@@ -75,7 +61,7 @@ def tenant_webhook(
     """An email provider's webhook for the tenant the URL names."""
     tenant_id = str((event.get("pathParameters") or {}).get(TENANT_PARAMETER, ""))
     if not _TENANT_ID.match(tenant_id):
-        return _refused(HeraldError("No webhook is configured at this URL.", ErrorCode.WEBHOOK_NOT_FOUND))
+        return refusal(HeraldError("No webhook is configured at this URL.", ErrorCode.WEBHOOK_NOT_FOUND))
     return _answered(event, lambda request: receive(tenant_id, request))
 
 

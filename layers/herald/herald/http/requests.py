@@ -25,7 +25,14 @@ from pydantic_core import PydanticCustomError
 
 from herald.domain.api_keys import MAX_GRACE_SECONDS
 from herald.domain.jobs import PRIORITY_QUEUES, compact_json
-from herald.domain.providers import HEADER_VALUE
+from herald.domain.notifications import (
+    IDEMPOTENCY_KEY,
+    PRINTABLE_ASCII,
+    EmailNotification,
+    NotificationRequest,
+    WebhookNotification,
+)
+from herald.domain.providers import HEADER_VALUE, ProviderName
 
 MAX_BODY_BYTES = 256 * 1024
 MAX_WEBHOOK_PAYLOAD_BYTES = 10_240
@@ -41,9 +48,8 @@ RESERVED_HEADER_PREFIXES = ("x-webhook-", "webhook-")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 # What an HTTP/1.1 header value may carry: visible Latin-1 text, spaces and tabs; no control bytes.
 _HEADER_VALUE = re.compile(r"^[\t\x20-\x7e\xa0-\xff]*$")
-_PRINTABLE = re.compile(r"^[\x20-\x7e]+$")
 # What ``idempotency_key`` checks, as JSON Schema (for the body field and the header alike).
-IDEMPOTENCY_KEY_RULE = {"minLength": 1, "maxLength": 255, "pattern": _PRINTABLE.pattern}
+IDEMPOTENCY_KEY_RULE = {"minLength": 1, "maxLength": 255, "pattern": f"^{PRINTABLE_ASCII}+$"}
 _DOMAIN = r"^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
 
 
@@ -68,7 +74,7 @@ def _bounded_utf8(limit: int, what: str) -> AfterValidator:
 
 def idempotency_key(value: str) -> str:
     """The rule of the ``idempotencyKey`` field and of the ``Idempotency-Key`` header alike."""
-    if not 1 <= len(value) <= 255 or not _PRINTABLE.fullmatch(value):
+    if not IDEMPOTENCY_KEY.fullmatch(value):
         raise PydanticCustomError("invalid_idempotency_key", "must be 1-255 printable ASCII characters")
     return value
 
@@ -159,6 +165,19 @@ class EmailRequest(_Strict):
             raise PydanticCustomError("invalid_fallback", "fallback must differ from provider")
         return self
 
+    def to_request(self) -> NotificationRequest:
+        email = EmailNotification(
+            to=self.to,
+            subject=self.subject,
+            body=self.body,
+            text=self.text,
+            sender=self.from_,
+            reply_to=self.replyTo,
+            provider=ProviderName(self.provider) if self.provider else None,
+            fallback=ProviderName(self.fallback) if self.fallback else None,
+        )
+        return NotificationRequest(email, priority=self.priority, idempotency_key=self.idempotencyKey)
+
 
 def _webhook_headers(value: dict[str, str]) -> dict[str, str]:
     if len(value) > MAX_WEBHOOK_HEADERS:
@@ -220,6 +239,12 @@ class WebhookRequest(_Strict):
     )
     priority: Priority | None = None
     idempotencyKey: IdempotencyKey | None = None  # noqa: N815
+
+    def to_request(self) -> NotificationRequest:
+        webhook = WebhookNotification(
+            url=self.url, payload=self.payload, method=self.method, headers=self.headers or {}
+        )
+        return NotificationRequest(webhook, priority=self.priority, idempotency_key=self.idempotencyKey)
 
 
 # ---------------------------------------------------------------- account routes

@@ -13,28 +13,25 @@ costs one more UpdateItem to take its job back off the usage count.
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from herald.domain.clock import epoch_seconds, iso, utc_now
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
-from herald.domain.jobs import (
-    DEFAULT_PRIORITY,
-    LOWEST_PRIORITY,
-    Channel,
-    JobMessage,
-    QueuePriority,
-    compact_json,
-    queue_priority,
+from herald.domain.job_messages import JobMessage
+from herald.domain.jobs import DEFAULT_PRIORITY, LOWEST_PRIORITY, Channel, QueuePriority, queue_priority
+from herald.domain.notifications import (
+    IDEMPOTENCY_KEY,
+    EmailNotification,
+    NotificationRequest,
+    fingerprint,
 )
 from herald.domain.plans import Plan, limits_for, retention_end
 from herald.domain.records import NewJob, TenantContext
 from herald.domain.webhooks import UrlNotAllowed
-from herald.observability import correlation_id, logger
+from herald.observability import correlation_id, count, logger
 from herald.services.ports import (
     Counters,
     DuplicateRequest,
@@ -56,14 +53,6 @@ class AcceptedJob:
     created_at: str
     priority: int
 
-    def as_response(self) -> dict[str, Any]:
-        return {
-            "jobId": self.job_id,
-            "status": "pending",
-            "type": self.channel.value,
-            "createdAt": self.created_at,
-        }
-
 
 def job_id_for(tenant_id: str, idempotency_key: str | None) -> str:
     if idempotency_key is None:
@@ -71,15 +60,11 @@ def job_id_for(tenant_id: str, idempotency_key: str | None) -> str:
     return str(uuid.uuid5(JOB_ID_NAMESPACE, f"{tenant_id}\n{idempotency_key}"))
 
 
-def body_hash(channel: Channel, payload: dict[str, Any]) -> str:
-    without_key = {name: value for name, value in payload.items() if name != "idempotencyKey"}
-    return hashlib.sha256(channel.value.encode() + b"\n" + compact_json(without_key)).hexdigest()
-
-
 class AcceptService:
     def __init__(
         self,
         *,
+        authenticate: Callable[[str], TenantContext],
         jobs: JobStore,
         counters: Counters,
         queue: JobQueue,
@@ -87,6 +72,7 @@ class AcceptService:
         max_attempts: int,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
+        self._authenticate = authenticate
         self._jobs = jobs
         self._counters = counters
         self._queue = queue
@@ -95,32 +81,42 @@ class AcceptService:
         self._clock = clock
 
     def accept(
-        self, tenant: TenantContext, channel: Channel, payload: dict[str, Any], header_key: str | None
+        self, api_key: str, request: NotificationRequest, header_key: str | None = None
     ) -> AcceptedJob:
-        """``payload`` is the validated request body as the client sent it (JSON names)."""
-        if channel is Channel.EMAIL:
-            _check_email_routing(tenant, payload)
+        """Accept ``request`` for the tenant of ``api_key``; ``header_key`` is the Idempotency-Key
+        header's value, if the request had one."""
+        tenant = self._authenticate(api_key)
+        if header_key is not None and not IDEMPOTENCY_KEY.fullmatch(header_key):
+            raise HeraldError(
+                "Invalid request: Idempotency-Key: must be 1-255 printable ASCII characters.",
+                ErrorCode.VALIDATION_ERROR,
+            )
+        notification = request.notification
+        if isinstance(notification, EmailNotification):
+            _check_email_routing(tenant, notification)
         else:
-            self._check_url(payload["url"])
-        key = _idempotency_key(payload.get("idempotencyKey"), header_key)
+            self._check_url(notification.url)
+        key = _idempotency_key(request.idempotency_key, header_key)
         now = self._clock()
-        job = self._new_job(tenant, channel, payload, key, now)
+        job = self._new_job(tenant, request, key, now)
         period = tenant.period(now)
-        self._charge(tenant, channel, period.key, period.end, now)
+        self._charge(tenant, job.channel, period.key, period.end, now)
         self._insert(tenant, job, period.key)
         message = JobMessage(
             job.job_id,
             tenant.tenant_id,
-            channel,
+            job.channel,
             tenant.plan,
             0,
-            payload,
+            request,
             job.priority,
             job.created_at,
             correlation_id(),
         )
         enqueue_or_fail(self._queue, self._jobs, message, queue_priority(job.priority), iso(self._clock()))
-        return AcceptedJob(job.job_id, channel, job.created_at, job.priority)
+        logger.append_keys(job_id=job.job_id)
+        count("Accepted", {"channel": job.channel.value, "priority": queue_priority(job.priority).value})
+        return AcceptedJob(job.job_id, job.channel, job.created_at, job.priority)
 
     def _check_url(self, url: str) -> None:
         try:
@@ -131,20 +127,19 @@ class AcceptService:
             ) from exc
 
     def _new_job(
-        self, tenant: TenantContext, channel: Channel, payload: dict[str, Any], key: str | None, now: datetime
+        self, tenant: TenantContext, request: NotificationRequest, key: str | None, now: datetime
     ) -> NewJob:
-        requested = payload.get("priority")
+        requested = request.priority
         priority = LOWEST_PRIORITY if tenant.plan == Plan.FREE else (requested or DEFAULT_PRIORITY)
         return NewJob(
             job_id=job_id_for(tenant.tenant_id, key),
             tenant_id=tenant.tenant_id,
-            channel=channel,
+            request=request,
             priority=priority,
             max_attempts=self._max_attempts,
             created_at=iso(now),
-            payload=payload,
             expires_at=epoch_seconds(retention_end(tenant.plan, now)),
-            body_hash=body_hash(channel, payload) if key else None,
+            body_hash=fingerprint(request) if key else None,
         )
 
     def _charge(
@@ -230,32 +225,29 @@ def enqueue_or_fail(
                 "could not mark job failed", extra={"job_id": message.job_id, "reason": str(store_exc)}
             )
         raise HeraldError(
-            f"The notification was stored but could not be queued; retry it with "
-            f"POST /api/v1/notifications/jobs/{message.job_id}/retry.",
+            "The notification was stored but could not be queued.",
             ErrorCode.QUEUE_UNAVAILABLE,
             extra={"jobId": message.job_id},
         ) from exc
 
 
-def _check_email_routing(tenant: TenantContext, payload: dict[str, Any]) -> None:
-    chosen = [payload.get("provider"), payload.get("fallback")]
+def _check_email_routing(tenant: TenantContext, email: EmailNotification) -> None:
+    chosen = email.forced_providers()
     own_providers = limits_for(tenant.plan).own_providers
-    if chosen[0] is not None and not own_providers:
+    if chosen and not own_providers:
         raise HeraldError("Choosing a provider needs a paid plan.", ErrorCode.PLAN_REQUIRED)
     if own_providers and not tenant.providers:
         raise HeraldError(
-            "Configure an email provider first (PUT /api/v1/account/providers/{provider}); "
-            "paid plans send through your own provider keys.",
+            "Configure an email provider first; paid plans send through your own provider keys.",
             ErrorCode.PROVIDER_REQUIRED,
         )
     for choice in chosen:
-        if choice is not None and choice not in tenant.providers:
+        if choice not in tenant.providers:
             raise HeraldError(
                 f"Provider {choice} is not configured for this account.", ErrorCode.PROVIDER_NOT_CONFIGURED
             )
-    sender = payload.get("from")
-    if sender is not None:
-        domain = sender.rsplit("@", 1)[1].lower()
+    if email.sender is not None:
+        domain = email.sender.rsplit("@", 1)[1].lower()
         if domain not in tenant.verified_domains:
             raise HeraldError(
                 f"The from address must be on a verified sending domain of this account ({domain} is not).",

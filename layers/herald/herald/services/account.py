@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
 
+from herald.domain.account import AccountOverview, NewSigningSecret, SigningSecretStatus
 from herald.domain.clock import iso, parse_iso, utc_now
 from herald.domain.errors import ErrorCode, FieldProblem, HeraldError, validation_failed
 from herald.domain.inbound import UnusableSecret
@@ -23,6 +23,7 @@ from herald.domain.records import (
     ProviderDomain,
     SendingDomain,
     StoredProvider,
+    Suppression,
     TenantContext,
     TenantRecords,
 )
@@ -39,7 +40,7 @@ from herald.services.ports import (
     Suppressions,
     TenantStore,
 )
-from herald.services.tenants import TenantAdmin
+from herald.services.tenants import IssuedKey, TenantAdmin
 
 SIGNING_OVERLAP = timedelta(hours=24)
 
@@ -57,44 +58,6 @@ def tenant_provider(name: str) -> ProviderName:
             ErrorCode.UNKNOWN_PROVIDER,
         )
     return provider
-
-
-def provider_view(item: StoredProvider, tenant_id: str, api_base: str) -> dict[str, Any]:
-    return {
-        "provider": item.provider,
-        "priority": item.priority,
-        "lastFour": item.last_four,
-        "addedAt": item.added_at,
-        "hasWebhookSecret": item.webhook_secret is not None,
-        "hasAccountToken": item.account_token is not None,
-        "webhookUrl": f"{api_base}/webhooks/{item.provider.lower()}/{tenant_id}",
-    }
-
-
-def domain_view(domain: SendingDomain) -> dict[str, Any]:
-    return {
-        "domain": domain.domain,
-        "createdAt": domain.created_at,
-        "verified": domain.verified,
-        "providers": [
-            {
-                "provider": entry.provider,
-                "verified": entry.verified,
-                "error": entry.error,
-                "records": [
-                    {
-                        "type": r.type,
-                        "host": r.host,
-                        "value": r.value,
-                        "purpose": r.purpose,
-                        "priority": r.priority,
-                    }
-                    for r in entry.records
-                ],
-            }
-            for entry in domain.providers
-        ],
-    }
 
 
 class AccountService:
@@ -125,41 +88,26 @@ class AccountService:
 
     # ------------------------------------------------------------ plan and key
 
-    def overview(self, tenant: TenantContext) -> dict[str, Any]:
+    def overview(self, tenant: TenantContext) -> AccountOverview:
         profile = self._tenants.profile(tenant.tenant_id)
-        limits = limits_for(profile.plan)
         period = current_period(parse_iso(profile.period_anchor), self._clock())
-        usage = self._counters.usage(tenant.tenant_id, period.key)
         emails, webhooks = (quota_for(profile.plan, channel, profile.quota_limit) for channel in Channel)
-        return {
-            "tenantId": profile.tenant_id,
-            "name": profile.name,
-            "email": profile.email,
-            "plan": profile.plan,
-            "status": profile.status,
-            "rateLimit": {"requestsPerMinute": profile.rate_limit or limits.requests_per_minute},
-            "limits": {
-                "monthlyEmails": emails.limit if emails else None,
-                "monthlyWebhooks": webhooks.limit if webhooks else None,
-                "sharedQuota": limits.shared_quota is not None,
-            },
-            "usage": {"emails": usage.emails, "webhooks": usage.webhooks, "total": usage.total},
-            "periodStart": iso(period.start),
-            "periodEnd": iso(period.end),
-            "retentionDays": limits.retention_days,
-            # Set by the payment processors' events: active, canceling or past_due while paying.
-            "billing": {"status": profile.billing_status, "paidUntil": profile.paid_until},
-        }
+        return AccountOverview(
+            profile=profile,
+            limits=limits_for(profile.plan),
+            period=period,
+            usage=self._counters.usage(tenant.tenant_id, period.key),
+            email_quota=emails,
+            webhook_quota=webhooks,
+        )
 
-    def rotate_key(self, tenant: TenantContext, grace_seconds: int) -> dict[str, Any]:
-        issued = self._admin.rotate_api_key(tenant.tenant_id, grace_seconds, tenant.key_hash)
-        return {"apiKey": issued.api_key, "previousKeyValidUntil": issued.previous_valid_until}
+    def rotate_key(self, tenant: TenantContext, grace_seconds: int) -> IssuedKey:
+        return self._admin.rotate_api_key(tenant.tenant_id, grace_seconds, tenant.key_hash)
 
     # ------------------------------------------------------------ providers
 
-    def providers(self, tenant: TenantContext, api_base: str) -> list[dict[str, Any]]:
-        records = self._tenants.load(tenant.tenant_id)
-        return [provider_view(item, tenant.tenant_id, api_base) for item in records.providers]
+    def providers(self, tenant: TenantContext) -> tuple[StoredProvider, ...]:
+        return self._tenants.load(tenant.tenant_id).providers
 
     def put_provider(
         self,
@@ -169,9 +117,8 @@ class AccountService:
         api_key: str,
         account_token: str | None,
         webhook_secret: str | None,
-        api_base: str,
-    ) -> tuple[bool, dict[str, Any]]:
-        """Check the key live, then store it sealed; (created?, masked view)."""
+    ) -> tuple[bool, StoredProvider]:
+        """Check the key live, then store it sealed; (created?, what is stored)."""
         _paid(tenant)
         provider = tenant_provider(name)
         if webhook_secret is not None:
@@ -192,7 +139,7 @@ class AccountService:
         )
         self._store.save_provider(tenant.tenant_id, stored)
         self._on_change(tenant.tenant_id)
-        return existing is None, provider_view(stored, tenant.tenant_id, api_base)
+        return existing is None, stored
 
     def _check_webhook_secret(self, provider: ProviderName, secret: str) -> None:
         """Refused now, with the reason, rather than stored and failing every webhook later."""
@@ -220,9 +167,7 @@ class AccountService:
                 f"{provider.value} did not accept the key: {check.reason}", ErrorCode.PROVIDER_KEY_INVALID
             )
 
-    def set_priority(
-        self, tenant: TenantContext, name: str, priority: int, api_base: str
-    ) -> list[dict[str, Any]]:
+    def set_priority(self, tenant: TenantContext, name: str, priority: int) -> tuple[StoredProvider, ...]:
         _paid(tenant)
         provider = tenant_provider(name)
         records = self._tenants.load(tenant.tenant_id)
@@ -235,7 +180,7 @@ class AccountService:
         if holder != moved:
             self._store.swap_priorities(tenant.tenant_id, moved, priority, holder)
             self._on_change(tenant.tenant_id)
-        return self.providers(tenant, api_base)
+        return self.providers(tenant)
 
     def delete_provider(self, tenant: TenantContext, name: str) -> None:
         provider = tenant_provider(name)
@@ -247,7 +192,7 @@ class AccountService:
 
     # ------------------------------------------------------------ signing secret
 
-    def create_signing_secret(self, tenant: TenantContext) -> dict[str, Any]:
+    def create_signing_secret(self, tenant: TenantContext) -> NewSigningSecret:
         secret = new_signing_secret()
         created_at = iso(self._clock())
         sealed = self._seal(tenant, Purpose.SIGNING_SECRET, secret)
@@ -257,19 +202,19 @@ class AccountService:
             raise HeraldError(
                 "A signing secret exists already; rotate it instead.", ErrorCode.SIGNING_SECRET_EXISTS
             ) from exc
-        return {"secret": secret, "createdAt": created_at}
+        return NewSigningSecret(secret, created_at)
 
-    def signing_secret_status(self, tenant: TenantContext) -> dict[str, Any]:
+    def signing_secret_status(self, tenant: TenantContext) -> SigningSecretStatus:
         profile = self._tenants.profile(tenant.tenant_id)
         valid_until = profile.previous_valid_until
         active_previous = valid_until if valid_until and parse_iso(valid_until) > self._clock() else None
-        return {
-            "hasSecret": profile.signing_secret is not None,
-            "createdAt": profile.signing_secret_created_at,
-            "previousValidUntil": active_previous,
-        }
+        return SigningSecretStatus(
+            has_secret=profile.signing_secret is not None,
+            created_at=profile.signing_secret_created_at,
+            previous_valid_until=active_previous,
+        )
 
-    def rotate_signing_secret(self, tenant: TenantContext) -> dict[str, Any]:
+    def rotate_signing_secret(self, tenant: TenantContext) -> NewSigningSecret:
         profile = self._tenants.profile(tenant.tenant_id)
         if profile.signing_secret is None:
             raise HeraldError(
@@ -286,7 +231,7 @@ class AccountService:
             previous=profile.signing_secret,
             previous_valid_until=valid_until,
         )
-        return {"secret": secret, "createdAt": iso(now), "previousValidUntil": valid_until}
+        return NewSigningSecret(secret, iso(now), valid_until)
 
     def delete_signing_secret(self, tenant: TenantContext) -> None:
         if self._tenants.profile(tenant.tenant_id).signing_secret is None:
@@ -295,7 +240,7 @@ class AccountService:
 
     # ------------------------------------------------------------ domains
 
-    def add_domain(self, tenant: TenantContext, name: str) -> dict[str, Any]:
+    def add_domain(self, tenant: TenantContext, name: str) -> SendingDomain:
         _paid(tenant)
         records = self._tenants.load(tenant.tenant_id)
         if not records.providers:
@@ -316,7 +261,7 @@ class AccountService:
         )
         self._store.save_domain(tenant.tenant_id, domain)
         self._on_change(tenant.tenant_id)
-        return domain_view(domain)
+        return domain
 
     def _register(self, tenant_id: str, stored: StoredProvider, domain: str) -> ProviderDomain:
         provider = ProviderName(stored.provider)
@@ -342,15 +287,13 @@ class AccountService:
             )
         except SecretTampered as exc:
             raise HeraldError(
-                f"The stored {stored.provider} key cannot be decrypted; store it again with "
-                f"PUT /api/v1/account/providers/{stored.provider}.",
-                ErrorCode.PROVIDER_KEY_UNREADABLE,
+                f"The stored {stored.provider} key cannot be decrypted.", ErrorCode.PROVIDER_KEY_UNREADABLE
             ) from exc
 
-    def domains(self, tenant: TenantContext) -> list[dict[str, Any]]:
-        return [domain_view(domain) for domain in self._tenants.load(tenant.tenant_id).domains]
+    def domains(self, tenant: TenantContext) -> tuple[SendingDomain, ...]:
+        return self._tenants.load(tenant.tenant_id).domains
 
-    def verify_domain(self, tenant: TenantContext, name: str) -> dict[str, Any]:
+    def verify_domain(self, tenant: TenantContext, name: str) -> SendingDomain:
         domain = self._owned_domain(tenant, name)
         records = self._tenants.load(tenant.tenant_id)
         entries = tuple(
@@ -360,7 +303,7 @@ class AccountService:
         domain = replace(domain, providers=entries)
         self._store.save_domain(tenant.tenant_id, domain)
         self._on_change(tenant.tenant_id)
-        return domain_view(domain)
+        return domain
 
     def _verified(
         self, tenant_id: str, entry: ProviderDomain, stored: StoredProvider | None
@@ -400,16 +343,8 @@ class AccountService:
 
     # ------------------------------------------------------------ suppressions
 
-    def suppressions(self, tenant: TenantContext) -> list[dict[str, Any]]:
-        return [
-            {
-                "email": item.address,
-                "reason": item.reason,
-                "source": item.source,
-                "createdAt": item.created_at,
-            }
-            for item in self._suppressions.entries(tenant.tenant_id)
-        ]
+    def suppressions(self, tenant: TenantContext) -> list[Suppression]:
+        return list(self._suppressions.entries(tenant.tenant_id))
 
     def delete_suppression(self, tenant: TenantContext, email: str) -> None:
         if not self._suppressions.delete(tenant.tenant_id, email):

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from herald.domain.clock import now_iso
 from herald.domain.dead_letters import DeadLetter, HeldMessage, read_dead_letter
@@ -34,9 +33,6 @@ class Redrive:
     letter: DeadLetter
     outcome: Outcome
     detail: str
-
-    def as_json(self) -> dict[str, Any]:
-        return {**self.letter.summary(), "outcome": self.outcome.value, "detail": self.detail}
 
 
 class DeadLetterDesk:

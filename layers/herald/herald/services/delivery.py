@@ -13,13 +13,17 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from datetime import UTC, datetime
+from typing import Protocol
 
 from herald.domain.alerts import JobAlert
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.backoff import retry_delay
-from herald.domain.clock import epoch_seconds, now_iso, parse_iso, utc_now
-from herald.domain.jobs import JobMessage, JobStatus, queue_priority
+from herald.domain.clock import epoch_seconds, iso, parse_iso
+from herald.domain.dead_letters import FailedJobCopy
+from herald.domain.job_messages import JobMessage
+from herald.domain.jobs import JobStatus, queue_priority
+from herald.domain.notifications import NotificationRequest
 from herald.domain.plans import retention_end
 from herald.domain.records import Claim, DeliveryLog, JobState
 from herald.observability import MetricUnit, count, logger
@@ -28,14 +32,12 @@ from herald.services.ports import Alerts, DeadLetters, DeliveryStore, JobQueue
 # A claim outlives the worker's own timeout, and ends before SQS makes the message visible again
 # (visibility timeout = 6 x the worker timeout), so a crashed attempt is picked up by the redelivery.
 LEASE_SECONDS = 120
-# Redacted in the dead-letter copy: custom webhook headers often carry the receiver's credentials.
-REDACTED = "[redacted]"
 
 
 class ChannelAttempt(Protocol):
     """One attempt of a claimed job on its channel: a pass over the email providers, or one webhook."""
 
-    def run(self, message: JobMessage, payload: dict[str, Any], claim: Claim, /) -> AttemptOutcome: ...
+    def run(self, message: JobMessage, request: NotificationRequest, claim: Claim, /) -> AttemptOutcome: ...
 
 
 class AttemptNotReleased(Exception):
@@ -56,32 +58,6 @@ class Handled:
 class DeliveryPolicy:
     max_attempts: int
     retry_base_delay_seconds: int
-
-
-def redact_payload(payload: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Custom webhook headers often carry the receiver's credentials: keep their names only."""
-    if not payload or "headers" not in payload:
-        return payload
-    headers = payload.get("headers") or {}
-    return {**payload, "headers": dict.fromkeys(headers, REDACTED)}
-
-
-def dead_letter_copy(
-    message: JobMessage, payload: dict[str, Any] | None, reason: str, attempts: int, max_attempts: int
-) -> dict[str, Any]:
-    """The operator's copy of a failed job: enough to understand it and to redrive it."""
-    return {
-        "jobId": message.job_id,
-        "tenantId": message.tenant_id,
-        "type": message.channel.value,
-        "priority": message.priority,
-        "error": reason,
-        "attempts": attempts,
-        "maxAttempts": max_attempts,
-        "failedAt": now_iso(),
-        "createdAt": message.created_at,
-        "payload": redact_payload(payload),
-    }
 
 
 class DeliveryEngine:
@@ -109,19 +85,19 @@ class DeliveryEngine:
             message,
             now=int(self._clock()),
             lease_seconds=LEASE_SECONDS,
-            started_at=now_iso(),
+            started_at=self._now(),
             max_attempts=self._policy.max_attempts,
             expires_at=self._expires_at(message),
         )
         if claim is None:
             return self._not_claimed(message)
-        payload = message.payload or self._store.payload(message.tenant_id, message.job_id)
-        outcome = self._attempt.run(message, payload, claim)
+        request = message.request or self._store.request(message.tenant_id, message.job_id)
+        outcome = self._attempt.run(message, request, claim)
         log = DeliveryLog(
             log_id=str(uuid.uuid4()),
             attempt=claim.attempt,
             succeeded=outcome.delivered,
-            created_at=now_iso(),
+            created_at=self._now(),
             used_provider=outcome.used_provider,
             error_message=outcome.error_message,
             tried=tuple(outcome.tried),
@@ -131,12 +107,18 @@ class DeliveryEngine:
         if outcome.delivered:
             return self._complete(message, log, outcome)
         if outcome.final or claim.attempt >= claim.max_attempts:
-            return self._fail(message, payload, log, claim.max_attempts, outcome.caused_by_tenant)
+            return self._fail(message, request, log, claim.max_attempts, outcome.caused_by_tenant)
         return self._retry(message, claim, log, outcome)
+
+    def _moment(self) -> datetime:
+        return datetime.fromtimestamp(self._clock(), UTC)
+
+    def _now(self) -> str:
+        return iso(self._moment())
 
     def _expires_at(self, message: JobMessage) -> int:
         """The job's retention, counted from its acceptance like its other items."""
-        accepted = parse_iso(message.created_at) if message.created_at else utc_now()
+        accepted = parse_iso(message.created_at) if message.created_at else self._moment()
         return epoch_seconds(retention_end(message.plan, accepted))
 
     def _complete(self, message: JobMessage, log: DeliveryLog, outcome: AttemptOutcome) -> Handled:
@@ -148,7 +130,7 @@ class DeliveryEngine:
         if len(outcome.tried) > 1:
             count("FallbackUsed", dimensions)
         if message.created_at:
-            latency = (utc_now() - parse_iso(message.created_at)).total_seconds() * 1000
+            latency = (self._moment() - parse_iso(message.created_at)).total_seconds() * 1000
             count("AcceptToDeliveredLatency", dimensions, value=latency, unit=MetricUnit.Milliseconds)
         return Handled(message.job_id, "completed", log.attempt)
 
@@ -169,7 +151,7 @@ class DeliveryEngine:
     def _fail(
         self,
         message: JobMessage,
-        payload: dict[str, Any],
+        request: NotificationRequest,
         log: DeliveryLog,
         max_attempts: int,
         caused_by_tenant: bool,
@@ -178,7 +160,9 @@ class DeliveryEngine:
         if not caused_by_tenant:
             # The operator's copy first: if it cannot be written, the job stays claimed and this
             # message comes back, instead of a FAILED job with no trace in the dead-letter queue.
-            self._dead_letter(message, payload, reason, log.attempt, max_attempts)
+            copy = FailedJobCopy(message, request, reason, log.attempt, max_attempts, self._now())
+            self._dead_letters.send(copy)
+            count("DeadLettered", metric_dimensions(message))
         if not self._store.finish(message, log, JobStatus.FAILED, reason):
             return self._lost_lease(message, log)
         count("FailedByTenant" if caused_by_tenant else "Failed", metric_dimensions(message))
@@ -198,11 +182,11 @@ class DeliveryEngine:
             log_id=str(uuid.uuid4()),
             attempt=current.attempts,
             succeeded=False,
-            created_at=now_iso(),
+            created_at=self._now(),
             error_message="the worker stopped during the last attempt",
         )
-        payload = message.payload or self._store.payload(message.tenant_id, message.job_id)
-        return self._fail(message, payload, log, current.max_attempts, caused_by_tenant=False)
+        request = message.request or self._store.request(message.tenant_id, message.job_id)
+        return self._fail(message, request, log, current.max_attempts, caused_by_tenant=False)
 
     def _crashed_last_attempt(self, current: JobState) -> bool:
         return (
@@ -226,12 +210,6 @@ class DeliveryEngine:
             extra={"job_id": message.job_id, "attempt": log.attempt},
         )
         return Handled(message.job_id, "lost-lease", log.attempt)
-
-    def _dead_letter(
-        self, message: JobMessage, payload: dict[str, Any], reason: str, attempts: int, max_attempts: int
-    ) -> None:
-        self._dead_letters.send(dead_letter_copy(message, payload, reason, attempts, max_attempts))
-        count("DeadLettered", metric_dimensions(message))
 
 
 def metric_dimensions(message: JobMessage) -> dict[str, str]:

@@ -8,12 +8,12 @@ permanent failure ends the job at once; transient failures move on and make the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.clock import now_iso
 from herald.domain.errors import DependencyError
-from herald.domain.jobs import JobMessage
+from herald.domain.job_messages import JobMessage
+from herald.domain.notifications import EmailNotification, NotificationRequest
 from herald.domain.plans import Plan
 from herald.domain.providers import (
     Credential,
@@ -35,15 +35,13 @@ SUPPRESSED = "recipient suppressed"
 
 
 def provider_pass(
-    plan: str, tenant_order: Sequence[str], payload: dict[str, Any], skip: Sequence[str]
+    plan: str, tenant_order: Sequence[str], email: EmailNotification, skip: Sequence[str]
 ) -> list[str]:
     """The providers of one attempt, in order: forced provider (+ fallback), or the tenant's list."""
     if plan == Plan.FREE:
         order: list[str] = list(PLATFORM_PROVIDERS)
-    elif payload.get("provider"):
-        order = [payload["provider"], *([payload["fallback"]] if payload.get("fallback") else [])]
     else:
-        order = list(tenant_order)
+        order = [name.value for name in email.forced_providers()] or list(tenant_order)
     return [name for name in order if name not in skip]
 
 
@@ -61,14 +59,17 @@ class EmailAttempt:
         self._providers = providers
         self._platform_sender = platform_sender
 
-    def run(self, message: JobMessage, payload: dict[str, Any], claim: Claim) -> AttemptOutcome:
+    def run(self, message: JobMessage, request: NotificationRequest, claim: Claim) -> AttemptOutcome:
+        email = request.notification
+        if not isinstance(email, EmailNotification):
+            raise TypeError(f"job {message.job_id} is not an email")
         tenant_id = message.tenant_id
-        if self._suppressions.is_suppressed(tenant_id, payload["to"]):
+        if self._suppressions.is_suppressed(tenant_id, email.to):
             return AttemptOutcome(
                 delivered=False, error_message=SUPPRESSED, final=True, caused_by_tenant=True
             )
         order = provider_pass(
-            message.plan, self._directory.provider_order(tenant_id), payload, claim.skip_providers
+            message.plan, self._directory.provider_order(tenant_id), email, claim.skip_providers
         )
         if not order:
             reason = (
@@ -77,17 +78,17 @@ class EmailAttempt:
                 else "no email provider is available for this job"
             )
             return AttemptOutcome(delivered=False, error_message=reason, final=True)
-        email = OutboundEmail(
+        outbound = OutboundEmail(
             job_id=message.job_id,
             tenant_id=tenant_id,
-            to=payload["to"],
-            from_address=payload.get("from") or self._default_sender(tenant_id, message.plan),
-            subject=payload["subject"],
-            html=payload["body"],
-            text=payload.get("text"),
-            reply_to=payload.get("replyTo"),
+            to=email.to,
+            from_address=email.sender or self._default_sender(tenant_id, message.plan),
+            subject=email.subject,
+            html=email.body,
+            text=email.text,
+            reply_to=email.reply_to,
         )
-        return self._pass(email, message.plan, order)
+        return self._pass(outbound, message.plan, order)
 
     def _default_sender(self, tenant_id: str, plan: str) -> str:
         """Without a `from`, paid mail goes out from the tenant's first verified domain."""

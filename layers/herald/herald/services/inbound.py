@@ -55,15 +55,16 @@ from herald.domain.secrets import Purpose, SecretTampered
 from herald.observability import count, logger
 from herald.services.ports import (
     BillingLinks,
-    DeliveryWebhookFormat,
+    DeliveryWebhook,
     InboundLedger,
     JobEvents,
-    PaymentWebhookFormat,
+    PaymentWebhook,
     ProfileChanged,
     SecretBox,
     Suppressions,
     TenantNotFound,
     TenantStore,
+    Verify,
 )
 
 # Marks of delivery events that belong to no job outlive every provider's retries (SendGrid retries
@@ -74,7 +75,6 @@ DELIVERY_MARK_SECONDS = 30 * 24 * 3600
 # revoked together): each applies its change to the billing it read, or reads again.
 BILLING_WRITE_ATTEMPTS = 3
 
-Verify = Callable[[Mapping[str, str], bytes, str, float], None]
 E = TypeVar("E")
 
 
@@ -98,9 +98,6 @@ class Receipt:
 
     def add(self, outcome: Outcome) -> None:
         self.outcomes[outcome] += 1
-
-    def as_response(self) -> dict[str, object]:
-        return {"received": True, **{outcome.value: number for outcome, number in self.outcomes.items()}}
 
     def publish(self, source: str) -> None:
         for outcome, number in self.outcomes.items():
@@ -151,7 +148,7 @@ class DeliveryWebhooks:
     def __init__(
         self,
         *,
-        webhook: DeliveryWebhookFormat,
+        webhook: DeliveryWebhook,
         tenants: TenantStore,
         secrets: SecretBox,
         events: JobEvents,
@@ -245,7 +242,7 @@ class PaymentWebhooks:
     def __init__(
         self,
         *,
-        webhook: PaymentWebhookFormat,
+        webhook: PaymentWebhook,
         secret: Callable[[], str],
         catalog: PlanCatalog,
         tenants: TenantStore,

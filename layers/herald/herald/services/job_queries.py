@@ -3,69 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from herald.domain.clock import now_iso
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus, queue_priority
-from herald.domain.records import DeliveryLog, JobState, JobView, TenantContext
+from herald.domain.records import JobPage, JobState, JobView, TenantContext
 from herald.observability import correlation_id
 from herald.services.accept import enqueue_or_fail
 from herald.services.ports import JobQueue, JobStore, TenantStore
 
 
-def job_summary(state: JobState) -> dict[str, Any]:
-    return {
-        "id": state.job_id,
-        "type": state.channel.value,
-        "status": state.status.value,
-        "priority": state.priority,
-        "attempts": state.attempts,
-        "maxAttempts": state.max_attempts,
-        "errorMessage": state.error_message,
-        "createdAt": state.created_at,
-        "startedAt": state.started_at,
-        "completedAt": state.completed_at,
-    }
-
-
-def _delivery_log(entry: DeliveryLog) -> dict[str, Any]:
-    return {
-        "id": entry.log_id,
-        "attempt": entry.attempt,
-        "status": entry.status,
-        "usedProvider": entry.used_provider,
-        "errorMessage": entry.error_message,
-        "createdAt": entry.created_at,
-        # Every provider this attempt tried, in order (a fallback shows the failure before it).
-        "providers": [dict(tried) for tried in entry.tried],
-    }
-
-
-def job_document(view: JobView) -> dict[str, Any]:
-    document = job_summary(view.state)
-    document["payload"] = view.payload
-    document["deliveryLogs"] = [_delivery_log(entry) for entry in view.state.delivery_logs]
-    document["events"] = [
-        {
-            "type": event.type,
-            "occurredAt": event.occurred_at,
-            "provider": event.provider,
-            "reason": event.reason,
-        }
-        for event in view.events
-    ]
-    return document
-
-
-def operator_job(jobs: JobStore, tenants: TenantStore, job_id: str, tenant_id: str | None) -> dict[str, Any]:
-    """The job document of any tenant's job (the operator's view), with its tenant id; without
-    ``tenant_id`` the job is looked up among every tenant's."""
+def operator_job(
+    jobs: JobStore, tenants: TenantStore, job_id: str, tenant_id: str | None
+) -> tuple[str, JobView]:
+    """Any tenant's job (the operator's view) and the tenant it belongs to; without ``tenant_id``
+    the job is looked up among every tenant's."""
     owner = tenant_id or jobs.owner(job_id, tenants.tenant_ids())
     view = None if owner is None else jobs.get(owner, job_id)
     if owner is None or view is None:
         raise HeraldError(f"No job {job_id}.", ErrorCode.JOB_NOT_FOUND)
-    return {"tenantId": owner, **job_document(view)}
+    return owner, view
 
 
 class JobQueries:
@@ -77,11 +34,11 @@ class JobQueries:
         self._max_attempts = max_attempts
         self._clock = clock
 
-    def get(self, tenant: TenantContext, job_id: str) -> dict[str, Any]:
+    def get(self, tenant: TenantContext, job_id: str) -> JobView:
         view = self._store.get(tenant.tenant_id, job_id)
         if view is None:
             raise HeraldError("No job with this id.", ErrorCode.JOB_NOT_FOUND)
-        return job_document(view)
+        return view
 
     def list(
         self,
@@ -92,25 +49,15 @@ class JobQueries:
         channel: Channel | None,
         status: JobStatus | None,
         cursor: str | None,
-    ) -> dict[str, Any]:
+    ) -> JobPage:
         try:
-            result = self._store.listing(
+            return self._store.listing(
                 tenant.tenant_id, page=page, limit=limit, channel=channel, status=status, cursor=cursor
             )
         except ValueError as exc:
             raise HeraldError("The cursor is not valid.", ErrorCode.INVALID_CURSOR) from exc
-        pagination: dict[str, Any] = {
-            "total": result.total,
-            "page": page,
-            "limit": limit,
-            "totalPages": (result.total + limit - 1) // limit,
-            "nextCursor": result.next_cursor,
-        }
-        if not result.total_exact:
-            pagination["totalIsLowerBound"] = True
-        return {"data": [job_summary(state) for state in result.items], "pagination": pagination}
 
-    def retry(self, tenant: TenantContext, job_id: str) -> dict[str, Any]:
+    def retry(self, tenant: TenantContext, job_id: str) -> JobState:
         state = requeue_failed(
             self._store,
             self._queue,
@@ -124,11 +71,7 @@ class JobQueries:
             raise HeraldError(
                 "No failed job with this id; only failed jobs can be retried.", ErrorCode.JOB_NOT_RETRYABLE
             )
-        return {
-            "jobId": job_id,
-            "status": JobStatus.PENDING.value,
-            "message": "Job has been re-queued for processing",
-        }
+        return state
 
 
 def requeue_failed(

@@ -4,14 +4,17 @@ tests substitute in-memory fakes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
 from herald.domain.alerts import AlertWindow, ChatOutcome, JobAlert, Notice
-from herald.domain.dead_letters import HeldMessage
+from herald.domain.dead_letters import FailedJobCopy, HeldMessage, UnreadableMessage
 from herald.domain.inbound import DeliveryEvent, IgnoredEvent, Processor, SubscriptionEvent
-from herald.domain.jobs import Channel, JobMessage, JobStatus, QueuePriority
+from herald.domain.job_messages import JobMessage
+from herald.domain.jobs import Channel, JobStatus, QueuePriority
+from herald.domain.notifications import NotificationRequest
 from herald.domain.plans import Quota
 from herald.domain.providers import (
     Credential,
@@ -153,7 +156,7 @@ class DeliveryStore(Protocol):
 
     def current(self, tenant_id: str, job_id: str) -> JobState | None: ...
 
-    def payload(self, tenant_id: str, job_id: str) -> dict[str, Any]: ...
+    def request(self, tenant_id: str, job_id: str) -> NotificationRequest: ...
 
     def finish(self, message: JobMessage, log: DeliveryLog, status: JobStatus, reason: str | None) -> bool:
         """Record the last attempt's outcome (COMPLETED or FAILED); False when the lease was lost."""
@@ -169,7 +172,7 @@ class SweepStore(Protocol):
     def unfinished(self, tenant_id: str, created_from: str, created_until: str) -> list[JobState]:
         """The tenant's jobs created in [from, until) that are neither completed nor failed."""
 
-    def payload(self, tenant_id: str, job_id: str) -> dict[str, Any]: ...
+    def request(self, tenant_id: str, job_id: str) -> NotificationRequest: ...
 
     def mark_requeued(self, state: JobState, at: str, expires_at: int) -> bool:
         """Note one more re-queue of the job; False when it changed since ``state`` was read."""
@@ -308,7 +311,7 @@ class MessageReturns(Protocol):
 
 
 class DeadLetters(Protocol):
-    def send(self, record: dict[str, Any]) -> None: ...
+    def send(self, letter: FailedJobCopy | UnreadableMessage) -> None: ...
 
 
 class DeadLetterInbox(Protocol):
@@ -416,31 +419,27 @@ class DomainProviders(Protocol):
 # ---------------------------------------------------------------- inbound webhooks
 
 
-class DeliveryWebhookFormat(Protocol):
-    """An email provider's event webhook: verification with the tenant's secret, and its events."""
-
-    @property
-    def provider(self) -> ProviderName: ...
-
-    def verify(self, headers: Mapping[str, str], raw_body: bytes, secret: str, now: float, /) -> None:
-        """``InvalidSignature`` unless the request provably comes from the provider; ``UnusableSecret``
-        when the stored secret cannot verify anything."""
-
-    def parse(self, raw_body: bytes, headers: Mapping[str, str], /) -> Sequence[DeliveryEvent | IgnoredEvent]:
-        """``MalformedPayload`` for a body that is not the provider's documented shape."""
-
-    def check_secret(self, secret: str, /) -> object:
-        """``UnusableSecret`` for a secret that could never verify a request."""
+# ``(headers, raw_body, secret, now)``: raises ``InvalidSignature`` unless the request provably comes
+# from its sender, ``UnusableSecret`` when the stored secret cannot verify anything.
+Verify = Callable[[Mapping[str, str], bytes, str, float], None]
 
 
-class PaymentWebhookFormat(Protocol):
-    """A payment processor's webhook: verification with the platform's secret, and its events."""
+@dataclass(frozen=True)
+class DeliveryWebhook:
+    """An email provider's event webhook: verified with the tenant's stored secret, then read as
+    events (``MalformedPayload`` for a body that is not the provider's documented shape)."""
 
-    @property
-    def processor(self) -> Processor: ...
+    provider: ProviderName
+    verify: Verify
+    parse: Callable[[bytes, Mapping[str, str]], Sequence[DeliveryEvent | IgnoredEvent]]
+    # Raises UnusableSecret for a secret that could never verify a request.
+    check_secret: Callable[[str], object]
 
-    def verify(self, headers: Mapping[str, str], raw_body: bytes, secret: str, now: float, /) -> None: ...
 
-    def parse(
-        self, raw_body: bytes, headers: Mapping[str, str], /
-    ) -> Sequence[SubscriptionEvent | IgnoredEvent]: ...
+@dataclass(frozen=True)
+class PaymentWebhook:
+    """A payment processor's webhook to the platform, verified with the platform's secret."""
+
+    processor: Processor
+    verify: Verify
+    parse: Callable[[bytes, Mapping[str, str]], Sequence[SubscriptionEvent | IgnoredEvent]]

@@ -20,13 +20,15 @@ from datetime import datetime, timedelta
 
 from herald.domain.alerts import JobAlert
 from herald.domain.clock import epoch_seconds, iso, parse_iso, utc_now
+from herald.domain.dead_letters import FailedJobCopy
 from herald.domain.errors import DependencyError
-from herald.domain.jobs import Channel, JobMessage, QueuePriority, queue_priority
+from herald.domain.job_messages import JobMessage
+from herald.domain.jobs import Channel, QueuePriority, queue_priority
 from herald.domain.plans import retention_end
 from herald.domain.records import JobState
 from herald.domain.sweeping import MAX_REQUEUES, is_stuck, stuck_reason
 from herald.observability import correlation_id, count, logger
-from herald.services.delivery import dead_letter_copy, metric_dimensions
+from herald.services.delivery import metric_dimensions
 from herald.services.ports import (
     Alerts,
     DeadLetters,
@@ -143,10 +145,10 @@ class Sweeper:
 
     def _fail(self, run: _Run, state: JobState, message: JobMessage, dimensions: dict[str, str]) -> None:
         reason = stuck_reason(state.sweeps)
-        payload = self._store.payload(state.tenant_id, state.job_id)
+        request = self._store.request(state.tenant_id, state.job_id)
         # The operator's copy first, as the delivery engine does: a failed send leaves the job as it is.
         self._dead_letters.send(
-            dead_letter_copy(message, payload, reason, state.attempts, state.max_attempts)
+            FailedJobCopy(message, request, reason, state.attempts, state.max_attempts, iso(run.now))
         )
         if not self._store.fail(state, reason, iso(run.now)):
             return

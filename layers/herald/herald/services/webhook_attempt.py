@@ -3,11 +3,11 @@ through the SSRF-safe sender."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.errors import DependencyError
-from herald.domain.jobs import JobMessage, compact_json
+from herald.domain.job_messages import JobMessage
+from herald.domain.jobs import compact_json
+from herald.domain.notifications import NotificationRequest, WebhookNotification
 from herald.domain.records import Claim
 from herald.domain.secrets import SecretTampered
 from herald.domain.webhooks import OutboundWebhook
@@ -20,7 +20,10 @@ class WebhookAttempt:
         self._directory = directory
         self._send = sender
 
-    def run(self, message: JobMessage, payload: dict[str, Any], _claim: Claim) -> AttemptOutcome:
+    def run(self, message: JobMessage, request: NotificationRequest, _claim: Claim) -> AttemptOutcome:
+        webhook = request.notification
+        if not isinstance(webhook, WebhookNotification):
+            raise TypeError(f"job {message.job_id} is not a webhook")
         try:
             secrets = self._directory.signing_secrets(message.tenant_id)
         except DependencyError as exc:
@@ -31,10 +34,10 @@ class WebhookAttempt:
             )
         hook = OutboundWebhook(
             job_id=message.job_id,
-            url=payload["url"],
-            method=payload.get("method", "POST"),
-            headers=payload.get("headers") or {},
-            body=compact_json(payload["payload"]),
+            url=webhook.url,
+            method=webhook.method,
+            headers=webhook.headers,
+            body=compact_json(webhook.payload),
         )
         result = self._send(hook, secrets=secrets)
         permanent = result.error_class == "permanent"

@@ -12,7 +12,6 @@ import hmac
 from collections.abc import Mapping
 from typing import Any
 
-from herald.adapters.inbound.formats import PaymentWebhook
 from herald.adapters.inbound.payloads import as_object, derived_id, ignored, iso_time, load_report, text
 from herald.adapters.inbound.verification import required_header, secret_bytes
 from herald.domain.inbound import (
@@ -22,6 +21,7 @@ from herald.domain.inbound import (
     SubscriptionChange,
     SubscriptionEvent,
 )
+from herald.services.ports import PaymentWebhook
 
 SIGNATURE_HEADER = "x-paystack-signature"
 # Herald's checkouts put the tenant's id into the transaction's metadata under this name.

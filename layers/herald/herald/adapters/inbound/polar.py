@@ -17,7 +17,6 @@ from enum import StrEnum
 from typing import Any
 
 from herald.adapters.inbound import standard_webhooks
-from herald.adapters.inbound.formats import PaymentWebhook
 from herald.adapters.inbound.payloads import as_object, ignored, iso_time, load_report, text
 from herald.adapters.inbound.verification import secret_bytes
 from herald.domain.inbound import (
@@ -29,6 +28,7 @@ from herald.domain.inbound import (
 )
 from herald.domain.providers import TENANT_ID_TAG
 from herald.domain.signing import standard_key
+from herald.services.ports import PaymentWebhook
 
 
 class KeyDerivation(StrEnum):

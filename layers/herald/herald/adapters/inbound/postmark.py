@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from herald.adapters.inbound.formats import DeliveryWebhook
 from herald.adapters.inbound.payloads import (
     as_object,
     derived_id,
@@ -41,6 +40,7 @@ from herald.domain.inbound import (
     UnusableSecret,
 )
 from herald.domain.providers import JOB_ID_TAG, TENANT_ID_TAG, ProviderName
+from herald.services.ports import DeliveryWebhook
 
 AUTHORIZATION_HEADER = "Authorization"
 # Basic auth is all that protects the URL: a password must not be guessable.

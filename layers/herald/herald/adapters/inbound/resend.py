@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from herald.adapters.inbound import standard_webhooks
-from herald.adapters.inbound.formats import DeliveryWebhook
 from herald.adapters.inbound.payloads import as_object, ignored, iso_time, load_report, reason, text
 from herald.domain.inbound import DeliveryEvent, DeliveryEventType, IgnoredEvent, UnusableSecret
 from herald.domain.providers import JOB_ID_TAG, TENANT_ID_TAG, ProviderName
 from herald.domain.signing import standard_key
+from herald.services.ports import DeliveryWebhook
 
 _TYPES: Mapping[str, DeliveryEventType] = {
     "email.delivered": DeliveryEventType.DELIVERED,

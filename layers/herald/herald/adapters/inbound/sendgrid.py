@@ -18,7 +18,6 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import load_der_public_key
 
-from herald.adapters.inbound.formats import DeliveryWebhook
 from herald.adapters.inbound.payloads import (
     as_object,
     first_text,
@@ -39,6 +38,7 @@ from herald.domain.inbound import (
     UnusableSecret,
 )
 from herald.domain.providers import JOB_ID_TAG, TENANT_ID_TAG, ProviderName
+from herald.services.ports import DeliveryWebhook
 
 SIGNATURE_HEADER = "X-Twilio-Email-Event-Webhook-Signature"
 TIMESTAMP_HEADER = "X-Twilio-Email-Event-Webhook-Timestamp"

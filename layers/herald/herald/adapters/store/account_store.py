@@ -14,28 +14,35 @@ from herald.adapters.store.failures import ConditionFailed, conditional, transac
 from herald.adapters.store.keys import CLAIM_SK, PROFILE_SK, domain_claim_pk, domain_sk, tenant_pk
 from herald.adapters.store.models import DomainClaimItem, DomainItem, ProviderItem, TenantItem
 from herald.adapters.store.sealed import to_attribute
+from herald.adapters.store.table import Table
 from herald.domain.records import SendingDomain, StoredProvider
 from herald.domain.secrets import SealedSecret
 from herald.services.ports import AlreadyExists, DomainTaken
 
 
 class DynamoAccountStore:
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
     # ------------------------------------------------------------ providers
 
     def save_provider(self, tenant_id: str, provider: StoredProvider) -> None:
         with translated("provider write"):
-            provider_item(tenant_id, provider).save()
+            provider_item(self._table, tenant_id, provider).save()
 
     def delete_provider(
         self, tenant_id: str, removed: StoredProvider, below: Sequence[StoredProvider]
     ) -> None:
         """Remove a provider and move each one ranked below it up by one, atomically, so the
         priorities stay 1..n with one holder each."""
-        with transaction("provider delete") as tx:
-            tx.delete(provider_item(tenant_id, removed), condition=ProviderItem.priority == removed.priority)
+        with transaction(self._table.connection, "provider delete") as tx:
+            tx.delete(
+                provider_item(self._table, tenant_id, removed),
+                condition=ProviderItem.priority == removed.priority,
+            )
             for item in below:
                 tx.update(
-                    provider_item(tenant_id, item),
+                    provider_item(self._table, tenant_id, item),
                     actions=[ProviderItem.priority.set(item.priority - 1)],
                     condition=ProviderItem.priority == item.priority,
                 )
@@ -44,15 +51,15 @@ class DynamoAccountStore:
         self, tenant_id: str, moved: StoredProvider, new_priority: int, holder: StoredProvider | None
     ) -> None:
         """Give ``moved`` the priority ``holder`` had, and ``holder`` the old one, atomically."""
-        with transaction("provider priority write") as tx:
+        with transaction(self._table.connection, "provider priority write") as tx:
             tx.update(
-                provider_item(tenant_id, moved),
+                provider_item(self._table, tenant_id, moved),
                 actions=[ProviderItem.priority.set(new_priority)],
                 condition=ProviderItem.priority == moved.priority,
             )
             if holder is not None:
                 tx.update(
-                    provider_item(tenant_id, holder),
+                    provider_item(self._table, tenant_id, holder),
                     actions=[ProviderItem.priority.set(moved.priority)],
                     condition=ProviderItem.priority == new_priority,
                 )
@@ -81,13 +88,15 @@ class DynamoAccountStore:
         condition = TenantItem.signing_secret.does_not_exist() if require_absent else TenantItem.pk.exists()
         try:
             with conditional("signing secret write"):
-                TenantItem(tenant_pk(tenant_id), PROFILE_SK).update(actions=actions, condition=condition)
+                self._table[TenantItem](tenant_pk(tenant_id), PROFILE_SK).update(
+                    actions=actions, condition=condition
+                )
         except ConditionFailed as exc:
             raise AlreadyExists(tenant_id) from exc
 
     def delete_signing_secret(self, tenant_id: str) -> None:
         with translated("signing secret delete"):
-            TenantItem(tenant_pk(tenant_id), PROFILE_SK).update(
+            self._table[TenantItem](tenant_pk(tenant_id), PROFILE_SK).update(
                 actions=[
                     TenantItem.signing_secret.remove(),
                     TenantItem.signing_secret_created_at.remove(),
@@ -100,34 +109,34 @@ class DynamoAccountStore:
 
     def claim_domain(self, tenant_id: str, domain: SendingDomain) -> None:
         """Register the domain for this tenant; DomainTaken when another tenant owns it."""
-        claim = DomainClaimItem(domain_claim_pk(domain.domain), CLAIM_SK, tenant_id=tenant_id)
+        claim = self._table[DomainClaimItem](domain_claim_pk(domain.domain), CLAIM_SK, tenant_id=tenant_id)
 
         def refine(codes: list[str | None]) -> Exception | None:
             return DomainTaken(domain.domain) if codes and codes[0] == "ConditionalCheckFailed" else None
 
-        with transaction("domain write", refine) as tx:
+        with transaction(self._table.connection, "domain write", refine) as tx:
             tx.save(
                 claim,
                 condition=DomainClaimItem.pk.does_not_exist() | (DomainClaimItem.tenant_id == tenant_id),
             )
-            tx.save(domain_item(tenant_id, domain))
+            tx.save(domain_item(self._table, tenant_id, domain))
 
     def domain(self, tenant_id: str, name: str) -> SendingDomain | None:
         with translated("domain read"):
             try:
-                item: DomainItem = DomainItem.get(tenant_pk(tenant_id), domain_sk(name))
+                item: DomainItem = self._table[DomainItem].get(tenant_pk(tenant_id), domain_sk(name))
             except DoesNotExist:
                 return None
         return domain_from(item)
 
     def save_domain(self, tenant_id: str, domain: SendingDomain) -> None:
         with translated("domain write"):
-            domain_item(tenant_id, domain).save()
+            domain_item(self._table, tenant_id, domain).save()
 
     def delete_domain(self, tenant_id: str, name: str) -> None:
-        with transaction("domain delete") as tx:
-            tx.delete(DomainItem(tenant_pk(tenant_id), domain_sk(name)))
+        with transaction(self._table.connection, "domain delete") as tx:
+            tx.delete(self._table[DomainItem](tenant_pk(tenant_id), domain_sk(name)))
             tx.delete(
-                DomainClaimItem(domain_claim_pk(name), CLAIM_SK),
+                self._table[DomainClaimItem](domain_claim_pk(name), CLAIM_SK),
                 condition=DomainClaimItem.tenant_id == tenant_id,
             )

@@ -9,12 +9,16 @@ from __future__ import annotations
 from herald.adapters.store.failures import translated
 from herald.adapters.store.keys import ALERTS_SK, alerts_pk
 from herald.adapters.store.models import AlertCounterItem
+from herald.adapters.store.table import Table
 from herald.domain.alerts import AlertWindow
 
 
 class DynamoAlertCounter:
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
     def count(self, window: AlertWindow) -> int:
-        item = AlertCounterItem(alerts_pk(window.key), ALERTS_SK)
+        item = self._table[AlertCounterItem](alerts_pk(window.key), ALERTS_SK)
         with translated("alert counter write"):
             item.update(
                 actions=[

@@ -12,6 +12,7 @@ from herald.adapters.store.models import (
     TenantItem,
 )
 from herald.adapters.store.sealed import from_attribute, optional_from, optional_to, to_attribute
+from herald.adapters.store.table import Table
 from herald.domain.providers import DnsRecord
 from herald.domain.records import ProviderDomain, SendingDomain, StoredProvider, TenantProfile
 
@@ -48,8 +49,8 @@ def profile_from(item: TenantItem) -> TenantProfile:
     )
 
 
-def profile_item(profile: TenantProfile) -> TenantItem:
-    return TenantItem(
+def profile_item(table: Table, profile: TenantProfile) -> TenantItem:
+    return table[TenantItem](
         tenant_pk(profile.tenant_id),
         "PROFILE",
         tenant_id=profile.tenant_id,
@@ -85,8 +86,8 @@ def provider_from(item: ProviderItem) -> StoredProvider:
     )
 
 
-def provider_item(tenant_id: str, provider: StoredProvider) -> ProviderItem:
-    return ProviderItem(
+def provider_item(table: Table, tenant_id: str, provider: StoredProvider) -> ProviderItem:
+    return table[ProviderItem](
         tenant_pk(tenant_id),
         provider_sk(provider.provider),
         provider=provider.provider,
@@ -126,8 +127,8 @@ def domain_from(item: DomainItem) -> SendingDomain:
     )
 
 
-def domain_item(tenant_id: str, domain: SendingDomain) -> DomainItem:
-    return DomainItem(
+def domain_item(table: Table, tenant_id: str, domain: SendingDomain) -> DomainItem:
+    return table[DomainItem](
         tenant_pk(tenant_id),
         domain_sk(domain.domain),
         domain=domain.domain,

@@ -19,6 +19,7 @@ from pynamodb.expressions.condition import Condition
 from herald.adapters.store.failures import ConditionFailed, conditional, translated
 from herald.adapters.store.keys import USAGE_SK, usage_pk
 from herald.adapters.store.models import CounterItem
+from herald.adapters.store.table import Table
 from herald.domain.errors import DependencyError
 from herald.domain.jobs import Channel
 from herald.domain.plans import Quota, channel_counter
@@ -32,7 +33,8 @@ MAX_TRIES = 4
 
 
 class DynamoCounters:
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, table: Table, clock: Callable[[], float] = time.time) -> None:
+        self._table = table
         self._clock = clock
         self._minutes: dict[str, str] = {}
         self._lock = threading.Lock()
@@ -97,13 +99,12 @@ class DynamoCounters:
             limited = getattr(CounterItem, quota.counter)
             condition = condition & (limited.does_not_exist() | (limited < quota.limit))
         with conditional("counter write"):
-            CounterItem(key, USAGE_SK).update(actions=actions, condition=condition)
+            self._table[CounterItem](key, USAGE_SK).update(actions=actions, condition=condition)
 
-    @staticmethod
-    def _read(key: str) -> CounterItem | None:
+    def _read(self, key: str) -> CounterItem | None:
         with translated("counter read"):
             try:
-                item: CounterItem = CounterItem.get(key, USAGE_SK, consistent_read=True)
+                item: CounterItem = self._table[CounterItem].get(key, USAGE_SK, consistent_read=True)
             except DoesNotExist:
                 return None
         return item
@@ -111,7 +112,7 @@ class DynamoCounters:
     def refund(self, tenant_id: str, period: str, channel: Channel) -> None:
         counted = getattr(CounterItem, channel_counter(channel))
         with translated("counter write"):
-            CounterItem(usage_pk(tenant_id, period), USAGE_SK).update(
+            self._table[CounterItem](usage_pk(tenant_id, period), USAGE_SK).update(
                 actions=[CounterItem.total.add(-1), counted.add(-1)], condition=CounterItem.pk.exists()
             )
 

@@ -14,20 +14,22 @@ from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
 
 from herald.adapters.store.failures import ConditionFailed, conditional, translated
-from herald.adapters.store.job_items import log_attribute, view_of
-from herald.adapters.store.job_store import finished_index, status_defaults
-from herald.adapters.store.keys import JOB_SK, STATUS_SK, job_pk
-from herald.adapters.store.models import HeraldItem, JobItem, JobStatusItem
+from herald.adapters.store.job_items import log_attribute, request_of, view_of
+from herald.adapters.store.job_store import finished_index, status_defaults, status_item
+from herald.adapters.store.keys import JOB_SK, job_pk
+from herald.adapters.store.models import JobItem, JobStatusItem
+from herald.adapters.store.table import Table
 from herald.domain.errors import DependencyError
-from herald.domain.jobs import JobMessage, JobStatus
+from herald.domain.job_messages import JobMessage
+from herald.domain.jobs import JobStatus
+from herald.domain.notifications import NotificationRequest
 from herald.domain.records import Claim, DeliveryLog, JobState
 
 
-def _status(message: JobMessage) -> JobStatusItem:
-    return JobStatusItem(job_pk(message.tenant_id, message.job_id), STATUS_SK)
-
-
 class DynamoDeliveryStore:
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
     def claim(
         self,
         message: JobMessage,
@@ -43,7 +45,7 @@ class DynamoDeliveryStore:
         Claimable: never claimed yet (a first message), PENDING with the attempt count this message
         was sent for, or PROCESSING whose lease ran out (the previous worker crashed or timed out;
         that attempt counts)."""
-        item = _status(message)
+        item = status_item(self._table, message.tenant_id, message.job_id)
         fresh: Condition = (JobStatusItem.status == JobStatus.PENDING.value) & (
             JobStatusItem.attempts == message.seen_attempts
         )
@@ -72,17 +74,16 @@ class DynamoDeliveryStore:
 
     def current(self, tenant_id: str, job_id: str) -> JobState | None:
         with translated("job table read"):
-            view = view_of(list(HeraldItem.query(job_pk(tenant_id, job_id))))
+            view = view_of(list(self._table.item.query(job_pk(tenant_id, job_id))))
         return None if view is None else view.state
 
-    def payload(self, tenant_id: str, job_id: str) -> dict[str, Any]:
+    def request(self, tenant_id: str, job_id: str) -> NotificationRequest:
         with translated("job payload read"):
             try:
-                item: JobItem = JobItem.get(job_pk(tenant_id, job_id), JOB_SK)
+                item: JobItem = self._table[JobItem].get(job_pk(tenant_id, job_id), JOB_SK)
             except DoesNotExist as exc:
                 raise DependencyError("job payload read failed: DoesNotExist") from exc
-        payload: dict[str, Any] = item.payload
-        return payload
+        return request_of(item)
 
     def finish(self, message: JobMessage, log: DeliveryLog, status: JobStatus, reason: str | None) -> bool:
         actions: list[Any] = [
@@ -110,7 +111,7 @@ class DynamoDeliveryStore:
             actions.append(JobStatusItem.used_provider.set(log.used_provider))
         try:
             with conditional("job table write"):
-                _status(message).update(
+                status_item(self._table, message.tenant_id, message.job_id).update(
                     actions=[
                         *actions,
                         JobStatusItem.delivery_logs.set(

@@ -7,10 +7,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from botocore.exceptions import BotoCoreError, ClientError
+from pynamodb.connection import Connection
 from pynamodb.exceptions import PynamoDBException, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
-from herald.adapters.store.table import connection
 from herald.domain.errors import DependencyError
 
 CONDITION_FAILED = "ConditionalCheckFailedException"
@@ -66,12 +66,12 @@ def conditional(what: str) -> Iterator[None]:
 
 @contextmanager
 def transaction(
-    what: str, refine: Callable[[list[str | None]], Exception | None] | None = None
+    connection: Connection, what: str, refine: Callable[[list[str | None]], Exception | None] | None = None
 ) -> Iterator[TransactWrite]:
     """A write transaction; a cancellation becomes what ``refine`` makes of the per-item reasons
     (in PynamoDB's order: condition checks, deletes, puts, updates), else ``DependencyError``."""
     try:
-        with TransactWrite(connection=connection()) as tx:
+        with TransactWrite(connection=connection) as tx:
             yield tx
     except TransactWriteError as exc:
         refined = refine(cancellation_codes(exc)) if refine is not None else None

@@ -28,15 +28,19 @@ from herald.adapters.store.models import (
     JobEventItem,
     JobStatusItem,
 )
+from herald.adapters.store.table import Table
 from herald.domain.inbound import Processor
 from herald.domain.records import JobEvent
 
 
 class DynamoJobEvents:
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
     def expiry(self, tenant_id: str, job_id: str) -> int | None:
         with translated("job table read"):
             try:
-                item: JobStatusItem = JobStatusItem.get(
+                item: JobStatusItem = self._table[JobStatusItem].get(
                     job_pk(tenant_id, job_id), STATUS_SK, attributes_to_get=["kind", "expiresAt"]
                 )
             except DoesNotExist:
@@ -45,7 +49,7 @@ class DynamoJobEvents:
         return None if item.expires_at is None else int(item.expires_at)
 
     def add(self, tenant_id: str, job_id: str, event_id: str, event: JobEvent, expires_at: int) -> bool:
-        item = JobEventItem(
+        item = self._table[JobEventItem](
             job_pk(tenant_id, job_id),
             event_sk(event.provider or "", event_id),
             type=event.type,
@@ -58,25 +62,36 @@ class DynamoJobEvents:
 
     def remove(self, tenant_id: str, job_id: str, event_id: str, event: JobEvent) -> None:
         with translated("job event delete"):
-            JobEventItem(job_pk(tenant_id, job_id), event_sk(event.provider or "", event_id)).delete()
+            self._table[JobEventItem](
+                job_pk(tenant_id, job_id), event_sk(event.provider or "", event_id)
+            ).delete()
 
 
 class DynamoInboundLedger:
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
     def mark(self, key: str, expires_at: int | None) -> bool:
         return _put_once(
-            InboundMarkItem(inbound_pk(key), SEEN_SK, expires_at=expires_at), "inbound mark write"
+            self._table[InboundMarkItem](inbound_pk(key), SEEN_SK, expires_at=expires_at),
+            "inbound mark write",
         )
 
     def unmark(self, key: str) -> None:
         with translated("inbound mark delete"):
-            InboundMarkItem(inbound_pk(key), SEEN_SK).delete()
+            self._table[InboundMarkItem](inbound_pk(key), SEEN_SK).delete()
 
 
 class DynamoBillingLinks:
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
     def tenant_for(self, processor: Processor, ref: str) -> str | None:
         with translated("billing link read"):
             try:
-                item: BillingLinkItem = BillingLinkItem.get(billing_link_pk(processor.value, ref), LINK_SK)
+                item: BillingLinkItem = self._table[BillingLinkItem].get(
+                    billing_link_pk(processor.value, ref), LINK_SK
+                )
             except DoesNotExist:
                 return None
         return item.tenant_id
@@ -84,7 +99,9 @@ class DynamoBillingLinks:
     def link(self, processor: Processor, refs: Sequence[str], tenant_id: str) -> None:
         with translated("billing link write"):
             for ref in refs:
-                BillingLinkItem(billing_link_pk(processor.value, ref), LINK_SK, tenant_id=tenant_id).save()
+                self._table[BillingLinkItem](
+                    billing_link_pk(processor.value, ref), LINK_SK, tenant_id=tenant_id
+                ).save()
 
 
 def _put_once(item: HeraldItem, what: str) -> bool:

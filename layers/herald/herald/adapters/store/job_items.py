@@ -10,6 +10,7 @@ from typing import Any
 from herald.adapters.store.keys import job_ids
 from herald.adapters.store.models import DeliveryLogAttribute, JobEventItem, JobItem, JobStatusItem
 from herald.domain.jobs import Channel, JobStatus
+from herald.domain.notifications import NotificationRequest, request_from_document
 from herald.domain.records import DeliveryLog, JobEvent, JobState, JobView
 
 
@@ -88,6 +89,10 @@ def _from_status(status: JobStatusItem) -> JobState:
     )
 
 
+def request_of(job: JobItem) -> NotificationRequest:
+    return request_from_document(Channel(job.type), job.payload)
+
+
 def view_of(items: Iterable[Any]) -> JobView | None:
     """A job's partition (request, status, events) as one view; None without a request item."""
     job: JobItem | None = None
@@ -104,4 +109,4 @@ def view_of(items: Iterable[Any]) -> JobView | None:
         return None
     state = state_of(job, status)
     assert state is not None
-    return JobView(state, job.payload, tuple(sorted(events, key=lambda event: event.occurred_at)))
+    return JobView(state, request_of(job), tuple(sorted(events, key=lambda event: event.occurred_at)))

@@ -34,8 +34,11 @@ from herald.adapters.store.keys import (
     jobs_gsi_pk,
 )
 from herald.adapters.store.models import HeraldItem, JobItem, JobStatusItem
+from herald.adapters.store.table import Table
 from herald.domain.errors import DependencyError
-from herald.domain.jobs import FINAL_STATUSES, Channel, JobMessage, JobStatus
+from herald.domain.job_messages import JobMessage
+from herald.domain.jobs import FINAL_STATUSES, Channel, JobStatus
+from herald.domain.notifications import request_document
 from herald.domain.records import JobPage, JobState, JobView, NewJob
 from herald.services.ports import DuplicateRequest
 
@@ -48,19 +51,20 @@ _FILTERED_PAGE = 100
 
 
 class DynamoJobStore:
-    def __init__(self, max_attempts: int) -> None:
+    def __init__(self, table: Table, max_attempts: int) -> None:
+        self._table = table
         # A status item created by a failed enqueue starts with the accept path's attempt budget.
         self._max_attempts = max_attempts
 
     def insert(self, job: NewJob) -> None:
-        item = JobItem(
+        item = self._table[JobItem](
             job_pk(job.tenant_id, job.job_id),
             JOB_SK,
             type=job.channel.value,
             priority=job.priority,
             max_attempts=job.max_attempts,
             created_at=job.created_at,
-            payload=job.payload,
+            payload=request_document(job.request),
             body_hash=job.body_hash,
             expires_at=job.expires_at,
             gsi1pk=jobs_gsi_pk(job.tenant_id),
@@ -77,7 +81,7 @@ class DynamoJobStore:
             return DependencyError("job table write failed: job id collision")
         with translated("job table read"):
             try:
-                existing: JobItem = JobItem.get(
+                existing: JobItem = self._table[JobItem].get(
                     job_pk(job.tenant_id, job.job_id), JOB_SK, consistent_read=True
                 )
             except DoesNotExist:
@@ -89,7 +93,7 @@ class DynamoJobStore:
 
     def get(self, tenant_id: str, job_id: str) -> JobView | None:
         with translated("job table read"):
-            return view_of(list(HeraldItem.query(job_pk(tenant_id, job_id))))
+            return view_of(list(self._table.item.query(job_pk(tenant_id, job_id))))
 
     def listing(
         self,
@@ -115,7 +119,7 @@ class DynamoJobStore:
         return self._in_flight(query, status)
 
     def _finished(self, query: _ListQuery, status: JobStatus) -> JobPage:
-        index = HeraldItem.finished
+        index = self._table.item.finished
         partition = finished_jobs_gsi_pk(query.tenant_id, status.value)
         with translated("job index read"):
             entries = query.page(_newest_first(index, partition, HeraldItem.gsi2sk, query, query.wanted))
@@ -125,12 +129,12 @@ class DynamoJobStore:
         return JobPage(items, total, query.cursor_after(entries, "gsi2sk"))
 
     def _all(self, query: _ListQuery) -> JobPage:
-        index = HeraldItem.by_tenant
+        index = self._table.item.by_tenant
         partition = jobs_gsi_pk(query.tenant_id)
         with translated("job index read"):
             entries = query.page(_newest_first(index, partition, HeraldItem.gsi1sk, query, query.wanted))
             total = index.count(partition, filter_condition=query.type_filter)
-        return JobPage(tuple(states_of(entries)), total, query.cursor_after(entries, "gsi1sk"))
+        return JobPage(tuple(states_of(self._table, entries)), total, query.cursor_after(entries, "gsi1sk"))
 
     def _in_flight(self, query: _ListQuery, status: JobStatus) -> JobPage:
         """Pending or processing jobs: no index holds them, so the newest jobs are read in pages of
@@ -142,7 +146,7 @@ class DynamoJobStore:
         with translated("job index read"):
             # One entry past the budget tells whether the budget ended the scan.
             entries = _newest_first(
-                HeraldItem.by_tenant,
+                self._table.item.by_tenant,
                 jobs_gsi_pk(query.tenant_id),
                 HeraldItem.gsi1sk,
                 query,
@@ -153,7 +157,7 @@ class DynamoJobStore:
                     exhausted = False
                     break
                 scanned += len(chunk)
-                matches += [state for state in states_of(chunk) if state.status is status]
+                matches += [state for state in states_of(self._table, chunk) if state.status is status]
                 last_key = str(chunk[-1].gsi1sk)
         page = matches[query.skip : query.skip + query.limit]
         next_cursor = encode_cursor(last_key) if last_key and not exhausted else None
@@ -165,7 +169,7 @@ class DynamoJobStore:
             job_pk(tenant_id, job_id) for _, tenant_id in zip(range(_BATCH_GET), tenants, strict=False)
         ]:
             with translated("job table read"):
-                found = [item.pk for item in JobItem.batch_get([(pk, JOB_SK) for pk in chunk])]
+                found = [item.pk for item in self._table[JobItem].batch_get([(pk, JOB_SK) for pk in chunk])]
             if found:
                 return job_ids(found[0])[0]
         return None
@@ -184,13 +188,15 @@ class DynamoJobStore:
         ]
         pending = JobStatusItem.pk.does_not_exist() | (JobStatusItem.status == JobStatus.PENDING.value)
         with translated("job table write"):
-            _status(message.tenant_id, message.job_id).update(actions=actions, condition=pending)
+            status_item(self._table, message.tenant_id, message.job_id).update(
+                actions=actions, condition=pending
+            )
 
     def reopen_failed(
         self, tenant_id: str, job_id: str, extra_attempts: int, reopened_at: str
     ) -> JobState | None:
         """FAILED -> PENDING with a fresh attempt budget; None when the job is not failed."""
-        item = _status(tenant_id, job_id)
+        item = status_item(self._table, tenant_id, job_id)
         try:
             with conditional("job table write"):
                 item.update(
@@ -215,8 +221,9 @@ class DynamoJobStore:
         return state_of(None, item)
 
 
-def _status(tenant_id: str, job_id: str) -> JobStatusItem:
-    return JobStatusItem(job_pk(tenant_id, job_id), STATUS_SK)
+def status_item(table: Table, tenant_id: str, job_id: str) -> JobStatusItem:
+    """The job's status item in ``table``, by its key (to update it)."""
+    return table[JobStatusItem](job_pk(tenant_id, job_id), STATUS_SK)
 
 
 def status_defaults(channel: Channel, priority: int, created_at: str | None, max_attempts: int) -> list[Any]:
@@ -238,11 +245,11 @@ def finished_index(tenant_id: str, job_id: str, created_at: str | None, status: 
     ]
 
 
-def states_of(entries: Sequence[JobItem]) -> list[JobState]:
+def states_of(table: Table, entries: Sequence[JobItem]) -> list[JobState]:
     """The states of index entries of request items, in their order (1 BatchGetItem per 100)."""
     keys = [(entry.pk, STATUS_SK) for entry in entries]
     with translated("job table read"):
-        found = {item.pk: item for item in JobStatusItem.batch_get(keys)} if keys else {}
+        found = {item.pk: item for item in table[JobStatusItem].batch_get(keys)} if keys else {}
     states = []
     for entry in entries:
         state = state_of(entry, found.get(entry.pk))

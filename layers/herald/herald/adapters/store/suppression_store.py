@@ -8,22 +8,26 @@ from pynamodb.exceptions import DoesNotExist
 
 from herald.adapters.store.failures import ConditionFailed, conditional, translated
 from herald.adapters.store.keys import suppression_pk
-from herald.adapters.store.models import HeraldItem, SuppressionItem
+from herald.adapters.store.models import SuppressionItem
+from herald.adapters.store.table import Table
 from herald.domain.records import Suppression
 
 
 class DynamoSuppressions:
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
     def is_suppressed(self, tenant_id: str, address: str) -> bool:
         with translated("suppression read"):
             try:
-                SuppressionItem.get(suppression_pk(tenant_id), address.lower())
+                self._table[SuppressionItem].get(suppression_pk(tenant_id), address.lower())
             except DoesNotExist:
                 return False
         return True
 
     def suppress(self, tenant_id: str, suppression: Suppression) -> None:
         address = suppression.address.lower()
-        item = SuppressionItem(
+        item = self._table[SuppressionItem](
             suppression_pk(tenant_id),
             address,
             address=address,
@@ -38,14 +42,14 @@ class DynamoSuppressions:
         with translated("suppression read"):
             items = [
                 item
-                for item in HeraldItem.query(suppression_pk(tenant_id))
+                for item in self._table.item.query(suppression_pk(tenant_id))
                 if isinstance(item, SuppressionItem)
             ]
         for item in items:
             yield Suppression(item.address, item.reason, item.created_at, item.source)
 
     def delete(self, tenant_id: str, address: str) -> bool:
-        item = SuppressionItem(suppression_pk(tenant_id), address.lower())
+        item = self._table[SuppressionItem](suppression_pk(tenant_id), address.lower())
         try:
             with conditional("suppression delete"):
                 item.delete(condition=SuppressionItem.pk.exists())

@@ -19,22 +19,25 @@ from pynamodb.expressions.condition import Condition
 
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.failures import ConditionFailed, conditional, translated
-from herald.adapters.store.job_store import finished_index, states_of, status_defaults
-from herald.adapters.store.keys import STATUS_SK, finished_jobs_gsi_pk, job_pk, jobs_gsi_pk
+from herald.adapters.store.job_store import finished_index, states_of, status_defaults, status_item
+from herald.adapters.store.keys import finished_jobs_gsi_pk, jobs_gsi_pk
 from herald.adapters.store.models import HeraldItem, JobItem, JobStatusItem
+from herald.adapters.store.table import Table
 from herald.domain.jobs import FINAL_STATUSES, JobStatus
+from herald.domain.notifications import NotificationRequest
 from herald.domain.records import JobState
 
 
 class DynamoSweepStore:
-    def __init__(self) -> None:
-        self._jobs = DynamoDeliveryStore()
+    def __init__(self, table: Table) -> None:
+        self._table = table
+        self._jobs = DynamoDeliveryStore(table)
 
     def unfinished(self, tenant_id: str, created_from: str, created_until: str) -> list[JobState]:
         with translated("job index read"):
             entries = [
                 entry
-                for entry in HeraldItem.by_tenant.query(
+                for entry in self._table.item.by_tenant.query(
                     jobs_gsi_pk(tenant_id),
                     range_key_condition=HeraldItem.gsi1sk.between(created_from, created_until),
                 )
@@ -45,16 +48,16 @@ class DynamoSweepStore:
             finished = {
                 entry.pk
                 for status in FINAL_STATUSES
-                for entry in HeraldItem.finished.query(
+                for entry in self._table.item.finished.query(
                     finished_jobs_gsi_pk(tenant_id, status.value),
                     range_key_condition=HeraldItem.gsi2sk.between(created_from, created_until),
                 )
             }
         in_flight = [entry for entry in entries if entry.pk not in finished]
-        return [state for state in states_of(in_flight) if state.status not in FINAL_STATUSES]
+        return [state for state in states_of(self._table, in_flight) if state.status not in FINAL_STATUSES]
 
-    def payload(self, tenant_id: str, job_id: str) -> dict[str, Any]:
-        return self._jobs.payload(tenant_id, job_id)
+    def request(self, tenant_id: str, job_id: str) -> NotificationRequest:
+        return self._jobs.request(tenant_id, job_id)
 
     def mark_requeued(self, state: JobState, at: str, expires_at: int) -> bool:
         return self._update(
@@ -86,7 +89,7 @@ class DynamoSweepStore:
         defaults = status_defaults(state.channel, state.priority, state.created_at, state.max_attempts)
         try:
             with conditional("job table write"):
-                JobStatusItem(job_pk(state.tenant_id, state.job_id), STATUS_SK).update(
+                status_item(self._table, state.tenant_id, state.job_id).update(
                     actions=[*defaults, *actions], condition=_unchanged(state)
                 )
         except ConditionFailed:

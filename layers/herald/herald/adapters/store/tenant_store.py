@@ -24,7 +24,8 @@ from herald.adapters.store.keys import (
     tenant_pk,
     tenant_sort_key,
 )
-from herald.adapters.store.models import ApiKeyItem, DomainItem, HeraldItem, ProviderItem, TenantItem
+from herald.adapters.store.models import ApiKeyItem, DomainItem, ProviderItem, TenantItem
+from herald.adapters.store.table import Table
 from herald.domain.clock import epoch_seconds, iso
 from herald.domain.records import ApiKeyRecord, TenantProfile, TenantRecords
 from herald.services.ports import KeyChanged, ProfileChanged, TenantNotFound
@@ -46,10 +47,13 @@ _PROFILE_FIELDS: dict[str, Any] = {
 
 
 class DynamoTenantStore:
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
     def find_api_key(self, key_hash: str) -> ApiKeyRecord | None:
         with translated("tenant table read"):
             try:
-                item: ApiKeyItem = ApiKeyItem.get(api_key_pk(key_hash), KEY_SK)
+                item: ApiKeyItem = self._table[ApiKeyItem].get(api_key_pk(key_hash), KEY_SK)
             except DoesNotExist:
                 return None
         return ApiKeyRecord(key_hash, item.tenant_id, item.created_at, item.valid_until)
@@ -58,7 +62,7 @@ class DynamoTenantStore:
         """Only the profile item (1 eventually consistent GetItem)."""
         with translated("tenant table read"):
             try:
-                item: TenantItem = TenantItem.get(tenant_pk(tenant_id), PROFILE_SK)
+                item: TenantItem = self._table[TenantItem].get(tenant_pk(tenant_id), PROFILE_SK)
             except DoesNotExist as exc:
                 raise TenantNotFound(tenant_id) from exc
         return profile_from(item)
@@ -68,7 +72,7 @@ class DynamoTenantStore:
         providers = []
         domains = []
         with translated("tenant table read"):
-            for item in HeraldItem.query(tenant_pk(tenant_id)):
+            for item in self._table.item.query(tenant_pk(tenant_id)):
                 if isinstance(item, TenantItem):
                     profile = profile_from(item)
                 elif isinstance(item, ProviderItem):
@@ -81,33 +85,35 @@ class DynamoTenantStore:
         return TenantRecords(profile, tuple(providers), tuple(domains))
 
     def create(self, profile: TenantProfile) -> None:
-        item = profile_item(profile)
+        item = profile_item(self._table, profile)
         item.gsi1pk = TENANTS_GSI_PK
         item.gsi1sk = tenant_sort_key(profile.created_at, profile.tenant_id)
-        key = ApiKeyItem(
+        key = self._table[ApiKeyItem](
             api_key_pk(profile.api_key_hash),
             KEY_SK,
             tenant_id=profile.tenant_id,
             created_at=profile.created_at,
         )
-        with transaction("tenant table write") as tx:
+        with transaction(self._table.connection, "tenant table write") as tx:
             tx.save(item, condition=TenantItem.pk.does_not_exist())
             tx.save(key, condition=ApiKeyItem.pk.does_not_exist())
 
     def tenant_ids(self) -> Iterator[str]:
         """Oldest first, from the index alone (entries of ~100 bytes: ~40 tenants per read unit)."""
         with translated("tenant index read"):
-            keys = [item.pk for item in HeraldItem.by_tenant.query(TENANTS_GSI_PK)]
+            keys = [item.pk for item in self._table.item.by_tenant.query(TENANTS_GSI_PK)]
         for pk in keys:
             yield tenant_id_of(pk)
 
     def all_profiles(self) -> Iterator[TenantProfile]:
         """Oldest first, from the index (its entries carry only keys: one BatchGet per 100)."""
         with translated("tenant index read"):
-            keys = [(item.pk, item.sk) for item in HeraldItem.by_tenant.query(TENANTS_GSI_PK)]
+            keys = [(item.pk, item.sk) for item in self._table.item.by_tenant.query(TENANTS_GSI_PK)]
         for start in range(0, len(keys), 100):
             with translated("tenant table read"):
-                found = {item.pk: item for item in TenantItem.batch_get(keys[start : start + 100])}
+                found = {
+                    item.pk: item for item in self._table[TenantItem].batch_get(keys[start : start + 100])
+                }
             for pk, _ in keys[start : start + 100]:
                 if pk in found:
                     yield profile_from(found[pk])
@@ -123,7 +129,7 @@ class DynamoTenantStore:
     def _update(
         self, tenant_id: str, changes: Mapping[str, object], expected: Mapping[str, object]
     ) -> TenantProfile:
-        item = TenantItem(tenant_pk(tenant_id), PROFILE_SK)
+        item = self._table[TenantItem](tenant_pk(tenant_id), PROFILE_SK)
         actions: list[Any] = [
             _PROFILE_FIELDS[name].remove() if value is None else _PROFILE_FIELDS[name].set(value)
             for name, value in changes.items()
@@ -145,19 +151,21 @@ class DynamoTenantStore:
         """New key in, profile points at it; the old key kept until ``old_valid_until``, or revoked
         now together with every key of earlier rotations still in grace."""
         profile = self.profile(tenant_id)
-        new_key = ApiKeyItem(api_key_pk(new_hash), KEY_SK, tenant_id=tenant_id, created_at=created_at)
-        old_key = ApiKeyItem(api_key_pk(old_hash), KEY_SK)
+        new_key = self._table[ApiKeyItem](
+            api_key_pk(new_hash), KEY_SK, tenant_id=tenant_id, created_at=created_at
+        )
+        old_key = self._table[ApiKeyItem](api_key_pk(old_hash), KEY_SK)
         live_grace = {key: until for key, until in profile.grace_keys.items() if until > created_at}
 
         def refine(codes: list[str | None]) -> Exception | None:
             # The profile update is the transaction's last item: its condition names the current key.
             return KeyChanged(tenant_id) if codes and codes[-1] == "ConditionalCheckFailed" else None
 
-        with transaction("tenant table write", refine) as tx:
+        with transaction(self._table.connection, "tenant table write", refine) as tx:
             tx.save(new_key, condition=ApiKeyItem.pk.does_not_exist())
             if old_valid_until is None:
                 for key_hash in {old_hash, *live_grace}:
-                    tx.delete(ApiKeyItem(api_key_pk(key_hash), KEY_SK))
+                    tx.delete(self._table[ApiKeyItem](api_key_pk(key_hash), KEY_SK))
                 grace: dict[str, str] = {}
             else:
                 until = iso(old_valid_until)
@@ -170,7 +178,7 @@ class DynamoTenantStore:
                 )
                 grace = {**live_grace, old_hash: until}
             tx.update(
-                TenantItem(tenant_pk(tenant_id), PROFILE_SK),
+                self._table[TenantItem](tenant_pk(tenant_id), PROFILE_SK),
                 actions=[TenantItem.api_key_hash.set(new_hash), TenantItem.grace_keys.set(grace)],
                 condition=TenantItem.api_key_hash == old_hash,
             )

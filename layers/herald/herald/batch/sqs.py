@@ -13,8 +13,9 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from herald.domain.dead_letters import UnreadableMessage
 from herald.domain.errors import DependencyError
-from herald.domain.jobs import JobMessage
+from herald.domain.job_messages import JobMessage
 from herald.observability import logger, metrics
 from herald.services.delivery import DeliveryEngine, Handled
 from herald.services.ports import CacheStats, DeadLetters, MessageReturns
@@ -103,11 +104,5 @@ def _parse(record: SQSRecord, dead_letters: DeadLetters) -> JobMessage | None:
         return JobMessage.from_json(record.body)
     except (ValueError, KeyError, TypeError) as exc:
         logger.error("malformed job message", extra={"message_id": record.message_id, "reason": str(exc)})
-        dead_letters.send(
-            {
-                "error": f"malformed job message: {exc}",
-                "messageId": record.message_id,
-                "body": record.body[:4096],
-            }
-        )
+        dead_letters.send(UnreadableMessage(record.message_id, f"malformed job message: {exc}", record.body))
         return None

@@ -1,0 +1,166 @@
+"""What a tenant asks Herald to send: an email or a webhook, with the options of its request.
+
+The HTTP edge builds these once from a validated request body; the accept service, the stores, the
+queue messages and the workers all carry them as they are. ``request_document`` is the one form a
+request is stored, queued and shown in (the job's ``payload``): the field names of the API, so jobs
+and messages written before these types existed read back unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from herald.domain.jobs import Channel, compact_json
+from herald.domain.providers import ProviderName
+
+# Shown instead of a custom header's value where a copy leaves Herald (the operator's dead-letter copy).
+REDACTED = "[redacted]"
+# An idempotency key, whether it comes in the body or in the Idempotency-Key header: 1-255 of these.
+PRINTABLE_ASCII = r"[\x20-\x7e]"
+IDEMPOTENCY_KEY = re.compile(PRINTABLE_ASCII + "{1,255}")
+
+
+@dataclass(frozen=True)
+class EmailNotification:
+    to: str
+    subject: str
+    # The HTML body.
+    body: str
+    text: str | None = None
+    # The `from` address; None: the tenant's default sender.
+    sender: str | None = None
+    reply_to: str | None = None
+    # A provider forced for this email (and its fallback) instead of the tenant's order.
+    provider: ProviderName | None = None
+    fallback: ProviderName | None = None
+
+    @property
+    def channel(self) -> Channel:
+        return Channel.EMAIL
+
+    def forced_providers(self) -> tuple[ProviderName, ...]:
+        return tuple(name for name in (self.provider, self.fallback) if name is not None)
+
+
+@dataclass(frozen=True)
+class WebhookNotification:
+    url: str
+    # The JSON object that is sent as the body.
+    payload: Mapping[str, Any]
+    method: str = "POST"
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def channel(self) -> Channel:
+        return Channel.WEBHOOK
+
+    def redacted(self) -> WebhookNotification:
+        """Custom headers often carry the receiver's credentials: their names only."""
+        return replace(self, headers=dict.fromkeys(self.headers, REDACTED))
+
+
+Notification = EmailNotification | WebhookNotification
+
+
+@dataclass(frozen=True)
+class NotificationRequest:
+    """One accepted request: the notification and the options it came with."""
+
+    notification: Notification
+    # As requested (1, 5 or 10); None: the default. The plan may lower it (``plans``).
+    priority: int | None = None
+    idempotency_key: str | None = None
+
+    @property
+    def channel(self) -> Channel:
+        return self.notification.channel
+
+    def redacted(self) -> NotificationRequest:
+        """The request as a copy that leaves Herald may show it (webhook header values hidden)."""
+        if isinstance(self.notification, WebhookNotification):
+            return replace(self, notification=self.notification.redacted())
+        return self
+
+
+def fingerprint(request: NotificationRequest) -> str:
+    """What tells two requests under one idempotency key apart (409 for the same, 422 otherwise): the
+    hash of the request's document without its key."""
+    document = request_document(request)
+    document.pop("idempotencyKey", None)
+    return hashlib.sha256(request.channel.value.encode() + b"\n" + compact_json(document)).hexdigest()
+
+
+# ---------------------------------------------------------------- the stored and queued form
+
+
+def request_document(request: NotificationRequest) -> dict[str, Any]:
+    """The request as a JSON object with the API's field names, absent options left out."""
+    notification = request.notification
+    options = {"priority": request.priority, "idempotencyKey": request.idempotency_key}
+    if isinstance(notification, EmailNotification):
+        fields: dict[str, Any] = {
+            "to": notification.to,
+            "subject": notification.subject,
+            "body": notification.body,
+            "text": notification.text,
+            "from": notification.sender,
+            "replyTo": notification.reply_to,
+            **options,
+            "provider": notification.provider,
+            "fallback": notification.fallback,
+        }
+    else:
+        fields = {
+            "url": notification.url,
+            "method": notification.method,
+            "headers": dict(notification.headers) or None,
+            "payload": dict(notification.payload),
+            **options,
+        }
+    return {name: value for name, value in fields.items() if value is not None}
+
+
+def request_from_document(channel: Channel, document: Mapping[str, Any]) -> NotificationRequest:
+    """The request of a stored or queued document; KeyError, TypeError or ValueError when it is not one."""
+    notification: Notification
+    if channel is Channel.EMAIL:
+        notification = EmailNotification(
+            to=str(document["to"]),
+            subject=str(document["subject"]),
+            body=str(document["body"]),
+            text=_optional(document, "text"),
+            sender=_optional(document, "from"),
+            reply_to=_optional(document, "replyTo"),
+            provider=_provider(document, "provider"),
+            fallback=_provider(document, "fallback"),
+        )
+    else:
+        payload, headers = document["payload"], document.get("headers") or {}
+        if not isinstance(payload, Mapping) or not isinstance(headers, Mapping):
+            raise TypeError("a webhook's payload and headers are JSON objects")
+        notification = WebhookNotification(
+            url=str(document["url"]),
+            payload=payload,
+            method=str(document.get("method", "POST")),
+            headers={str(name): str(value) for name, value in headers.items()},
+        )
+    priority = document.get("priority")
+    return NotificationRequest(
+        notification,
+        priority=int(priority) if priority is not None else None,
+        idempotency_key=_optional(document, "idempotencyKey"),
+    )
+
+
+def _optional(document: Mapping[str, Any], name: str) -> str | None:
+    value = document.get(name)
+    return None if value is None else str(value)
+
+
+def _provider(document: Mapping[str, Any], name: str) -> ProviderName | None:
+    value = document.get(name)
+    return None if value is None else ProviderName(value)
