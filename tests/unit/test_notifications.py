@@ -45,6 +45,13 @@ FULL_WEBHOOK: dict[str, Any] = {
 }
 
 
+EVERY_CHANNEL = pytest.mark.parametrize(
+    ("model", "wire", "channel"),
+    [(EmailRequest, FULL_EMAIL, Channel.EMAIL), (WebhookRequest, FULL_WEBHOOK, Channel.WEBHOOK)],
+    ids=["email", "webhook"],
+)
+
+
 def legacy_body_hash(channel: Channel, wire: dict[str, Any]) -> str:
     """How jobs stored before the typed request were fingerprinted: the validated body as the
     client's JSON names, without its idempotency key."""
@@ -74,11 +81,7 @@ def test_an_email_request_is_built_once_from_the_wire_with_every_field() -> None
     assert request.notification.forced_providers() == (ProviderName.POSTMARK, ProviderName.SENDGRID)
 
 
-@pytest.mark.parametrize(
-    ("model", "wire", "channel"),
-    [(EmailRequest, FULL_EMAIL, Channel.EMAIL), (WebhookRequest, FULL_WEBHOOK, Channel.WEBHOOK)],
-    ids=["email", "webhook"],
-)
+@EVERY_CHANNEL
 def test_the_stored_document_is_the_accepted_request_and_reads_back_unchanged(
     model: type[EmailRequest | WebhookRequest], wire: dict[str, Any], channel: Channel
 ) -> None:
@@ -98,11 +101,7 @@ def test_absent_options_are_left_out_of_the_document_and_a_webhook_defaults_to_p
     assert request_document(webhook) == {"url": "https://h.example.com/x", "method": "POST", "payload": {}}
 
 
-@pytest.mark.parametrize(
-    ("model", "wire", "channel"),
-    [(EmailRequest, FULL_EMAIL, Channel.EMAIL), (WebhookRequest, FULL_WEBHOOK, Channel.WEBHOOK)],
-    ids=["email", "webhook"],
-)
+@EVERY_CHANNEL
 def test_the_fingerprint_is_the_one_jobs_stored_before_carry(
     model: type[EmailRequest | WebhookRequest], wire: dict[str, Any], channel: Channel
 ) -> None:
