@@ -17,7 +17,6 @@ from herald.http.views import job_document
 from herald.observability import logger
 from herald.services.job_queries import operator_job
 from herald.services.ports import TenantNotFound
-from herald.services.tenant_cache import TTL_SECONDS
 from herald.services.tenants import IssuedKey
 from herald_cli.operations import dead_letter_command, show_job
 from herald_cli.schedules import run_deployed, run_local
@@ -25,14 +24,6 @@ from herald_cli.target import TargetError, deployed_target, local_target
 from herald_local.state import add_local_dir_option
 
 PLANS = [plan.value for plan in Plan]
-
-
-def _cache_note(effect: str) -> str:
-    """Warm API containers keep authenticated keys for a while, and the CLI reaches none of them."""
-    return (
-        f"API containers already warm may go on {effect} for up to {TTL_SECONDS:.0f} s "
-        "(their cache of authenticated keys); new containers apply the change at once."
-    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -132,7 +123,7 @@ def _print_rotated(issued: IssuedKey, as_json: bool) -> None:
     _print_key(issued, as_json=False)
     if issued.previous_valid_until is None:
         print("old key revoked now, with every key still in an earlier rotation's grace period")
-        print(_cache_note("accepting the revoked keys"))
+        print("the next request with a revoked key is refused (401 invalid_api_key)")
     else:
         print(f"old key valid until {issued.previous_valid_until}, then revoked")
 
@@ -182,7 +173,10 @@ def _set_status(args: argparse.Namespace, services: OperatorServices) -> None:
     enabling = args.command == "enable"
     profile = services.admin.set_status(args.tenant_id, active=enabling)
     print(f"{args.tenant_id} is now {profile.status}")
-    print(_cache_note("refusing its requests" if enabling else "accepting its requests"))
+    if enabling:
+        print("its next request is accepted")
+    else:
+        print("its next request is refused (403 tenant_disabled); its queued jobs end failed, not sent")
 
 
 def _rotate(args: argparse.Namespace, services: OperatorServices) -> None:
@@ -202,9 +196,7 @@ def _set_limit(args: argparse.Namespace, services: OperatorServices) -> None:
     assert profile is not None
     quota = "the plan's" if profile.quota_limit is None else str(profile.quota_limit)
     rate = "the plan's" if profile.rate_limit is None else f"{profile.rate_limit} per minute"
-    print(
-        f"{args.tenant_id}: monthly quota {quota}, rate limit {rate} (warm API containers apply it within 60 s)"
-    )
+    print(f"{args.tenant_id}: monthly quota {quota}, rate limit {rate} (from its next request)")
 
 
 COMMANDS: dict[tuple[str, str], Callable[[argparse.Namespace, OperatorServices], None]] = {

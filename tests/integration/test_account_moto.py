@@ -262,7 +262,9 @@ def test_a_tampered_sealed_key_fails_loudly_in_the_worker_instead_of_opening(
     with pytest.raises(SecretTampered):
         open_key(tenant_id, _stored(tenant_id, "SENDGRID"))
     with pytest.raises(SecretTampered):
-        TenantDirectory(DynamoTenantStore(herald.table), vault()).credential(tenant_id, "SENDGRID")
+        TenantDirectory(DynamoTenantStore(herald.table), vault()).credential(
+            _stored(tenant_id, "SENDGRID"), tenant_id
+        )
 
 
 def test_a_worker_skips_a_tampered_key_and_delivers_through_the_next_provider(

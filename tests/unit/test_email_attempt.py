@@ -341,3 +341,57 @@ def test_given_the_suppression_write_fails_when_passing_then_the_attempt_still_e
 
     assert (outcome.delivered, outcome.final) == (False, True)
     assert not setup.suppressions.entries_by_tenant
+
+
+# ---------------------------------------------------------------- the tenant as it is now
+
+
+def test_given_the_order_changed_after_a_pass_then_the_next_pass_follows_the_new_order(setup: Setup) -> None:
+    """Nothing about the tenant is kept between passes: a reorder through the API (another container)
+    holds for the next pass of a warm worker."""
+    setup.providers.script(SENDGRID, transient(SENDGRID))
+    setup.run()
+    assert setup.providers.calls == ["SENDGRID", "RESEND"]
+
+    stored = setup.tenants.providers[TENANT]
+    setup.tenants.providers[TENANT] = {
+        SENDGRID.value: replace(stored[SENDGRID.value], priority=3),
+        POSTMARK.value: replace(stored[POSTMARK.value], priority=1),
+        RESEND.value: stored[RESEND.value],
+    }
+    setup.providers.calls.clear()
+    setup.run()
+
+    assert setup.providers.calls == ["POSTMARK"]
+
+
+def test_given_a_provider_removed_after_a_pass_then_the_next_pass_never_calls_it(setup: Setup) -> None:
+    setup.run()
+    del setup.tenants.providers[TENANT][SENDGRID.value]
+    setup.providers.calls.clear()
+
+    outcome = setup.run()
+
+    assert setup.providers.calls == ["RESEND"]
+    assert outcome.used_provider == "RESEND"
+
+
+def test_given_a_disabled_tenant_then_its_job_ends_failed_without_a_send(setup: Setup) -> None:
+    setup.tenants.profiles[TENANT] = replace(setup.tenants.profiles[TENANT], status="disabled")
+
+    outcome = setup.run()
+
+    assert setup.providers.calls == []
+    assert (outcome.delivered, outcome.final, outcome.caused_by_tenant) == (False, True, True)
+    assert outcome.error_message == "the tenant is disabled (tenant_disabled); the job was not sent"
+
+
+def test_given_the_tenant_table_is_down_then_the_pass_is_retried_later_without_a_send(setup: Setup) -> None:
+    setup.tenants.unavailable = True
+
+    outcome = setup.run()
+
+    assert setup.providers.calls == []
+    assert (outcome.delivered, outcome.final) == (False, False)
+    assert outcome.error_message is not None
+    assert outcome.error_message.startswith("provider keys unavailable: ")

@@ -314,3 +314,25 @@ def test_given_the_endpoint_keeps_failing_when_attempts_run_out_then_the_dead_le
     assert isinstance(kept, WebhookNotification)
     assert kept.headers == WEBHOOK["headers"]
     assert [log.response_status for log in rig.store.state(TENANT, "job-7").delivery_logs] == [503] * 3
+
+
+def test_given_a_disabled_tenant_when_attempted_then_nothing_is_sent_and_the_job_ends(hooks: Hooks) -> None:
+    hooks.tenants.profiles[TENANT] = replace(hooks.tenants.profiles[TENANT], status="disabled")
+
+    outcome = hooks.run()
+
+    assert hooks.sender.calls == []
+    assert (outcome.delivered, outcome.final, outcome.caused_by_tenant) == (False, True, True)
+    assert outcome.error_message == "the tenant is disabled (tenant_disabled); the job was not sent"
+
+
+def test_given_the_secret_deleted_after_a_delivery_when_attempted_then_the_next_one_is_unsigned(
+    hooks: Hooks,
+) -> None:
+    """A warm worker keeps no profile: a change made through the API holds for the next webhook."""
+    hooks.run()
+    hooks.tenants.profiles[TENANT] = replace(hooks.tenants.profiles[TENANT], signing_secret=None)
+
+    hooks.run()
+
+    assert [call["secrets"] for call in hooks.sender.calls] == [[SIGNING_SECRET], []]

@@ -18,7 +18,7 @@ from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import Foundation, foundation, provider_registry, vault
 from herald.composition.process import once
 from herald.services.accept import AcceptService
-from herald.services.auth import Authenticator, contexts_cache
+from herald.services.auth import Authenticator
 from herald.services.job_queries import JobQueries
 
 if TYPE_CHECKING:
@@ -31,8 +31,7 @@ class ApiServices:
         self._base = base
         self._tenants = DynamoTenantStore(table)
         self._counters = DynamoCounters(table)
-        self.contexts = contexts_cache()
-        self.auth = Authenticator(self._tenants, self.contexts)
+        self.auth = Authenticator(self._tenants)
         jobs, queue = (
             DynamoJobStore(table, settings.max_attempts),
             SqsJobQueue(settings.queue_urls, base.clients.sqs),
@@ -64,7 +63,6 @@ class ApiServices:
             counters=self._counters,
             secrets=vault(),
             providers=provider_registry().domain,
-            on_change=self.contexts.forget,
             inbound_secrets=lambda provider, secret: delivery_format(provider).check_secret(secret),
         )
 

@@ -8,12 +8,8 @@ from herald.composition.process import once
 from herald.services.billing import QuotaReset
 
 
-def _nothing_cached(_tenant_id: str) -> None:
-    """A scheduled function keeps no tenant cache; API containers see changes within their 60 s."""
-
-
 def _quota_reset() -> QuotaReset:
-    return QuotaReset(DynamoTenantStore(foundation().table), _nothing_cached)
+    return QuotaReset(DynamoTenantStore(foundation().table))
 
 
 def quota_reset() -> QuotaReset:

@@ -2,8 +2,8 @@
 secret, sending domains and suppression list with its own API key.
 
 Secrets come in once, are checked live where the provider allows it, sealed by the ``SecretBox`` and
-never shown again except as their last four characters. Every change calls ``on_change`` so this
-container's cached view of the tenant is dropped at once.
+never shown again except as their last four characters. Nothing caches a tenant between requests,
+so every change holds from the next request in every container.
 """
 
 from __future__ import annotations
@@ -70,7 +70,6 @@ class AccountService:
         counters: Counters,
         secrets: SecretBox,
         providers: DomainProviders,
-        on_change: Callable[[str], None],
         inbound_secrets: Callable[[ProviderName, str], object],
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
@@ -80,11 +79,10 @@ class AccountService:
         self._counters = counters
         self._secrets = secrets
         self._providers = providers
-        self._on_change = on_change
         # Raises UnusableSecret for a webhook secret the provider's verifier could never use.
         self._inbound_secrets = inbound_secrets
         self._clock = clock
-        self._admin = TenantAdmin(tenants, on_change, clock)
+        self._admin = TenantAdmin(tenants, clock)
 
     # ------------------------------------------------------------ plan and key
 
@@ -138,7 +136,6 @@ class AccountService:
             else None,
         )
         self._store.save_provider(tenant.tenant_id, stored)
-        self._on_change(tenant.tenant_id)
         return existing is None, stored
 
     def _check_webhook_secret(self, provider: ProviderName, secret: str) -> None:
@@ -179,7 +176,6 @@ class AccountService:
         holder = next((item for item in records.providers if item.priority == priority), None)
         if holder != moved:
             self._store.swap_priorities(tenant.tenant_id, moved, priority, holder)
-            self._on_change(tenant.tenant_id)
         return self.providers(tenant)
 
     def delete_provider(self, tenant: TenantContext, name: str) -> None:
@@ -188,7 +184,6 @@ class AccountService:
         removed = _find_provider(records, provider)
         below = [item for item in records.providers if item.priority > removed.priority]
         self._store.delete_provider(tenant.tenant_id, removed, below)
-        self._on_change(tenant.tenant_id)
 
     # ------------------------------------------------------------ signing secret
 
@@ -260,7 +255,6 @@ class AccountService:
             providers=tuple(self._register(tenant.tenant_id, item, name) for item in records.providers),
         )
         self._store.save_domain(tenant.tenant_id, domain)
-        self._on_change(tenant.tenant_id)
         return domain
 
     def _register(self, tenant_id: str, stored: StoredProvider, domain: str) -> ProviderDomain:
@@ -302,7 +296,6 @@ class AccountService:
         )
         domain = replace(domain, providers=entries)
         self._store.save_domain(tenant.tenant_id, domain)
-        self._on_change(tenant.tenant_id)
         return domain
 
     def _verified(
@@ -333,7 +326,6 @@ class AccountService:
                     "provider kept the domain", extra={"provider": entry.provider, "reason": exc.reason}
                 )
         self._store.delete_domain(tenant.tenant_id, domain.domain)
-        self._on_change(tenant.tenant_id)
 
     def _owned_domain(self, tenant: TenantContext, name: str) -> SendingDomain:
         domain = self._store.domain(tenant.tenant_id, name.lower())

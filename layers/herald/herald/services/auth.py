@@ -1,24 +1,31 @@
-"""Authentication: an API key to the tenant behind it, cached per warm container.
+"""Authentication: an API key to the tenant behind it, read fresh on every request.
 
-Only the SHA-256 of a key is stored. Lookups are cached for at most 60 s (``TenantCache``), so a warm
-API container makes no DynamoDB call to authenticate a known key; a change made through another
-container (a revoked key, a disabled tenant) reaches this one within that minute.
+Only the SHA-256 of a key is stored. What a warm container keeps between requests is the one fact
+that never changes, which tenant a key hash belongs to (a bounded map, so a known key costs no
+lookup of its own). Whether the key is still valid and everything the tenant may do is read from
+the tenant's partition on every request, with one strongly consistent Query (1 read unit for a
+partition up to 4 KB): a rotated or revoked key, a disabled tenant, a new plan or provider hold from
+the next request in every container.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from datetime import datetime
+
+from cachetools import LRUCache
 
 from herald.domain.api_keys import hash_api_key
 from herald.domain.clock import parse_iso, utc_now
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.domain.records import ACTIVE, TenantContext, TenantRecords
+from herald.domain.records import ACTIVE, TenantContext, TenantProfile, TenantRecords
 from herald.observability import logger
 from herald.services.ports import TenantNotFound, TenantStore
-from herald.services.tenant_cache import TenantCache
 
 _INVALID = HeraldError("The API key is not valid.", ErrorCode.INVALID_API_KEY)
+# Key hashes whose tenant this container knows: at most this many (about 100 bytes each).
+MAX_KNOWN_KEYS = 4096
 
 
 def tenant_context(records: TenantRecords, key_hash: str) -> TenantContext:
@@ -36,43 +43,44 @@ def tenant_context(records: TenantRecords, key_hash: str) -> TenantContext:
     )
 
 
-def contexts_cache(clock: Callable[[], float] | None = None) -> TenantCache[str, TenantContext]:
-    """The per-container cache of authenticated tenants, keyed by key hash."""
-    if clock is None:
-        return TenantCache(lambda context: context.tenant_id)
-    return TenantCache(lambda context: context.tenant_id, clock=clock)
+def key_is_valid(profile: TenantProfile, key_hash: str, now: datetime) -> bool:
+    """The tenant's current key, or an earlier one whose grace period has not ended."""
+    if key_hash == profile.api_key_hash:
+        return True
+    valid_until = profile.grace_keys.get(key_hash)
+    return valid_until is not None and parse_iso(valid_until) > now
 
 
 class Authenticator:
-    def __init__(
-        self,
-        store: TenantStore,
-        cache: TenantCache[str, TenantContext],
-        clock: Callable[[], datetime] = utc_now,
-    ) -> None:
+    def __init__(self, store: TenantStore, clock: Callable[[], datetime] = utc_now) -> None:
         self._store = store
-        self._cache = cache
         self._now = clock
+        self._owners: LRUCache[str, str] = LRUCache(MAX_KNOWN_KEYS)
+        self._lock = threading.Lock()
 
     def authenticate(self, api_key: str) -> TenantContext:
         key_hash = hash_api_key(api_key)
-        context = self._cache.get(key_hash) or self._load(key_hash)
-        # Every later line of the request names the tenant (its correlation id is the request's).
-        logger.append_keys(tenant_id=context.tenant_id)
-        if context.status != ACTIVE:
-            raise HeraldError("This tenant is disabled.", ErrorCode.TENANT_DISABLED)
-        return context
-
-    def _load(self, key_hash: str) -> TenantContext:
-        record = self._store.find_api_key(key_hash)
-        now = self._now()
-        if record is None or (record.valid_until is not None and parse_iso(record.valid_until) <= now):
-            raise _INVALID.copy()
+        tenant_id = self._owner(key_hash)
         try:
-            context = tenant_context(self._store.load(record.tenant_id), key_hash)
+            records = self._store.load(tenant_id)
         except TenantNotFound as exc:
             raise _INVALID.copy() from exc
-        # A key in its grace period must not outlive it through the cache.
-        remaining = (parse_iso(record.valid_until) - now).total_seconds() if record.valid_until else None
-        self._cache.put(key_hash, context, max_seconds=remaining)
-        return context
+        if not key_is_valid(records.profile, key_hash, self._now()):
+            raise _INVALID.copy()
+        # Every later line of the request names the tenant (its correlation id is the request's).
+        logger.append_keys(tenant_id=tenant_id)
+        if records.profile.status != ACTIVE:
+            raise HeraldError("This tenant is disabled.", ErrorCode.TENANT_DISABLED)
+        return tenant_context(records, key_hash)
+
+    def _owner(self, key_hash: str) -> str:
+        with self._lock:
+            known = self._owners.get(key_hash)
+        if known is not None:
+            return known
+        record = self._store.find_api_key(key_hash)
+        if record is None:
+            raise _INVALID.copy()
+        with self._lock:
+            self._owners[key_hash] = record.tenant_id
+        return record.tenant_id

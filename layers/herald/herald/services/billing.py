@@ -36,11 +36,8 @@ class ResetSummary:
 
 
 class QuotaReset:
-    def __init__(
-        self, store: TenantStore, on_change: Callable[[str], None], clock: Callable[[], datetime] = utc_now
-    ) -> None:
+    def __init__(self, store: TenantStore, clock: Callable[[], datetime] = utc_now) -> None:
         self._store = store
-        self._on_change = on_change
         self._clock = clock
 
     def run(self) -> ResetSummary:
@@ -89,4 +86,3 @@ class QuotaReset:
             self._store.update_profile(tenant_id, **changes)
         except TenantNotFound:
             return  # deleted while the run was paging: nothing to keep
-        self._on_change(tenant_id)

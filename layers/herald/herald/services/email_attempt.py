@@ -23,11 +23,11 @@ from herald.domain.providers import (
     ProviderFailure,
     ProviderName,
 )
-from herald.domain.records import Claim, Suppression
+from herald.domain.records import Claim, Suppression, TenantRecords
 from herald.domain.secrets import SecretTampered
 from herald.observability import logger
 from herald.services.ports import EmailProviders, Suppressions
-from herald.services.tenant_directory import TenantDirectory
+from herald.services.tenant_directory import TenantDirectory, tenant_for_pass
 
 # Free-plan mail goes through the platform's own account.
 PLATFORM_PROVIDERS: tuple[str, ...] = (ProviderName.SES.value,)
@@ -64,13 +64,15 @@ class EmailAttempt:
         if not isinstance(email, EmailNotification):
             raise TypeError(f"job {message.job_id} is not an email")
         tenant_id = message.tenant_id
+        tenant = tenant_for_pass(lambda: self._directory.records(tenant_id), "provider keys unavailable")
+        if isinstance(tenant, AttemptOutcome):
+            return tenant
         if self._suppressions.is_suppressed(tenant_id, email.to):
             return AttemptOutcome(
                 delivered=False, error_message=SUPPRESSED, final=True, caused_by_tenant=True
             )
-        order = provider_pass(
-            message.plan, self._directory.provider_order(tenant_id), email, claim.skip_providers
-        )
+        tenant_order = [credential.provider for credential in tenant.providers]
+        order = provider_pass(message.plan, tenant_order, email, claim.skip_providers)
         if not order:
             reason = (
                 "every provider failed permanently"
@@ -82,29 +84,31 @@ class EmailAttempt:
             job_id=message.job_id,
             tenant_id=tenant_id,
             to=email.to,
-            from_address=email.sender or self._default_sender(tenant_id, message.plan),
+            from_address=email.sender or self._default_sender(tenant, message.plan),
             subject=email.subject,
             html=email.body,
             text=email.text,
             reply_to=email.reply_to,
         )
-        return self._pass(outbound, message.plan, order)
+        return self._pass(outbound, tenant, message.plan, order)
 
-    def _default_sender(self, tenant_id: str, plan: str) -> str:
+    def _default_sender(self, tenant: TenantRecords, plan: str) -> str:
         """Without a `from`, paid mail goes out from the tenant's first verified domain."""
         if plan != Plan.FREE:
-            domains = self._directory.verified_domains(tenant_id)
+            domains = tenant.verified_domains()
             if domains:
                 return f"notifications@{domains[0]}"
         return self._platform_sender
 
-    def _pass(self, email: OutboundEmail, plan: str, order: list[str]) -> AttemptOutcome:
+    def _pass(
+        self, email: OutboundEmail, tenant: TenantRecords, plan: str, order: list[str]
+    ) -> AttemptOutcome:
         outcome = AttemptOutcome(delivered=False)
         all_permanent = True
         for name in order:
             provider = ProviderName(name)
             try:
-                delivered = self._send(provider, email, plan)
+                delivered = self._send(provider, email, tenant, plan)
             except ProviderFailure as failure:
                 self._note_failure(outcome, failure, email)
                 if failure.kind is FailureKind.MESSAGE_PERMANENT:
@@ -120,28 +124,30 @@ class EmailAttempt:
         outcome.final = all_permanent
         return outcome
 
-    def _send(self, provider: ProviderName, email: OutboundEmail, plan: str) -> Delivered:
-        credential = self._credential(provider, email.tenant_id, plan)
+    def _send(
+        self, provider: ProviderName, email: OutboundEmail, tenant: TenantRecords, plan: str
+    ) -> Delivered:
+        credential = self._credential(provider, tenant, plan)
         return self._providers(provider).send(email, credential)
 
-    def _credential(self, provider: ProviderName, tenant_id: str, plan: str) -> Credential:
+    def _credential(self, provider: ProviderName, tenant: TenantRecords, plan: str) -> Credential:
         if plan == Plan.FREE:
             # Platform providers authenticate with the platform's own IAM role.
             return Credential(api_key="")
+        stored = tenant.provider(provider.value)
+        if stored is None:
+            raise ProviderFailure(
+                provider, FailureKind.PROVIDER_PERMANENT, "no key is configured for this provider"
+            )
         try:
-            credential = self._directory.credential(tenant_id, provider.value)
+            return self._directory.credential(stored, tenant.profile.tenant_id)
         except SecretTampered as exc:
             raise ProviderFailure(
                 provider, FailureKind.PROVIDER_PERMANENT, "the stored key cannot be decrypted"
             ) from exc
         except DependencyError as exc:
-            # KMS or the table is unreachable: this pass fails, a later one may not.
+            # KMS is unreachable: this pass fails, a later one may not.
             raise ProviderFailure(provider, FailureKind.TRANSIENT, f"key unavailable: {exc}") from exc
-        if credential is None:
-            raise ProviderFailure(
-                provider, FailureKind.PROVIDER_PERMANENT, "no key is configured for this provider"
-            )
-        return credential
 
     def _note_failure(self, outcome: AttemptOutcome, failure: ProviderFailure, email: OutboundEmail) -> None:
         name = failure.provider.value

@@ -1,67 +1,54 @@
-"""A worker's view of tenants: provider order, decrypted credentials, signing secrets.
+"""A worker's view of a tenant, read once per delivery pass: its status, provider order, decrypted
+credentials, verified domains and signing secrets.
 
-A warm worker reads a tenant's partition at most once a minute (provider keys, order and domains
-may lag an account change by that long) and, thanks to the vault's data key cache, makes no KMS
-call per message. Signing secrets are read fresh per webhook. Plaintext secrets are decrypted per
-use, never cached.
+Nothing about a tenant is kept between passes, so a provider removed, reordered or re-keyed, a
+domain deleted or a tenant disabled holds for the next pass in every container: an email pass reads
+the tenant's partition (1 strongly consistent Query), a webhook its profile (1 GetItem). Plaintext
+secrets are decrypted per use, never kept; the vault's cache of data keys (immutable for a wrapped
+key) spares KMS a call per message.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import TypeVar
 
+from herald.domain.attempts import AttemptOutcome
 from herald.domain.clock import parse_iso, utc_now
+from herald.domain.errors import DependencyError
 from herald.domain.providers import Credential
-from herald.domain.records import TenantRecords
+from herald.domain.records import ACTIVE, StoredProvider, TenantProfile, TenantRecords
 from herald.domain.secrets import Purpose
-from herald.services.ports import SecretBox, TenantStore
-from herald.services.tenant_cache import TenantCache
-
-MAX_TENANTS = 1024
+from herald.services.ports import SecretBox, TenantNotFound, TenantStore
 
 
 class TenantDirectory:
     def __init__(
-        self,
-        store: TenantStore,
-        secrets: SecretBox,
-        cache: TenantCache[str, TenantRecords] | None = None,
-        clock: Callable[[], datetime] = utc_now,
+        self, store: TenantStore, secrets: SecretBox, clock: Callable[[], datetime] = utc_now
     ) -> None:
         self._store = store
         self._secrets = secrets
-        self._cache = cache or TenantCache(lambda records: records.profile.tenant_id, max_entries=MAX_TENANTS)
         self._clock = clock
 
     def records(self, tenant_id: str) -> TenantRecords:
-        cached = self._cache.get(tenant_id)
-        if cached is not None:
-            return cached
-        records = self._store.load(tenant_id)
-        self._cache.put(tenant_id, records)
-        return records
+        """The tenant's profile, providers in priority order and domains, as stored now."""
+        return self._store.load(tenant_id)
 
-    def provider_order(self, tenant_id: str) -> list[str]:
-        return [credential.provider for credential in self.records(tenant_id).providers]
+    def profile(self, tenant_id: str) -> TenantProfile:
+        return self._store.profile(tenant_id)
 
-    def credential(self, tenant_id: str, provider: str) -> Credential | None:
-        stored = self.records(tenant_id).provider(provider)
-        if stored is None:
-            return None
+    def credential(self, stored: StoredProvider, tenant_id: str) -> Credential:
         token = stored.account_token
         return Credential(
             api_key=self._secrets.open(tenant_id, Purpose.PROVIDER_KEY, stored.api_key),
             account_token=self._secrets.open(tenant_id, Purpose.PROVIDER_KEY, token) if token else None,
         )
 
-    def signing_secrets(self, tenant_id: str) -> list[str]:
-        """Oldest first: the previous secret while its overlap lasts, then the current one.
-
-        Read fresh for every webhook (1 GetItem, not the minute-long cache): right after a rotation
-        receivers may already expect the new secret, and both signatures are promised meanwhile.
-        """
-        profile = self._store.profile(tenant_id)
+    def signing_secrets(self, profile: TenantProfile) -> list[str]:
+        """Oldest first: the previous secret while its overlap lasts, then the current one (both
+        signatures are promised during a rotation)."""
+        tenant_id = profile.tenant_id
         secrets: list[str] = []
         previous = profile.previous_signing_secret
         if (
@@ -74,5 +61,24 @@ class TenantDirectory:
             secrets.append(self._secrets.open(tenant_id, Purpose.SIGNING_SECRET, profile.signing_secret))
         return secrets
 
-    def verified_domains(self, tenant_id: str) -> list[str]:
-        return self.records(tenant_id).verified_domains()
+
+# The reason a job of a disabled tenant ends with; the tenant's operator decided, nobody must act.
+TENANT_DISABLED = "the tenant is disabled (tenant_disabled); the job was not sent"
+T = TypeVar("T", TenantProfile, TenantRecords)
+
+
+def tenant_for_pass(read: Callable[[], T], unavailable: str) -> T | AttemptOutcome:
+    """What ``read`` returns, or the outcome of a pass that cannot start: the tenant is gone or
+    disabled (the job ends), or the table did not answer (``unavailable``: a later pass may)."""
+    try:
+        tenant = read()
+    except TenantNotFound:
+        return AttemptOutcome(delivered=False, error_message="the tenant no longer exists", final=True)
+    except DependencyError as exc:
+        return AttemptOutcome(delivered=False, error_message=f"{unavailable}: {exc}")
+    profile = tenant if isinstance(tenant, TenantProfile) else tenant.profile
+    if profile.status != ACTIVE:
+        return AttemptOutcome(
+            delivered=False, error_message=TENANT_DISABLED, final=True, caused_by_tenant=True
+        )
+    return tenant

@@ -1,7 +1,7 @@
 """Tenant lifecycle: creation with a first API key, plan, status and limit changes, key rotation.
 
-Shared by the operator CLI and the account routes of the API. Every change tells ``on_change`` so the
-caller's cached view of the tenant is dropped at once.
+Shared by the operator CLI and the account routes of the API. Nothing caches a tenant between
+requests, so every change holds from the next request in every container.
 """
 
 from __future__ import annotations
@@ -29,19 +29,9 @@ class IssuedKey:
     previous_valid_until: str | None = None
 
 
-def _ignore(_tenant_id: str) -> None:
-    return None
-
-
 class TenantAdmin:
-    def __init__(
-        self,
-        store: TenantStore,
-        on_change: Callable[[str], None] = _ignore,
-        clock: Callable[[], datetime] = utc_now,
-    ) -> None:
+    def __init__(self, store: TenantStore, clock: Callable[[], datetime] = utc_now) -> None:
         self._store = store
-        self._on_change = on_change
         self._clock = clock
 
     def create(self, name: str, email: str, plan: str) -> IssuedKey:
@@ -96,7 +86,6 @@ class TenantAdmin:
             raise HeraldError(
                 "The API key was rotated concurrently; use the newest key.", ErrorCode.KEY_ROTATED
             ) from exc
-        self._on_change(tenant_id)
         return IssuedKey(tenant_id, api_key, iso(valid_until) if valid_until else None)
 
     def _update(self, tenant_id: str, **changes: object) -> TenantProfile:
@@ -104,7 +93,6 @@ class TenantAdmin:
             profile = self._store.update_profile(tenant_id, **changes)
         except TenantNotFound as exc:
             raise HeraldError(f"No tenant {tenant_id}.", ErrorCode.TENANT_NOT_FOUND) from exc
-        self._on_change(tenant_id)
         return profile
 
 

@@ -12,7 +12,7 @@ from herald.domain.records import Claim
 from herald.domain.secrets import SecretTampered
 from herald.domain.webhooks import OutboundWebhook
 from herald.services.ports import WebhookSender
-from herald.services.tenant_directory import TenantDirectory
+from herald.services.tenant_directory import TenantDirectory, tenant_for_pass
 
 
 class WebhookAttempt:
@@ -24,8 +24,13 @@ class WebhookAttempt:
         webhook = request.notification
         if not isinstance(webhook, WebhookNotification):
             raise TypeError(f"job {message.job_id} is not a webhook")
+        profile = tenant_for_pass(
+            lambda: self._directory.profile(message.tenant_id), "signing secret unavailable"
+        )
+        if isinstance(profile, AttemptOutcome):
+            return profile
         try:
-            secrets = self._directory.signing_secrets(message.tenant_id)
+            secrets = self._directory.signing_secrets(profile)
         except DependencyError as exc:
             return AttemptOutcome(delivered=False, error_message=f"signing secret unavailable: {exc}")
         except SecretTampered:

@@ -1,8 +1,9 @@
 """Data access for tenants and their API keys.
 
-DynamoDB calls: authenticate = 1 GetItem (key hash) + 1 Query (the tenant's partition: profile,
-provider credentials, domains), both cached by the services; create = 1 transaction; rotate = 1
-transaction; profile = 1 GetItem.
+Every read is strongly consistent: a change another container made is read by the next request.
+DynamoDB calls: authenticate = 1 Query (the tenant's partition: profile, provider credentials,
+domains; 1 read unit up to 4 KB) and, for a key this container has not seen, 1 GetItem (key hash);
+create = 1 transaction; rotate = 1 transaction; profile = 1 GetItem.
 """
 
 from __future__ import annotations
@@ -53,7 +54,9 @@ class DynamoTenantStore:
     def find_api_key(self, key_hash: str) -> ApiKeyRecord | None:
         with translated("tenant table read"):
             try:
-                item: ApiKeyItem = self._table[ApiKeyItem].get(api_key_pk(key_hash), KEY_SK)
+                item: ApiKeyItem = self._table[ApiKeyItem].get(
+                    api_key_pk(key_hash), KEY_SK, consistent_read=True
+                )
             except DoesNotExist:
                 return None
         return ApiKeyRecord(key_hash, item.tenant_id, item.created_at, item.valid_until)
@@ -62,7 +65,9 @@ class DynamoTenantStore:
         """Only the profile item (1 eventually consistent GetItem)."""
         with translated("tenant table read"):
             try:
-                item: TenantItem = self._table[TenantItem].get(tenant_pk(tenant_id), PROFILE_SK)
+                item: TenantItem = self._table[TenantItem].get(
+                    tenant_pk(tenant_id), PROFILE_SK, consistent_read=True
+                )
             except DoesNotExist as exc:
                 raise TenantNotFound(tenant_id) from exc
         return profile_from(item)
@@ -72,7 +77,7 @@ class DynamoTenantStore:
         providers = []
         domains = []
         with translated("tenant table read"):
-            for item in self._table.item.query(tenant_pk(tenant_id)):
+            for item in self._table.item.query(tenant_pk(tenant_id), consistent_read=True):
                 if isinstance(item, TenantItem):
                     profile = profile_from(item)
                 elif isinstance(item, ProviderItem):
