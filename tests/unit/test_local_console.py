@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from herald_local import console
 from herald_local.__main__ import _arguments
+from herald_local.host import console
 
 LAMBDA_LINE = "START RequestId: 5d1c Version: $LATEST"
 SUMMARY_LINE = "GET /api/v1/ping -> 200 (3 ms)"
