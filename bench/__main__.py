@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import pytest
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from bench import report
@@ -42,12 +41,13 @@ from bench.scenarios import (
     table_schemas,
 )
 from bench.throughput import REPLAYED, measure_throughput
+from herald_harness.dns import resolve_publicly
+from herald_harness.in_moto import REGION, herald_in_moto
+from herald_harness.patches import patched
+from herald_local.cloudformation.template import load_template
+from herald_local.cloudformation.topology import FunctionSpec, Topology
 from herald_local.config import project_root
 from herald_local.sandbox import SandboxServer
-from herald_local.template import load_template
-from herald_local.topology import FunctionSpec, Topology
-from tests.support.dns import resolve_publicly
-from tests.support.herald_in_moto import REGION, herald_in_moto
 
 ROUTES = ("email", "webhook")
 
@@ -83,11 +83,11 @@ class Bar:
 def in_process(bar: Bar) -> InProcess:
     template = load_template(project_root() / "template.yaml")
     with (
-        pytest.MonkeyPatch.context() as monkeypatch,
-        herald_in_moto(monkeypatch) as herald,
+        patched() as patches,
+        herald_in_moto(patches) as herald,
         SandboxServer() as sandbox,
     ):
-        resolve_publicly(monkeypatch)
+        resolve_publicly(patches)
         rig = Rig(herald, sandbox, table_schemas(template))
         with bar.phase("scenarios (in-process, moto)", len(SCENARIOS) + len(ROUTES)) as advance:
             scenarios = run_scenarios(rig, advance)

@@ -43,8 +43,8 @@ from typing import Any
 
 from packaging.requirements import Requirement
 
-from herald_local.functions import runner_environment
-from herald_local.topology import FunctionSpec
+from herald_local.awslambda.functions import runner_environment
+from herald_local.cloudformation.topology import FunctionSpec
 
 RUNS = 5
 LAYOUTS = ("source", "bytecode")

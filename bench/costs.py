@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from herald_local.topology import Topology
+from herald_local.cloudformation.topology import Topology
 
 PRICES_FILE = Path(__file__).with_name("prices.yaml")
 MILLION = 1_000_000

@@ -23,7 +23,7 @@ from typing import Any
 import requests
 
 from bench.local_stack import local_stack, unlimited_tenant
-from tests.e2e.conftest import RunningStack
+from herald_harness.running_stack import RunningStack
 
 LOW, CRITICAL = 10, 1
 POLL_SECONDS = 0.2

@@ -32,8 +32,8 @@ import requests
 
 from bench.local_stack import local_stack
 from bench.report import code_version, machine
-from tests.e2e.clients import new_tenant
-from tests.e2e.conftest import RunningStack
+from herald_harness.running_stack import RunningStack
+from herald_harness.tenants import new_tenant
 
 HUGE = "100000000"
 # The mix: shares of the requests (the rest are healthy emails and webhooks).

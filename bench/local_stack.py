@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.e2e.conftest import RunningStack, start_stack
+from herald_harness.running_stack import RunningStack, start_stack
 
 UNLIMITED = "1000000"
 

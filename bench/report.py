@@ -20,8 +20,8 @@ from moto import __version__ as moto_version
 
 from bench.chart import draw
 from bench.cold_start import FLOOR_OF, LIBRARIES_ONLY, LIBRARY_FLOOR, SERVICES
+from herald_local.cloudformation.template import load_template
 from herald_local.config import project_root
-from herald_local.template import load_template
 
 ROOT = project_root()
 RESULTS = ROOT / "bench" / "results.json"

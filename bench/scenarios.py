@@ -1,7 +1,7 @@
 """What one notification costs, step by step: AWS calls, DynamoDB units and handler time.
 
 The real handlers run in this process against moto resources built from template.yaml
-(tests.support.herald_in_moto), with the provider sandbox on loopback. Each scenario prepares what
+(herald_harness.in_moto), with the provider sandbox on loopback. Each scenario prepares what
 its step needs (unmeasured: a fresh tenant, accepted jobs, a warm-up invocation that fills the
 function's caches as a warm container has them), then measures one batch of the step only: the
 calls the handlers make, the units of the items they write and read (bench.table_meter), and the
@@ -22,18 +22,13 @@ from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.aws_calls import CallCounter, CallRecorder, observing_aws_calls
+from bench.call_observers import CallCounter, CallRecorder
 from bench.capacity import TableSchema
 from bench.table_meter import TableMeter
 from herald.services.tenants import IssuedKey
-from herald_local.config import STACK_NAME
-from herald_local.functions import LOCAL_WEBHOOK_ORIGIN
-from herald_local.routes import RouteTable
-from herald_local.sandbox import SandboxServer
-from herald_local.template import Template
-from tests.support.herald_in_moto import ApiAnswer, HeraldInMoto, LambdaContext, client
-from tests.support.inbound_samples import polar_subscription, resend_event, sendgrid_delivered
-from tests.support.inbound_signers import (
+from herald_harness.in_moto import ApiAnswer, HeraldInMoto, LambdaContext, client
+from herald_harness.inbound_samples import polar_subscription, resend_event, sendgrid_delivered
+from herald_harness.inbound_signers import (
     POLAR_PRODUCT_INDIE,
     RESEND_SECRET,
     SENDGRID_VERIFICATION_KEY,
@@ -41,6 +36,12 @@ from tests.support.inbound_signers import (
     resend_headers,
     sendgrid_headers,
 )
+from herald_local.apigateway.routes import RouteTable
+from herald_local.aws.sdk_calls import Proceed, SdkCall, observing
+from herald_local.awslambda.functions import LOCAL_WEBHOOK_ORIGIN
+from herald_local.cloudformation.template import Template
+from herald_local.config import STACK_NAME
+from herald_local.sandbox import SandboxServer
 
 API = "ApiFunction"
 EMAIL_QUEUE = "EmailNormalQueueUrl"
@@ -82,10 +83,8 @@ class FairQueueUse:
     def __init__(self) -> None:
         self.seen = False
 
-    def __call__(
-        self, service: str, operation: str, params: dict[str, Any], proceed: Callable[[], Any]
-    ) -> Any:
-        if service == "sqs" and operation == "SendMessage" and params.get("MessageGroupId"):
+    def __call__(self, call: SdkCall, proceed: Proceed) -> Any:
+        if call.service == "sqs" and call.operation == "SendMessage" and call.params.get("MessageGroupId"):
             self.seen = True
         return proceed()
 
@@ -247,7 +246,7 @@ class Rig:
         overhead, started = cost.meter.overhead_seconds, time.perf_counter()
         # Powertools prints the function's log lines and metrics (EMF) to stdout, as in Lambda.
         with (
-            observing_aws_calls(cost.calls, cost.fair_queues, cost.recorder, cost.meter),
+            observing(cost.calls, cost.fair_queues, cost.recorder, cost.meter),
             redirect_stdout(io.StringIO()),
         ):
             result = call()

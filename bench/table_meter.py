@@ -1,6 +1,6 @@
 """Write and read units of the DynamoDB requests made in this process, measured on the stored items.
 
-An observer of every DynamoDB request (see bench.aws_calls): before a write it reads each target
+An observer of every DynamoDB request (see herald_local.aws.sdk_calls): before a write it reads each target
 item (strongly consistent, unobserved), lets the request run, reads the items again and bills each
 item by bench.capacity's rules, whatever model or library made the request. A read is billed on
 the items it returned; a Query or Scan on the items it evaluated, found by running its key
@@ -13,15 +13,15 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
-from bench.aws_calls import call_unobserved
 from bench.capacity import Item, TableSchema, WriteCharge, charge_write, item_size, read_units
+from herald_local.aws.sdk_calls import Proceed, SdkCall, call_unobserved
 
 WRITE_REQUESTS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"})
 # Errors after which DynamoDB has still consumed the request's write units.
@@ -83,11 +83,10 @@ class TableMeter:
         with self._lock:
             self._writes_per_item.clear()
 
-    def __call__(
-        self, service: str, operation: str, params: dict[str, Any], proceed: Callable[[], Any]
-    ) -> Any:
-        if service != "dynamodb":
+    def __call__(self, call: SdkCall, proceed: Proceed) -> Any:
+        if call.service != "dynamodb":
             return proceed()
+        operation, params = call.operation, call.params
         if operation in WRITE_REQUESTS:
             return self._write(operation, params, proceed)
         response = proceed()
@@ -96,7 +95,7 @@ class TableMeter:
 
     # ------------------------------------------------------------ writes
 
-    def _write(self, operation: str, params: dict[str, Any], proceed: Callable[[], Any]) -> Any:
+    def _write(self, operation: str, params: dict[str, Any], proceed: Proceed) -> Any:
         targets = list(self._targets(operation, params))
         before = [self._stored(target) for target in targets]
         try:

@@ -28,12 +28,12 @@ from typing import Any
 import requests
 from botocore.exceptions import ClientError
 
-from bench.aws_calls import call_unobserved
 from bench.local_stack import local_stack, unlimited_tenant
 from bench.scenarios import EMAIL_BODY, WEBHOOK_DATA, Recorded
 from bench.table_meter import UNAPPLIED_WRITES
+from herald_harness.running_stack import RunningStack
+from herald_local.aws.sdk_calls import call_unobserved
 from herald_local.demo import DemoTenant, configure
-from tests.e2e.conftest import RunningStack
 
 PRIORITIES = (1, 5, 10)
 TENANTS = ("BenchA", "BenchB")

@@ -17,8 +17,8 @@ import boto3
 from botocore.config import Config
 
 from herald_cli.target import TargetError
-from herald_local.console import configure
-from herald_local.functions import FunctionUnavailable
+from herald_local.awslambda.functions import FunctionUnavailable
+from herald_local.host.console import configure
 from herald_local.invoke import function_spec, invoke_once
 from herald_local.state import StackNotRunning, find_running_stack
 

@@ -14,13 +14,17 @@ import time
 _STARTED = time.monotonic()  # before the heavy imports: "ready in" counts them too
 
 import argparse  # noqa: E402
+import json  # noqa: E402
 import logging  # noqa: E402
+import shlex  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
 from types import FrameType  # noqa: E402
 
 from herald_local.config import ConfigError, LocalConfig  # noqa: E402
-from herald_local.console import ConsoleHandler, configure, ready_banner  # noqa: E402
+from herald_local.demo import DemoTenant  # noqa: E402
+from herald_local.host.console import ConsoleHandler, configure  # noqa: E402
 from herald_local.stack import STARTUP_ERRORS, LocalStack  # noqa: E402
 from herald_local.state import state_path  # noqa: E402
 
@@ -48,6 +52,57 @@ def _configure_logging() -> None:
     )
     for name in _QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
+
+
+DEMO_RECIPIENT = "someone@example.com"
+
+
+def curl_example(api_root: str, api_key: str) -> str:
+    body = json.dumps({"to": DEMO_RECIPIENT, "subject": "Hello from Herald", "body": "<p>It works.</p>"})
+    return (
+        f"curl -s -X POST {api_root}/notifications/email \\\n"
+        f"  -H {shlex.quote('X-API-Key: ' + api_key)} -H 'Content-Type: application/json' \\\n"
+        f"  -d {shlex.quote(body)}"
+    )
+
+
+def ready_banner(
+    *,
+    base_url: str,
+    api_root: str,
+    sandbox_url: str,
+    moto_url: str,
+    state_file: Path,
+    log_file: Path,
+    tenant: DemoTenant | None,
+    seconds: float,
+) -> str:
+    """What the console shows once the stack is ready: where everything is, and the demo tenant
+    with a request to send as it."""
+    lines = [
+        "",
+        f"  SDK baseUrl      {base_url}  (the SDK adds {api_root.removeprefix(base_url)} itself)",
+        f"  API root         {api_root}",
+        f"  API docs         {api_root}/docs",
+        f"  Sandbox mailbox  {sandbox_url}/",
+        f"  AWS (moto)       {moto_url}",
+        f"  State file       {state_file}",
+        f"  Full logs        {log_file}  (or run with --verbose)",
+    ]
+    if tenant is None:
+        lines.append("  Demo tenant      not created (see the warnings above)")
+    else:
+        lines += [
+            f"  Demo tenant      {tenant.tenant_id}",
+            f"  Demo API key     {tenant.api_key}",
+            f"  Signing secret   {tenant.signing_secret or 'not created (see the warnings above)'}",
+            "",
+            f"Send an email to {DEMO_RECIPIENT} (it lands in the sandbox mailbox):",
+            "",
+            curl_example(api_root, tenant.api_key),
+        ]
+    lines += ["", f"Herald local stack ready in {seconds:.1f} s", ""]
+    return "\n".join(lines)
 
 
 def _interrupt(_signum: int, _frame: FrameType | None) -> None:

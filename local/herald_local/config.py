@@ -19,7 +19,7 @@ LOG_FILE_NAME = "herald-local.log"
 # In the state folder: the AWS calls each function process made, and the calls to fail on purpose.
 AWS_CALLS_DIR_NAME = "aws-calls"
 FAULTS_FILE_NAME = "faults.json"
-# Execution environments (runner processes) per function at most; see functions.FunctionEnvironments.
+# Execution environments (runner processes) per function at most; see awslambda.functions.
 DEFAULT_MAX_ENVIRONMENTS = 4
 # The payment processors' platform secrets and plan keys of the local stack: from the developer's
 # environment, else these test-only values (no processor ever issued them; docs/local-stack.md).

@@ -17,16 +17,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from herald_local.console import configure
-from herald_local.functions import (
+from herald_local.awslambda.functions import (
     FunctionProcess,
     FunctionUnavailable,
     Invocation,
     LocalFiles,
     runner_environment,
 )
+from herald_local.cloudformation.topology import FunctionSpec
+from herald_local.host.console import configure
 from herald_local.state import StackNotRunning, add_local_dir_option, find_running_stack
-from herald_local.topology import FunctionSpec
 
 
 def _arguments(argv: list[str]) -> argparse.Namespace:

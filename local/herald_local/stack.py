@@ -10,25 +10,28 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from herald_local import demo, moto_server
-from herald_local.alarms import AlarmPlayer, alarm_player
+from herald_local import demo
+from herald_local.apigateway.gateway import Gateway, GatewayServer
+from herald_local.apigateway.routes import RouteTable
+from herald_local.aws import server as moto_server
+from herald_local.aws.clients import moto_client
+from herald_local.aws.server import MotoNotReady
+from herald_local.awslambda.functions import FunctionPool, FunctionUnavailable, Invocation, LocalFiles
+from herald_local.cloudformation.deferred import UnresolvedExpression
+from herald_local.cloudformation.moto_stack import StackCreationError
+from herald_local.cloudformation.parameters import SLACK_PARAMETER, local_parameters, local_secrets
+from herald_local.cloudformation.resources import create_resources
+from herald_local.cloudformation.stack_plan import PlanError, needs_sns_bridge
+from herald_local.cloudformation.template import TemplateError, load_template, translate
+from herald_local.cloudformation.topology import AlarmSpec, Topology
+from herald_local.cloudwatch.alarms import AlarmPlayer, alarm_player
+from herald_local.cloudwatch.metrics import LocalMetrics
 from herald_local.config import ACCOUNT_ID, STACK_NAME, ConfigError, LocalConfig, port_in_use_message
-from herald_local.deferred import UnresolvedExpression
-from herald_local.functions import FunctionPool, FunctionUnavailable, Invocation, LocalFiles
-from herald_local.gateway import Gateway, GatewayServer
-from herald_local.metrics import LocalMetrics
-from herald_local.moto_clients import moto_client
-from herald_local.moto_server import MotoNotReady
-from herald_local.moto_stack import StackCreationError
-from herald_local.parameters import SLACK_PARAMETER, local_parameters, local_secrets
-from herald_local.pollers import RECEIVE_WAIT_SECONDS, QueuePoller
-from herald_local.processes import ChildProcess
-from herald_local.resources import create_resources
-from herald_local.routes import RouteTable
+from herald_local.event_sources.pollers import RECEIVE_WAIT_SECONDS, QueuePoller
+from herald_local.event_sources.schedules import SchedulePlayer
+from herald_local.event_sources.sns_bridge import SnsBridge
+from herald_local.host.processes import ChildProcess
 from herald_local.sandbox import SandboxServer
-from herald_local.schedules import SchedulePlayer
-from herald_local.sns_bridge import SnsBridge
-from herald_local.stack_plan import PlanError, needs_sns_bridge
 from herald_local.state import (
     API_ROOT_OUTPUT,
     API_URL_OUTPUT,
@@ -37,8 +40,6 @@ from herald_local.state import (
     remove_state,
     write_state,
 )
-from herald_local.template import TemplateError, load_template, translate
-from herald_local.topology import AlarmSpec, Topology
 
 log = logging.getLogger(__name__)
 

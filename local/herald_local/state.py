@@ -53,7 +53,8 @@ def write_state(state_dir: Path, state: dict[str, Any]) -> None:
     temporary.replace(path)
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id runs (another user's process counts as running)."""
     if pid <= 0:
         return False
     try:
@@ -75,7 +76,7 @@ def read_state(state_dir: Path) -> dict[str, Any]:
             f"no local stack is running with its state in {state_dir} (no {STATE_FILE}); "
             f"start one with `make run`, or {FINDING_ANOTHER_STACK}"
         ) from exc
-    if not _alive(int(state.get("pid", 0))):
+    if not process_alive(int(state.get("pid", 0))):
         raise StackNotRunning(
             f"the local stack that wrote {path} is no longer running; "
             f"start one with `make run`, or {FINDING_ANOTHER_STACK}"

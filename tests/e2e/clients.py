@@ -1,65 +1,24 @@
-"""What the end-to-end tests do as a client and an operator would: tenants made with the operator CLI
-calling the API over HTTP, the provider sandbox's views, and a look into the dead-letter queue."""
+"""What the end-to-end tests do as a client and an operator would, beside the harness's tenants
+(herald_harness.tenants): waiting for jobs, the provider sandbox's views, and a look into the
+dead-letter queue."""
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import requests
 
+from herald_harness.running_stack import RunningStack
+from herald_harness.tenants import HTTP_TIMEOUT, Tenant
 from tests.e2e.conftest import wait_for as shared_wait_for
 
-if TYPE_CHECKING:
-    from tests.e2e.conftest import RunningStack
-
-HTTP_TIMEOUT = (3.05, 20.0)
 # Three attempts with ~2 s and ~4 s between them, plus the pollers' pick-up: well inside this.
 JOB_TIMEOUT_SECONDS = 60.0
 POLL_SECONDS = 0.1
-ALL_PROVIDERS = ("SENDGRID", "RESEND", "POSTMARK")
 FINISHED = ("completed", "failed")
-
-
-@dataclass(frozen=True)
-class Tenant:
-    api_root: str
-    tenant_id: str
-    api_key: str
-
-    def call(self, method: str, path: str, body: Any = None) -> requests.Response:
-        return requests.request(
-            method,
-            f"{self.api_root}{path}",
-            json=body,
-            headers={"X-API-Key": self.api_key},
-            timeout=HTTP_TIMEOUT,
-        )
-
-    def send(self, route: str, body: dict[str, Any]) -> str:
-        answer = self.call("POST", f"/notifications/{route}", body)
-        assert answer.status_code == 202, answer.text
-        return str(answer.json()["data"]["jobId"])
-
-    def job(self, job_id: str) -> dict[str, Any]:
-        answer = self.call("GET", f"/notifications/jobs/{job_id}")
-        assert answer.status_code == 200, answer.text
-        document: dict[str, Any] = answer.json()["data"]
-        return document
-
-
-def new_tenant(stack: RunningStack, providers: Sequence[str] = ALL_PROVIDERS, name: str = "E2E") -> Tenant:
-    """A startup-plan tenant made with the operator CLI, with sandbox keys for ``providers`` in order."""
-    tenant = Tenant(stack.api_root, *stack.create_tenant(name=name))
-    for provider in providers:
-        answer = tenant.call(
-            "PUT", f"/account/providers/{provider}", {"apiKey": f"sandbox-{uuid.uuid4().hex}"}
-        )
-        assert answer.status_code == 201, answer.text
-    return tenant
 
 
 def wait_for(check: Callable[[], Any], what: str, timeout: float = JOB_TIMEOUT_SECONDS) -> Any:

@@ -1,32 +1,19 @@
-"""The local stack for end-to-end tests: ``python -m herald_local`` as a subprocess on free ports,
-with its own state folder, driven over HTTP as a client would."""
+"""The local stack for end-to-end tests: the harness's ``python -m herald_local`` on free ports
+(herald_harness.running_stack), one for the session and one per test that stops its own, with the
+AWS calls their functions made handed to the least-privilege check."""
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from botocore.config import Config
 
-from herald_local.config import AWS_CALLS_DIR_NAME, LOG_FILE_NAME, project_root
-from tests.support.inbound_signers import payment_environment
+from herald_harness.running_stack import RunningStack, start_stack
+from herald_local.config import AWS_CALLS_DIR_NAME
 from tests.support.least_privilege import keep_calls
-
-READY_TIMEOUT_SECONDS = 60.0
-STOP_TIMEOUT_SECONDS = 30.0
-READY_LINE = "Herald local stack ready in"
-CLI_TIMEOUT_SECONDS = 60
 
 
 def wait_for(probe: Callable[[], Any], what: str, timeout: float = 30.0, interval: float = 0.1) -> Any:
@@ -38,191 +25,6 @@ def wait_for(probe: Callable[[], Any], what: str, timeout: float = 30.0, interva
             return result
         time.sleep(interval)
     pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
-
-
-def without_local_dir() -> dict[str, str]:
-    """This environment without HERALD_LOCAL_DIR: tools must find the test's stack by --local-dir."""
-    return {name: value for name, value in os.environ.items() if name != "HERALD_LOCAL_DIR"}
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-@dataclass
-class RunningStack:
-    process: subprocess.Popen[bytes]
-    state_dir: Path
-    console_file: Path  # what a developer sees in the terminal
-    state: dict[str, Any]
-
-    @property
-    def base_url(self) -> str:
-        """What a NotifyKit SDK user sets as ``baseUrl``: the API's origin."""
-        return str(self.state["apiUrl"])
-
-    @property
-    def api_root(self) -> str:
-        """The root of the API's routes (``base_url`` + /api/v1), for calls without the SDK."""
-        return str(self.state["apiRootUrl"])
-
-    @property
-    def sandbox_url(self) -> str:
-        return str(self.state["sandboxUrl"])
-
-    @property
-    def moto_url(self) -> str:
-        return str(self.state["awsEndpoint"])
-
-    @property
-    def outputs(self) -> dict[str, str]:
-        return dict(self.state["outputs"])
-
-    @property
-    def demo_tenant_id(self) -> str | None:
-        tenant = self.state.get("demoTenant")
-        return None if tenant is None else str(tenant["tenantId"])
-
-    @property
-    def demo_api_key(self) -> str | None:
-        tenant = self.state.get("demoTenant")
-        return None if tenant is None else str(tenant["apiKey"])
-
-    @property
-    def child_pids(self) -> dict[str, int]:
-        """moto's and every function runner's PID (the sandbox runs inside the stack's process)."""
-        return {label: int(pid) for label, pid in self.state["processes"].items()}
-
-    def boto3_client(self, service: str) -> Any:
-        config = Config(
-            region_name=self.state["region"],
-            retries={"total_max_attempts": 1},
-            connect_timeout=3,
-            read_timeout=20,
-        )
-        return boto3.client(  # type: ignore[call-overload]
-            service,
-            endpoint_url=self.moto_url,
-            aws_access_key_id="testing",
-            aws_secret_access_key="testing",
-            config=config,
-        )
-
-    def herald(self, *args: str) -> subprocess.CompletedProcess[str]:
-        """The operator CLI, run as an operator runs it, against this stack."""
-        return subprocess.run(
-            [str(Path(sys.executable).with_name("herald")), "--local-dir", str(self.state_dir), *args],
-            env=without_local_dir(),
-            capture_output=True,
-            text=True,
-            timeout=CLI_TIMEOUT_SECONDS,
-            check=False,
-        )
-
-    def cli(self, *args: str) -> str:
-        """The operator CLI's output for ``herald --local-dir <this stack> <args>``; it must succeed."""
-        finished = self.herald(*args)
-        assert finished.returncode == 0, finished.stderr
-        return finished.stdout
-
-    def create_tenant(self, plan: str = "startup", name: str = "E2E") -> tuple[str, str]:
-        """A tenant of the calling test's own, made with the operator CLI as an operator would:
-        (tenant id, API key)."""
-        created = json.loads(
-            self.cli(
-                "tenant",
-                "create",
-                "--name",
-                name,
-                "--email",
-                f"{name.lower()}@example.com",
-                "--plan",
-                plan,
-                "--json",
-            )
-        )
-        return str(created["tenantId"]), str(created["apiKey"])
-
-    @property
-    def log_file(self) -> Path:
-        """The stack's full log: every line of every process it runs."""
-        return self.state_dir / LOG_FILE_NAME
-
-    def console(self) -> str:
-        return self.console_file.read_text(errors="replace")
-
-    def log_tail(self, lines: int = 60) -> str:
-        full = self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
-        return "\n".join((full or self.console()).splitlines()[-lines:])
-
-    def stop_cleanly(self) -> None:
-        """Ctrl-C, as a developer stops ``make run``; asserts the stack exited 0, every child process
-        is gone and the state file removed."""
-        pids = self.child_pids
-        self.process.send_signal(signal.SIGINT)
-        status = self.process.wait(STOP_TIMEOUT_SECONDS)
-        assert status == 0, self.log_tail()
-        deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
-        while time.monotonic() < deadline and any(_alive(pid) for pid in pids.values()):
-            time.sleep(0.1)
-        assert not {label: pid for label, pid in pids.items() if _alive(pid)}, "child processes left running"
-        assert not (self.state_dir / "stack.json").exists()
-
-
-def _read_state(state_file: Path) -> dict[str, Any] | None:
-    try:
-        state: dict[str, Any] = json.loads(state_file.read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-    return state
-
-
-def start_stack(state_dir: Path, extra_env: dict[str, str] | None = None) -> RunningStack:
-    """Starts a stack and returns once it is ready (demo tenant created or the ready line printed)."""
-    console_file = state_dir / "console.txt"
-    environment = {
-        **os.environ,
-        "HERALD_LOCAL_DIR": str(state_dir),
-        "HERALD_MOTO_PORT": str(_free_port()),
-        "HERALD_API_PORT": str(_free_port()),
-        "HERALD_SANDBOX_PORT": str(_free_port()),
-        "HERALD_LOCAL_RETRY_BASE_DELAY": "2",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        # The payment processors' test-only secrets and plans, so tests can sign as Polar and Paystack.
-        **payment_environment(),
-        **(extra_env or {}),
-    }
-    with console_file.open("wb") as console:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "herald_local"],
-            cwd=project_root(),
-            env=environment,
-            stdout=console,
-            stderr=console,
-        )
-    stack = RunningStack(process, state_dir, console_file, {})
-    deadline = time.monotonic() + READY_TIMEOUT_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"the local stack exited with status {process.returncode}:\n{stack.log_tail()}")
-        state = _read_state(state_dir / "stack.json")
-        if state is not None and (state.get("demoTenant") or READY_LINE in stack.console()):
-            stack.state = state
-            return stack
-        time.sleep(0.2)
-    process.kill()
-    process.wait()
-    pytest.fail(f"the local stack was not ready within {READY_TIMEOUT_SECONDS:.0f} s:\n{stack.log_tail()}")
 
 
 @pytest.fixture(scope="session")

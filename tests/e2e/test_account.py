@@ -24,7 +24,7 @@ from standardwebhooks import Webhook
 from tests.e2e.conftest import wait_for as shared_wait_for
 
 if TYPE_CHECKING:
-    from tests.e2e.conftest import RunningStack
+    from herald_harness.running_stack import RunningStack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 

@@ -19,17 +19,9 @@ from typing import Any
 import pytest
 import requests
 
-from tests.e2e.clients import (
-    HTTP_TIMEOUT,
-    Tenant,
-    address,
-    email,
-    finished_job,
-    new_tenant,
-    sandbox,
-    wait_for,
-)
-from tests.e2e.conftest import RunningStack
+from herald_harness.running_stack import RunningStack
+from herald_harness.tenants import HTTP_TIMEOUT, Tenant, new_tenant
+from tests.e2e.clients import address, email, finished_job, sandbox, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("local_stack")]
 

@@ -33,11 +33,11 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from tests.e2e.clients import new_tenant
+from herald_harness.tenants import new_tenant
 from tests.e2e.conftest import wait_for
 
 if TYPE_CHECKING:
-    from tests.e2e.conftest import RunningStack
+    from herald_harness.running_stack import RunningStack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 

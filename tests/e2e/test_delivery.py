@@ -23,20 +23,18 @@ import pytest
 import requests
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
+from herald_harness.tenants import ALL_PROVIDERS, HTTP_TIMEOUT, new_tenant
 from tests.e2e.clients import (
-    ALL_PROVIDERS,
-    HTTP_TIMEOUT,
     DeadLetterQueue,
     address,
     email,
     finished_job,
-    new_tenant,
     sandbox,
     wait_for,
 )
 
 if TYPE_CHECKING:
-    from tests.e2e.conftest import RunningStack
+    from herald_harness.running_stack import RunningStack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 

@@ -3,7 +3,7 @@ signed events, made by their real signing libraries (svix, standardwebhooks, an 
 cryptography's), change what a tenant sees; forged, tampered, stale, unsigned and misaddressed ones
 are refused and leave the table and the job's events as they were.
 
-The stack runs with the test-only platform secrets and plans of ``tests.support.inbound_signers``
+The stack runs with the test-only platform secrets and plans of ``herald_harness.inbound_signers``
 (tests/e2e/conftest.py); each test makes a tenant of its own.
 """
 
@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import requests
 
-from tests.e2e.clients import Tenant, address, email, finished_job, new_tenant, sandbox
-from tests.support.inbound_samples import compact, paystack_charge, polar_subscription, sendgrid_bounce
-from tests.support.inbound_signers import (
+from herald_harness.inbound_samples import compact, paystack_charge, polar_subscription, sendgrid_bounce
+from herald_harness.inbound_signers import (
     PAYSTACK_PLAN_STARTUP,
     POLAR_PRODUCT_INDIE,
     POSTMARK_CREDENTIALS,
@@ -34,9 +33,11 @@ from tests.support.inbound_signers import (
     resend_headers,
     sendgrid_headers,
 )
+from herald_harness.tenants import Tenant, new_tenant
+from tests.e2e.clients import address, email, finished_job, sandbox
 
 if TYPE_CHECKING:
-    from tests.e2e.conftest import RunningStack
+    from herald_harness.running_stack import RunningStack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 

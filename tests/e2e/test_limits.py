@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import requests
 
-from tests.e2e.conftest import RunningStack
+from herald_harness.running_stack import RunningStack
 
 pytestmark = pytest.mark.e2e
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from bench.load import run_load
-from tests.e2e.conftest import RunningStack
+from herald_harness.running_stack import RunningStack
 
 pytestmark = pytest.mark.e2e
 

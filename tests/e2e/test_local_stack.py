@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from herald_harness.running_stack import without_local_dir
 from herald_local.config import project_root
-from tests.e2e.conftest import wait_for, without_local_dir
+from tests.e2e.conftest import wait_for
 
 if TYPE_CHECKING:
-    from tests.e2e.conftest import RunningStack
+    from herald_harness.running_stack import RunningStack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 

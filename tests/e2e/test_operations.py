@@ -15,18 +15,17 @@ from typing import Any
 import pytest
 import requests
 
+from herald_harness.running_stack import RunningStack, start_stack
+from herald_harness.tenants import HTTP_TIMEOUT, new_tenant
 from herald_local.config import AWS_CALLS_DIR_NAME, FAULTS_FILE_NAME, LOG_FILE_NAME
 from tests.e2e.clients import (
-    HTTP_TIMEOUT,
     DeadLetterQueue,
     address,
     email,
     finished_job,
-    new_tenant,
     sandbox,
     wait_for,
 )
-from tests.e2e.conftest import RunningStack, start_stack
 from tests.support.least_privilege import keep_calls
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]

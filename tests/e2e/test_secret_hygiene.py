@@ -20,7 +20,7 @@ import requests
 from tests.e2e.conftest import wait_for
 
 if TYPE_CHECKING:
-    from tests.e2e.conftest import RunningStack
+    from herald_harness.running_stack import RunningStack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from herald_local.aws_calls import AwsCall, Fault, resources
+from herald_harness.in_moto import template_in_moto
+from herald_local.aws.function_calls import AwsCall, Fault, resources
 from herald_local.config import ACCOUNT_ID
-from tests.support.herald_in_moto import template_in_moto
 from tests.support.iam_policy import Grant, UnsupportedPolicy, allows, unused_grants
 from tests.support.least_privilege import check
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from herald_local.cloudformation.template import load_template
 from herald_local.config import project_root
-from herald_local.template import load_template
 from tests.support.api_docs import documented_routes
 
 ROOT = project_root()

@@ -16,8 +16,8 @@ from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.domain.clock import iso
 from herald.domain.plans import current_period
 from herald.domain.records import TenantProfile
-from tests.support.dns import resolve_publicly
-from tests.support.herald_in_moto import HeraldInMoto, client, herald_in_moto
+from herald_harness.dns import resolve_publicly
+from herald_harness.in_moto import HeraldInMoto, client, herald_in_moto
 
 pytestmark = pytest.mark.xdist_group("moto-api")
 

@@ -20,9 +20,9 @@ from herald.domain.clock import now_iso
 from herald.domain.records import StoredProvider, Suppression
 from herald.domain.secrets import Purpose, SecretTampered
 from herald.services.tenant_directory import TenantDirectory
-from herald_local.pollers import sqs_record
+from herald_harness.in_moto import REGION, HeraldInMoto, client, herald_in_moto
+from herald_local.event_sources.pollers import sqs_record
 from herald_local.sandbox import SandboxServer
-from tests.support.herald_in_moto import REGION, HeraldInMoto, client, herald_in_moto
 
 pytestmark = pytest.mark.xdist_group("moto-account")
 

@@ -13,8 +13,8 @@ from herald.adapters.store.account_store import DynamoAccountStore
 from herald.adapters.store.suppression_store import DynamoSuppressions
 from herald.domain.clock import now_iso
 from herald.domain.records import SendingDomain, Suppression
-from tests.support.dns import resolve_as, resolve_publicly, spy_on_connect
-from tests.support.herald_in_moto import HeraldInMoto, herald_in_moto
+from herald_harness.dns import resolve_as, resolve_publicly, spy_on_connect
+from herald_harness.in_moto import HeraldInMoto, herald_in_moto
 
 pytestmark = pytest.mark.xdist_group("moto-attacks")
 

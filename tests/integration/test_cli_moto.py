@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 from herald_cli.main import main
+from herald_harness.in_moto import HeraldInMoto, herald_in_moto
 from herald_local.config import STACK_NAME
-from tests.support.herald_in_moto import HeraldInMoto, herald_in_moto
 
 pytestmark = pytest.mark.xdist_group("moto-cli")
 

@@ -15,8 +15,8 @@ from herald.adapters.store.table import Table
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.domain.records import JobState
 from herald.services.tenants import IssuedKey, TenantAdmin
+from herald_harness.in_moto import HeraldInMoto, herald_in_moto
 from herald_local.sandbox import SandboxServer
-from tests.support.herald_in_moto import HeraldInMoto, herald_in_moto
 
 pytestmark = pytest.mark.xdist_group("moto-consistency")
 

@@ -14,9 +14,9 @@ from openapi_spec_validator import validate
 
 from herald.domain.errors import ErrorCode
 from herald.http.error_table import status_of
+from herald_harness.dns import resolve_publicly
+from herald_harness.in_moto import HeraldInMoto, herald_in_moto
 from tests.support.api_docs import documented_routes
-from tests.support.dns import resolve_publicly
-from tests.support.herald_in_moto import HeraldInMoto, herald_in_moto
 
 pytestmark = pytest.mark.xdist_group("moto-contract")
 

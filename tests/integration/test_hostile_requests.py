@@ -12,8 +12,8 @@ from botocore.exceptions import ReadTimeoutError
 from pynamodb.connection.base import Connection
 
 from herald.http.guards import MAX_JSON_DEPTH
-from tests.support.dns import resolve_publicly
-from tests.support.herald_in_moto import ApiAnswer, HeraldInMoto, herald_in_moto
+from herald_harness.dns import resolve_publicly
+from herald_harness.in_moto import ApiAnswer, HeraldInMoto, herald_in_moto
 
 pytestmark = pytest.mark.xdist_group("moto-hostile")
 

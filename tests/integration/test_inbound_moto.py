@@ -16,9 +16,9 @@ import pytest
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.domain.clock import now_iso
 from herald.domain.job_messages import JobMessage
-from tests.support.herald_in_moto import ApiAnswer, HeraldInMoto, client, herald_in_moto
-from tests.support.inbound_samples import compact, paystack_charge, polar_subscription, sendgrid_bounce
-from tests.support.inbound_signers import (
+from herald_harness.in_moto import ApiAnswer, HeraldInMoto, client, herald_in_moto
+from herald_harness.inbound_samples import compact, paystack_charge, polar_subscription, sendgrid_bounce
+from herald_harness.inbound_signers import (
     PAYSTACK_PLAN_INDIE,
     POLAR_PRODUCT_INDIE,
     POSTMARK_CREDENTIALS,

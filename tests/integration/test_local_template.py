@@ -21,22 +21,27 @@ import pytest
 from botocore.config import Config
 from moto import mock_aws
 
-from herald_local.alarms import AlarmState, alarm_player
-from herald_local.apigw_events import ApiContext, HttpRequest, build_event, map_response
+from herald_local.apigateway.events import ApiContext, HttpRequest, build_event, map_response
+from herald_local.apigateway.gateway import Gateway, GatewayServer
+from herald_local.apigateway.routes import RouteTable
+from herald_local.awslambda.functions import FunctionPool
+from herald_local.cloudformation.intrinsics import (
+    StandIn,
+    UnresolvableReference,
+    json_document,
+    with_stand_ins,
+)
+from herald_local.cloudformation.parameters import PROVIDER_URL_PARAMETERS, local_parameters, local_secrets
+from herald_local.cloudformation.resources import create_resources
+from herald_local.cloudformation.template import load_template, translate
+from herald_local.cloudformation.topology import QueueSourceSpec, RouteSpec, Topology
+from herald_local.cloudwatch.alarms import AlarmState, alarm_player
+from herald_local.cloudwatch.metrics import LocalMetrics
 from herald_local.config import ConfigError, LocalConfig, project_root
-from herald_local.functions import FunctionPool
-from herald_local.gateway import Gateway, GatewayServer
-from herald_local.intrinsics import StandIn, UnresolvableReference, json_document, with_stand_ins
-from herald_local.metrics import LocalMetrics
-from herald_local.parameters import PROVIDER_URL_PARAMETERS, local_parameters, local_secrets
-from herald_local.pollers import QueuePoller
-from herald_local.resources import create_resources
-from herald_local.routes import RouteTable
-from herald_local.schedule_expressions import UnsupportedExpression, parse_expression
-from herald_local.schedules import schedule_payload, scheduled_event
-from herald_local.sns_bridge import SnsBridge
-from herald_local.template import load_template, translate
-from herald_local.topology import QueueSourceSpec, RouteSpec, Topology
+from herald_local.event_sources.pollers import QueuePoller
+from herald_local.event_sources.schedule_expressions import UnsupportedExpression, parse_expression
+from herald_local.event_sources.schedules import schedule_payload, scheduled_event
+from herald_local.event_sources.sns_bridge import SnsBridge
 
 REGION = "us-east-1"
 GATEWAY = "http://127.0.0.1:3000"

@@ -13,7 +13,7 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 from moto.dynamodb.models.table import Table
 
-from herald_local.moto_atomic import make_dynamodb_atomic
+from herald_local.aws.atomic_dynamodb import make_dynamodb_atomic
 
 TABLE = "atomic-test"
 FILLER_ITEMS = 3000

@@ -23,10 +23,10 @@ from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import EmailNotification, NotificationRequest
 from herald.domain.records import NewJob
 from herald_cli.main import main as herald_cli
+from herald_harness.in_moto import HeraldInMoto, client, herald_in_moto
+from herald_local.cloudformation.parameters import LOCAL_SLACK_PARAMETER
 from herald_local.config import STACK_NAME, project_root
-from herald_local.parameters import LOCAL_SLACK_PARAMETER
 from herald_local.sandbox import SandboxServer
-from tests.support.herald_in_moto import HeraldInMoto, client, herald_in_moto
 
 pytestmark = pytest.mark.xdist_group("moto-operations")
 

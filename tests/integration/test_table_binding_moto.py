@@ -13,7 +13,7 @@ from herald.adapters.store.table import Table, TableAddress
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.services.ports import TenantNotFound
 from herald.services.tenants import TenantAdmin
-from tests.support.herald_in_moto import REGION, HeraldInMoto, client, herald_in_moto
+from herald_harness.in_moto import REGION, HeraldInMoto, client, herald_in_moto
 
 
 @pytest.fixture

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from bench.aws_calls import observing_aws_calls
 from bench.scenarios import table_schemas
 from bench.table_meter import TableMeter
+from herald_harness.in_moto import client, herald_in_moto
+from herald_local.aws.sdk_calls import observing
+from herald_local.cloudformation.template import load_template
 from herald_local.config import project_root
-from herald_local.template import load_template
-from tests.support.herald_in_moto import client, herald_in_moto
 
 pytestmark = pytest.mark.xdist_group("moto-table-meter")
 
@@ -37,7 +37,7 @@ def test_given_a_1_5_kb_item_when_put_then_2_write_units_and_no_index_entry(
     meter: tuple[TableMeter, str],
 ) -> None:
     table_meter, table = meter
-    with observing_aws_calls(table_meter):
+    with observing(table_meter):
         client("dynamodb").put_item(TableName=table, Item={**_key("a1"), "pad": {"S": PADDING}})
 
     (write,) = table_meter.writes
@@ -52,7 +52,7 @@ def test_given_an_item_when_an_update_gives_it_the_index_keys_then_the_index_tak
     dynamodb = client("dynamodb")
     dynamodb.put_item(TableName=table, Item={**_key("b1"), "pad": {"S": PADDING}})
 
-    with observing_aws_calls(table_meter):
+    with observing(table_meter):
         dynamodb.update_item(
             TableName=table,
             Key=_key("b1"),
@@ -73,7 +73,7 @@ def test_given_a_put_whose_condition_fails_then_it_is_billed_on_the_existing_ite
     dynamodb = client("dynamodb")
     dynamodb.put_item(TableName=table, Item={**_key("c1"), "pad": {"S": PADDING}})
 
-    with observing_aws_calls(table_meter), pytest.raises(ClientError):
+    with observing(table_meter), pytest.raises(ClientError):
         dynamodb.put_item(TableName=table, Item=_key("c1"), ConditionExpression="attribute_not_exists(pk)")
 
     (write,) = table_meter.writes
@@ -83,7 +83,7 @@ def test_given_a_put_whose_condition_fails_then_it_is_billed_on_the_existing_ite
 
 def test_a_transaction_bills_every_item_it_names_twice(meter: tuple[TableMeter, str]) -> None:
     table_meter, table = meter
-    with observing_aws_calls(table_meter):
+    with observing(table_meter):
         client("dynamodb").transact_write_items(
             TransactItems=[
                 {
@@ -117,7 +117,7 @@ def test_a_query_is_billed_on_the_items_it_read_not_on_those_its_filter_kept(
     for sk in ("1", "2", "3"):
         dynamodb.put_item(TableName=table, Item={"pk": {"S": "Q"}, "sk": {"S": sk}, "pad": {"S": PADDING}})
 
-    with observing_aws_calls(table_meter):
+    with observing(table_meter):
         answer = dynamodb.query(
             TableName=table,
             KeyConditionExpression="pk = :pk",
@@ -137,7 +137,7 @@ def test_a_get_item_of_some_attributes_is_billed_on_the_whole_item(meter: tuple[
     dynamodb = client("dynamodb")
     dynamodb.put_item(TableName=table, Item={**_key("f1"), "pad": {"S": "x" * 5000}})
 
-    with observing_aws_calls(table_meter):
+    with observing(table_meter):
         answer = dynamodb.get_item(TableName=table, Key=_key("f1"), ProjectionExpression="pk")
 
     assert answer["Item"] == {"pk": {"S": "JOB#f1"}}

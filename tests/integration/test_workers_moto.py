@@ -28,9 +28,9 @@ from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.composition.common import foundation
 from herald.domain.providers import FailureKind, ProviderFailure, ProviderName
 from herald.services import delivery
+from herald_harness.dns import spy_on_connect
+from herald_harness.in_moto import ApiAnswer, HeraldInMoto, LambdaContext, client, herald_in_moto
 from herald_local.sandbox import SandboxServer
-from tests.support.dns import spy_on_connect
-from tests.support.herald_in_moto import ApiAnswer, HeraldInMoto, LambdaContext, client, herald_in_moto
 
 pytestmark = pytest.mark.xdist_group("moto-workers")
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from herald_local.aws_calls import AwsCall
+from herald_local.aws.function_calls import AwsCall
 
 _CONDITION_OPERATORS = {"StringEquals": False, "ArnEquals": False, "StringLike": True, "ArnLike": True}
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from herald_local.aws_calls import AwsCall, calls_file, read_calls, record_calls_to
+from herald_local.aws.function_calls import AwsCall, calls_file, read_calls, record_calls_to
 from tests.support.iam_policy import Grant, allows, unused_grants
 
 # Where every process of the run (pytest-xdist workers inherit it) records the calls it sees.
@@ -90,7 +90,7 @@ def report(refused: Sequence[AwsCall], unused: Sequence[Grant]) -> list[str]:
 
 
 def _template_permissions() -> dict[str, tuple[dict[str, Any], ...]]:
-    from tests.support.herald_in_moto import template_in_moto
+    from herald_harness.in_moto import template_in_moto
 
     with pytest.MonkeyPatch.context() as monkeypatch, template_in_moto(monkeypatch) as topology:
         return dict(topology.permissions)

@@ -19,11 +19,11 @@ from herald.domain.secrets import Purpose
 from herald.domain.signing import SECRET_PREFIX
 from herald.http import views
 from herald.services.account import AccountService
+from herald_harness.inbound_signers import RESEND_SECRET, SENDGRID_VERIFICATION_KEY
 from tests.fakes.jobs import FakeCounters
 from tests.fakes.key_manager import InMemoryKeyManager
 from tests.fakes.providers import FakeProviders
 from tests.fakes.tenants import FakeSuppressions, FakeTenantTable
-from tests.support.inbound_signers import RESEND_SECRET, SENDGRID_VERIFICATION_KEY
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 API = "https://api.herald.test/api/v1"

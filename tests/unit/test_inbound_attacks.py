@@ -10,7 +10,7 @@ import pytest
 
 from herald.adapters.inbound.verification import TOLERANCE_SECONDS
 from herald.domain.inbound import InvalidSignature
-from tests.support.inbound_signers import (
+from herald_harness.inbound_signers import (
     PAYSTACK_SECRET,
     POLAR_SECRET,
     POSTMARK_CREDENTIALS,

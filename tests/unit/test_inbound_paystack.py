@@ -19,8 +19,8 @@ from herald.domain.inbound import (
     SubscriptionEvent,
     UnusableSecret,
 )
-from tests.support.inbound_samples import fixture
-from tests.support.inbound_signers import PAYSTACK_SECRET, TENANT_ID, paystack_headers
+from herald_harness.inbound_samples import fixture
+from herald_harness.inbound_signers import PAYSTACK_SECRET, TENANT_ID, paystack_headers
 
 NOW = 1_796_025_600
 K = SubscriptionChange

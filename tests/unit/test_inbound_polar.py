@@ -21,8 +21,8 @@ from herald.domain.inbound import (
     SubscriptionEvent,
     UnusableSecret,
 )
-from tests.support.inbound_samples import fixture
-from tests.support.inbound_signers import POLAR_SECRET, TENANT_ID, polar_headers
+from herald_harness.inbound_samples import fixture
+from herald_harness.inbound_signers import POLAR_SECRET, TENANT_ID, polar_headers
 
 NOW = 1_796_025_600
 MESSAGE_ID = "3b1c0e52-2f0a-4b5e-9d6c-7a1f00000001"

@@ -21,7 +21,7 @@ from herald.domain.inbound import (
     MalformedPayload,
     SubscriptionEvent,
 )
-from tests.support.inbound_signers import SENDERS, Parse, Sender
+from herald_harness.inbound_signers import SENDERS, Parse, Sender
 
 NOW = 1_796_025_600
 MESSAGE_ID = "msg_property"

@@ -19,8 +19,8 @@ from herald.domain.inbound import (
     UnusableSecret,
 )
 from herald.domain.providers import ProviderName
-from tests.support.inbound_samples import fixture
-from tests.support.inbound_signers import (
+from herald_harness.inbound_samples import fixture
+from herald_harness.inbound_signers import (
     JOB_ID,
     RESEND_SECRET,
     STRANGER_SECRET,

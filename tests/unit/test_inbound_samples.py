@@ -11,9 +11,9 @@ import pytest
 from herald.adapters.inbound.verification import TOLERANCE_SECONDS
 from herald.domain.inbound import DeliveryEvent, InvalidSignature, SubscriptionEvent
 from herald.http.raw_body import raw_body
-from tests.support.inbound_samples import SAMPLES, SIGNED_AT, Sample, rendered, sample_path
+from herald_harness.inbound_samples import SAMPLES, SIGNED_AT, Sample, rendered, sample_path
 
-REWRITE = "rewrite them with: .venv/bin/python -m tests.support.inbound_samples"
+REWRITE = "rewrite them with: .venv/bin/python -m herald_harness.inbound_samples"
 
 
 def verify(sample: Sample, event: dict[str, Any], now: float) -> None:

@@ -28,12 +28,8 @@ from herald.services.inbound import (
     PaymentWebhooks,
 )
 from herald.services.ports import DeliveryWebhook
-from tests.fakes.inbound import FakeBillingLinks, FakeLedger
-from tests.fakes.jobs import FakeJobTable
-from tests.fakes.key_manager import InMemoryKeyManager
-from tests.fakes.tenants import FakeSuppressions, FakeTenantTable
-from tests.support.inbound_samples import SIGNED_AT, compact
-from tests.support.inbound_signers import (
+from herald_harness.inbound_samples import SIGNED_AT, compact
+from herald_harness.inbound_signers import (
     JOB_ID,
     PAYSTACK_PLAN_INDIE,
     PAYSTACK_SECRET,
@@ -51,6 +47,10 @@ from tests.support.inbound_signers import (
     resend_headers,
     sendgrid_headers,
 )
+from tests.fakes.inbound import FakeBillingLinks, FakeLedger
+from tests.fakes.jobs import FakeJobTable
+from tests.fakes.key_manager import InMemoryKeyManager
+from tests.fakes.tenants import FakeSuppressions, FakeTenantTable
 
 OTHER_TENANT = "0c3e1f4a-2b5d-4e6f-8a7b-9c0d1e2f3a4b"
 JOB_EXPIRES = 1_830_000_000

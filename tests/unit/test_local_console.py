@@ -4,13 +4,16 @@ gets every line."""
 from __future__ import annotations
 
 import io
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from herald_local import console
 from herald_local.__main__ import _arguments
+from herald_local.apigateway import gateway
+from herald_local.host import console
+from herald_local.sandbox import send_flow, slack
 
 LAMBDA_LINE = "START RequestId: 5d1c Version: $LATEST"
 SUMMARY_LINE = "GET /api/v1/ping -> 200 (3 ms)"
@@ -53,3 +56,23 @@ def test_given_verbose_then_the_console_shows_every_line(screen: io.StringIO, tm
 def test_the_stack_takes_a_verbose_flag() -> None:
     assert _arguments(["--verbose"]).verbose is True
     assert _arguments([]).verbose is False
+
+
+@pytest.mark.parametrize(
+    ("logger", "label"),
+    [
+        (gateway.log, "api"),
+        (send_flow.log, "sandbox"),
+        (slack.log, "slack"),
+        (logging.getLogger("herald_local.stack"), "herald-local"),
+    ],
+)
+def test_the_runtimes_lines_carry_the_label_of_the_part_that_logged_them(
+    screen: io.StringIO, logger: logging.Logger, label: str
+) -> None:
+    console.configure(verbose=False, log_path=None, console=screen)
+    record = logger.makeRecord(logger.name, logging.INFO, __file__, 1, SUMMARY_LINE, (), None)
+
+    console.ConsoleHandler("herald-local").emit(record)
+
+    assert screen.getvalue() == f"{label:<22} | {SUMMARY_LINE}\n"

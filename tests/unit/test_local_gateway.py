@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from herald_local.functions import FunctionUnavailable, Invocation
-from herald_local.gateway import Gateway, GatewayServer
-from herald_local.routes import RouteTable
-from herald_local.topology import RouteSpec
+from herald_local.apigateway.gateway import Gateway, GatewayServer
+from herald_local.apigateway.routes import RouteTable
+from herald_local.awslambda.functions import FunctionUnavailable, Invocation
+from herald_local.cloudformation.topology import RouteSpec
 
 IDLE_TIMEOUT = 0.5
 CLIENT_TIMEOUT = 10.0

@@ -8,9 +8,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from herald_local.functions import Invocation
-from herald_local.pollers import QueuePoller, fair_order
-from herald_local.topology import QueueSourceSpec
+from herald_local.awslambda.functions import Invocation
+from herald_local.cloudformation.topology import QueueSourceSpec
+from herald_local.event_sources.pollers import QueuePoller, fair_order
 
 WAIT_SECONDS = 10.0
 

@@ -29,8 +29,8 @@ from herald.adapters.store.keys import (
     suppression_pk,
 )
 from herald.adapters.store.models import BillingLinkItem, InboundMarkItem, JobEventItem, SuppressionItem
+from herald_local.cloudformation.template import load_template
 from herald_local.config import project_root
-from herald_local.template import load_template
 
 KEYS = ("pk", "sk")
 NO_INDEX = TableSchema(KEYS)

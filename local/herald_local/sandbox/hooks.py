@@ -21,7 +21,7 @@ from herald_local.sandbox.records import Hook
 from herald_local.sandbox.replies import json_reply, safe_headers
 from herald_local.sandbox.signatures import check_all, is_valid_secret
 
-# One line per webhook received: the local stack's console shows it (see herald_local.console).
+# One line per webhook received: the local stack's console shows it (see herald_local.host.console).
 log = logging.getLogger(__name__)
 
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]

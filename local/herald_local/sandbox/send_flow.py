@@ -15,7 +15,7 @@ from herald_local.sandbox.failures import Failure, failure_for
 from herald_local.sandbox.records import Attempt, Message, Outcome, ProviderName, SendSummary
 from herald_local.sandbox.replies import safe_headers
 
-# One line per delivery attempt: the local stack's console shows it (see herald_local.console).
+# One line per delivery attempt: the local stack's console shows it (see herald_local.host.console).
 log = logging.getLogger(__name__)
 
 # What a send answers when its slow delay ends (the client has long given up by then).

@@ -1,0 +1,217 @@
+"""Signed sample API Gateway v2 events of Herald's inbound webhooks, for ``sam local invoke``-style
+runs and later end-to-end tests: events/inbound/<provider>-<case>.json.
+
+Each sample is a payload of inbound_payloads/ (beside this module) sent as compact JSON (as the
+providers send it) and signed at ``SIGNED_AT`` with the test-only credentials of
+``herald_harness.inbound_signers``.
+A verifier accepts a sample only with ``now`` close to ``SIGNED_AT``. After changing a payload or a
+sample, rewrite them all with
+
+    .venv/bin/python -m herald_harness.inbound_samples
+
+a unit test fails while the committed files differ from what this writes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from herald_harness.inbound_signers import SENDER, TENANT_ID, Sender
+from herald_local.config import project_root
+
+PAYLOADS = Path(__file__).resolve().parent / "inbound_payloads"
+SAMPLES_DIR = project_root() / "events" / "inbound"
+
+SIGNED_AT = 1_796_025_600  # 2026-11-30T08:00:00Z, like the other sample events
+API_ID = "a1b2c3d4e5"
+HOST = f"{API_ID}.execute-api.us-east-1.amazonaws.com"
+
+
+def fixture(name: str) -> bytes:
+    """A payload exactly as stored (the parser tests read these bytes)."""
+    return (PAYLOADS / f"{name}.json").read_bytes()
+
+
+def compact(name: str) -> bytes:
+    """A payload as the provider sends it: compact JSON."""
+    return json.dumps(json.loads(fixture(name)), separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _sent(payload: object) -> bytes:
+    return json.dumps(payload, separators=(",", ":")).encode()
+
+
+def _sendgrid(
+    event: dict[str, Any], *, tenant_id: str, job_id: str, to: str, event_id: str, timestamp: int
+) -> bytes:
+    return _sent(
+        [
+            event
+            | {
+                "email": to,
+                "timestamp": timestamp,
+                "sg_event_id": event_id,
+                "herald_job_id": job_id,
+                "herald_tenant_id": tenant_id,
+            }
+        ]
+    )
+
+
+def sendgrid_bounce(*, tenant_id: str, job_id: str, to: str, event_id: str, timestamp: int) -> bytes:
+    """The fixture's hard bounce, reported for one job and address of a tenant's."""
+    event = json.loads(compact("sendgrid-bounce"))[0]
+    return _sendgrid(event, tenant_id=tenant_id, job_id=job_id, to=to, event_id=event_id, timestamp=timestamp)
+
+
+def sendgrid_delivered(*, tenant_id: str, job_id: str, to: str, event_id: str, timestamp: int) -> bytes:
+    """The batch fixture's ``delivered`` event, reported for one job and address of a tenant's."""
+    [event] = [event for event in json.loads(compact("sendgrid-batch")) if event["event"] == "delivered"]
+    return _sendgrid(event, tenant_id=tenant_id, job_id=job_id, to=to, event_id=event_id, timestamp=timestamp)
+
+
+def resend_event(name: str, *, tenant_id: str, job_id: str, to: str) -> bytes:
+    """A Resend fixture's event (``resend-delivered``, ``resend-bounced``), reported for one job and
+    address of a tenant's."""
+    event = json.loads(compact(name))
+    event["data"] |= {"to": [to], "tags": {"herald_job_id": job_id, "herald_tenant_id": tenant_id}}
+    return _sent(event)
+
+
+def polar_subscription(kind: str, *, tenant_id: str, product_id: str) -> bytes:
+    """The fixture's subscription, as a ``kind`` event of a tenant's subscription to a product."""
+    event = json.loads(compact("polar-subscription-active"))
+    event["type"] = kind
+    event["data"] |= {"product_id": product_id, "customer": {"external_id": tenant_id}}
+    return _sent(event)
+
+
+def paystack_charge(*, tenant_id: str, plan_code: str, reference: str) -> bytes:
+    """The fixture's charge, as a tenant's payment for a plan (Herald's checkout names the tenant)."""
+    charge = json.loads(compact("paystack-charge-success"))
+    charge["data"] |= {"metadata": {"tenantId": tenant_id}, "reference": reference}
+    charge["data"]["plan"]["plan_code"] = plan_code
+    return _sent(charge)
+
+
+@dataclass(frozen=True)
+class Sample:
+    name: str  # file stem, also the fixture's name
+    route: str  # API Gateway route key without the method
+    sender: Sender
+    message_id: str  # the svix-id / webhook-id where the scheme has one
+    source_ip: str
+    user_agent: str
+
+    @property
+    def path(self) -> str:
+        return self.route.replace("{tenantId}", TENANT_ID)
+
+    def headers(self, body: bytes) -> dict[str, str]:
+        return self.sender.sign(body, SIGNED_AT, self.message_id)
+
+
+def _email(name: str, message_id: str, source_ip: str, user_agent: str) -> Sample:
+    provider = name.split("-", 1)[0]
+    route = f"/api/v1/webhooks/{provider}/{{tenantId}}"
+    return Sample(name, route, SENDER[provider], message_id, source_ip, user_agent)
+
+
+def _payment(name: str, sender: str, message_id: str, source_ip: str, user_agent: str) -> Sample:
+    route = f"/api/v1/payments/{name.split('-', 1)[0]}/webhook"
+    return Sample(name, route, SENDER[sender], message_id, source_ip, user_agent)
+
+
+SAMPLES: tuple[Sample, ...] = (
+    _email("sendgrid-bounce", "", "198.51.100.10", "SendGrid Event API"),
+    _email("sendgrid-batch", "", "198.51.100.10", "SendGrid Event API"),
+    _email("resend-delivered", "msg_2pXK7dQ0resendDelivered", "44.228.126.217", "Svix-Webhooks"),
+    _email("resend-bounced", "msg_2pXK7dQ0resendBounced", "44.228.126.217", "Svix-Webhooks"),
+    _email("postmark-bounce", "", "198.51.100.20", "Postmark"),
+    _email("postmark-delivery", "", "198.51.100.20", "Postmark"),
+    _payment(
+        "polar-subscription-active",
+        "polar-standard",
+        "3b1c0e52-2f0a-4b5e-9d6c-7a1f00000001",
+        "3.134.238.10",
+        "polar.sh webhooks",
+    ),
+    # Signed the way Polar signs for secrets generated before its 2026-09-08 switch.
+    _payment(
+        "polar-order-paid",
+        "polar-legacy",
+        "3b1c0e52-2f0a-4b5e-9d6c-7a1f00000002",
+        "3.134.238.10",
+        "polar.sh webhooks",
+    ),
+    _payment("paystack-charge-success", "paystack", "", "52.31.139.75", "Paystack"),
+    _payment("paystack-subscription-create", "paystack", "", "52.31.139.75", "Paystack"),
+)
+
+
+def event(sample: Sample) -> dict[str, Any]:
+    body = compact(sample.name)
+    route_key = f"POST {sample.route}"
+    headers = {
+        "host": HOST,
+        "user-agent": sample.user_agent,
+        "content-type": "application/json",
+        "content-length": str(len(body)),
+        # API Gateway hands header names over in lower case.
+        **{name.lower(): value for name, value in sample.headers(body).items()},
+        "x-forwarded-for": sample.source_ip,
+        "x-forwarded-port": "443",
+        "x-forwarded-proto": "https",
+    }
+    built: dict[str, Any] = {
+        "version": "2.0",
+        "routeKey": route_key,
+        "rawPath": sample.path,
+        "rawQueryString": "",
+        "headers": headers,
+        "requestContext": {
+            "accountId": "123456789012",
+            "apiId": API_ID,
+            "domainName": HOST,
+            "domainPrefix": API_ID,
+            "http": {
+                "method": "POST",
+                "path": sample.path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": sample.source_ip,
+                "userAgent": sample.user_agent,
+            },
+            "requestId": f"inbound-{sample.name}",
+            "routeKey": route_key,
+            "stage": "$default",
+            "time": "30/Nov/2026:08:00:00 +0000",
+            "timeEpoch": SIGNED_AT * 1000,
+        },
+        "body": body.decode("utf-8"),
+        "isBase64Encoded": False,
+    }
+    if "{tenantId}" in sample.route:
+        built["pathParameters"] = {"tenantId": TENANT_ID}
+    return built
+
+
+def rendered(sample: Sample) -> str:
+    return json.dumps(event(sample), indent=2, ensure_ascii=False) + "\n"
+
+
+def sample_path(sample: Sample) -> Path:
+    return SAMPLES_DIR / f"{sample.name}.json"
+
+
+def main() -> None:
+    SAMPLES_DIR.mkdir(parents=True, exist_ok=True)
+    for sample in SAMPLES:
+        sample_path(sample).write_text(rendered(sample), encoding="utf-8")
+        print(sample_path(sample).relative_to(project_root()))
+
+
+if __name__ == "__main__":
+    main()

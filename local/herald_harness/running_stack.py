@@ -1,0 +1,201 @@
+"""The local stack as a developer runs it: ``python -m herald_local`` as a subprocess on free ports,
+with its own state folder, ready to be driven over HTTP as a client would and with the operator CLI
+as an operator would."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from herald_harness.inbound_signers import payment_environment
+from herald_local.aws.clients import moto_client
+from herald_local.config import LOG_FILE_NAME, project_root
+from herald_local.state import process_alive
+
+READY_TIMEOUT_SECONDS = 60.0
+STOP_TIMEOUT_SECONDS = 30.0
+READY_LINE = "Herald local stack ready in"
+CLI_TIMEOUT_SECONDS = 60
+
+
+class StackDidNotStart(RuntimeError):
+    """The stack exited or was not ready in time; the message ends with its log's last lines."""
+
+
+def without_local_dir() -> dict[str, str]:
+    """This environment without HERALD_LOCAL_DIR: tools must find the stack by --local-dir."""
+    return {name: value for name, value in os.environ.items() if name != "HERALD_LOCAL_DIR"}
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class RunningStack:
+    process: subprocess.Popen[bytes]
+    state_dir: Path
+    console_file: Path  # what a developer sees in the terminal
+    state: dict[str, Any]
+
+    @property
+    def base_url(self) -> str:
+        """What a NotifyKit SDK user sets as ``baseUrl``: the API's origin."""
+        return str(self.state["apiUrl"])
+
+    @property
+    def api_root(self) -> str:
+        """The root of the API's routes (``base_url`` + /api/v1), for calls without the SDK."""
+        return str(self.state["apiRootUrl"])
+
+    @property
+    def sandbox_url(self) -> str:
+        return str(self.state["sandboxUrl"])
+
+    @property
+    def moto_url(self) -> str:
+        return str(self.state["awsEndpoint"])
+
+    @property
+    def outputs(self) -> dict[str, str]:
+        return dict(self.state["outputs"])
+
+    @property
+    def demo_tenant_id(self) -> str | None:
+        tenant = self.state.get("demoTenant")
+        return None if tenant is None else str(tenant["tenantId"])
+
+    @property
+    def demo_api_key(self) -> str | None:
+        tenant = self.state.get("demoTenant")
+        return None if tenant is None else str(tenant["apiKey"])
+
+    @property
+    def child_pids(self) -> dict[str, int]:
+        """moto's and every function runner's PID (the sandbox runs inside the stack's process)."""
+        return {label: int(pid) for label, pid in self.state["processes"].items()}
+
+    def boto3_client(self, service: str) -> Any:
+        return moto_client(service, self.moto_url, self.state["region"], read_timeout=20)
+
+    def herald(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """The operator CLI, run as an operator runs it, against this stack."""
+        return subprocess.run(
+            [str(Path(sys.executable).with_name("herald")), "--local-dir", str(self.state_dir), *args],
+            env=without_local_dir(),
+            capture_output=True,
+            text=True,
+            timeout=CLI_TIMEOUT_SECONDS,
+            check=False,
+        )
+
+    def cli(self, *args: str) -> str:
+        """The operator CLI's output for ``herald --local-dir <this stack> <args>``; it must succeed."""
+        finished = self.herald(*args)
+        assert finished.returncode == 0, finished.stderr
+        return finished.stdout
+
+    def create_tenant(self, plan: str = "startup", name: str = "E2E") -> tuple[str, str]:
+        """A tenant of the calling test's own, made with the operator CLI as an operator would:
+        (tenant id, API key)."""
+        created = json.loads(
+            self.cli(
+                "tenant",
+                "create",
+                "--name",
+                name,
+                "--email",
+                f"{name.lower()}@example.com",
+                "--plan",
+                plan,
+                "--json",
+            )
+        )
+        return str(created["tenantId"]), str(created["apiKey"])
+
+    @property
+    def log_file(self) -> Path:
+        """The stack's full log: every line of every process it runs."""
+        return self.state_dir / LOG_FILE_NAME
+
+    def console(self) -> str:
+        return self.console_file.read_text(errors="replace")
+
+    def log_tail(self, lines: int = 60) -> str:
+        full = self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
+        return "\n".join((full or self.console()).splitlines()[-lines:])
+
+    def stop_cleanly(self) -> None:
+        """Ctrl-C, as a developer stops ``make run``; asserts the stack exited 0, every child process
+        is gone and the state file removed."""
+        pids = self.child_pids
+        self.process.send_signal(signal.SIGINT)
+        status = self.process.wait(STOP_TIMEOUT_SECONDS)
+        assert status == 0, self.log_tail()
+        deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+        while time.monotonic() < deadline and any(process_alive(pid) for pid in pids.values()):
+            time.sleep(0.1)
+        assert not {label: pid for label, pid in pids.items() if process_alive(pid)}, (
+            "child processes left running"
+        )
+        assert not (self.state_dir / "stack.json").exists()
+
+
+def _read_state(state_file: Path) -> dict[str, Any] | None:
+    try:
+        state: dict[str, Any] = json.loads(state_file.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    return state
+
+
+def start_stack(state_dir: Path, extra_env: dict[str, str] | None = None) -> RunningStack:
+    """Starts a stack and returns once it is ready (demo tenant created or the ready line printed)."""
+    console_file = state_dir / "console.txt"
+    environment = {
+        **os.environ,
+        "HERALD_LOCAL_DIR": str(state_dir),
+        "HERALD_MOTO_PORT": str(_free_port()),
+        "HERALD_API_PORT": str(_free_port()),
+        "HERALD_SANDBOX_PORT": str(_free_port()),
+        "HERALD_LOCAL_RETRY_BASE_DELAY": "2",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        # The payment processors' test-only secrets and plans, so tests can sign as Polar and Paystack.
+        **payment_environment(),
+        **(extra_env or {}),
+    }
+    with console_file.open("wb") as console:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "herald_local"],
+            cwd=project_root(),
+            env=environment,
+            stdout=console,
+            stderr=console,
+        )
+    stack = RunningStack(process, state_dir, console_file, {})
+    deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise StackDidNotStart(
+                f"the local stack exited with status {process.returncode}:\n{stack.log_tail()}"
+            )
+        state = _read_state(state_dir / "stack.json")
+        if state is not None and (state.get("demoTenant") or READY_LINE in stack.console()):
+            stack.state = state
+            return stack
+        time.sleep(0.2)
+    process.kill()
+    process.wait()
+    raise StackDidNotStart(
+        f"the local stack was not ready within {READY_TIMEOUT_SECONDS:.0f} s:\n{stack.log_tail()}"
+    )
