@@ -215,6 +215,26 @@ def test_a_webhook_is_delivered_signed_in_both_formats(local_stack: RunningStack
     assert not standard_verifies(secret, tampered, headers)
 
 
+def test_a_webhooks_custom_headers_reach_the_receiver_and_rest_sealed(local_stack: RunningStack) -> None:
+    """The receiver gets the headers as the tenant gave them; the table holds no value of them and the
+    job document masks the credentials."""
+    tenant = new_tenant(local_stack, [])
+    name = f"e2e-{uuid.uuid4().hex}"
+    headers = {"X-Receiver-Token": "receiver-token-31c9", "X-Tenant-Ref": "acme-7"}
+
+    job_id = tenant.send(
+        "webhook", {"url": f"{local_stack.sandbox_url}/hooks/{name}", "payload": {"n": 1}, "headers": headers}
+    )
+    job = finished_job(tenant, job_id)
+
+    [hook] = sandbox(local_stack, "hooks", name=name)
+    received = {key.lower(): value for key, value in hook["headers"].items()}
+    assert (received["x-receiver-token"], received["x-tenant-ref"]) == ("receiver-token-31c9", "acme-7")
+    assert job["payload"]["headers"] == {"X-Receiver-Token": "[masked]", "X-Tenant-Ref": "acme-7"}
+    items = local_stack.boto3_client("dynamodb").scan(TableName=local_stack.outputs["TableName"])["Items"]
+    assert not any("receiver-token-31c9" in json.dumps(item) for item in items)
+
+
 @pytest.mark.parametrize("url", ["https://10.0.0.1/hook", "https://169.254.169.254/latest/meta-data/"])
 def test_a_webhook_to_a_private_or_metadata_address_is_refused_at_acceptance(
     local_stack: RunningStack, url: str

@@ -368,3 +368,34 @@ def test_the_quota_reset_function_run_twice_gives_the_same_state(herald: HeraldI
 def _profile(herald: HeraldInMoto, tenant_id: str) -> TenantProfile:
     herald.use_function_environment("ApiFunction", {"HERALD_AWS_MAX_ATTEMPTS": "1"})
     return DynamoTenantStore(herald.table).profile(tenant_id)
+
+
+def test_a_webhooks_headers_rest_sealed_and_the_tenant_sees_its_credentials_masked(
+    herald: HeraldInMoto,
+) -> None:
+    """The values of custom headers (a receiver's credentials, often) are in clear nowhere Herald
+    keeps them: not in the job's item, not in its queue message; the job document masks credentials
+    and shows the other values."""
+    herald.drain_queues()
+    key = herald.new_key()
+    token = "Bearer receiver-token-5f1e"
+    headers = {"Authorization": token, "X-Api-Key": "receiver-api-key-77", "X-Tenant-Ref": "acme-7"}
+    job_id = herald.api(
+        "POST", "/api/v1/notifications/webhook", {**WEBHOOK, "headers": headers}, key=key
+    ).data["jobId"]
+
+    stored = client("dynamodb").scan(TableName=herald.table.address.name)["Items"]
+    assert any(job_id in json.dumps(item) for item in stored)
+    assert not any(
+        secret in json.dumps(item) for item in stored for secret in (token, "receiver-api-key-77", "acme-7")
+    )
+    [message] = herald.queued("WebhookNormalQueueUrl")
+    assert "receiver-token" not in message["Body"]
+    assert json.loads(message["Body"])["payload"]["headerNames"] == [
+        "Authorization",
+        "X-Api-Key",
+        "X-Tenant-Ref",
+    ]
+
+    shown = herald.api("GET", f"/api/v1/notifications/jobs/{job_id}", key=key).data["payload"]["headers"]
+    assert shown == {"Authorization": "[masked]", "X-Api-Key": "[masked]", "X-Tenant-Ref": "acme-7"}

@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from herald.adapters.data_key_cache import DataKeyCache
+from herald.adapters.vault import Vault
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus, QueuePriority
-from herald.domain.notifications import EmailNotification, request_from_document
+from herald.domain.notifications import (
+    EmailNotification,
+    SealedHeaders,
+    WebhookNotification,
+    request_document,
+    request_from_document,
+)
 from herald.domain.records import TenantContext
 from herald.domain.webhooks import UrlNotAllowed
 from herald.http.envelope import message_of
 from herald.http.views import accepted_job
 from herald.services.accept import AcceptService, job_id_for
+from herald.services.webhook_headers import opened
 from tests.fakes.common import NOW
 from tests.fakes.jobs import FakeCounters, FakeJobTable
+from tests.fakes.key_manager import InMemoryKeyManager
 from tests.fakes.queues import FakeQueue
 
 ANCHOR = datetime(2026, 1, 15, 9, 0, tzinfo=UTC)
@@ -56,8 +67,11 @@ class Rig:
         self.jobs, self.counters, self.queue = FakeJobTable(), FakeCounters(), FakeQueue()
         # The tenant the API key of the next request authenticates as.
         self.caller = tenant()
+        self.vault_keys = InMemoryKeyManager()
+        self.vault = Vault(self.vault_keys, DataKeyCache())
         self.service = AcceptService(
             authenticate=lambda _key: self.caller,
+            secrets=self.vault,
             jobs=self.jobs,
             counters=self.counters,
             queue=self.queue,
@@ -283,3 +297,46 @@ def test_a_refused_webhook_url_is_400_and_stores_nothing() -> None:
     assert not rig.jobs.jobs
     assert not rig.queue.sent
     assert not rig.counters.calls
+
+
+# ---------------------------------------------------------------- webhook headers are a secret
+
+
+HEADERS = {"Authorization": "Bearer receiver-token-0001", "X-Tenant-Ref": "acme-7"}
+
+
+def test_a_webhooks_headers_are_sealed_before_the_job_is_stored_or_queued(rig: Rig) -> None:
+    job_id = rig.webhook(headers=HEADERS)
+
+    stored = rig.jobs.jobs[job_id].request
+    queued = rig.queue.take().message.request
+    assert queued == stored
+    for request in (stored, queued):
+        assert request is not None
+        webhook = request.notification
+        assert isinstance(webhook, WebhookNotification)
+        assert isinstance(webhook.headers, SealedHeaders)
+        assert webhook.headers.names == ("Authorization", "X-Tenant-Ref")
+        document = json.dumps(request_document(request))
+        assert "receiver-token" not in document
+        assert "acme-7" not in document
+        assert opened(rig.vault, "t-1", webhook).headers == HEADERS
+
+
+def test_sealed_headers_keep_the_idempotency_of_the_request_as_sent(rig: Rig) -> None:
+    first = rig.webhook(headers=HEADERS, idempotencyKey="hook-1")
+
+    same = rig.refused(lambda: rig.webhook(headers=HEADERS, idempotencyKey="hook-1"))
+    other = rig.refused(
+        lambda: rig.webhook(headers={**HEADERS, "X-Tenant-Ref": "b"}, idempotencyKey="hook-1")
+    )
+
+    assert (same.code, same.extra["jobId"]) == (ErrorCode.DUPLICATE_REQUEST, first)
+    assert other.code is ErrorCode.IDEMPOTENCY_KEY_REUSED
+
+
+def test_a_burst_of_webhooks_with_headers_asks_the_key_service_once(rig: Rig) -> None:
+    for _ in range(50):
+        rig.webhook(headers=HEADERS)
+
+    assert rig.vault_keys.generate_calls == 1

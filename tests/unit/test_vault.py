@@ -119,6 +119,52 @@ def test_when_1000_values_are_sealed_then_every_nonce_and_every_data_key_is_fres
     assert key_manager.generate_calls == 1000
 
 
+# ---------------------------------------------------------------- values sealed on a request path
+
+
+@pytest.fixture
+def request_vault(key_manager: InMemoryKeyManager, cache: DataKeyCache, clock: FakeClock) -> Vault:
+    return Vault(key_manager, cache, clock=clock)
+
+
+def test_when_webhook_headers_are_sealed_a_thousand_times_then_one_data_key_serves_them_with_fresh_nonces(
+    request_vault: Vault, key_manager: InMemoryKeyManager
+) -> None:
+    sealed = [request_vault.seal(TENANT, Purpose.WEBHOOK_HEADERS, SECRET) for _ in range(1000)]
+
+    assert key_manager.generate_calls == 1
+    assert len({item.wrapped_key for item in sealed}) == 1
+    assert len({item.nonce for item in sealed}) == 1000
+    assert {request_vault.open(TENANT, Purpose.WEBHOOK_HEADERS, item) for item in sealed} == {SECRET}
+    assert key_manager.decrypt_calls == 0  # the container that sealed opens without KMS
+
+
+def test_a_shared_data_key_is_one_tenants_and_lasts_five_minutes(
+    request_vault: Vault, key_manager: InMemoryKeyManager, clock: FakeClock
+) -> None:
+    first = request_vault.seal(TENANT, Purpose.WEBHOOK_HEADERS, SECRET)
+    other_tenant = request_vault.seal("tenant-b", Purpose.WEBHOOK_HEADERS, SECRET)
+    clock.now += 299
+    still = request_vault.seal(TENANT, Purpose.WEBHOOK_HEADERS, SECRET)
+    clock.now += 2
+    later = request_vault.seal(TENANT, Purpose.WEBHOOK_HEADERS, SECRET)
+
+    assert other_tenant.wrapped_key != first.wrapped_key
+    assert still.wrapped_key == first.wrapped_key
+    assert later.wrapped_key != first.wrapped_key
+    assert key_manager.generate_calls == 3
+    with pytest.raises(SecretTampered):
+        request_vault.open("tenant-b", Purpose.WEBHOOK_HEADERS, first)
+
+
+def test_long_lived_secrets_never_share_a_data_key(
+    request_vault: Vault, key_manager: InMemoryKeyManager
+) -> None:
+    keys = {request_vault.seal(TENANT, purpose, SECRET).wrapped_key for purpose in Purpose for _ in range(3)}
+
+    assert len(keys) == 3 * (len(Purpose) - 1) + 1
+
+
 def test_given_the_same_plaintext_sealed_twice_then_the_ciphertexts_differ(vault: Vault) -> None:
     first = vault.seal(TENANT, Purpose.PROVIDER_KEY, SECRET)
     second = vault.seal(TENANT, Purpose.PROVIDER_KEY, SECRET)

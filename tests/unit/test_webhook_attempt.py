@@ -14,7 +14,12 @@ from herald.adapters.vault import Vault
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import Channel, compact_json
-from herald.domain.notifications import REDACTED, WebhookNotification, request_from_document
+from herald.domain.notifications import (
+    REDACTED,
+    NotificationRequest,
+    WebhookNotification,
+    request_from_document,
+)
 from herald.domain.plans import Plan
 from herald.domain.records import Claim
 from herald.domain.webhooks import OutboundWebhook, WebhookOutcome
@@ -22,6 +27,7 @@ from herald.observability import metrics
 from herald.services.delivery import DeliveryEngine, DeliveryPolicy, Handled
 from herald.services.tenant_directory import TenantDirectory
 from herald.services.webhook_attempt import WebhookAttempt
+from herald.services.webhook_headers import sealed
 from tests.fakes.common import ManualClock
 from tests.fakes.jobs import FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
@@ -63,9 +69,12 @@ class Hooks:
     tenants: FakeTenantTable
     sender: FakeSender
     attempt: WebhookAttempt
+    vault: Vault
 
     def run(self, payload: dict[str, Any] = WEBHOOK, tenant: str = TENANT) -> AttemptOutcome:
-        request = request_from_document(Channel.WEBHOOK, payload)
+        return self.run_request(request_from_document(Channel.WEBHOOK, payload), tenant)
+
+    def run_request(self, request: NotificationRequest, tenant: str = TENANT) -> AttemptOutcome:
         message = JobMessage("job-7", tenant, Channel.WEBHOOK, Plan.INDIE, 0, request)
         return self.attempt.run(message, request, Claim(1, 3))
 
@@ -80,7 +89,7 @@ def hooks() -> Hooks:
     )
     sender = FakeSender()
     attempt = WebhookAttempt(directory=TenantDirectory(tenants, vault), sender=sender)
-    return Hooks(tenants, sender, attempt)
+    return Hooks(tenants, sender, attempt, vault)
 
 
 # ---------------------------------------------------------------- the request
@@ -336,3 +345,26 @@ def test_given_the_secret_deleted_after_a_delivery_when_attempted_then_the_next_
     hooks.run()
 
     assert [call["secrets"] for call in hooks.sender.calls] == [[SIGNING_SECRET], []]
+
+
+def test_given_headers_sealed_at_acceptance_when_attempted_then_the_receiver_gets_them_in_clear(
+    hooks: Hooks,
+) -> None:
+    request = sealed(hooks.vault, TENANT, request_from_document(Channel.WEBHOOK, WEBHOOK))
+
+    outcome = hooks.run_request(request)
+
+    assert outcome.delivered
+    [call] = hooks.sender.calls
+    assert dict(call["hook"].headers) == WEBHOOK["headers"]
+
+
+def test_given_headers_sealed_for_another_tenant_when_attempted_then_nothing_is_sent(hooks: Hooks) -> None:
+    """A record copied into another tenant's job does not open: the job fails, nothing leaves."""
+    request = sealed(hooks.vault, OTHER, request_from_document(Channel.WEBHOOK, WEBHOOK))
+
+    outcome = hooks.run_request(request, tenant=TENANT)
+
+    assert hooks.sender.calls == []
+    assert (outcome.delivered, outcome.final) == (False, True)
+    assert outcome.error_message == "the webhook's headers cannot be decrypted"

@@ -1,7 +1,11 @@
 """Envelope encryption of tenant secrets (design rule 6): provider keys, inbound and signing secrets.
 
 Each value gets its own KMS data key, wrapped under the template's KMS key with the encryption context
-``{tenantId, purpose}``, and is sealed with AES-256-GCM. The associated data binds tenant, purpose and
+``{tenantId, purpose}``, and is sealed with AES-256-GCM. Values sealed on a request path (a webhook's
+custom headers, once per accepted request) share one data key per tenant for a few minutes instead,
+as the AWS Encryption SDK's key caching does: a KMS call per request would cost more than the request
+(each value still gets its own random nonce, and a shared key seals far fewer values than GCM's
+random-nonce bound of 2^32). The associated data binds tenant, purpose and
 format version as well, so a record copied to another tenant or purpose fails to open even where the
 data key is at hand (a cache hit). ``Vault.open`` is the only way back to plaintext.
 """
@@ -10,15 +14,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
+from cachetools import TTLCache
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from herald.adapters.data_key_cache import DataKeyCache
+from herald.adapters.data_key_cache import MAX_TTL_SECONDS, DataKeyCache
 from herald.domain.errors import DependencyError
 from herald.domain.secrets import (
     FORMAT_VERSION,
@@ -49,6 +56,11 @@ class KeyManager(Protocol):
         """The data key in ``wrapped``; ``SecretTampered`` when it was not wrapped under ``context``."""
         ...
 
+
+# Sealed with a data key shared per tenant for at most MAX_TTL_SECONDS and this many values.
+SHARED_KEY_PURPOSES = frozenset({Purpose.WEBHOOK_HEADERS})
+SHARED_KEY_MAX_USES = 1_000_000
+SHARED_KEY_TENANTS = 256
 
 # What KMS answers when the wrapped key, its context or its KMS key do not match: the record is wrong.
 _TAMPERED_KMS_CODES = frozenset({"InvalidCiphertextException", "IncorrectKeyException"})
@@ -97,22 +109,49 @@ def _associated_data(tenant_id: str, purpose: Purpose, version: int) -> bytes:
 
 
 class Vault:
-    """Seals and opens tenant secrets. ``cache=None`` means every open asks the key manager."""
+    """Seals and opens tenant secrets. ``cache=None`` means every open asks the key manager, and
+    every value gets a data key of its own."""
 
-    def __init__(self, key_manager: KeyManager, cache: DataKeyCache | None = None) -> None:
+    def __init__(
+        self,
+        key_manager: KeyManager,
+        cache: DataKeyCache | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._key_manager = key_manager
         self._cache = cache
+        # (tenant, purpose) -> [data key, wrapped key, values sealed with it]
+        self._shared: TTLCache[tuple[str, Purpose], list[Any]] = TTLCache(
+            SHARED_KEY_TENANTS, MAX_TTL_SECONDS, timer=clock
+        )
+        self._lock = threading.Lock()
 
     @property
     def cache(self) -> DataKeyCache | None:
         return self._cache
 
     def seal(self, tenant_id: str, purpose: Purpose, plaintext: str) -> SealedSecret:
-        data_key, wrapped_key = self._key_manager.generate_data_key(encryption_context(tenant_id, purpose))
+        data_key, wrapped_key = self._sealing_key(tenant_id, purpose)
         nonce = os.urandom(NONCE_BYTES)
         associated = _associated_data(tenant_id, purpose, FORMAT_VERSION)
         ciphertext = AESGCM(data_key).encrypt(nonce, plaintext.encode(), associated)
         return SealedSecret(FORMAT_VERSION, wrapped_key, nonce, ciphertext)
+
+    def _sealing_key(self, tenant_id: str, purpose: Purpose) -> tuple[bytes, bytes]:
+        context = encryption_context(tenant_id, purpose)
+        if self._cache is None or purpose not in SHARED_KEY_PURPOSES:
+            return self._key_manager.generate_data_key(context)
+        with self._lock:
+            shared = self._shared.get((tenant_id, purpose))
+            if shared is not None and shared[2] < SHARED_KEY_MAX_USES:
+                shared[2] += 1
+                return shared[0], shared[1]
+        data_key, wrapped_key = self._key_manager.generate_data_key(context)
+        with self._lock:
+            self._shared[(tenant_id, purpose)] = [data_key, wrapped_key, 1]
+        # This container opens what it sealed without asking KMS.
+        self._cache.put(wrapped_key, tenant_id, purpose, data_key)
+        return data_key, wrapped_key
 
     def open(self, tenant_id: str, purpose: Purpose, sealed: SealedSecret) -> str:
         """The plaintext, or ``SecretTampered`` when the record is not this tenant's for this purpose."""

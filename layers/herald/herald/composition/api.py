@@ -15,7 +15,7 @@ from herald.adapters.ssrf import check_url
 from herald.adapters.store.counter_store import DynamoCounters
 from herald.adapters.store.job_store import DynamoJobStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.composition.common import Foundation, foundation, provider_registry, vault
+from herald.composition.common import Foundation, VaultOnFirstUse, foundation, provider_registry, vault
 from herald.composition.process import once
 from herald.services.accept import AcceptService
 from herald.services.auth import Authenticator
@@ -42,9 +42,10 @@ class ApiServices:
             counters=self._counters,
             queue=queue,
             url_guard=partial(check_url, local_origin=settings.local_webhook_origin),
+            secrets=VaultOnFirstUse(),
             max_attempts=settings.max_attempts,
         )
-        self.jobs = JobQueries(jobs, queue, max_attempts=settings.max_attempts)
+        self.jobs = JobQueries(jobs, queue, secrets=VaultOnFirstUse(), max_attempts=settings.max_attempts)
         self.health = HealthCheck(table, [*settings.queue_urls.values(), settings.dlq_url], base.clients.sqs)
 
     @cached_property

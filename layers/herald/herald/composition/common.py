@@ -12,6 +12,7 @@ from herald.adapters.providers.registry import ProviderEndpoints, ProviderRegist
 from herald.adapters.store.alert_counter import DynamoAlertCounter
 from herald.adapters.store.table import Table, TableAddress
 from herald.composition.process import once
+from herald.domain.secrets import Purpose, SealedSecret
 from herald.services.alerting import RateLimitedAlerts
 from herald.settings import Settings
 
@@ -80,3 +81,14 @@ def _vault() -> Vault:
 def vault() -> Vault:
     """The process's vault: a warm container reuses its data key cache across invocations."""
     return once(_vault)
+
+
+class VaultOnFirstUse:
+    """The process's vault where only some requests need one (the API seals a webhook's headers and
+    opens them for its job document): built, with its imports, by the first of those."""
+
+    def seal(self, tenant_id: str, purpose: Purpose, plaintext: str) -> SealedSecret:
+        return vault().seal(tenant_id, purpose, plaintext)
+
+    def open(self, tenant_id: str, purpose: Purpose, sealed: SealedSecret) -> str:
+        return vault().open(tenant_id, purpose, sealed)

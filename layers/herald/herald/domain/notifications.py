@@ -16,9 +16,17 @@ from typing import Any
 
 from herald.domain.jobs import Channel, compact_json
 from herald.domain.providers import ProviderName
+from herald.domain.secrets import SealedSecret
 
 # Shown instead of a custom header's value where a copy leaves Herald (the operator's dead-letter copy).
 REDACTED = "[redacted]"
+# Shown instead of a sensitive header's value in a job document (the tenant's own view).
+MASKED = "[masked]"
+# Header names whose values are credentials: never shown again, like every other secret.
+SENSITIVE_HEADER = re.compile(
+    r"authorization|proxy-authorization|cookie|.*-key|.*-token|.*-secret|.*-signature|.*password.*",
+    re.IGNORECASE,
+)
 # An idempotency key, whether it comes in the body or in the Idempotency-Key header: 1-255 of these.
 PRINTABLE_ASCII = r"[\x20-\x7e]"
 IDEMPOTENCY_KEY = re.compile(PRINTABLE_ASCII + "{1,255}")
@@ -47,20 +55,44 @@ class EmailNotification:
 
 
 @dataclass(frozen=True)
+class SealedHeaders:
+    """A webhook's custom headers at rest (table and queue): the names in clear, the values sealed
+    together, as one secret of the tenant."""
+
+    names: tuple[str, ...]
+    sealed: SealedSecret
+
+
+@dataclass(frozen=True)
 class WebhookNotification:
     url: str
     # The JSON object that is sent as the body.
     payload: Mapping[str, Any]
     method: str = "POST"
-    headers: Mapping[str, str] = field(default_factory=dict)
+    # In clear only in memory (as the request brought them, or opened just before sending).
+    headers: Mapping[str, str] | SealedHeaders = field(default_factory=dict)
 
     @property
     def channel(self) -> Channel:
         return Channel.WEBHOOK
 
+    def header_names(self) -> tuple[str, ...]:
+        headers = self.headers
+        return headers.names if isinstance(headers, SealedHeaders) else tuple(headers)
+
     def redacted(self) -> WebhookNotification:
         """Custom headers often carry the receiver's credentials: their names only."""
-        return replace(self, headers=dict.fromkeys(self.headers, REDACTED))
+        return replace(self, headers=dict.fromkeys(self.header_names(), REDACTED))
+
+    def shown_headers(self) -> dict[str, str]:
+        """The headers as the tenant's job document shows them: credentials masked, and every value
+        still sealed masked as well."""
+        headers = self.headers
+        if isinstance(headers, SealedHeaders):
+            return dict.fromkeys(headers.names, MASKED)
+        return {
+            name: MASKED if SENSITIVE_HEADER.fullmatch(name) else value for name, value in headers.items()
+        }
 
 
 Notification = EmailNotification | WebhookNotification
@@ -114,13 +146,8 @@ def request_document(request: NotificationRequest) -> dict[str, Any]:
             "fallback": notification.fallback,
         }
     else:
-        fields = {
-            "url": notification.url,
-            "method": notification.method,
-            "headers": dict(notification.headers) or None,
-            "payload": dict(notification.payload),
-            **options,
-        }
+        fields = {"url": notification.url, "method": notification.method, **_headers_fields(notification)}
+        fields |= {"payload": dict(notification.payload), **options}
     return {name: value for name, value in fields.items() if value is not None}
 
 
@@ -139,14 +166,14 @@ def request_from_document(channel: Channel, document: Mapping[str, Any]) -> Noti
             fallback=_provider(document, "fallback"),
         )
     else:
-        payload, headers = document["payload"], document.get("headers") or {}
-        if not isinstance(payload, Mapping) or not isinstance(headers, Mapping):
-            raise TypeError("a webhook's payload and headers are JSON objects")
+        payload = document["payload"]
+        if not isinstance(payload, Mapping):
+            raise TypeError("a webhook's payload is a JSON object")
         notification = WebhookNotification(
             url=str(document["url"]),
             payload=payload,
             method=str(document.get("method", "POST")),
-            headers={str(name): str(value) for name, value in headers.items()},
+            headers=_headers_from(document),
         )
     priority = document.get("priority")
     return NotificationRequest(
@@ -154,6 +181,27 @@ def request_from_document(channel: Channel, document: Mapping[str, Any]) -> Noti
         priority=int(priority) if priority is not None else None,
         idempotency_key=_optional(document, "idempotencyKey"),
     )
+
+
+def _headers_fields(webhook: WebhookNotification) -> dict[str, Any]:
+    headers = webhook.headers
+    if isinstance(headers, SealedHeaders):
+        return {"headerNames": list(headers.names), "sealedHeaders": headers.sealed.to_record()}
+    return {"headers": dict(headers) or None}
+
+
+def _headers_from(document: Mapping[str, Any]) -> Mapping[str, str] | SealedHeaders:
+    if "sealedHeaders" in document:
+        names = document.get("headerNames")
+        if not isinstance(names, list):
+            raise TypeError("sealed headers come with their names")
+        return SealedHeaders(
+            tuple(str(name) for name in names), SealedSecret.from_record(document["sealedHeaders"])
+        )
+    headers = document.get("headers") or {}
+    if not isinstance(headers, Mapping):
+        raise TypeError("a webhook's headers are a JSON object")
+    return {str(name): str(value) for name, value in headers.items()}
 
 
 def _optional(document: Mapping[str, Any], name: str) -> str | None:

@@ -24,6 +24,8 @@ class Purpose(StrEnum):
     PROVIDER_KEY = "provider-key"
     INBOUND_SECRET = "inbound-secret"  # noqa: S105 (a label, not a secret)
     SIGNING_SECRET = "signing-secret"  # noqa: S105 (a label, not a secret)
+    # Custom headers of a webhook job (a receiver's credentials, often), sealed at acceptance.
+    WEBHOOK_HEADERS = "webhook-headers"
 
 
 class SecretTampered(Exception):

@@ -6,12 +6,13 @@ the operator CLI prints the same documents.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from herald.domain.account import AccountOverview, NewSigningSecret, SigningSecretStatus
 from herald.domain.clock import iso
 from herald.domain.jobs import JobStatus
-from herald.domain.notifications import request_document
+from herald.domain.notifications import NotificationRequest, WebhookNotification, request_document
 from herald.domain.records import (
     DeliveryLog,
     JobEvent,
@@ -72,10 +73,18 @@ def _event(event: JobEvent) -> Document:
     }
 
 
+def payload(request: NotificationRequest) -> Document:
+    """The accepted request as the tenant sent it, its webhook credentials masked."""
+    webhook = request.notification
+    if isinstance(webhook, WebhookNotification):
+        request = replace(request, notification=replace(webhook, headers=webhook.shown_headers()))
+    return request_document(request)
+
+
 def job_document(view: JobView) -> Document:
     return {
         **job_summary(view.state),
-        "payload": request_document(view.request) if view.request is not None else None,
+        "payload": payload(view.request) if view.request is not None else None,
         "deliveryLogs": [_delivery_log(entry) for entry in view.state.delivery_logs],
         "events": [_event(event) for event in view.events],
     }

@@ -39,8 +39,10 @@ from herald.services.ports import (
     JobStore,
     QuotaExhausted,
     RateLimited,
+    SecretBox,
     UrlGuard,
 )
+from herald.services.webhook_headers import sealed
 
 # Job ids of requests with an idempotency key derive from tenant and key (UUID v5 in this namespace).
 JOB_ID_NAMESPACE = uuid.UUID("1b0e8f8a-5a0f-4f4e-9a6c-3f0f6b1d2c7e")
@@ -69,10 +71,12 @@ class AcceptService:
         counters: Counters,
         queue: JobQueue,
         url_guard: UrlGuard,
+        secrets: SecretBox,
         max_attempts: int,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._authenticate = authenticate
+        self._secrets = secrets
         self._jobs = jobs
         self._counters = counters
         self._queue = queue
@@ -108,7 +112,7 @@ class AcceptService:
             job.channel,
             tenant.plan,
             0,
-            request,
+            job.request,
             job.priority,
             job.created_at,
             correlation_id(),
@@ -134,7 +138,7 @@ class AcceptService:
         return NewJob(
             job_id=job_id_for(tenant.tenant_id, key),
             tenant_id=tenant.tenant_id,
-            request=request,
+            request=sealed(self._secrets, tenant.tenant_id, request),
             priority=priority,
             max_attempts=self._max_attempts,
             created_at=iso(now),

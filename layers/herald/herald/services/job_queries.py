@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from herald.domain.clock import now_iso
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus, queue_priority
+from herald.domain.notifications import NotificationRequest, WebhookNotification
 from herald.domain.records import JobPage, JobState, JobView, TenantContext
-from herald.observability import correlation_id
+from herald.domain.secrets import SecretTampered
+from herald.observability import correlation_id, logger
 from herald.services.accept import enqueue_or_fail
-from herald.services.ports import JobQueue, JobStore, TenantStore
+from herald.services.ports import JobQueue, JobStore, SecretBox, TenantStore
+from herald.services.webhook_headers import opened
 
 
 def operator_job(
@@ -27,10 +31,17 @@ def operator_job(
 
 class JobQueries:
     def __init__(
-        self, store: JobStore, queue: JobQueue, *, max_attempts: int, clock: Callable[[], str] = now_iso
+        self,
+        store: JobStore,
+        queue: JobQueue,
+        *,
+        secrets: SecretBox,
+        max_attempts: int,
+        clock: Callable[[], str] = now_iso,
     ) -> None:
         self._store = store
         self._queue = queue
+        self._secrets = secrets
         self._max_attempts = max_attempts
         self._clock = clock
 
@@ -38,7 +49,19 @@ class JobQueries:
         view = self._store.get(tenant.tenant_id, job_id)
         if view is None:
             raise HeraldError("No job with this id.", ErrorCode.JOB_NOT_FOUND)
-        return view
+        if view.request is None or not isinstance(view.request.notification, WebhookNotification):
+            return view
+        return replace(view, request=self._shown(tenant.tenant_id, view.request))
+
+    def _shown(self, tenant_id: str, request: NotificationRequest) -> NotificationRequest:
+        """The request with its webhook headers opened for the tenant's own view (the view masks the
+        credentials among them); a record that does not open shows the names only."""
+        assert isinstance(request.notification, WebhookNotification)
+        try:
+            return replace(request, notification=opened(self._secrets, tenant_id, request.notification))
+        except SecretTampered:
+            logger.error("webhook headers do not open", extra={"tenant_id": tenant_id})
+            return request
 
     def list(
         self,

@@ -17,10 +17,12 @@ from typing import TypeVar
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.clock import parse_iso, utc_now
 from herald.domain.errors import DependencyError
+from herald.domain.notifications import WebhookNotification
 from herald.domain.providers import Credential
 from herald.domain.records import ACTIVE, StoredProvider, TenantProfile, TenantRecords
 from herald.domain.secrets import Purpose
 from herald.services.ports import SecretBox, TenantNotFound, TenantStore
+from herald.services.webhook_headers import opened
 
 
 class TenantDirectory:
@@ -44,6 +46,10 @@ class TenantDirectory:
             api_key=self._secrets.open(tenant_id, Purpose.PROVIDER_KEY, stored.api_key),
             account_token=self._secrets.open(tenant_id, Purpose.PROVIDER_KEY, token) if token else None,
         )
+
+    def webhook_headers(self, webhook: WebhookNotification, tenant_id: str) -> WebhookNotification:
+        """The webhook with its custom headers opened, just before it is sent."""
+        return opened(self._secrets, tenant_id, webhook)
 
     def signing_secrets(self, profile: TenantProfile) -> list[str]:
         """Oldest first: the previous secret while its overlap lasts, then the current one (both

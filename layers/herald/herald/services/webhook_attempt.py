@@ -3,11 +3,14 @@ through the SSRF-safe sender."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.errors import DependencyError
 from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import compact_json
-from herald.domain.notifications import NotificationRequest, WebhookNotification
+from herald.domain.notifications import NotificationRequest, SealedHeaders, WebhookNotification
 from herald.domain.records import Claim
 from herald.domain.secrets import SecretTampered
 from herald.domain.webhooks import OutboundWebhook
@@ -21,22 +24,23 @@ class WebhookAttempt:
         self._send = sender
 
     def run(self, message: JobMessage, request: NotificationRequest, _claim: Claim) -> AttemptOutcome:
-        webhook = request.notification
-        if not isinstance(webhook, WebhookNotification):
+        stored = request.notification
+        if not isinstance(stored, WebhookNotification):
             raise TypeError(f"job {message.job_id} is not a webhook")
         profile = tenant_for_pass(
             lambda: self._directory.profile(message.tenant_id), "signing secret unavailable"
         )
         if isinstance(profile, AttemptOutcome):
             return profile
-        try:
-            secrets = self._directory.signing_secrets(profile)
-        except DependencyError as exc:
-            return AttemptOutcome(delivered=False, error_message=f"signing secret unavailable: {exc}")
-        except SecretTampered:
-            return AttemptOutcome(
-                delivered=False, error_message="the signing secret cannot be decrypted", final=True
-            )
+        secrets = _opened(lambda: self._directory.signing_secrets(profile), "signing secret")
+        if isinstance(secrets, AttemptOutcome):
+            return secrets
+        webhook = _opened(
+            lambda: self._directory.webhook_headers(stored, message.tenant_id), "webhook's headers"
+        )
+        if isinstance(webhook, AttemptOutcome):
+            return webhook
+        assert not isinstance(webhook.headers, SealedHeaders)
         hook = OutboundWebhook(
             job_id=message.job_id,
             url=webhook.url,
@@ -56,3 +60,17 @@ class WebhookAttempt:
             response_status=result.status_code,
             response_body=result.body_excerpt or None,
         )
+
+
+T = TypeVar("T")
+
+
+def _opened(read: Callable[[], T], what: str) -> T | AttemptOutcome:
+    """What ``read`` opens, or the outcome of an attempt that cannot send: KMS away (a later attempt
+    may do), or a record that does not open (never will)."""
+    try:
+        return read()
+    except DependencyError as exc:
+        return AttemptOutcome(delivered=False, error_message=f"{what} unavailable: {exc}")
+    except SecretTampered:
+        return AttemptOutcome(delivered=False, error_message=f"the {what} cannot be decrypted", final=True)
