@@ -19,6 +19,7 @@ from herald.domain.alerts import JobAlert
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.backoff import retry_delay
 from herald.domain.clock import epoch_seconds, now_iso, parse_iso, utc_now
+from herald.domain.errors import DependencyError
 from herald.domain.jobs import JobMessage, JobStatus, queue_priority
 from herald.domain.plans import retention_end
 from herald.domain.records import Claim, DeliveryLog, JobState
@@ -116,7 +117,7 @@ class DeliveryEngine:
         if claim is None:
             return self._not_claimed(message)
         payload = message.payload or self._store.payload(message.tenant_id, message.job_id)
-        outcome = self._attempt.run(message, payload, claim)
+        outcome = self._run(message, payload, claim)
         log = DeliveryLog(
             log_id=str(uuid.uuid4()),
             attempt=claim.attempt,
@@ -133,6 +134,20 @@ class DeliveryEngine:
         if outcome.final or claim.attempt >= claim.max_attempts:
             return self._fail(message, payload, log, claim.max_attempts, outcome.caused_by_tenant)
         return self._retry(message, claim, log, outcome)
+
+    def _run(self, message: JobMessage, payload: dict[str, Any], claim: Claim) -> AttemptOutcome:
+        """The attempt's outcome; a fault of Herald's in it is a failed attempt that says so. Left
+        to crash the batch, it would come back as a lease run out, attempt after attempt, and end
+        with "the worker stopped" instead of the reason."""
+        try:
+            return self._attempt.run(message, payload, claim)
+        except DependencyError:
+            raise  # the table or KMS did not answer: the message comes back later, as designed
+        except Exception as exc:  # noqa: BLE001 - one record's fault, recorded as what it is
+            logger.exception("delivery attempt failed inside Herald", extra={"job_id": message.job_id})
+            return AttemptOutcome(
+                delivered=False, error_message=f"Herald failed during the attempt ({type(exc).__name__})"
+            )
 
     def _expires_at(self, message: JobMessage) -> int:
         """The job's retention, counted from its acceptance like its other items."""
