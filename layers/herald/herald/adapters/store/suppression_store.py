@@ -1,4 +1,5 @@
-"""A tenant's suppressed recipients, in a partition of their own (one GetItem per email checked)."""
+"""A tenant's suppressed recipients, in a partition of their own (one GetItem per email checked),
+keyed by the address's canonical form, so no other spelling of a suppressed mailbox passes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pynamodb.exceptions import DoesNotExist
 from herald.adapters.store.failures import ConditionFailed, conditional, translated
 from herald.adapters.store.keys import suppression_pk
 from herald.adapters.store.models import HeraldItem, SuppressionItem
+from herald.domain.addresses import canonical_address
 from herald.domain.records import Suppression
 
 
@@ -16,17 +18,16 @@ class DynamoSuppressions:
     def is_suppressed(self, tenant_id: str, address: str) -> bool:
         with translated("suppression read"):
             try:
-                SuppressionItem.get(suppression_pk(tenant_id), address.lower())
+                SuppressionItem.get(suppression_pk(tenant_id), canonical_address(address))
             except DoesNotExist:
                 return False
         return True
 
     def suppress(self, tenant_id: str, suppression: Suppression) -> None:
-        address = suppression.address.lower()
         item = SuppressionItem(
             suppression_pk(tenant_id),
-            address,
-            address=address,
+            canonical_address(suppression.address),
+            address=suppression.address.lower(),
             reason=suppression.reason,
             source=suppression.source,
             created_at=suppression.created_at,
@@ -45,7 +46,7 @@ class DynamoSuppressions:
             yield Suppression(item.address, item.reason, item.created_at, item.source)
 
     def delete(self, tenant_id: str, address: str) -> bool:
-        item = SuppressionItem(suppression_pk(tenant_id), address.lower())
+        item = SuppressionItem(suppression_pk(tenant_id), canonical_address(address))
         try:
             with conditional("suppression delete"):
                 item.delete(condition=SuppressionItem.pk.exists())
