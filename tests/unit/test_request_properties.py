@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from jsonschema_rs import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
 from herald.domain.jobs import compact_json
@@ -117,6 +118,27 @@ def test_a_priority_is_one_of_the_sdks_three_integers_and_nothing_else(priority:
     whole = type(priority) is int or (isinstance(priority, float) and priority.is_integer())
     valid = whole and priority in (1, 5, 10)
     assert _accepts(EmailRequest, {**EMAIL, "priority": priority}) == valid
+
+
+PROVIDER_CHOICES = st.sampled_from([None, "absent", "SENDGRID", "RESEND", "POSTMARK"])
+
+
+@given(provider=PROVIDER_CHOICES, fallback=PROVIDER_CHOICES)
+def test_the_documented_schema_and_the_validator_agree_on_provider_and_fallback(
+    provider: str | None, fallback: str | None
+) -> None:
+    """A fallback needs a provider and differs from it; null is as good as leaving a field out."""
+    body = {**EMAIL, "provider": provider, "fallback": fallback}
+    body = {name: value for name, value in body.items() if value != "absent"}
+    schema = Draft202012Validator(EmailRequest.model_json_schema())
+    assert schema.is_valid(body) == _accepts(EmailRequest, body)
+
+
+@given(st.text(max_size=40))
+def test_the_documented_subject_pattern_and_the_validator_agree(subject: str) -> None:
+    rule = EmailRequest.model_json_schema()["properties"]["subject"]
+    follows = 1 <= len(subject) <= 998 and re.search(rule["pattern"].removesuffix("$") + r"\Z", subject)
+    assert _accepts(EmailRequest, {**EMAIL, "subject": subject}) == bool(follows)
 
 
 @given(st.dictionaries(header_names, sendable_values, max_size=20))

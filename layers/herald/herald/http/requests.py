@@ -132,8 +132,11 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
-def _distinct_providers() -> dict[str, Any]:
-    """``fallback`` needs ``provider`` and must differ from it, as JSON Schema says it."""
+def _provider_pair_rule() -> dict[str, Any]:
+    """``_provider_pair`` as JSON Schema: a fallback needs a provider, and the two differ. Either may
+    be sent as null, which is leaving it out, so this is an if/then on string values rather than
+    dependentRequired, which a null fallback would satisfy only with a provider beside it."""
+    chosen = {"type": "string"}
     same = [
         {
             "required": ["provider", "fallback"],
@@ -141,7 +144,11 @@ def _distinct_providers() -> dict[str, Any]:
         }
         for name in ProviderChoice
     ]
-    return {"dependentRequired": {"fallback": ["provider"]}, "not": {"anyOf": same}}
+    return {
+        "if": {"required": ["fallback"], "properties": {"fallback": chosen}},
+        "then": {"required": ["provider"], "properties": {"provider": chosen}},
+        "not": {"anyOf": same},
+    }
 
 
 class EmailRequest(_Strict):
@@ -150,7 +157,7 @@ class EmailRequest(_Strict):
             "examples": [
                 {"to": "someone@example.com", "subject": "Your order", "body": "<p>It has shipped.</p>"}
             ],
-            **_distinct_providers(),
+            **_provider_pair_rule(),
         }
     )
 
@@ -262,7 +269,15 @@ class WebhookRequest(_Strict):
         json_schema_extra={"pattern": ONE_LINE_PATTERN},
     )
     method: Literal["POST", "PUT", "PATCH", "DELETE", "GET"] = "POST"
-    headers: Annotated[dict[str, str], AfterValidator(_webhook_headers)] | None = None
+    headers: Annotated[dict[str, str], AfterValidator(_webhook_headers)] | None = Field(
+        default=None,
+        description="Up to 20 headers, 8 KiB in all; names Herald or the connection owns are refused",
+        json_schema_extra={
+            "maxProperties": MAX_WEBHOOK_HEADERS,
+            "propertyNames": {"pattern": _HEADER_NAME.pattern},
+            "additionalProperties": {"type": "string", "pattern": _HEADER_VALUE.pattern},
+        },
+    )
     payload: Annotated[dict[str, Any], AfterValidator(_compact_payload)] = Field(
         description="JSON object, at most 10 240 bytes as compact JSON"
     )
