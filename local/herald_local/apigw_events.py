@@ -5,8 +5,8 @@ Facts followed (AWS docs and captures of real events): header names lower-cased,
 and query parameters comma-joined; cookies moved out of the headers; ``rawPath`` and the parameters
 percent-decoded while ``rawQueryString`` stays as sent; bodies of any type but ``text/*``,
 ``application/json``, ``application/xml`` and ``application/javascript`` (a missing type included)
-base64-encoded, and so is a body of a text type whose bytes are not UTF-8 (docs/local-stack.md,
-"The local HTTP API"); empty parts absent rather than null.
+base64-encoded (and, as docs/security.md decides under "Bodies that are not UTF-8", a body of a
+text type whose bytes are not UTF-8); empty parts absent rather than null.
 """
 
 from __future__ import annotations
