@@ -407,7 +407,7 @@ class _Server(ThreadingHTTPServer):
             with contextlib.suppress(OSError):
                 request.settimeout(1.0)
                 request.sendall(_busy_answer())
-            log.warning("%s: refused, %s", client_address[0], "too many open connections")
+            log.warning("%s: refused, too many open connections", client_address[0])
             self.shutdown_request(request)
             return
         try:
