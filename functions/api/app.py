@@ -33,9 +33,10 @@ from herald.http.contract import (
     success,
 )
 from herald.http.errors import client_error
-from herald.http.guards import ScreenedBodies
+from herald.http.guards import ScreenedBodies, as_resolver_reads
 from herald.http.requests import IDEMPOTENCY_KEY_RULE, EmailRequest, WebhookRequest
 from herald.http.responses import error_response, json_response, validation_error
+from herald.http.routes import inbound_methods
 from herald.observability import logger, metrics, traced
 
 DESCRIPTION = (
@@ -230,11 +231,28 @@ def invalid_request(error: RequestValidationError) -> Response[str]:
 @app.not_found
 def unknown_route(_: NotFoundError) -> Response[str]:
     event = app.current_event
-    return error_response(HeraldError(f"No route {event.http_method} {event.path}.", ErrorCode.NOT_FOUND))
+    allowed = allowed_methods(event.path)
+    if not allowed:
+        return error_response(HeraldError(f"No route {event.http_method} {event.path}.", ErrorCode.NOT_FOUND))
+    refusal = error_response(
+        HeraldError(
+            f"{event.path} does not accept {event.http_method} requests.", ErrorCode.METHOD_NOT_ALLOWED
+        )
+    )
+    refusal.headers["Allow"] = ", ".join(allowed)
+    return refusal
+
+
+def allowed_methods(path: str) -> list[str]:
+    """Every method a route takes at ``path``: the resolver's routes (its own table, which it
+    matches requests against) and the template's routes to the inbound functions."""
+    routes = (*app._static_routes, *app._dynamic_routes)  # Powertools has no public view of these
+    served = {route.method for route in routes if route.rule.match(path)}
+    return sorted(served | inbound_methods(path))
 
 
 @traced
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return bodies.admit(event) or app.resolve(event, context)
+    return bodies.admit(event) or app.resolve(as_resolver_reads(event), context)

@@ -32,6 +32,8 @@ PAYMENT_DEFAULTS: Mapping[str, str] = {
     "HERALD_PAYSTACK_PLAN_STARTUP": "PLN_local_startup",
 }
 DEFAULT_ALARM_SECONDS = 10.0
+# The sandbox's webhook receiver: the only paths on loopback a tenant's webhook may reach locally.
+SANDBOX_HOOKS_PATH = "/hooks/"
 
 
 class ConfigError(RuntimeError):

@@ -1,23 +1,33 @@
 """Contract fuzzing: schemathesis makes up requests for every operation of the OpenAPI document the
-local stack serves, valid and hostile, and checks each answer: never a server error, and always a
-status, content type, headers and body the document states for that operation.
+local stack serves, valid and hostile, alone and in sequences that follow the document's links
+(stateful), and runs all of its checks on each answer: never a server error; always a status,
+content type, headers and body the document states; invalid input refused and valid input accepted;
+every method a path does not take answered 405 with an exact Allow; a deleted resource gone.
+
+The one thing the document cannot state is a rule that needs more than the request: a webhook host
+must resolve to public addresses, a provider key must be one the provider accepts. Valid-looking
+input such a rule refuses is what schemathesis's positive_data_acceptance reports; each rule is
+listed below with its reason (and in docs/security.md), and any other failure fails the test.
 
 The fuzzer runs three times: with the keys it makes up itself (none, malformed or unknown), with the
 key of a paid tenant that has sandbox provider keys (so authenticated answers are fuzzed too; its
-emails are accepted and delivered), and, for key rotation alone, with a tenant of its own (a rotation
-ends the key that made it). The explicit examples then take every operation through its success with
-the requests a client makes (free-plan and paid email, a webhook to the sandbox, a retried job, an
-account's whole life), under the same checks: made-up input alone never reaches a 202 webhook or a
-201 retry.
+emails are accepted and delivered, and half its webhooks and provider keys are the sandbox's, so
+links lead on from accepted jobs and stored providers), and, for key rotation alone, with a tenant
+of its own (a rotation ends the key that made it). The explicit examples then take every operation
+through its success with the requests a client makes (free-plan and paid email, a webhook to the
+sandbox, a retried job, an account's whole life), under the same checks.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +44,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from herald_harness.tenants import new_tenant
+from herald_local.config import project_root
 from tests.e2e.conftest import wait_for
 
 if TYPE_CHECKING:
@@ -48,15 +59,182 @@ CHECKS = [
     response_headers_conformance,
     response_schema_conformance,
 ]
-# The fuzzer's runs also check that requests breaking the document's rules are refused (4xx).
-FUZZ_CHECKS = [check.__name__ for check in CHECKS] + ["negative_data_rejection"]
 # Made-up requests per operation in each generation phase (coverage, fuzzing), besides the
-# document's own examples: enough to reach every rule, few enough for make test.
+# document's own examples, and stateful sequences of up to STEPS calls: enough to reach every rule
+# and follow most links, few enough for make test.
 MAX_EXAMPLES = 10
+STATEFUL_EXAMPLES = 20
+STEPS = 10
 OPERATIONS = 24
 ROTATE_KEY = "/api/v1/account/api-key/rotate"
+EVERY_PHASE = "examples,coverage,fuzzing,stateful"
 HTTP_TIMEOUT = 20
 FUZZ_TIMEOUT_SECONDS = 600
+SECURITY_PAGE = project_root() / "docs" / "security.md"
+
+
+@dataclass(frozen=True)
+class BusinessRule:
+    """Requests the document allows that a rule of Herald's refuses: on these operations, with this
+    status and code (and, where the code says too little, an error sentence matching ``sentence``)."""
+
+    operations: tuple[str, ...]
+    status: int
+    code: str
+    reason: str
+    sentence: str = ".*"
+
+    def covers(self, failure: Failure) -> bool:
+        return (
+            failure.check == "positive_data_acceptance"
+            and failure.operation in self.operations
+            and (failure.status, failure.code) == (self.status, self.code)
+            and re.fullmatch(self.sentence, failure.error) is not None
+        )
+
+
+SEND = ("POST /api/v1/notifications/email", "POST /api/v1/notifications/webhook")
+EMAIL, WEBHOOK = SEND
+PROVIDER = "PUT /api/v1/account/providers/{provider}"
+BUSINESS_RULES = (
+    BusinessRule(
+        (WEBHOOK,), 400, "url_not_allowed", "the host must resolve to public addresses only, over https"
+    ),
+    BusinessRule(
+        (WEBHOOK,),
+        400,
+        "validation_error",
+        "header names Herald sets or that concern the connection are refused in any letter case",
+        r"Invalid request: headers: header '[^']*' is (set by Herald|hop-by-hop: .*)\.",
+    ),
+    BusinessRule(
+        (EMAIL,),
+        400,
+        "validation_error",
+        "addresses on special-use domains (RFC 6761: .test, .invalid, .localhost, …) receive no mail",
+        r"Invalid request: ((to|from|replyTo): The part after the @-sign is a special-use or reserved"
+        r" name that cannot be used with email(; )?)+\.",
+    ),
+    BusinessRule(
+        (EMAIL,), 400, "from_not_allowed", "from must be on a verified sending domain of the tenant"
+    ),
+    BusinessRule(
+        (EMAIL,), 400, "provider_not_configured", "provider and fallback must be providers the tenant stored"
+    ),
+    BusinessRule(
+        SEND, 400, "idempotency_key_mismatch", "the Idempotency-Key header and the field must be equal"
+    ),
+    BusinessRule(SEND, 422, "idempotency_key_reused", "an idempotency key names one request body"),
+    BusinessRule(
+        SEND,
+        413,
+        "payload_too_large",
+        "limits in bytes of UTF-8 or compact JSON that JSON Schema cannot state (body, text, payload, headers)",
+    ),
+    BusinessRule(
+        ("GET /api/v1/notifications/jobs",),
+        400,
+        "invalid_cursor",
+        "a cursor is opaque: only one Herald made reads",
+    ),
+    BusinessRule(
+        (PROVIDER,), 400, "provider_key_invalid", "a provider key is checked live with the provider"
+    ),
+    BusinessRule(
+        (PROVIDER,),
+        400,
+        "validation_error",
+        "each provider's inbound secret has its own format (SendGrid: a public key; Resend: whsec_…)",
+        r"Invalid request: webhookSecret: .*",
+    ),
+    BusinessRule(
+        ("PATCH /api/v1/account/providers/{provider}",),
+        400,
+        "invalid_priority",
+        "a priority goes up to the number of stored providers",
+    ),
+    BusinessRule(
+        ("POST /api/v1/account/domains",),
+        400,
+        "provider_not_configured",
+        "a domain is registered with the tenant's providers, so one must be stored first",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed check of one answer, from schemathesis's event log."""
+
+    check: str
+    operation: str
+    status: int | None
+    code: str | None
+    error: str
+
+
+def _answer(interaction: dict[str, Any]) -> tuple[int | None, dict[str, Any]]:
+    response = interaction.get("response") or {}
+    content = base64.b64decode((response.get("content") or {}).get("$base64", ""))
+    try:
+        body = json.loads(content)
+    except ValueError:
+        body = {}
+    return response.get("status_code"), body if isinstance(body, dict) else {}
+
+
+def failures(events: Path) -> Iterator[Failure]:
+    for line in events.read_text().splitlines():
+        finished = json.loads(line).get("ScenarioFinished")
+        if finished is None:
+            continue
+        recorder = finished["recorder"]
+        for case_id, checks in (recorder.get("checks") or {}).items():
+            status, body = _answer(recorder.get("interactions", {}).get(case_id) or {})
+            for check in checks:
+                if check["status"] == "failure":
+                    found = check["failure_info"]["failure"]
+                    error = str(body.get("error") or found.get("message", ""))
+                    yield Failure(check["name"], found["operation"], status, body.get("code"), error)
+
+
+def followed_links(events: Path) -> set[str]:
+    """The operations the stateful phase called by following a link and that answered 2xx."""
+    reached: set[str] = set()
+    for line in events.read_text().splitlines():
+        finished = json.loads(line).get("ScenarioFinished")
+        if finished is None or finished["phase"] != "stateful":
+            continue
+        recorder = finished["recorder"]
+        for case_id, case in (recorder.get("cases") or {}).items():
+            status, _ = _answer(recorder.get("interactions", {}).get(case_id) or {})
+            if case["is_transition_applied"] and status is not None and 200 <= status < 300:
+                reached.add(f"{case['value']['method']} {case['value']['path']}")
+    return reached
+
+
+def _config(stack: RunningStack) -> str:
+    """Half the webhook URLs are the sandbox's, and most provider names and keys are ones it takes,
+    so jobs and providers exist for the links to lead on from; the rest are made up."""
+    hooks = [f"{stack.sandbox_url}/hooks/fuzzed", f"{stack.sandbox_url}/hooks/fail-400-fuzzed"]
+    return "\n".join(
+        [
+            "[phases.stateful]",
+            f"max-steps = {STEPS}",
+            "[phases.stateful.generation]",
+            f"max-examples = {STATEFUL_EXAMPLES}",
+            "[dictionaries.sandbox-hooks]",
+            f"values = {json.dumps(hooks)}",
+            "[dictionaries.sandbox-keys]",
+            'values = ["sandbox-fuzzed-key-0001"]',
+            "[dictionaries.providers]",
+            'values = ["SENDGRID", "RESEND", "POSTMARK"]',
+            "[parameters]",
+            '"body.url" = { dictionary = "sandbox-hooks", probability = 0.5 }',
+            '"body.apiKey" = { dictionary = "sandbox-keys", probability = 0.7 }',
+            '"path.provider" = { dictionary = "providers", probability = 0.7 }',
+        ]
+    )
 
 
 def paid_tenant(stack: RunningStack, name: str) -> str:
@@ -64,31 +242,40 @@ def paid_tenant(stack: RunningStack, name: str) -> str:
     return new_tenant(stack, name=name).api_key
 
 
-def fuzz(stack: RunningStack, report: Path, *options: str) -> dict[str, Any]:
-    """One schemathesis run over the served document; its JSON report (named after the run)."""
+def fuzz(
+    stack: RunningStack, folder: Path, name: str, *options: str, phases: str = EVERY_PHASE
+) -> dict[str, Any]:
+    """One schemathesis run (all checks) over the served document; its JSON report. Every failure it
+    finds must be a business rule's."""
+    config, report, events = folder / "schemathesis.toml", folder / f"{name}.json", folder / f"{name}.ndjson"
+    config.write_text(_config(stack))
     finished = subprocess.run(
-        [str(Path(sys.executable).with_name("schemathesis")), "run", f"{stack.api_root}/openapi.json"]
-        + ["--url", stack.base_url, "--checks", ",".join(FUZZ_CHECKS), "--max-examples", str(MAX_EXAMPLES)]
-        + ["--phases", "examples,coverage,fuzzing", "--workers", "1", "--request-timeout", str(HTTP_TIMEOUT)]
-        + ["--report", "json", "--report-json-path", str(report), *options],
-        cwd=report.parent,  # schemathesis keeps a cache folder where it runs: not in the repository
+        [str(Path(sys.executable).with_name("schemathesis")), "--config-file", str(config), "run"]
+        + [f"{stack.api_root}/openapi.json", "--url", stack.base_url, "--checks", "all"]
+        + ["--max-examples", str(MAX_EXAMPLES), "--phases", phases]
+        + ["--workers", "1", "--request-timeout", str(HTTP_TIMEOUT), "--report", "json,ndjson"]
+        + ["--report-json-path", str(report), "--report-ndjson-path", str(events), *options],
+        cwd=folder,  # schemathesis keeps a cache folder where it runs: not in the repository
         capture_output=True,
         text=True,
         timeout=FUZZ_TIMEOUT_SECONDS,
         check=False,
     )
-    assert finished.returncode == 0, finished.stdout[-6000:] + finished.stderr[-2000:]
+    found = list(failures(events)) if events.exists() else []
+    assert finished.returncode == (1 if found else 0), finished.stdout[-6000:] + finished.stderr[-2000:]
     result: dict[str, Any] = json.loads(report.read_text())
-    assert result["test_cases"]["with_failures"] == 0, result["failures"]
     assert result["errors"] == [], result["errors"]
-    print(f"schemathesis, {report.stem}: {result['test_cases']}")
+    unexplained = [failure for failure in found if not any(rule.covers(failure) for rule in BUSINESS_RULES)]
+    assert unexplained == [], unexplained
+    refused = Counter((failure.operation, failure.code) for failure in found)
+    print(f"schemathesis, {name}: {result['test_cases']}; refused by business rules: {dict(refused)}")
     return result
 
 
 def test_made_up_requests_with_made_up_keys_get_only_answers_the_document_states(
     local_stack: RunningStack, tmp_path: Path
 ) -> None:
-    result = fuzz(local_stack, tmp_path / "anonymous.json")
+    result = fuzz(local_stack, tmp_path, "anonymous")
     assert result["operations"]["tested"] == OPERATIONS
 
 
@@ -96,22 +283,40 @@ def test_made_up_requests_of_a_paid_tenant_get_only_answers_the_document_states(
     local_stack: RunningStack, tmp_path: Path
 ) -> None:
     key = paid_tenant(local_stack, "Fuzzed")
-    result = fuzz(
-        local_stack, tmp_path / "paid.json", "-H", f"X-API-Key: {key}", "--exclude-path", ROTATE_KEY
-    )
+    result = fuzz(local_stack, tmp_path, "paid", "-H", f"X-API-Key: {key}", "--exclude-path", ROTATE_KEY)
     assert result["operations"]["tested"] == OPERATIONS - 1
     # The tenant's made-up emails went through: accepted answers were checked too.
     assert result["valid_rates"]["POST /api/v1/notifications/email"]["fuzzing"]["accepted"] > 0
+    # Sequences went on from what answers gave: a sent job fetched, and several other resources.
+    reached = followed_links(tmp_path / "paid.ndjson")
+    assert "GET /api/v1/notifications/jobs/{id}" in reached, reached
+    assert len(reached) >= 5, reached
 
 
 def test_made_up_key_rotations_get_only_answers_the_document_states(
     local_stack: RunningStack, tmp_path: Path
 ) -> None:
     _, key = local_stack.create_tenant(plan="indie", name="Rotated")
-    result = fuzz(
-        local_stack, tmp_path / "rotation.json", "-H", f"X-API-Key: {key}", "--include-path", ROTATE_KEY
-    )
+    # One operation has no links to follow: no stateful phase.
+    options = ("-H", f"X-API-Key: {key}", "--include-path", ROTATE_KEY)
+    result = fuzz(local_stack, tmp_path, "rotation", *options, phases="examples,coverage,fuzzing")
     assert result["operations"]["tested"] == 1
+
+
+def test_the_security_page_lists_every_business_rule_the_fuzzer_may_meet() -> None:
+    """docs/security.md's "Contract fuzzing" table: one row per rule, with its code and status."""
+    page = SECURITY_PAGE.read_text()
+    section = page.split("## Contract fuzzing", 1)[1].split("\n## ", 1)[0]
+    rows = {
+        tuple(cell.strip() for cell in line.strip("|").split("|")[:3])
+        for line in section.splitlines()
+        if line.startswith("| `")
+    }
+    expected = {
+        (", ".join(f"`{operation}`" for operation in rule.operations), str(rule.status), f"`{rule.code}`")
+        for rule in BUSINESS_RULES
+    }
+    assert rows == expected
 
 
 # ---------------------------------------------------------------- explicit examples

@@ -12,6 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from herald.domain.addresses import canonical_address
 from herald.domain.api_keys import hash_api_key
 from herald.domain.clock import iso
 from herald.domain.errors import DependencyError
@@ -252,11 +253,11 @@ class FakeSuppressions:
 
     def is_suppressed(self, tenant_id: str, address: str) -> bool:
         self._called("is_suppressed")
-        return address.lower() in self.entries_by_tenant.get(tenant_id, {})
+        return canonical_address(address) in self.entries_by_tenant.get(tenant_id, {})
 
     def suppress(self, tenant_id: str, suppression: Suppression) -> None:
         self._called("suppress")
-        self.entries_by_tenant.setdefault(tenant_id, {})[suppression.address.lower()] = suppression
+        self.entries_by_tenant.setdefault(tenant_id, {})[canonical_address(suppression.address)] = suppression
 
     def entries(self, tenant_id: str) -> Iterator[Suppression]:
         self._called("entries")
@@ -264,7 +265,7 @@ class FakeSuppressions:
 
     def delete(self, tenant_id: str, address: str) -> bool:
         self._called("delete")
-        return self.entries_by_tenant.get(tenant_id, {}).pop(address.lower(), None) is not None
+        return self.entries_by_tenant.get(tenant_id, {}).pop(canonical_address(address), None) is not None
 
     def _called(self, method: str) -> None:
         self.calls.append(method)

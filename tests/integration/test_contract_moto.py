@@ -14,6 +14,7 @@ from openapi_spec_validator import validate
 
 from herald.domain.errors import ErrorCode
 from herald.http.error_table import status_of
+from herald.http.routes import INBOUND_ROUTES
 from herald_harness.dns import resolve_publicly
 from herald_harness.in_moto import HeraldInMoto, herald_in_moto
 from tests.support.api_docs import documented_routes
@@ -247,3 +248,23 @@ def test_a_provider_key_no_http_header_can_carry_is_400_before_any_provider_call
         "Invalid request: apiKey: must be printable ASCII without a space at either end "
         "(it is sent in an HTTP header).",
     )
+
+
+def test_the_405_route_table_is_the_templates_and_the_resolvers(herald: HeraldInMoto) -> None:
+    """A 405's Allow comes from two tables: the API function's resolver, and the inbound routes it
+    answers the other methods of. Both agree with the template: every route the template gives the
+    API function is the resolver's, every route of the resolver reaches it (through the catch-all
+    under /api/v1 if not by its own), and the inbound routes are exactly the template's others."""
+    app = herald.handler_module("ApiFunction").app
+    resolver = {
+        (route.method, re.sub(r"<(\w+)>", r"{\1}", route.path))
+        for route in (*app._static_routes, *app._dynamic_routes)
+    }
+    template = {(route.method, route.path, route.function) for route in herald.topology.routes}
+    catch_all = ("ANY", "/api/v1/{proxy+}", "ApiFunction")
+    assert catch_all in template
+    own = {(method, path) for method, path, function in template - {catch_all} if function == "ApiFunction"}
+    others = {(method, path) for method, path, function in template if function != "ApiFunction"}
+    assert own <= resolver
+    assert all(path.startswith("/api/v1/") for _, path in resolver)
+    assert others == set(INBOUND_ROUTES)

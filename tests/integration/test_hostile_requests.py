@@ -191,3 +191,172 @@ def test_a_storage_timeout_is_503_not_500(
     assert answer.status == 503, answer.body
     assert answer.body["code"] in {"storage_unavailable", "dependency_unavailable"}
     assert jobs_of(herald, key) == []
+
+
+# ---------------------------------------------------------------- the second probe (issue 20)
+
+
+@pytest.mark.parametrize("route", POST_ROUTES)
+@pytest.mark.parametrize(
+    "media_type", ["APPLICATION/JSON", "Application/Json", "Application/JSON; charset=UTF-8"]
+)
+def test_a_json_media_type_in_any_letter_case_is_json(
+    herald: HeraldInMoto, route: str, media_type: str
+) -> None:
+    """Once a 500 internal_error on every POST, with a key or without: media types are
+    case-insensitive, and the resolver's body parser only knew the lower-case spelling."""
+    anonymous = herald.api("POST", route, {}, content_type=media_type)
+    assert refused(anonymous, 401, "missing_api_key")
+    answer = herald.api("POST", route, {"unknown": 1}, key=herald.new_key(), content_type=media_type)
+    assert refused(answer, 400, "validation_error")
+
+
+def test_an_email_sent_as_upper_case_json_is_accepted(herald: HeraldInMoto) -> None:
+    key = herald.new_key()
+    answer = herald.api(
+        "POST", "/api/v1/notifications/email", EMAIL, key=key, content_type="APPLICATION/JSON"
+    )
+    assert answer.status == 202, answer.body
+    assert [job["id"] for job in jobs_of(herald, key)] == [answer.data["jobId"]]
+
+
+def test_a_subject_in_bytes_that_are_not_utf8_is_400_and_nothing_is_stored(herald: HeraldInMoto) -> None:
+    """Once 202, stored and sent as caf\ufffd: the local gateway replaced the byte, so the function saw
+    valid JSON. The gateway now hands such a body over base64-encoded, as a JSON event must."""
+    key = herald.new_key()
+    body = b'{"to":"user@example.com","subject":"caf\xe9","body":"<p>Hi</p>"}'
+    answer = herald.api("POST", "/api/v1/notifications/email", body, key=key)
+    assert refused(answer, 400, "invalid_json") == "The request body is not UTF-8 text."
+    assert jobs_of(herald, key) == []
+
+
+@pytest.mark.parametrize(
+    ("subject", "found"),
+    [
+        ("a\x00b", "U+0000"),
+        ("a\tb", "U+0009"),
+        ("a\u2028b", "U+2028"),
+        ("a\u2029b", "U+2029"),
+        ("a\x85b", "U+0085"),
+    ],
+)
+def test_a_subject_with_a_control_character_or_line_separator_is_refused(
+    herald: HeraldInMoto, subject: str, found: str
+) -> None:
+    key = herald.new_key()
+    answer = herald.api("POST", "/api/v1/notifications/email", {**EMAIL, "subject": subject}, key=key)
+    assert refused(answer, 400, "validation_error") == (
+        f"Invalid request: subject: must not contain control characters or line separators ({found})."
+    )
+    assert jobs_of(herald, key) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "found"),
+    [
+        ("/hooks/crlf\r\nX-Injected:1", "U+000D"),
+        ("/hooks/t\tab", "U+0009"),
+        ("/hooks/ls\u2028", "U+2028"),
+        ("/hooks/nel\x85", "U+0085"),
+    ],
+)
+def test_a_webhook_url_with_a_control_character_or_line_separator_is_refused(
+    herald: HeraldInMoto, path: str, found: str
+) -> None:
+    """Once accepted: the URL parser dropped tab, CR and LF, and ".../crlf\r\nX-Injected:1" was
+    delivered to ".../crlfX-Injected:1"; U+2028 crashed the worker."""
+    key = herald.new_key()
+    answer = herald.api(
+        "POST",
+        "/api/v1/notifications/webhook",
+        {**WEBHOOK, "url": f"https://hooks.example.com{path}"},
+        key=key,
+    )
+    assert refused(answer, 400, "url_not_allowed") == (
+        f"The webhook URL is not allowed: the URL contains spaces or control characters ({found}); "
+        "percent-encode them"
+    )
+    assert jobs_of(herald, key) == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Connection",
+        "upgrade",
+        "TE",
+        "Trailer",
+        "Expect",
+        "Keep-Alive",
+        "Proxy-Authorization",
+        "proxy-connection",
+    ],
+)
+def test_a_hop_by_hop_header_is_refused_at_acceptance(herald: HeraldInMoto, name: str) -> None:
+    key = herald.new_key()
+    answer = herald.api(
+        "POST", "/api/v1/notifications/webhook", {**WEBHOOK, "headers": {name: "h2c"}}, key=key
+    )
+    problem = f"header '{name}' is hop-by-hop: it concerns the connection, not the receiver"
+    assert refused(answer, 400, "validation_error") == f"Invalid request: headers: {problem}."
+    assert jobs_of(herald, key) == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        ("PUT", "/api/v1/ping", "GET"),
+        ("TRACE", "/api/v1/ping", "GET"),
+        ("POST", "/api/v1/account", "GET"),
+        ("POST", "/api/v1/account/providers/SENDGRID", "DELETE, PATCH, PUT"),
+        ("GET", "/api/v1/notifications/jobs/job-1/retry", "POST"),
+        ("DELETE", "/api/v1/notifications/email", "POST"),
+        ("GET", "/api/v1/webhooks/sendgrid/6f1c2b4e-8d2a-4c47-9a57-3f1e0c9b2d71", "POST"),
+        ("PUT", "/api/v1/payments/polar/webhook", "POST"),
+    ],
+)
+def test_a_path_asked_with_a_method_it_does_not_take_is_405_with_exactly_its_methods(
+    herald: HeraldInMoto, method: str, path: str, allowed: str
+) -> None:
+    """Once 404 "No route" (PUT /ping), and TRACE's Allow listed PUT, which then 404ed."""
+    answer = herald.api(method, path, key=herald.new_key())
+    assert refused(answer, 405, "method_not_allowed") == f"{path} does not accept {method} requests."
+    assert answer.headers["Allow"] == allowed
+    for method_allowed in allowed.split(", "):
+        assert herald.api(method_allowed, path).status != 405
+
+
+def test_a_path_no_route_serves_is_still_404(herald: HeraldInMoto) -> None:
+    answer = herald.api("PUT", "/api/v1/pong")
+    assert refused(answer, 404, "not_found") == "No route PUT /api/v1/pong."
+    assert "Allow" not in answer.headers
+
+
+def test_integral_numbers_are_integers_as_the_document_says(herald: HeraldInMoto) -> None:
+    """{"priority": 2.0} was refused although the schema says "integer", which 2.0 is."""
+    key = herald.new_key()
+    moved = herald.api("PATCH", "/api/v1/account/providers/SENDGRID", {"priority": 1.0}, key=key)
+    assert moved.status == 200, moved.body
+    sent = herald.api("POST", "/api/v1/notifications/email", {**EMAIL, "priority": 10.0}, key=key)
+    assert sent.status == 202, sent.body
+    [job] = jobs_of(herald, key)
+    assert job["priority"] == 10
+    fraction = herald.api("POST", "/api/v1/notifications/email", {**EMAIL, "priority": 5.5}, key=key)
+    assert (
+        refused(fraction, 400, "validation_error")
+        == "Invalid request: priority: Input should be a valid integer."
+    )
+
+
+def test_a_local_part_over_64_characters_is_refused(herald: HeraldInMoto) -> None:
+    key = herald.new_key()
+    longest = herald.api(
+        "POST", "/api/v1/notifications/email", {**EMAIL, "to": f"{'a' * 64}@example.com"}, key=key
+    )
+    assert longest.status == 202, longest.body
+    answer = herald.api(
+        "POST", "/api/v1/notifications/email", {**EMAIL, "to": f"{'a' * 65}@example.com"}, key=key
+    )
+    message = refused(answer, 400, "validation_error")
+    assert message.startswith("Invalid request: to: The email address is too long before the @-sign")
+    assert len(jobs_of(herald, key)) == 1

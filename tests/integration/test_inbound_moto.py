@@ -163,6 +163,40 @@ def test_a_sendgrid_hard_bounce_lands_in_the_job_suppresses_the_address_and_stop
     assert [log.used_provider for log in state.delivery_logs] == [None]  # no provider was called
 
 
+def test_a_suppressed_address_in_another_spelling_is_still_suppressed_but_a_tag_is_another_mailbox(
+    herald: HeraldInMoto, tenant: Tenant
+) -> None:
+    """Once sent: with victim-case@… suppressed, the same address with a fullwidth "ｖ" went out."""
+    domain = f"probe-{uuid.uuid4().hex[:8]}.example.org"
+    to = f"victim-case@{domain}"
+    body = bounce(tenant, tenant.sent_job(to), to, f"sg-{uuid.uuid4().hex}")
+    path = f"/api/v1/webhooks/sendgrid/{tenant.tenant_id}"
+    assert post(herald, path, body, sendgrid_headers(body, int(time.time()))).status == 200
+
+    def attempt(address: str) -> tuple[str, str | None]:
+        answer = herald.api(
+            "POST",
+            "/api/v1/notifications/email",
+            {"to": address, "subject": "Hi", "body": "<p>x</p>"},
+            key=tenant.key,
+        )
+        assert answer.status == 202, answer.body
+        herald.invoke_worker(EMAIL_QUEUE, herald.receive_records(EMAIL_QUEUE))
+        state = herald.job_state(tenant.tenant_id, answer.data["jobId"])
+        assert state is not None
+        return state.status.value, state.error_message
+
+    for spelling in (f"\uff56ictim-case@{domain}", f"Victim-Case@{domain.upper()}"):
+        assert attempt(spelling) == ("failed", "recipient suppressed"), spelling
+    assert attempt(f"victim-case+news@{domain}")[1] != "recipient suppressed"
+
+    deleted = herald.api(
+        "DELETE", f"/api/v1/account/suppressions/%EF%BD%96ictim-case%40{domain}", key=tenant.key
+    )
+    assert deleted.status == 200, deleted.body
+    assert tenant.suppressions() == []
+
+
 def test_forged_tampered_stale_unsigned_and_misaddressed_requests_store_nothing(
     herald: HeraldInMoto, tenant: Tenant
 ) -> None:

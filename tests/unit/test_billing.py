@@ -3,6 +3,7 @@ any sequence of events (hypothesis)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given
@@ -51,6 +52,18 @@ def test_a_renewal_of_nothing_herald_sells_or_never_saw_start_changes_nothing() 
     assert billing_after(event(K.RENEWED), FREE, None, NOW) == FREE
     assert billing_after(event(K.CANCELED_AT_PERIOD_END), FREE, None, NOW) == FREE
     assert billing_after(event(K.REVOKED), FREE, None, NOW) == FREE
+
+
+def test_a_product_that_is_not_a_herald_plan_starts_and_ends_nothing_but_its_own_subscription() -> None:
+    paying = billing_after(event(K.ACTIVATED), FREE, Plan.INDIE, NOW)
+    t_shirt = replace(event(K.ACTIVATED, "sub_2"), plan_key="a-t-shirt")
+
+    for kind in K:
+        assert billing_after(replace(t_shirt, kind=kind), paying, None, NOW) == paying, kind
+        assert billing_after(replace(t_shirt, kind=kind), FREE, None, NOW) == FREE, kind
+    # The subscription that set the plan still ends, though its product has left the catalog.
+    dropped = replace(event(K.REVOKED), plan_key="retired-indie")
+    assert billing_after(dropped, paying, None, NOW).plan == "free"
 
 
 def test_an_empty_plan_key_sells_nothing() -> None:

@@ -454,6 +454,28 @@ def test_given_an_unknown_job_when_handled_then_the_message_is_ignored(rig: Rig)
 # ---------------------------------------------------------------- crash recovery
 
 
+def test_given_a_fault_of_herald_in_every_attempt_then_the_job_fails_with_that_reason_and_is_dead_lettered(
+    rig: Rig,
+) -> None:
+    """Once the record crashed the batch instead: it came back as a lease run out, three times
+    over 18 minutes, and failed as "the worker stopped during the last attempt"."""
+
+    def crash() -> None:
+        raise UnicodeEncodeError("ascii", "/hooks/\u2028", 7, 8, "ordinal not in range(128)")
+
+    rig.providers.by_name[SENDGRID].during_send = crash
+    reason = "Herald failed during the attempt (UnicodeEncodeError)"
+
+    results = rig.run_until_settled(rig.submit(EMAIL, tenant=SOLO))
+
+    assert [handled.result for handled in results] == ["retrying", "retrying", "failed"]
+    state = rig.state(SOLO)
+    assert (state.status, state.error_message) == ("failed", reason)
+    assert [log.error_message for log in state.delivery_logs] == [reason] * 3
+    [copy] = rig.dead_letters.records
+    assert copy["error"] == reason
+
+
 def test_given_an_expired_lease_when_the_message_comes_back_then_the_job_is_re_claimed(rig: Rig) -> None:
     message = rig.submit(EMAIL)
     rig.store.set_state(

@@ -438,6 +438,28 @@ def test_a_product_that_is_not_a_herald_plan_or_a_tenant_herald_does_not_know_ch
     assert set(rig.ledger.marks) == {"POLAR#evt-1", "POLAR#evt-2"}
 
 
+def test_another_products_subscription_neither_takes_over_the_plan_nor_ends_it() -> None:
+    """The replayed probe: Indie's sub_X, then another product's sub_Y active (it rewrote paidUntil
+    and the subscription), sub_Y revoked (it dropped the tenant to free), sub_X revoked (ignored)."""
+    rig = PaymentRig()
+    rig.service.receive(polar_request("subscription.active", "evt-x", id="sub_X"))
+    indie = rig.billing()
+    assert indie[0::4] == ("indie", "POLAR:sub_X")
+    later = {"current_period_start": PERIOD_END, "current_period_end": "2027-06-30T00:00:00.000Z"}
+
+    other = rig.service.receive(
+        polar_request("subscription.active", "evt-y", id="sub_Y", product_id="a-t-shirt", **later)
+    )
+    assert (other.outcomes[Outcome.IGNORED], rig.billing()) == (1, indie)
+    gone = rig.service.receive(
+        polar_request("subscription.revoked", "evt-y-end", id="sub_Y", product_id="a-t-shirt")
+    )
+    assert (gone.outcomes[Outcome.IGNORED], rig.billing()) == (1, indie)
+
+    rig.service.receive(polar_request("subscription.revoked", "evt-x-end", id="sub_X"))
+    assert rig.billing() == ("free", "2026-11-30T08:00:00.000Z", None, None, None)
+
+
 def test_a_forged_payment_is_401_and_changes_nothing() -> None:
     rig = PaymentRig()
     request = polar_request()

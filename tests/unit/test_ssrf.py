@@ -357,3 +357,79 @@ def test_given_the_default_then_loopback_and_plain_http_are_refused() -> None:
         check_url("http://127.0.0.1:8025/hook")
     with pytest.raises(UrlNotAllowed, match="non-public address"):
         check_url("https://127.0.0.1:8443/hook")
+
+
+# ---------------------------------------------------------------- the second probe (issue 20)
+
+
+@pytest.mark.parametrize(
+    ("url", "found"),
+    [
+        ("https://hooks.example.com/crlf\r\nX-Injected:1", "U+000D"),
+        ("https://hooks.example.com/a\tb", "U+0009"),
+        ("https://hooks.example.com/a\n", "U+000A"),
+        ("https://hooks.exa\tmple.com/", "U+0009"),
+        ("https://hooks.example.com/\u2028", "U+2028"),
+        ("https://hooks.example.com/?q=\x85", "U+0085"),
+        ("https://hooks.example.com/\x7f", "U+007F"),
+    ],
+)
+def test_given_a_control_character_or_line_separator_anywhere_then_the_url_is_refused_whole(
+    url: str, found: str
+) -> None:
+    """The URL parser would drop tab, CR and LF and call the rest: a URL that is not the one sent."""
+    resolver = FakeResolver("8.8.8.8")
+
+    with pytest.raises(UrlNotAllowed) as refusal:
+        check_url(url, resolve=resolver)
+
+    assert (
+        refusal.value.reason
+        == f"the URL contains spaces or control characters ({found}); percent-encode them"
+    )
+    assert resolver.lookups == []
+
+
+def test_given_characters_outside_ascii_in_the_path_then_the_target_carries_them_percent_encoded() -> None:
+    target = check_url(
+        "https://hooks.example.com/hooks/café?name=Zoë&raw=%41", resolve=FakeResolver("8.8.8.8")
+    )
+
+    assert target.path_and_query == "/hooks/caf%C3%A9?name=Zo%C3%AB&raw=%41"
+
+
+LOCAL_RECEIVER = f"{SANDBOX_ORIGIN}/hooks/"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/_sandbox/outage",
+        "/_sandbox",
+        "/sendgrid/v3/mail/send",
+        "/hooks",
+        "/hooks/../_sandbox/outage",
+        "/hooks/%2e%2e/_sandbox/outage",
+        "/hooks/x/%2E%2E/%2E%2E/_sandbox",
+        "/hooks/./../slack/x",
+    ],
+)
+def test_given_the_sandboxs_receiver_as_the_local_exception_then_its_other_routes_are_refused(
+    path: str,
+) -> None:
+    with pytest.raises(UrlNotAllowed, match="receives webhooks under /hooks/ only"):
+        check_url(f"{SANDBOX_ORIGIN}{path}", local_origin=LOCAL_RECEIVER)
+
+
+@pytest.mark.parametrize(
+    "path", ["/hooks/demo", "/hooks/fail-500?x=1", "/hooks/caf%C3%A9", "/hooks/dots..name"]
+)
+def test_given_the_sandboxs_receiver_as_the_local_exception_then_its_hooks_are_accepted(path: str) -> None:
+    target = check_url(f"{SANDBOX_ORIGIN}{path}", local_origin=LOCAL_RECEIVER)
+
+    assert (target.scheme, target.host, target.port, target.path_and_query) == (
+        "http",
+        "127.0.0.1",
+        3100,
+        path,
+    )

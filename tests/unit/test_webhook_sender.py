@@ -350,6 +350,30 @@ def test_given_tenant_headers_named_like_ours_then_they_cannot_override_them(ser
     assert Webhook(secret).verify(request.body, dict(request.headers.items()))
 
 
+def test_given_a_stored_job_with_hop_by_hop_headers_then_they_never_reach_the_receiver(
+    server: RecordingServer,
+) -> None:
+    """Refused at acceptance now; a job accepted before that still sends without them."""
+    hop_by_hop = {"Connection": "Upgrade", "Upgrade": "h2c", "TE": "trailers", "Keep-Alive": "timeout=999"}
+    tenants = {"Proxy-Authorization": "Basic eA==", "Expect": "100-continue", "X-Kept": "yes"}
+
+    outcome = send(hook(f"http://127.0.0.1:{server.port}/hook", headers={**hop_by_hop, **tenants}))
+
+    assert outcome.ok
+    sent = {name.lower() for name in server.received[0].headers}
+    assert not sent & {"upgrade", "te", "keep-alive", "proxy-authorization", "expect"}
+    assert server.received[0].headers.get_all("Connection") in (None, ["close"])  # http.client's own
+    assert server.received[0].headers.get_all("X-Kept") == ["yes"]
+
+
+def test_given_a_path_outside_ascii_then_it_is_requested_percent_encoded(server: RecordingServer) -> None:
+    """Once a crash in http.client (UnicodeEncodeError) that left the job processing for good."""
+    outcome = send(hook(f"http://127.0.0.1:{server.port}/hooks/café?q=ü&r=%C3%A9"))
+
+    assert outcome.ok
+    assert [request.path for request in server.received] == ["/hooks/caf%C3%A9?q=%C3%BC&r=%C3%A9"]
+
+
 @pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE", "GET"])
 def test_given_another_method_then_it_is_used_with_the_same_body(
     server: RecordingServer, method: str
@@ -360,12 +384,17 @@ def test_given_another_method_then_it_is_used_with_the_same_body(
     assert [(r.method, r.body) for r in server.received] == [(method, BODY)]
 
 
-def test_given_no_signing_secret_then_the_webhook_is_sent_unsigned(server: RecordingServer) -> None:
+def test_given_no_signing_secret_then_the_webhook_is_sent_unsigned_with_its_job_id(
+    server: RecordingServer,
+) -> None:
+    """Unsigned, a delivery still names its job, so a receiver can drop a second delivery of it."""
     outcome = send(hook(f"http://127.0.0.1:{server.port}/hook"), secrets=[])
 
     assert outcome.ok
-    sent = {name.lower() for name in server.received[0].headers}
-    assert not sent & {"x-webhook-signature", "x-webhook-timestamp", "webhook-signature", "webhook-id"}
+    headers = server.received[0].headers
+    sent = {name.lower() for name in headers}
+    assert not sent & {"x-webhook-signature", "x-webhook-timestamp", "webhook-signature", "webhook-timestamp"}
+    assert headers.get_all("webhook-id") == [JOB_ID]
 
 
 @pytest.mark.parametrize(

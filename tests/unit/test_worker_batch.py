@@ -150,13 +150,36 @@ def test_given_every_record_raises_when_processed_then_all_are_reported_instead_
     worker: BatchRig,
 ) -> None:
     event = sqs_event(worker.job("job-1"), worker.job("job-2"))
-    worker.attempt.raises.update({"job-1": RuntimeError("bug"), "job-2": RuntimeError("bug")})
+    outage = DependencyError("table unavailable")
+    worker.attempt.raises.update({"job-1": outage, "job-2": outage})
 
     response = run(worker, event)
 
     assert response == {
         "batchItemFailures": [{"itemIdentifier": "msg-job-1"}, {"itemIdentifier": "msg-job-2"}]
     }
+
+
+def test_given_a_fault_of_herald_in_one_record_then_its_attempt_fails_with_that_reason_and_is_retried(
+    worker: BatchRig,
+) -> None:
+    """The replayed crash: a webhook URL http.client could not encode crashed the record, which came
+    back as a lease run out, attempt after attempt, and failed as "the worker stopped"."""
+    event = sqs_event(worker.job("job-1"), worker.job("job-2"))
+    worker.attempt.raises["job-1"] = UnicodeEncodeError("ascii", "/hooks/café", 10, 11, "not ASCII")
+
+    response = run(worker, event)
+
+    assert response == {"batchItemFailures": []}
+    job = worker.store.state(TENANT, "job-1")
+    assert (job.status, job.error_message) == (
+        "pending",
+        "Herald failed during the attempt (UnicodeEncodeError)",
+    )
+    assert [log.error_message for log in job.delivery_logs] == [
+        "Herald failed during the attempt (UnicodeEncodeError)"
+    ]
+    assert worker.status("job-2") == "completed"
 
 
 def test_given_the_same_message_twice_in_a_batch_when_processed_then_it_is_delivered_once(

@@ -5,7 +5,8 @@ Facts followed (AWS docs and captures of real events): header names lower-cased,
 and query parameters comma-joined; cookies moved out of the headers; ``rawPath`` and the parameters
 percent-decoded while ``rawQueryString`` stays as sent; bodies of any type but ``text/*``,
 ``application/json``, ``application/xml`` and ``application/javascript`` (a missing type included)
-base64-encoded; empty parts absent rather than null.
+base64-encoded (and, as docs/security.md decides under "Bodies that are not UTF-8", a body of a
+text type whose bytes are not UTF-8); empty parts absent rather than null.
 """
 
 from __future__ import annotations
@@ -91,6 +92,18 @@ def is_text(content_type: str | None) -> bool:
     return media_type.startswith("text/") or media_type in TEXT_MEDIA_TYPES
 
 
+def _text_body(body: bytes, content_type: str | None) -> str | None:
+    """The body as the event's text, or None when it travels base64-encoded: a body of a binary type,
+    and one whose bytes are not UTF-8, whatever its type (the event is JSON text, which cannot carry
+    them; replacing them would hand the function other bytes than the client sent)."""
+    if not is_text(content_type):
+        return None
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def _request_id() -> str:
     return base64.b64encode(os.urandom(10)).decode()
 
@@ -145,14 +158,10 @@ def build_event(request: HttpRequest, match: RouteMatch, api: ApiContext) -> dic
         "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(api.epoch_ms / 1000)),
         "timeEpoch": api.epoch_ms,
     }
+    text = _text_body(request.body, headers.get("content-type")) if request.body else ""
     if request.body:
-        text = is_text(headers.get("content-type"))
-        event["body"] = (
-            request.body.decode("utf-8", "replace") if text else base64.b64encode(request.body).decode()
-        )
-        event["isBase64Encoded"] = not text
-    else:
-        event["isBase64Encoded"] = False
+        event["body"] = text if text is not None else base64.b64encode(request.body).decode()
+    event["isBase64Encoded"] = text is None
     if match.path_parameters:
         event["pathParameters"] = match.path_parameters
     return event

@@ -1,11 +1,15 @@
 """The local HTTP API: serves every HttpApi route of the template on loopback, one thread per
-request, by invoking the route's function with the payload 2.0 event API Gateway would send.
+connection, by invoking the route's function with the payload 2.0 event API Gateway would send.
 
 Whatever reaches the port gets an answer in the API's error envelope, never a dropped connection:
-a malformed request line, header or body framing (400), a method no route has (405, or 404 where no
-route has the path), a body over the limit (413), a request that stalls half-way (408), a function
-that cannot take the request or answer in time (503, 504). Idle connections are closed after
-``idle_timeout`` seconds, so a silent client cannot hold a thread forever.
+a malformed request line, header or body framing (400), a head cut short by the end of the
+connection (400: it never reaches a function), a method no route has (405, or 404 where no route
+has the path), a body over the limit (413), a request that stalls half-way or whose head takes
+longer than ``head_timeout`` in all (408), a function that cannot take the request or answer in time
+(503, 504), and a connection beyond ``max_connections`` open at once (503). Idle connections are
+closed after ``idle_timeout`` seconds, so a silent client cannot hold a thread forever, nor can a
+client that drips its head a byte at a time. A client that leaves before its answer is one log
+line, not a traceback.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import contextlib
 import io
 import logging
 import re
+import socket
+import sys
 import threading
 import time
 from http import HTTPStatus
@@ -38,6 +44,10 @@ from herald_local.config import LOOPBACK
 log = logging.getLogger(__name__)
 
 IDLE_TIMEOUT_SECONDS = 10.0
+# The whole request line and headers must arrive within this, however slowly each byte comes.
+HEAD_TIMEOUT_SECONDS = 10.0
+# Connections served at once (a thread each); more are answered 503 and closed at once.
+MAX_CONNECTIONS = 128
 _MAX_REQUEST_LINE = 65536
 _DIGITS = re.compile(r"[0-9]+")
 _TLS_HANDSHAKE = 0x16  # the first byte of a TLS ClientHello record
@@ -175,6 +185,71 @@ def _read_chunked(stream: io.BufferedIOBase) -> bytes:
         stream.readline(_MAX_REQUEST_LINE)
 
 
+class _HeadReader(io.BufferedIOBase):
+    """The connection's reader, remembering the last line read: http.server's header parser stops
+    at the end of the input as at the blank line, and only that line tells a whole head from one
+    the client cut short."""
+
+    def __init__(self, reader: io.BufferedReader) -> None:
+        super().__init__()
+        self._reader = reader
+        self.last_line = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readline(self, size: int | None = -1) -> bytes:
+        self.last_line = self._reader.readline(-1 if size is None else size)
+        return self.last_line
+
+    def read(self, size: int | None = -1) -> bytes:
+        return self._reader.read(size)
+
+    def read1(self, size: int = -1) -> bytes:
+        return self._reader.read1(size)
+
+    def peek(self, size: int = 0) -> bytes:
+        return self._reader.peek(size)
+
+    def close(self) -> None:
+        self._reader.close()
+        super().close()
+
+
+class _HeadDeadline:
+    """Ends the reading of a request head that is not in by ``seconds`` after its first byte: a
+    socket timeout bounds each read, not a client that drips a byte before each one runs out.
+    Shutting the read side down wakes the blocked read with the end of the input."""
+
+    def __init__(self, connection: socket.socket, seconds: float) -> None:
+        self._connection = connection
+        self._lock = threading.Lock()
+        self._stopped = False
+        self.expired = False
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self.expired = True
+            with contextlib.suppress(OSError):
+                self._connection.shutdown(socket.SHUT_RD)
+
+    def stop(self) -> bool:
+        """Stops the clock; False when the deadline had passed already."""
+        with self._lock:
+            self._stopped = True
+        self._timer.cancel()
+        return not self.expired
+
+
+def _late_head() -> Refusal:
+    return Refusal(HTTPStatus.REQUEST_TIMEOUT, "The request headers did not arrive completely in time.")
+
+
 class _RequestHandler(BaseHTTPRequestHandler):
     # Headers and body leave in two writes; with Nagle on, the peer's delayed ACK holds the body ~40 ms.
     disable_nagle_algorithm = True
@@ -183,6 +258,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
     sys_version = ""
     gateway: Gateway
     server_port: int
+    head_timeout: float
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - BaseHTTPRequestHandler's name
         """Replaced by the one line per answer that ``_send`` logs."""
@@ -190,7 +266,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         # makefile("rb") with the default buffering: a BufferedReader, which can peek.
-        self._reader = cast(io.BufferedReader, self.rfile)
+        self._reader = _HeadReader(cast(io.BufferedReader, self.rfile))
+        self.rfile = self._reader
+        self._deadline: _HeadDeadline | None = None
 
     def handle_one_request(self) -> None:
         """http.server's loop step, answering where it would drop the connection or answer HTML."""
@@ -205,6 +283,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         self._arrived = time.perf_counter()
+        self._deadline = _HeadDeadline(self.connection, self.head_timeout)
         try:
             self._serve(first[0])
         except TimeoutError:
@@ -213,6 +292,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
             )
         except Refusal as refusal:
             self._refuse(refusal)
+        finally:
+            self._deadline.stop()
 
     def _serve(self, first_byte: int) -> None:
         if first_byte == _TLS_HANDSHAKE:
@@ -221,12 +302,24 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if len(self.raw_requestline) > _MAX_REQUEST_LINE:
             raise Refusal(HTTPStatus.REQUEST_URI_TOO_LONG, _PARSER_REFUSALS[HTTPStatus.REQUEST_URI_TOO_LONG])
         if self.parse_request():  # on failure it has answered through send_error
+            self._head_complete()
             self._handle()
             self.wfile.flush()
+
+    def _head_complete(self) -> None:
+        if self._deadline is not None and not self._deadline.stop():
+            raise _late_head()
+        if self._reader.last_line not in (b"\r\n", b"\n"):
+            raise Refusal(
+                HTTPStatus.BAD_REQUEST, "The request headers ended before the blank line that closes them."
+            )
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:  # noqa: ARG002
         """http.server's parser refusals, in the envelope instead of its HTML page (its ``message``
         may quote the request's raw bytes, so the gateway's own sentence is sent instead)."""
+        if self._deadline is not None and self._deadline.expired:
+            self._refuse(_late_head())  # what the parser found is only where the deadline cut the head
+            return
         status = HTTPStatus(code)
         self._refuse(Refusal(status, _PARSER_REFUSALS.get(status, f"{status.phrase}.")))
 
@@ -284,17 +377,77 @@ class _RequestHandler(BaseHTTPRequestHandler):
         )
 
 
+def _busy_answer() -> bytes:
+    response = _error(
+        HTTPStatus.SERVICE_UNAVAILABLE, "The local gateway has too many open connections; retry shortly."
+    )
+    head = [
+        "HTTP/1.1 503 Service Unavailable",
+        *(f"{name}: {value}" for name, value in response.headers),
+        "Retry-After: 1",
+        f"Content-Length: {len(response.body)}",
+        "Connection: close",
+    ]
+    return "\r\n".join(head).encode() + b"\r\n\r\n" + response.body
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
 
+    def __init__(
+        self, address: tuple[str, int], handler: type[_RequestHandler], max_connections: int
+    ) -> None:
+        super().__init__(address, handler)
+        self._slots = threading.BoundedSemaphore(max_connections)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            # Answered from the accepting thread: a few hundred bytes, which the socket buffer takes.
+            with contextlib.suppress(OSError):
+                request.settimeout(1.0)
+                request.sendall(_busy_answer())
+            log.warning("%s: refused, too many open connections", client_address[0])
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()  # no thread was started to release it
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:  # noqa: ARG002 - socketserver's
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError | TimeoutError):
+            log.info(
+                "%s: the client left before its answer was sent (%s)", client_address[0], type(error).__name__
+            )
+            return
+        log.exception("%s: the gateway failed on this connection", client_address[0])
+
 
 class GatewayServer:
-    def __init__(self, gateway: Gateway, port: int, idle_timeout: float = IDLE_TIMEOUT_SECONDS) -> None:
+    def __init__(
+        self,
+        gateway: Gateway,
+        port: int,
+        idle_timeout: float = IDLE_TIMEOUT_SECONDS,
+        *,
+        head_timeout: float = HEAD_TIMEOUT_SECONDS,
+        max_connections: int = MAX_CONNECTIONS,
+    ) -> None:
         handler: type[_RequestHandler] = type(
-            "GatewayHandler", (_RequestHandler,), {"gateway": gateway, "timeout": idle_timeout}
+            "GatewayHandler",
+            (_RequestHandler,),
+            {"gateway": gateway, "timeout": idle_timeout, "head_timeout": head_timeout},
         )
-        self._server = _Server((LOOPBACK, port), handler)
+        self._server = _Server((LOOPBACK, port), handler, max_connections)
         handler.server_port = self.port
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.2,), name="gateway", daemon=True

@@ -2,7 +2,8 @@
 
 Literal path segments beat path variables (compared left to right), a greedy ``{proxy+}`` route
 comes after every route without one (longer prefixes first), ``$default`` comes last, and for the
-same path a route's own method beats ``ANY``.
+same path a route's own method beats ``ANY``, which takes every method (TRACE too): the function
+behind it answers a method it has no route for (the API function's 405 names what it takes).
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ from dataclasses import dataclass
 from herald_local.cloudformation.topology import RouteSpec
 
 DEFAULT_ROUTE = "$default"
-# The methods an HTTP API route can have; ANY stands for all of them.
-API_METHODS = frozenset({"DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"})
 
 
 @dataclass(frozen=True)
@@ -77,18 +76,16 @@ class RouteTable:
         self.routes = sorted(routes, key=_specificity)
 
     def methods_for(self, path: str) -> frozenset[str]:
-        """The methods some route serves at ``path`` (empty when no route has that path)."""
+        """The methods some route serves at ``path`` (empty when no route has that path). A path of
+        an ``ANY`` route never needs this: every method matches it."""
         segments = _segments(path)
-        methods = {route.method for route in self.routes if _match_path(route, segments) is not None}
-        return API_METHODS if "ANY" in methods else frozenset(methods)
+        return frozenset(route.method for route in self.routes if _match_path(route, segments) is not None)
 
     def match(self, method: str, path: str) -> RouteMatch | None:
         """The route serving ``method path`` (the path already percent-decoded), or None for a 404."""
         segments = _segments(path)
         for route in self.routes:
-            if route.method != method.upper() and not (
-                route.method == "ANY" and method.upper() in API_METHODS
-            ):
+            if route.method not in (method.upper(), "ANY"):
                 continue
             parameters = _match_path(route, segments)
             if parameters is not None:

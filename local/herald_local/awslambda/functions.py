@@ -23,7 +23,12 @@ from herald_local.awslambda.runner import (
 )
 from herald_local.cloudformation.topology import FunctionSpec
 from herald_local.cloudwatch.metrics import LocalMetrics
-from herald_local.config import AWS_CALLS_DIR_NAME, DEFAULT_MAX_ENVIRONMENTS, FAULTS_FILE_NAME
+from herald_local.config import (
+    AWS_CALLS_DIR_NAME,
+    DEFAULT_MAX_ENVIRONMENTS,
+    FAULTS_FILE_NAME,
+    SANDBOX_HOOKS_PATH,
+)
 from herald_local.host.processes import ChildProcess, python_module
 
 log = logging.getLogger(__name__)
@@ -35,7 +40,8 @@ _http = urllib3.PoolManager(maxsize=64, retries=False)
 
 # Only local tooling reads these; the template never sets them, so deployed stacks never do.
 LOCAL_ONLY_ENVIRONMENT = {"HERALD_AWS_MAX_ATTEMPTS": "1"}
-# The one loopback origin webhooks may target: the provider sandbox (never moto or another port).
+# The one loopback place webhooks may target: the provider sandbox's receiver (never its other
+# routes, moto or another port).
 LOCAL_WEBHOOK_ORIGIN = "HERALD_LOCAL_WEBHOOK_ORIGIN"
 # What a process needs to start at all, passed through from the developer's shell.
 _PASSED_THROUGH = ("PATH", "SYSTEMROOT", "TMPDIR", "LANG", "LC_ALL")
@@ -71,7 +77,7 @@ def runner_environment(spec: FunctionSpec, moto_url: str, region: str, sandbox_u
         **spec.environment,
         **FAKE_CREDENTIALS,
         **LOCAL_ONLY_ENVIRONMENT,
-        LOCAL_WEBHOOK_ORIGIN: sandbox_url,
+        LOCAL_WEBHOOK_ORIGIN: sandbox_url + SANDBOX_HOOKS_PATH,
         # Keep a developer's ~/.aws settings (profiles, endpoints, retries) out of the functions.
         "AWS_CONFIG_FILE": os.devnull,
         "AWS_SHARED_CREDENTIALS_FILE": os.devnull,

@@ -15,6 +15,7 @@ from typing import Any
 
 from flask import Blueprint, Request, Response, request
 
+from herald_local.config import SANDBOX_HOOKS_PATH
 from herald_local.sandbox.context import SandboxContext
 from herald_local.sandbox.json_fields import as_dict, as_str
 from herald_local.sandbox.records import Hook
@@ -82,7 +83,7 @@ def _answer(context: SandboxContext, name: str, status: int, req: Request) -> Re
 def hooks_blueprint(context: SandboxContext) -> Blueprint:
     blueprint = Blueprint("hooks", __name__)
 
-    @blueprint.route("/hooks/<name>", methods=METHODS, provide_automatic_options=False)
+    @blueprint.route(f"{SANDBOX_HOOKS_PATH}<name>", methods=METHODS, provide_automatic_options=False)
     def receive(name: str) -> Response:
         status = _status_for(name)
         _record(context, name, request, status)

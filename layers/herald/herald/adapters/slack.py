@@ -12,6 +12,7 @@ import json
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import requests
 from botocore.exceptions import BotoCoreError, ClientError
@@ -191,7 +192,11 @@ class SlackWebhook:
         """https only (the message is readable on the way otherwise), or the local stack's sandbox."""
         if url.startswith("https://"):
             return True
-        return self._local_origin is not None and url.startswith(self._local_origin.rstrip("/") + "/")
+        if self._local_origin is None:
+            return False
+        # The operator's own setting, not a tenant's: the sandbox's origin is enough (its Slack path).
+        local = urlsplit(self._local_origin)
+        return url.startswith(f"{local.scheme}://{local.netloc}/")
 
     def post(self, notice: Notice, queue_depth: int | None) -> ChatOutcome:
         url = self._url()

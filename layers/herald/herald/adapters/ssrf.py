@@ -14,8 +14,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import SplitResult, quote, unquote, urlsplit
 
+from herald.domain.text import line_breaking_character
 from herald.domain.webhooks import UrlNotAllowed
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -50,6 +51,9 @@ _NOT_GLOBAL: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = (
 
 _NAT64_WELL_KNOWN = ipaddress.IPv6Network("64:ff9b::/96")
 _UNSAFE_PATH_CHARS = re.compile(r"[\x00-\x20\x7f]")
+# Every visible ASCII character stays as written (percent-escapes too); the rest is sent as UTF-8
+# percent-escapes, as browsers send it: a request line is ASCII.
+_SENT_AS_WRITTEN = "".join(map(chr, range(0x21, 0x7F)))
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 
 _dns_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="herald-dns")
@@ -142,6 +146,12 @@ def resolve_host(host: str, port: int, *, timeout: float = DNS_TIMEOUT_SECONDS) 
 
 
 def _split(url: str) -> SplitResult:
+    # The URL parser silently drops tab, CR and LF anywhere (WHATWG): "/a\r\nX-Injected:1" would be
+    # sent as "/aX-Injected:1". Such a URL, or one with any other control or line separator, is
+    # refused whole.
+    found = line_breaking_character(url)
+    if found is not None:
+        raise UrlNotAllowed(f"the URL contains spaces or control characters ({found}); percent-encode them")
     try:
         parts = urlsplit(url.strip())
         _ = parts.port  # raises ValueError when the port is not a number in 0..65535
@@ -176,15 +186,30 @@ def _parse(url: str) -> tuple[str, str, int, str]:
     path_and_query = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     if _UNSAFE_PATH_CHARS.search(path_and_query):
         raise UrlNotAllowed("the URL path contains spaces or control characters")
-    return scheme, _ascii_host(parts.hostname).lower(), port, path_and_query
+    return scheme, _ascii_host(parts.hostname).lower(), port, quote(path_and_query, safe=_SENT_AS_WRITTEN)
 
 
-def _is_local_origin(scheme: str, host: str, port: int, local_origin: str | None) -> bool:
-    """Whether the URL's origin (scheme, host and port) is exactly the local stack's one exception."""
+def _is_local_target(
+    scheme: str, host: str, port: int, path_and_query: str, local_origin: str | None
+) -> bool:
+    """Whether the URL is the local stack's one exception: exactly its scheme, host and port, and a
+    path under its own path (the sandbox's webhook receiver), never one of the sandbox's other routes."""
     if local_origin is None:
         return False
-    local_scheme, local_host, local_port, _ = _parse(local_origin)
-    return (scheme, host, port) == (local_scheme, local_host, local_port)
+    local_scheme, local_host, local_port, local_path = _parse(local_origin)
+    if (scheme, host, port) != (local_scheme, local_host, local_port):
+        return False
+    if not _within(path_and_query.split("?", 1)[0], local_path):
+        raise UrlNotAllowed(f"the local stack's sandbox receives webhooks under {local_path} only")
+    return True
+
+
+def _within(path: str, prefix: str) -> bool:
+    """Whether ``path`` stays under ``prefix``, however it is spelled: percent-escapes decoded first,
+    and no dot segment, which a server would resolve to climb out of the prefix."""
+    decoded = unquote(path)
+    segments = decoded.split("/")
+    return decoded.startswith(prefix) and "." not in segments and ".." not in segments
 
 
 def _refusal(addresses: list[IPAddress], local: bool) -> str | None:
@@ -201,13 +226,15 @@ def check_url(
 ) -> CheckedTarget:
     """Parse and resolve ``url``; it must be https:// and every address it resolves to public.
 
-    ``local_origin`` (``http://127.0.0.1:3100``; set only by the local stack, for its provider
-    sandbox) is the one exception: a URL of exactly that scheme, host and port is accepted when
-    every address it resolves to is loopback. Any other loopback port, such as the local stack's
-    AWS stand-in, stays refused. Raises ``UrlNotAllowed``.
+    ``local_origin`` (``http://127.0.0.1:3100/hooks/``; set only by the local stack, for its
+    provider sandbox's webhook receiver) is the one exception: a URL of exactly that scheme, host and
+    port, with a path under its path, is accepted when every address it resolves to is loopback.
+    Any other loopback port, such as the local stack's AWS stand-in, and the sandbox's other routes
+    stay refused. Raises ``UrlNotAllowed``. The target's path is ASCII: other characters are
+    percent-encoded as UTF-8.
     """
     scheme, host, port, path_and_query = _parse(url)
-    local = _is_local_origin(scheme, host, port, local_origin)
+    local = _is_local_target(scheme, host, port, path_and_query, local_origin)
     if scheme != "https" and not local:
         raise UrlNotAllowed("only https:// URLs are allowed")
     addresses = resolve(host, port)

@@ -7,7 +7,8 @@ The tenant's own ``status`` (active or disabled by the operator) is never touche
 
 Processors may deliver events late and out of order, and a tenant who switched plans has an old
 subscription that still reports: an event that ends, pauses or cancels a subscription acts only on
-the subscription the tenant currently pays with.
+the subscription the tenant currently pays with. A customer may also buy the processor's other
+products: their events never set, extend or end a Herald plan.
 """
 
 from __future__ import annotations
@@ -89,6 +90,8 @@ def subscription_key(processor: Processor, ref: str | None) -> str | None:
 def billing_after(event: SubscriptionEvent, current: Billing, plan: Plan | None, now: datetime) -> Billing:
     """The tenant's billing once ``event`` is applied (``plan``: the event's plan key in Herald's
     words, None when it names no Herald plan); ``current`` itself when the event changes nothing."""
+    if _other_product(event, current, plan):
+        return current
     if event.kind in (SubscriptionChange.ACTIVATED, SubscriptionChange.RENEWED):
         return _paid(event, current, plan, now)
     if event.kind is SubscriptionChange.OTHER or not current.paying or not _same_subscription(event, current):
@@ -123,6 +126,18 @@ def _paid(event: SubscriptionEvent, current: Billing, plan: Plan | None, now: da
         status=BillingStatus.ACTIVE,
         subscription=subscription_key(event.processor, event.subscription_ref) or current.subscription,
     )
+
+
+def _other_product(event: SubscriptionEvent, current: Billing, plan: Plan | None) -> bool:
+    """An event of a product that is not a Herald plan (the processor sells others too). It starts
+    or extends nothing; it may end, pause or cancel only the very subscription the tenant pays with
+    (one whose product left the catalog), never another one of the customer's."""
+    if event.plan_key is None or plan is not None:
+        return False
+    if event.kind in (SubscriptionChange.ACTIVATED, SubscriptionChange.RENEWED):
+        return True
+    reported = subscription_key(event.processor, event.subscription_ref)
+    return reported is None or reported != current.subscription
 
 
 def _same_subscription(event: SubscriptionEvent, current: Billing) -> bool:

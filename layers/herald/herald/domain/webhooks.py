@@ -4,9 +4,33 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Literal
 
 ErrorClass = Literal["transient", "permanent"]
+
+# Header names a tenant may not give its webhooks, in any letter case. Herald sets these itself:
+HERALD_HEADERS = frozenset({"content-type", "user-agent", "host", "content-length", "transfer-encoding"})
+HERALD_HEADER_PREFIXES = ("x-webhook-", "webhook-")
+# These speak to the connection, not the receiver (RFC 9110, section 7.6.1; Expect asks the next hop
+# for a 100 Continue): forwarded, they could upgrade it (h2c), hold it open or reframe the body.
+HOP_BY_HOP_HEADERS = frozenset({"connection", "keep-alive", "upgrade", "te", "trailer", "expect"})
+HOP_BY_HOP_PREFIXES = ("proxy-",)
+
+
+class HeaderOwner(StrEnum):
+    HERALD = "Herald"
+    CONNECTION = "the connection"
+
+
+def reserved_header(name: str) -> HeaderOwner | None:
+    """Who ``name`` belongs to when a tenant may not set it; None when it may."""
+    lowered = name.lower()
+    if lowered in HERALD_HEADERS or lowered.startswith(HERALD_HEADER_PREFIXES):
+        return HeaderOwner.HERALD
+    if lowered in HOP_BY_HOP_HEADERS or lowered.startswith(HOP_BY_HOP_PREFIXES):
+        return HeaderOwner.CONNECTION
+    return None
 
 
 class UrlNotAllowed(Exception):

@@ -56,6 +56,21 @@ class ScreenedBodies:
         return json.loads(text)
 
 
+def as_resolver_reads(event: dict[str, Any]) -> dict[str, Any]:
+    """``event`` with a JSON body's media type in lower case, the one spelling the resolver knows:
+    media types are case-insensitive (RFC 9110), but Powertools picks its body parser by a
+    case-sensitive prefix, and ``APPLICATION/JSON`` reached none (a 500). For events
+    ``ScreenedBodies.admit`` let through."""
+    if _media_type(event) != JSON:
+        return event
+    headers = dict(event.get("headers") or {})
+    for name, value in headers.items():
+        if str(name).lower() == "content-type":
+            parameters = str(value).partition(";")[2]
+            headers[name] = JSON + (f";{parameters}" if parameters else "")
+    return {**event, "headers": headers}
+
+
 def _check(event: Mapping[str, Any]) -> tuple[str | None, Any]:
     """The body as text and its JSON document when it has one (None, None without a body)."""
     method = str(event.get("requestContext", {}).get("http", {}).get("method", ""))

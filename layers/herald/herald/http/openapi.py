@@ -3,9 +3,10 @@
 Powertools describes each route's parameters and request model, and the responses each route
 declares through ``herald.http.contract``. This module adds what those declarations name: the
 schemas of the success bodies (inside the success envelope) and of the error envelope, the two ways
-to present an API key, and ``security: []`` on the public routes. It also takes out the 422
-``HTTPValidationError`` Powertools adds to every route: Herald answers invalid input with 400 in its
-error envelope.
+to present an API key, ``security: []`` on the public routes, and the links between operations
+(what a client does next with an answer: fetch the job it sent, reorder the provider it stored),
+which a stateful test follows. It also takes out the 422 ``HTTPValidationError`` Powertools adds to
+every route: Herald answers invalid input with 400 in its error envelope.
 
 Imported only when the document is first asked for, so no send pays for these models.
 """
@@ -346,6 +347,85 @@ def _without_default_422(operation: dict[str, Any]) -> None:
         del responses["422"]
 
 
+# ---------------------------------------------------------------- links
+
+JOB = "/api/v1/notifications/jobs/{id}"
+RETRY = "/api/v1/notifications/jobs/{id}/retry"
+PROVIDER = "/api/v1/account/providers/{provider}"
+DOMAIN = "/api/v1/account/domains/{domain}"
+VERIFY_DOMAIN = "/api/v1/account/domains/{domain}/verify"
+SIGNING_PATH = "/api/v1/account/webhook-secret"
+SIGNING_ROTATION_PATH = "/api/v1/account/webhook-secret/rotate"
+# A link: the operation (method, path) it leads to, and where its path parameters come from.
+Link = tuple[str, str, dict[str, str]]
+
+
+def _job(job_id: str) -> dict[str, Link]:
+    return {"GetJob": ("get", JOB, {"id": job_id}), "RetryJob": ("post", RETRY, {"id": job_id})}
+
+
+def _provider(name: str) -> dict[str, Link]:
+    return {
+        "SetProviderPriority": ("patch", PROVIDER, {"provider": name}),
+        "DeleteProvider": ("delete", PROVIDER, {"provider": name}),
+    }
+
+
+def _domain(name: str) -> dict[str, Link]:
+    return {
+        "VerifyDomain": ("post", VERIFY_DOMAIN, {"domain": name}),
+        "DeleteDomain": ("delete", DOMAIN, {"domain": name}),
+    }
+
+
+_SIGNING_SECRET_LINKS: dict[str, Link] = {
+    "SigningSecretStatus": ("get", SIGNING_PATH, {}),
+    "RotateSigningSecret": ("post", SIGNING_ROTATION_PATH, {}),
+    "DeleteSigningSecret": ("delete", SIGNING_PATH, {}),
+}
+# What a client does next with what an answer gave it (OpenAPI links): the sequences a stateful
+# test follows, so that every operation on a resource is reached with a resource that exists.
+LINKS: dict[tuple[str, str, str], dict[str, Link]] = {
+    ("post", "/api/v1/notifications/email", "202"): _job("$response.body#/data/jobId"),
+    ("post", "/api/v1/notifications/webhook", "202"): _job("$response.body#/data/jobId"),
+    ("get", "/api/v1/notifications/jobs", "200"): _job("$response.body#/data/data/0/id"),
+    ("get", JOB, "200"): {"RetryJob": ("post", RETRY, {"id": "$response.body#/data/id"})},
+    ("post", RETRY, "201"): {"GetJob": ("get", JOB, {"id": "$response.body#/data/jobId"})},
+    ("put", PROVIDER, "201"): _provider("$response.body#/data/provider"),
+    ("put", PROVIDER, "200"): _provider("$response.body#/data/provider"),
+    ("get", "/api/v1/account/providers", "200"): _provider("$response.body#/data/0/provider"),
+    ("patch", PROVIDER, "200"): {
+        "DeleteProvider": ("delete", PROVIDER, {"provider": "$request.path.provider"})
+    },
+    ("post", "/api/v1/account/domains", "201"): _domain("$response.body#/data/domain"),
+    ("get", "/api/v1/account/domains", "200"): _domain("$response.body#/data/0/domain"),
+    ("post", VERIFY_DOMAIN, "200"): {"DeleteDomain": ("delete", DOMAIN, {"domain": "$request.path.domain"})},
+    ("get", "/api/v1/account/suppressions", "200"): {
+        "DeleteSuppression": (
+            "delete",
+            "/api/v1/account/suppressions/{email}",
+            {"email": "$response.body#/data/0/email"},
+        )
+    },
+    ("post", SIGNING_PATH, "201"): _SIGNING_SECRET_LINKS,
+    ("post", SIGNING_ROTATION_PATH, "200"): _SIGNING_SECRET_LINKS,
+}
+
+
+def _add_links(paths: dict[str, Any]) -> None:
+    operation_ids = {
+        (method, path): operation["operationId"]
+        for path, item in paths.items()
+        for method, operation in item.items()
+    }
+    for (method, path, status), links in LINKS.items():
+        response = paths[path][method]["responses"][status]
+        response["links"] = {
+            name: {"operationId": operation_ids[(target, target_path)], "parameters": parameters}
+            for name, (target, target_path, parameters) in links.items()
+        }
+
+
 def finish(generated: dict[str, Any]) -> dict[str, Any]:
     """The document Powertools generated, made to describe what Herald answers."""
     document: dict[str, Any] = json.loads(json.dumps(generated))  # a copy of the caller's
@@ -354,6 +434,7 @@ def finish(generated: dict[str, Any]) -> dict[str, Any]:
             _without_default_422(operation)
             if path in PUBLIC_PATHS:
                 operation["security"] = []
+    _add_links(document["paths"])
     components = document.setdefault("components", {})
     schemas = components.setdefault("schemas", {})
     for name in _POWERTOOLS_SCHEMAS:

@@ -14,6 +14,7 @@ from email_validator import EmailNotValidError, validate_email
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictInt,
@@ -33,6 +34,8 @@ from herald.domain.notifications import (
     WebhookNotification,
 )
 from herald.domain.providers import HEADER_VALUE, ProviderName
+from herald.domain.text import ONE_LINE_PATTERN, line_breaking_character
+from herald.domain.webhooks import HeaderOwner, reserved_header
 
 MAX_BODY_BYTES = 256 * 1024
 MAX_WEBHOOK_PAYLOAD_BYTES = 10_240
@@ -40,9 +43,6 @@ MAX_WEBHOOK_HEADERS = 20
 MAX_WEBHOOK_HEADER_BYTES = 8 * 1024
 TOO_LARGE = "too_large"
 
-# Header names Herald sets itself; a tenant may not override them.
-RESERVED_HEADERS = frozenset({"content-type", "user-agent", "host", "content-length", "transfer-encoding"})
-RESERVED_HEADER_PREFIXES = ("x-webhook-", "webhook-")
 # These patterns are applied with fullmatch: their "$" alone would also match before a final line
 # break (the anchors stay, for the JSON Schema copies of them).
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
@@ -55,7 +55,8 @@ _DOMAIN = r"^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
 
 def _address(value: str) -> str:
     try:
-        validate_email(value, check_deliverability=False)
+        # strict: also RFC 5321's 64 characters before the @-sign, which the library skips otherwise.
+        validate_email(value, check_deliverability=False, strict=True)
     except EmailNotValidError as exc:
         raise PydanticCustomError("invalid_email", "{reason}", {"reason": str(exc)}) from exc
     return value
@@ -102,15 +103,26 @@ IdempotencyKey = Annotated[
 ]
 
 
+def _whole_number(value: Any) -> Any:
+    # JSON Schema's "integer" is any number without a fractional part, so 5.0 is the integer 5.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# A JSON Schema integer: a whole number, written 5 or 5.0; never a string, a boolean or 5.5.
+WholeNumber = Annotated[StrictInt, BeforeValidator(_whole_number)]
+
+
 def _priority(value: int) -> int:
     if value not in PRIORITY_QUEUES:
         raise PydanticCustomError("invalid_priority", "must be 1 (high), 5 (normal) or 10 (low)")
     return value
 
 
-# Exactly the SDK's three priorities; strict, so "5", 5.0 and true are not priorities.
+# Exactly the SDK's three priorities: "5" and true are not priorities.
 Priority = Annotated[
-    StrictInt,
+    WholeNumber,
     AfterValidator(_priority),
     Field(description="1 = high, 5 = normal (default), 10 = low", json_schema_extra={"enum": [1, 5, 10]}),
 ]
@@ -126,17 +138,42 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+def _provider_pair_rule() -> dict[str, Any]:
+    """``_provider_pair`` as JSON Schema: a fallback needs a provider, and the two differ. Either may
+    be sent as null, which is leaving it out, so this is an if/then on string values rather than
+    dependentRequired, which a null fallback would satisfy only with a provider beside it."""
+    chosen = {"type": "string"}
+    same = [
+        {
+            "required": ["provider", "fallback"],
+            "properties": {"provider": {"const": name.value}, "fallback": {"const": name.value}},
+        }
+        for name in ProviderChoice
+    ]
+    return {
+        "if": {"required": ["fallback"], "properties": {"fallback": chosen}},
+        "then": {"required": ["provider"], "properties": {"provider": chosen}},
+        "not": {"anyOf": same},
+    }
+
+
 class EmailRequest(_Strict):
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
                 {"to": "someone@example.com", "subject": "Your order", "body": "<p>It has shipped.</p>"}
-            ]
+            ],
+            **_provider_pair_rule(),
         }
     )
 
     to: EmailAddress = Field(description="One RFC 5322 address, without a display name")
-    subject: str = Field(min_length=1, max_length=998)
+    subject: str = Field(
+        min_length=1,
+        max_length=998,
+        description="One line: no control character, line or paragraph separator",
+        json_schema_extra={"pattern": ONE_LINE_PATTERN},
+    )
     body: Annotated[str, Field(min_length=1), _bounded_utf8(MAX_BODY_BYTES, "body")] = Field(
         description="HTML body, 1 byte to 256 KiB"
     )
@@ -155,6 +192,13 @@ class EmailRequest(_Strict):
     def _single_line(cls, value: str) -> str:
         if "\r" in value or "\n" in value:
             raise PydanticCustomError("invalid_subject", "must not contain line breaks")
+        found = line_breaking_character(value)
+        if found is not None:
+            raise PydanticCustomError(
+                "invalid_subject",
+                "must not contain control characters or line separators ({found})",
+                {"found": found},
+            )
         return value
 
     @model_validator(mode="after")
@@ -188,9 +232,15 @@ def _webhook_headers(value: dict[str, str]) -> dict[str, str]:
     for name, header_value in value.items():
         if not _HEADER_NAME.fullmatch(name):
             raise PydanticCustomError("invalid_header", "invalid header name '{name}'", {"name": name[:64]})
-        lowered = name.lower()
-        if lowered in RESERVED_HEADERS or lowered.startswith(RESERVED_HEADER_PREFIXES):
+        owner = reserved_header(name)
+        if owner is HeaderOwner.HERALD:
             raise PydanticCustomError("reserved_header", "header '{name}' is set by Herald", {"name": name})
+        if owner is HeaderOwner.CONNECTION:
+            raise PydanticCustomError(
+                "reserved_header",
+                "header '{name}' is hop-by-hop: it concerns the connection, not the receiver",
+                {"name": name},
+            )
         if "\r" in header_value or "\n" in header_value:
             raise PydanticCustomError(
                 "invalid_header", "header '{name}' contains a line break", {"name": name}
@@ -231,9 +281,22 @@ class WebhookRequest(_Strict):
         }
     )
 
-    url: str = Field(min_length=1, max_length=2048, description="https:// URL on a public host")
+    url: str = Field(
+        min_length=1,
+        max_length=2048,
+        description="https:// URL on a public host",
+        json_schema_extra={"pattern": ONE_LINE_PATTERN},
+    )
     method: Literal["POST", "PUT", "PATCH", "DELETE", "GET"] = "POST"
-    headers: Annotated[dict[str, str], AfterValidator(_webhook_headers)] | None = None
+    headers: Annotated[dict[str, str], AfterValidator(_webhook_headers)] | None = Field(
+        default=None,
+        description="Up to 20 headers, 8 KiB in all; names Herald or the connection owns are refused",
+        json_schema_extra={
+            "maxProperties": MAX_WEBHOOK_HEADERS,
+            "propertyNames": {"pattern": _HEADER_NAME.pattern},
+            "additionalProperties": {"type": "string", "pattern": _HEADER_VALUE.pattern},
+        },
+    )
     payload: Annotated[dict[str, Any], AfterValidator(_compact_payload)] = Field(
         description="JSON object, at most 10 240 bytes as compact JSON"
     )
@@ -257,11 +320,11 @@ class ProviderKeyRequest(_Strict):
 
 
 class PriorityRequest(_Strict):
-    priority: StrictInt = Field(ge=1, le=3)
+    priority: WholeNumber = Field(ge=1, le=3)
 
 
 class RotateKeyRequest(_Strict):
-    graceSeconds: StrictInt = Field(default=0, ge=0, le=MAX_GRACE_SECONDS)  # noqa: N815
+    graceSeconds: WholeNumber = Field(default=0, ge=0, le=MAX_GRACE_SECONDS)  # noqa: N815
 
 
 class DomainRequest(_Strict):

@@ -21,6 +21,7 @@ from herald.domain.attempts import AttemptOutcome
 from herald.domain.backoff import retry_delay
 from herald.domain.clock import epoch_seconds, iso, parse_iso
 from herald.domain.dead_letters import FailedJobCopy
+from herald.domain.errors import DependencyError
 from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import JobStatus, queue_priority
 from herald.domain.notifications import NotificationRequest
@@ -92,7 +93,7 @@ class DeliveryEngine:
         if claim is None:
             return self._not_claimed(message)
         request = message.request or self._store.request(message.tenant_id, message.job_id)
-        outcome = self._attempt.run(message, request, claim)
+        outcome = self._run(message, request, claim)
         log = DeliveryLog(
             log_id=str(uuid.uuid4()),
             attempt=claim.attempt,
@@ -115,6 +116,20 @@ class DeliveryEngine:
 
     def _now(self) -> str:
         return iso(self._moment())
+
+    def _run(self, message: JobMessage, request: NotificationRequest, claim: Claim) -> AttemptOutcome:
+        """The attempt's outcome; a fault of Herald's in it is a failed attempt that says so. Left
+        to crash the batch, it would come back as a lease run out, attempt after attempt, and end
+        with "the worker stopped" instead of the reason."""
+        try:
+            return self._attempt.run(message, request, claim)
+        except DependencyError:
+            raise  # the table or KMS did not answer: the message comes back later, as designed
+        except Exception as exc:  # noqa: BLE001 - one record's fault, recorded as what it is
+            logger.exception("delivery attempt failed inside Herald", extra={"job_id": message.job_id})
+            return AttemptOutcome(
+                delivered=False, error_message=f"Herald failed during the attempt ({type(exc).__name__})"
+            )
 
     def _expires_at(self, message: JobMessage) -> int:
         """The job's retention, counted from its acceptance like its other items."""

@@ -1,4 +1,5 @@
-"""A tenant's suppressed recipients, in a partition of their own (one GetItem per email checked)."""
+"""A tenant's suppressed recipients, in a partition of their own (one GetItem per email checked),
+keyed by the address's canonical form, so no other spelling of a suppressed mailbox passes."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from herald.adapters.store.failures import ConditionFailed, conditional, transla
 from herald.adapters.store.keys import suppression_pk
 from herald.adapters.store.models import SuppressionItem
 from herald.adapters.store.table import Table
+from herald.domain.addresses import canonical_address
 from herald.domain.records import Suppression
 
 
@@ -20,17 +22,16 @@ class DynamoSuppressions:
     def is_suppressed(self, tenant_id: str, address: str) -> bool:
         with translated("suppression read"):
             try:
-                self._table[SuppressionItem].get(suppression_pk(tenant_id), address.lower())
+                self._table[SuppressionItem].get(suppression_pk(tenant_id), canonical_address(address))
             except DoesNotExist:
                 return False
         return True
 
     def suppress(self, tenant_id: str, suppression: Suppression) -> None:
-        address = suppression.address.lower()
         item = self._table[SuppressionItem](
             suppression_pk(tenant_id),
-            address,
-            address=address,
+            canonical_address(suppression.address),
+            address=suppression.address.lower(),
             reason=suppression.reason,
             source=suppression.source,
             created_at=suppression.created_at,
@@ -49,7 +50,7 @@ class DynamoSuppressions:
             yield Suppression(item.address, item.reason, item.created_at, item.source)
 
     def delete(self, tenant_id: str, address: str) -> bool:
-        item = self._table[SuppressionItem](suppression_pk(tenant_id), address.lower())
+        item = self._table[SuppressionItem](suppression_pk(tenant_id), canonical_address(address))
         try:
             with conditional("suppression delete"):
                 item.delete(condition=SuppressionItem.pk.exists())

@@ -1,0 +1,33 @@
+"""The paths the HTTP API serves through functions of their own, for the API function's 405 answers.
+
+The HTTP API hands every request under /api/v1 that no route of its own takes to the API function
+(template.yaml's catch-all route), whatever its method: so the API function answers the other
+methods of the inbound webhook paths too, which the template routes (POST only) to one function
+each. A path some route serves is answered 405 with an ``Allow`` header listing exactly the methods
+that path takes (RFC 9110, section 15.5.6), never 404. The routes below are the template's (a test
+compares the two).
+"""
+
+from __future__ import annotations
+
+# (method, path) as template.yaml writes them; "{name}" stands for one path segment.
+INBOUND_ROUTES: tuple[tuple[str, str], ...] = (
+    ("POST", "/api/v1/webhooks/sendgrid/{tenantId}"),
+    ("POST", "/api/v1/webhooks/resend/{tenantId}"),
+    ("POST", "/api/v1/webhooks/postmark/{tenantId}"),
+    ("POST", "/api/v1/payments/paystack/webhook"),
+    ("POST", "/api/v1/payments/polar/webhook"),
+)
+
+
+def inbound_methods(path: str) -> set[str]:
+    """The methods the inbound webhook routes take at ``path`` (none for any other path)."""
+    segments = path.split("/")
+    return {method for method, route in INBOUND_ROUTES if _matches(route.split("/"), segments)}
+
+
+def _matches(route: list[str], segments: list[str]) -> bool:
+    return len(route) == len(segments) and all(
+        expected == actual or (expected.startswith("{") and bool(actual))
+        for expected, actual in zip(route, segments, strict=True)
+    )
