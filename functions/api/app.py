@@ -15,6 +15,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import herald
+from herald.composition import snapstart
 from herald.composition.api import api
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus
@@ -249,6 +250,9 @@ def allowed_methods(path: str) -> list[str]:
     routes = (*app._static_routes, *app._dynamic_routes)  # Powertools has no public view of these
     served = {route.method for route in routes if route.rule.match(path)}
     return sorted(served | inbound_methods(path))
+
+
+snapstart.register()
 
 
 @traced

@@ -7,8 +7,11 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from herald.batch.sqs import process_batch
+from herald.composition import snapstart
 from herald.composition.workers import webhook_worker
 from herald.observability import logger, metrics, traced
+
+snapstart.register()
 
 
 @traced

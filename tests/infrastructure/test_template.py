@@ -47,6 +47,73 @@ def test_sam_validate_with_lint_passes() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+# Both billing modes, and SnapStart on and off: what `sam deploy --parameter-overrides` can choose.
+VARIANTS = {
+    "provisioned-without-snapstart": {"TableBillingMode": "PROVISIONED", "SnapStart": "None"},
+    "on-demand-with-snapstart": {"TableBillingMode": "PAY_PER_REQUEST", "SnapStart": "PublishedVersions"},
+}
+
+
+def _with_defaults(template_text: str, defaults: dict[str, str]) -> str:
+    """The template with these parameters' defaults, so SAM's own validation translates that variant."""
+    for name, value in defaults.items():
+        template_text, count = re.subn(
+            rf"(\n  {name}:\n    Type: \w+\n    Default: )\S+", rf"\g<1>{value}", template_text
+        )
+        assert count == 1, name
+    return template_text
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=list(VARIANTS))
+def test_each_billing_mode_and_snapstart_setting_lints_and_validates(variant: str, tmp_path: Path) -> None:
+    overrides = VARIANTS[variant]
+    linted = _run(
+        str(BIN / "cfn-lint"), str(TEMPLATE), "--parameters", *(f"{k}={v}" for k, v in overrides.items())
+    )
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+    copy = tmp_path / "template.yaml"
+    copy.write_text(_with_defaults(TEMPLATE.read_text(), overrides))
+    validated = _run(str(BIN / "sam"), "validate", "--lint", "--template-file", str(copy))
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+
+
+def test_the_request_path_functions_use_snapstart_through_an_alias_everything_invokes(
+    template: dict[str, Any],
+) -> None:
+    functions = _resources(template, "AWS::Serverless::Function")
+    snapped = {name for name, fn in functions.items() if "SnapStart" in fn["Properties"]}
+    assert snapped == {"ApiFunction", "EmailWorkerFunction", "WebhookWorkerFunction"}
+    for name in snapped:
+        properties = functions[name]["Properties"]
+        assert properties["SnapStart"] == {"ApplyOn": {"Ref": "SnapStart"}}
+        assert properties["AutoPublishAlias"] == "live"
+    assert template["Parameters"]["SnapStart"]["Default"] == "PublishedVersions"
+
+
+def test_provisioned_capacity_scales_the_table_and_each_index_for_reads_and_writes(
+    template: dict[str, Any],
+) -> None:
+    targets = _resources(template, "AWS::ApplicationAutoScaling::ScalableTarget")
+    policies = _resources(template, "AWS::ApplicationAutoScaling::ScalingPolicy")
+    dimensions = {
+        (t["Properties"]["ResourceId"]["Fn::Sub"], t["Properties"]["ScalableDimension"])
+        for t in targets.values()
+    }
+    indexes = [
+        index["IndexName"]
+        for index in template["Resources"]["HeraldTable"]["Properties"]["GlobalSecondaryIndexes"]
+    ]
+    resources = ["table/${HeraldTable}", *(f"table/${{HeraldTable}}/index/{index}" for index in indexes)]
+    expected = {
+        (resource, f"dynamodb:{'table' if resource.count('/') == 1 else 'index'}:{unit}CapacityUnits")
+        for resource in resources
+        for unit in ("Read", "Write")
+    }
+    assert dimensions == expected
+    assert {p["Properties"]["ScalingTargetId"]["Ref"] for p in policies.values()} == set(targets)
+    assert all(r["Condition"] == "IsTableProvisioned" for r in [*targets.values(), *policies.values()])
+
+
 def test_every_route_of_the_api_guide_goes_to_the_api_function(template: dict[str, Any]) -> None:
     """Each route docs/api.md lists reaches ApiFunction: the ones the SDK calls by a route of their
     own, the others (account, documentation) through the catch-all under /api/v1."""
@@ -97,7 +164,8 @@ def test_no_function_may_reach_loopback_webhooks(template: dict[str, Any]) -> No
 
 def test_the_table_is_on_demand_with_ttl_and_the_tenant_index(template: dict[str, Any]) -> None:
     table = template["Resources"]["HeraldTable"]["Properties"]
-    assert table["BillingMode"] == "PAY_PER_REQUEST"
+    assert table["BillingMode"] == {"Ref": "TableBillingMode"}
+    assert template["Parameters"]["TableBillingMode"]["Default"] == "PAY_PER_REQUEST"
     assert table["TimeToLiveSpecification"] == {"AttributeName": "expiresAt", "Enabled": True}
     assert [index["IndexName"] for index in table["GlobalSecondaryIndexes"]] == ["gsi1", "gsi2"]
 

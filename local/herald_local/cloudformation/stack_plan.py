@@ -23,6 +23,8 @@ from herald_local.cloudformation.intrinsics import (
 )
 
 FUNCTION = "AWS::Lambda::Function"
+FUNCTION_VERSION = "AWS::Lambda::Version"
+FUNCTION_ALIAS = "AWS::Lambda::Alias"
 HTTP_API = "AWS::ApiGatewayV2::Api"
 EVENT_SOURCE_MAPPING = "AWS::Lambda::EventSourceMapping"
 EVENTS_RULE = "AWS::Events::Rule"
@@ -30,6 +32,8 @@ SCHEDULER_SCHEDULE = "AWS::Scheduler::Schedule"
 ALARM = "AWS::CloudWatch::Alarm"
 SUBSCRIPTION = "AWS::SNS::Subscription"
 IAM_ROLE = "AWS::IAM::Role"
+# What the local stack calls the one published version of each function.
+LOCAL_VERSION = "1"
 
 _NOT_IN_MOTO_PREFIXES = (
     "AWS::Lambda::",
@@ -140,7 +144,28 @@ def _stand_ins(resources: dict[str, Any], region: str) -> dict[str, StandIn]:
             stand_ins[logical_id] = StandIn(
                 ref=api_id, attributes={"ApiEndpoint": execute_api_origin(api_id, region)}
             )
+    # Published versions and aliases (AutoPublishAlias, SnapStart) stand for their function: the
+    # local runtime invokes the function itself, and reads the function's name out of the ARN.
+    for logical_id, resource in resources.items():
+        if resource.get("Type") in (FUNCTION_VERSION, FUNCTION_ALIAS):
+            stand_ins[logical_id] = _qualified(resource, stand_ins)
     return stand_ins
+
+
+def _qualified(resource: dict[str, Any], stand_ins: dict[str, StandIn]) -> StandIn:
+    properties = resource.get("Properties") or {}
+    function = properties.get("FunctionName")
+    target = function.get("Ref") if isinstance(function, dict) else None
+    if target not in stand_ins:
+        raise PlanError(f"a version or alias of {function!r}, which is no function of this template")
+    qualifier = properties.get("Name", LOCAL_VERSION) if resource.get("Type") == FUNCTION_ALIAS else LOCAL_VERSION
+    arn = {
+        "Fn::Sub": [
+            "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${Name}:${Qualifier}",
+            {"Name": stand_ins[target].ref, "Qualifier": qualifier},
+        ]
+    }
+    return StandIn(ref=arn, attributes={"Version": LOCAL_VERSION, "FunctionArn": arn})
 
 
 @dataclass(frozen=True)
