@@ -6,18 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from herald.adapters.alert_topic import SnsAlertPublisher
 from herald.adapters.aws_clients import AwsClients
-from herald.adapters.providers.registry import ProviderEndpoints, ProviderRegistry
-from herald.adapters.store.alert_counter import DynamoAlertCounter
 from herald.adapters.store.table import Table, TableAddress
 from herald.composition.process import once
-from herald.domain.secrets import Purpose, SealedSecret
-from herald.services.alerting import RateLimitedAlerts
 from herald.settings import Settings
 
 if TYPE_CHECKING:
+    from herald.adapters.providers.registry import ProviderRegistry
     from herald.adapters.vault import Vault
+    from herald.domain.secrets import Purpose, SealedSecret
+    from herald.services.alerting import RateLimitedAlerts
 
 
 @dataclass(frozen=True)
@@ -43,7 +41,12 @@ def foundation() -> Foundation:
     return once(Foundation.from_environment)
 
 
+# What only some functions need is imported on first use, so the others' cold start skips it.
+
+
 def _provider_registry() -> ProviderRegistry:
+    from herald.adapters.providers.registry import ProviderEndpoints, ProviderRegistry
+
     base = foundation()
     settings = base.settings
     return ProviderRegistry(
@@ -59,6 +62,10 @@ def provider_registry() -> ProviderRegistry:
 
 
 def _job_alerts() -> RateLimitedAlerts:
+    from herald.adapters.alert_topic import SnsAlertPublisher
+    from herald.adapters.store.alert_counter import DynamoAlertCounter
+    from herald.services.alerting import RateLimitedAlerts
+
     base = foundation()
     return RateLimitedAlerts(
         DynamoAlertCounter(base.table), SnsAlertPublisher(base.settings.alert_topic_arn, base.clients.sns)

@@ -7,42 +7,45 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from herald.domain.alerts import AlertWindow, ChatOutcome, JobAlert, Notice
-from herald.domain.dead_letters import FailedJobCopy, HeldMessage, UnreadableMessage
-from herald.domain.inbound import DeliveryEvent, IgnoredEvent, Processor, SubscriptionEvent
-from herald.domain.job_messages import JobMessage
-from herald.domain.jobs import Channel, JobStatus, QueuePriority
-from herald.domain.notifications import NotificationRequest
-from herald.domain.plans import Quota
-from herald.domain.providers import (
-    Credential,
-    Delivered,
-    DomainRegistration,
-    DomainVerification,
-    KeyCheck,
-    OutboundEmail,
-    ProviderName,
-)
-from herald.domain.records import (
-    ApiKeyRecord,
-    Claim,
-    DeliveryLog,
-    JobEvent,
-    JobPage,
-    JobState,
-    JobView,
-    NewJob,
-    SendingDomain,
-    StoredProvider,
-    Suppression,
-    TenantProfile,
-    TenantRecords,
-    Usage,
-)
-from herald.domain.secrets import Purpose, SealedSecret
-from herald.domain.webhooks import OutboundWebhook, WebhookOutcome
+if TYPE_CHECKING:
+    # Only named in signatures: a function imports the domain modules its own path uses.
+    from herald.domain.alerts import AlertWindow, ChatOutcome, JobAlert, Notice
+    from herald.domain.dead_letters import FailedJobCopy, HeldMessage, UnreadableMessage
+    from herald.domain.inbound import DeliveryEvent, IgnoredEvent, Processor, SubscriptionEvent
+    from herald.domain.job_messages import JobMessage
+    from herald.domain.jobs import Channel, JobStatus, QueuePriority
+    from herald.domain.notifications import NotificationRequest
+    from herald.domain.plans import Quota
+    from herald.domain.providers import (
+        Credential,
+        Delivered,
+        DomainRegistration,
+        DomainVerification,
+        KeyCheck,
+        OutboundEmail,
+        ProviderName,
+    )
+    from herald.domain.records import (
+        ApiKeyRecord,
+        Claim,
+        DeliveryLog,
+        JobEvent,
+        JobPage,
+        JobState,
+        JobView,
+        NewJob,
+        SendingDomain,
+        StoredProvider,
+        Suppression,
+        TenantProfile,
+        TenantRecords,
+        Usage,
+    )
+    from herald.domain.secrets import Purpose, SealedSecret
+    from herald.domain.webhooks import OutboundWebhook, WebhookOutcome
+
 
 # ---------------------------------------------------------------- storage outcomes
 
