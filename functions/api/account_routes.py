@@ -3,18 +3,19 @@ suppressions with its own API key (docs/api.md, "Account routes")."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from herald.composition.api import account_service, api_services
 from herald.domain.errors import ErrorCode
 from herald.domain.records import TenantContext
+from herald.http.activity import activity_document
 from herald.http.api_keys import extract_api_key
-from herald.http.contract import AUTHENTICATED, JSON_BODY, PATH_PARAMETERS, answers, success
+from herald.http.contract import AUTHENTICATED, JSON_BODY, PARAMETERS, PATH_PARAMETERS, answers, success
 from herald.http.requests import DomainRequest, PriorityRequest, ProviderKeyRequest, RotateKeyRequest
 from herald.http.responses import json_response
 
@@ -44,6 +45,15 @@ def _api_base() -> str:
 )
 def account() -> Response[str]:
     return json_response(200, account_service().overview(_tenant()))
+
+
+@router.get(
+    "/api/v1/account/activity",
+    summary="Jobs accepted, completed and failed by day (the last 7, 30 or 90 days)",
+    responses=answers(200, "Activity", "The activity", *AUTHENTICATED, *PARAMETERS),
+)
+def activity(days: Annotated[Literal[7, 30, 90], Query()] = 30) -> Response[str]:
+    return json_response(200, activity_document(api_services().activity.activity(_tenant(), days)))
 
 
 @router.post(

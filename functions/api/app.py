@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
@@ -189,11 +190,13 @@ def get_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: 
     ),
 )
 def list_jobs(
+    *,
     page: Annotated[int, Query(ge=1)] = 1,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     type: Annotated[Literal["email", "webhook"] | None, Query()] = None,  # noqa: A002 (the query name)
     status: Annotated[Literal["pending", "processing", "completed", "failed"] | None, Query()] = None,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
+    day: Annotated[date | None, Query(description="Only the jobs accepted on this UTC day")] = None,
 ) -> Response[str]:
     listing = api_services().jobs.list(
         tenant(),
@@ -202,6 +205,7 @@ def list_jobs(
         channel=Channel(type) if type else None,
         status=JobStatus(status) if status else None,
         cursor=cursor,
+        day=day,
     )
     return json_response(200, listing)
 

@@ -301,8 +301,8 @@ def _set_usage(herald: HeraldInMoto, tenant_id: str, period: str, total: int) ->
     client("dynamodb").put_item(
         TableName=herald.topology.outputs["TableName"],
         Item={
-            "pk": {"S": f"USAGE#{tenant_id}#{period}"},
-            "sk": {"S": "USAGE"},
+            "pk": {"S": f"USAGE#{tenant_id}"},
+            "sk": {"S": f"PERIOD#{period}"},
             "kind": {"S": "usage"},
             "total": {"N": str(total)},
             "webhooks": {"N": str(total)},

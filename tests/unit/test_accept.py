@@ -12,6 +12,7 @@ from herald.domain.jobs import Channel, JobStatus, QueuePriority
 from herald.domain.records import TenantContext
 from herald.domain.webhooks import UrlNotAllowed
 from herald.services.accept import AcceptService, job_id_for
+from herald.services.activity import ActivityService
 from tests.fakes.common import NOW
 from tests.fakes.jobs import FakeCounters, FakeJobTable
 from tests.fakes.queues import FakeQueue
@@ -56,6 +57,7 @@ class Rig:
             queue=self.queue,
             url_guard=url_guard,
             max_attempts=3,
+            activity=ActivityService(self.counters, clock=lambda: now),
             clock=lambda: now,
         )
 

@@ -11,9 +11,10 @@ from herald.domain.dead_letters import LetterKind
 from herald.domain.errors import DependencyError
 from herald.domain.jobs import JobMessage, JobStatus
 from herald.domain.plans import Plan
+from herald.services.activity import ActivityService
 from herald.services.dead_letter_desk import DeadLetterDesk, Outcome
 from herald.services.delivery import dead_letter_copy
-from tests.fakes.jobs import FakeJobTable
+from tests.fakes.jobs import FakeCounters, FakeJobTable
 from tests.fakes.queues import FakeDeadLetterInbox, FakeQueue
 from tests.fakes.tenants import FakeTenantTable
 
@@ -24,7 +25,7 @@ EMAIL: dict[str, Any] = {"to": "ada@example.com", "subject": "Hello", "body": "<
 class Desk:
     def __init__(self) -> None:
         self.inbox, self.jobs, self.queue = FakeDeadLetterInbox(), FakeJobTable(), FakeQueue()
-        self.tenants = FakeTenantTable()
+        self.tenants, self.counters = FakeTenantTable(), FakeCounters()
         self.tenants.add_tenant(TENANT, Plan.INDIE)
         self.desk = DeadLetterDesk(
             self.inbox,
@@ -32,6 +33,7 @@ class Desk:
             tenants=self.tenants,
             queue=self.queue,
             max_attempts=3,
+            activity=ActivityService(self.counters),
             clock=lambda: "T",
         )
 

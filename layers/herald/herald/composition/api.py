@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING
 from herald.adapters.health import HealthCheck
 from herald.adapters.queueing import SqsJobQueue
 from herald.adapters.ssrf import check_url
+from herald.adapters.store.activity_store import DynamoActivity
 from herald.adapters.store.counter_store import DynamoCounters
 from herald.adapters.store.job_store import DynamoJobStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import foundation, provider_registry
 from herald.domain.records import TenantContext
 from herald.services.accept import AcceptService
+from herald.services.activity import ActivityService
 from herald.services.auth import Authenticator, contexts_cache
 from herald.services.job_queries import JobQueries
 from herald.services.tenant_cache import TenantCache
@@ -35,6 +37,7 @@ class ApiServices:
     auth: Authenticator
     accept: AcceptService
     jobs: JobQueries
+    activity: ActivityService
     health: Callable[[], tuple[bool, dict[str, str]]]
     contexts: TenantCache[str, TenantContext]
 
@@ -46,6 +49,7 @@ def api_services() -> ApiServices:
     tenants, contexts = DynamoTenantStore(), contexts_cache()
     jobs, queue = DynamoJobStore(settings.max_attempts), SqsJobQueue(settings.queue_urls, base.clients.sqs)
     guard = partial(check_url, local_origin=settings.local_webhook_origin)
+    activity = ActivityService(DynamoActivity())
     return ApiServices(
         settings=settings,
         auth=Authenticator(tenants, contexts),
@@ -55,8 +59,10 @@ def api_services() -> ApiServices:
             queue=queue,
             url_guard=guard,
             max_attempts=settings.max_attempts,
+            activity=activity,
         ),
-        jobs=JobQueries(jobs, queue, max_attempts=settings.max_attempts),
+        jobs=JobQueries(jobs, queue, activity, max_attempts=settings.max_attempts),
+        activity=activity,
         health=HealthCheck([*settings.queue_urls.values(), settings.dlq_url], base.clients.sqs),
         contexts=contexts,
     )

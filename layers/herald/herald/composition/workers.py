@@ -7,10 +7,12 @@ from functools import lru_cache, partial
 from herald import USER_AGENT
 from herald.adapters.dead_letters import SqsDeadLetters
 from herald.adapters.queueing import SqsJobQueue, SqsMessageReturns
+from herald.adapters.store.activity_store import DynamoActivity
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import foundation, job_alerts, provider_registry
 from herald.composition.vault import process_vault
+from herald.services.activity import ActivityService
 from herald.services.batch import Worker
 from herald.services.delivery import ChannelAttempt, DeliveryEngine, DeliveryPolicy
 from herald.services.tenant_directory import TenantDirectory
@@ -29,7 +31,7 @@ def _worker(attempt: ChannelAttempt) -> Worker:
         attempt=attempt,
     )
     returns = SqsMessageReturns(settings.queue_urls.values(), base.clients.sqs)
-    return Worker(engine, dead_letters, returns, process_vault().cache)
+    return Worker(engine, dead_letters, returns, ActivityService(DynamoActivity()), process_vault().cache)
 
 
 def _directory() -> TenantDirectory:

@@ -266,7 +266,8 @@ class JobView:
 @dataclass(frozen=True)
 class JobPage:
     items: tuple[JobState, ...]
-    total: int
+    # None when the store did not count the matches (the day counters give the total).
+    total: int | None
     next_cursor: str | None
     # False when a status filter that no index serves stopped at its scan budget.
     total_exact: bool = True

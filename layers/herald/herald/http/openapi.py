@@ -196,6 +196,24 @@ class Account(_Shape):
     billing: Billing
 
 
+class ActivityTotals(_Shape):
+    accepted: int
+    completed: int
+    failed: int
+
+
+class ActivityDay(ActivityTotals):
+    day: str = Field(description="The UTC day (YYYY-MM-DD) the jobs were accepted on")
+
+
+class Activity(_Shape):
+    from_: str = Field(alias="from", description="The first day of the range")
+    to: str = Field(description="The last day of the range (today, UTC)")
+    totals: ActivityTotals
+    successRate: float | None = Field(description="Completed of finished jobs; null before any finished")  # noqa: N815
+    days: list[ActivityDay] = Field(description="Every day of the range, oldest first")
+
+
 class RotatedApiKey(_Shape):
     apiKey: str = Field(description="The new key, shown this once")  # noqa: N815
     previousKeyValidUntil: Timestamp | None = Field(  # noqa: N815
@@ -304,6 +322,7 @@ BODIES: tuple[type[BaseModel], ...] = (
     JobPage,
     RetriedJob,
     Account,
+    Activity,
     RotatedApiKey,
     Provider,
     ProviderList,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 from herald.domain.clock import now_iso
@@ -11,6 +12,7 @@ from herald.domain.jobs import Channel, JobStatus, queue_priority
 from herald.domain.records import DeliveryLog, JobState, JobView, TenantContext
 from herald.observability import correlation_id
 from herald.services.accept import enqueue_or_fail
+from herald.services.activity import ActivityService
 from herald.services.ports import JobQueue, JobStore, TenantStore
 
 
@@ -70,10 +72,17 @@ def operator_job(jobs: JobStore, tenants: TenantStore, job_id: str, tenant_id: s
 
 class JobQueries:
     def __init__(
-        self, store: JobStore, queue: JobQueue, *, max_attempts: int, clock: Callable[[], str] = now_iso
+        self,
+        store: JobStore,
+        queue: JobQueue,
+        activity: ActivityService,
+        *,
+        max_attempts: int,
+        clock: Callable[[], str] = now_iso,
     ) -> None:
         self._store = store
         self._queue = queue
+        self._activity = activity
         self._max_attempts = max_attempts
         self._clock = clock
 
@@ -92,18 +101,29 @@ class JobQueries:
         channel: Channel | None,
         status: JobStatus | None,
         cursor: str | None,
+        day: date | None = None,
     ) -> dict[str, Any]:
         try:
             result = self._store.listing(
-                tenant.tenant_id, page=page, limit=limit, channel=channel, status=status, cursor=cursor
+                tenant.tenant_id,
+                page=page,
+                limit=limit,
+                channel=channel,
+                status=status,
+                cursor=cursor,
+                day=day,
             )
         except ValueError as exc:
             raise HeraldError("The cursor is not valid.", ErrorCode.INVALID_CURSOR) from exc
+        # The day counters hold the totals, so no listing reads a tenant's whole history.
+        total = result.total
+        if total is None:
+            total = self._activity.total(tenant, channel, status, day)
         pagination: dict[str, Any] = {
-            "total": result.total,
+            "total": total,
             "page": page,
             "limit": limit,
-            "totalPages": (result.total + limit - 1) // limit,
+            "totalPages": (total + limit - 1) // limit,
             "nextCursor": result.next_cursor,
         }
         if not result.total_exact:
@@ -119,6 +139,7 @@ class JobQueries:
             job_id=job_id,
             max_attempts=self._max_attempts,
             now=self._clock(),
+            activity=self._activity,
         )
         if state is None:
             raise HeraldError(
@@ -132,7 +153,15 @@ class JobQueries:
 
 
 def requeue_failed(
-    store: JobStore, queue: JobQueue, *, tenant_id: str, plan: str, job_id: str, max_attempts: int, now: str
+    store: JobStore,
+    queue: JobQueue,
+    *,
+    tenant_id: str,
+    plan: str,
+    job_id: str,
+    max_attempts: int,
+    now: str,
+    activity: ActivityService,
 ) -> JobState | None:
     """A failed job back to PENDING with a fresh budget of ``max_attempts`` (attempt numbers go on
     growing) and queued again, as POST .../retry and the operator's redrive do; None when the job is
@@ -140,6 +169,7 @@ def requeue_failed(
     state = store.reopen_failed(tenant_id, job_id, max_attempts, now)
     if state is None:
         return None
+    activity.reopened(tenant_id, state.created_at, state.channel)
     message = state.next_message(plan, correlation_id())
-    enqueue_or_fail(queue, store, message, queue_priority(state.priority), now)
+    enqueue_or_fail(queue, store, message, queue_priority(state.priority), now, activity=activity)
     return state

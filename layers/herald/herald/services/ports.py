@@ -5,9 +5,10 @@ tests substitute in-memory fakes."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Protocol
 
+from herald.domain.activity import DayCounts
 from herald.domain.alerts import AlertWindow, ChatOutcome, JobAlert, Notice
 from herald.domain.dead_letters import HeldMessage
 from herald.domain.inbound import DeliveryEvent, IgnoredEvent, Processor, SubscriptionEvent
@@ -99,13 +100,25 @@ class Counters(Protocol):
         rate_limit: int,
         quota: Quota | None,
     ) -> None:
-        """Count one request in ``minute`` and one job in ``period``, both within their limits, or
-        raise ``RateLimited`` / ``QuotaExhausted`` and count nothing."""
+        """Count one request in ``minute`` and one job in ``period`` and on the day of ``minute``
+        (``YYYYmmddHHMM``), within their limits, or raise ``RateLimited`` / ``QuotaExhausted`` and
+        count nothing."""
 
-    def refund(self, tenant_id: str, period: str, channel: Channel) -> None:
-        """Take back the job of a request that turned out to be a duplicate."""
+    def refund(self, tenant_id: str, period: str, channel: Channel, minute: str) -> None:
+        """Take back the job of a request that turned out to be a duplicate (charged in ``minute``)."""
 
     def usage(self, tenant_id: str, period: str) -> Usage: ...
+
+
+class ActivityCounters(Protocol):
+    """A tenant's jobs by day: the accepted ones (counted by ``Counters.charge``) and the outcomes,
+    which workers add per batch, one write per tenant and day."""
+
+    def add_outcomes(self, tenant_id: str, day: date, changes: Mapping[str, int]) -> None:
+        """Add ``changes`` (``outcome_field`` -> count, negative to take back) to the day's counts."""
+
+    def days(self, tenant_id: str, first: date, last: date) -> list[DayCounts]:
+        """The counts of the days from ``first`` to ``last`` that have any (one bounded read)."""
 
 
 class JobStore(Protocol):
@@ -123,8 +136,10 @@ class JobStore(Protocol):
         channel: Channel | None,
         status: JobStatus | None,
         cursor: str | None,
+        day: date | None = None,
     ) -> JobPage:
-        """ValueError for a cursor this store did not hand out."""
+        """Newest first, of the UTC ``day`` when given; ``total`` only where the store counted the
+        matches on the way (in-flight statuses). ValueError for a cursor this store did not hand out."""
 
     def mark_enqueue_failed(self, message: JobMessage, reason: str, failed_at: str) -> None:
         """The queue refused the job of ``message``: it ends FAILED with the reason (retryable)."""

@@ -9,7 +9,8 @@
     JOB#<tenantId>#<jobId>      JOB                  the accepted request and its routing, written once
     JOB#<tenantId>#<jobId>      STATUS               small delivery state, from the first claim on
     JOB#<tenantId>#<jobId>      EVENT#<prov>#<id>    a delivery event reported by the provider (once)
-    USAGE#<tenantId>#<period>   USAGE                the tenant's counters: jobs this period, requests this minute
+    USAGE#<tenantId>            PERIOD#<period>      the tenant's counters: jobs this period (and by day), requests this minute
+    USAGE#<tenantId>            DAY#<YYYY-MM-DD>     outcomes of the jobs accepted that day (completed, failed)
     SUPPRESSION#<tenantId>      <address>            suppressed recipient
     INBOUND#<source>#<...>#<id> SEEN                 an inbound event already handled (dedupe)
     BILLING#<processor>#<ref>   LINK                 a processor's customer or subscription -> tenant
@@ -27,13 +28,13 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from datetime import date
 
 PROFILE_SK = "PROFILE"
 KEY_SK = "KEY"
 CLAIM_SK = "CLAIM"
 JOB_SK = "JOB"
 STATUS_SK = "STATUS"
-USAGE_SK = "USAGE"
 SEEN_SK = "SEEN"
 LINK_SK = "LINK"
 ALERTS_SK = "ALERTS"
@@ -83,8 +84,21 @@ def event_sk(provider: str, event_id: str) -> str:
     return f"{_EVENT_PREFIX}{provider}#{event_id}"
 
 
-def usage_pk(tenant_id: str, period: str) -> str:
-    return f"USAGE#{tenant_id}#{period}"
+def usage_pk(tenant_id: str) -> str:
+    """One partition per tenant holds all its counters, so a range of days is one Query."""
+    return f"USAGE#{tenant_id}"
+
+
+PERIOD_SK_PREFIX = "PERIOD#"
+DAY_SK_PREFIX = "DAY#"
+
+
+def period_sk(period: str) -> str:
+    return f"{PERIOD_SK_PREFIX}{period}"
+
+
+def day_sk(day: date) -> str:
+    return f"{DAY_SK_PREFIX}{day.isoformat()}"
 
 
 def alerts_pk(window_start: str) -> str:

@@ -228,7 +228,9 @@ class JobEventItem(HeraldItem, discriminator="event"):
 
 
 class CounterItem(HeraldItem, discriminator="usage"):
-    """A tenant's jobs in one billing period, and its requests in the current minute."""
+    """A tenant's jobs in one billing period, and its requests in the current minute. Each day's
+    accepted jobs are attributes of their own (``ae1130``), which no class attribute names
+    (``herald.adapters.store.activity_store`` reads them)."""
 
     emails = NumberAttribute(default=0)
     webhooks = NumberAttribute(default=0)
@@ -237,6 +239,15 @@ class CounterItem(HeraldItem, discriminator="usage"):
     minute = UnicodeAttribute(null=True)
     # Not named "count": that would shadow Model.count().
     requests = NumberAttribute(default=0)
+
+
+class DayCountItem(HeraldItem, discriminator="days"):
+    """The outcomes of one day's jobs of a tenant (``herald.adapters.store.activity_store``)."""
+
+    completed_email = NumberAttribute(null=True)
+    completed_webhook = NumberAttribute(null=True)
+    failed_email = NumberAttribute(null=True)
+    failed_webhook = NumberAttribute(null=True)
 
 
 class InboundMarkItem(HeraldItem, discriminator="inbound"):
