@@ -24,7 +24,6 @@ from herald.adapters.store.counter_store import COUNTER_TTL_SECONDS
 from herald.adapters.store.failures import translated
 from herald.adapters.store.keys import DAY_SK_PREFIX, PERIOD_SK_PREFIX, day_sk, usage_pk
 from herald.adapters.store.models import DayCountItem, HeraldItem
-from herald.adapters.store.table import connection
 from herald.domain.activity import DayCounts, merge_days, outcome_field
 from herald.domain.jobs import Channel, JobStatus
 
@@ -72,11 +71,9 @@ class DynamoActivity:
         start: dict[str, Any] | None = None
         with translated("activity read"):
             while True:
-                page = connection().query(
-                    HeraldItem.Meta.table_name,
-                    partition,
-                    range_key_condition=condition,
-                    exclusive_start_key=start,
+                # The model's own connection, raw: the day attributes have no class attribute.
+                page = HeraldItem._get_connection().query(
+                    partition, range_key_condition=condition, exclusive_start_key=start
                 )
                 items += page.get("Items", [])
                 start = page.get("LastEvaluatedKey")
