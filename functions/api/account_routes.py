@@ -14,7 +14,7 @@ from herald.composition.api import account_service, api_services
 from herald.domain.errors import ErrorCode
 from herald.domain.records import TenantContext
 from herald.http.activity import activity_document
-from herald.http.api_keys import extract_api_key
+from herald.http.console import authenticate, session_cookie, signed_in_by_session
 from herald.http.contract import AUTHENTICATED, JSON_BODY, PARAMETERS, PATH_PARAMETERS, answers, success
 from herald.http.requests import DomainRequest, PriorityRequest, ProviderKeyRequest, RotateKeyRequest
 from herald.http.responses import json_response
@@ -28,7 +28,8 @@ DOMAIN_PATH = (*PATH_PARAMETERS, ErrorCode.DOMAIN_NOT_FOUND, ErrorCode.PROVIDER_
 
 
 def _tenant() -> TenantContext:
-    return api_services().auth.authenticate(extract_api_key(router.current_event.headers))
+    services = api_services()
+    return authenticate(router.current_event.raw_event, services.auth, services.sessions)
 
 
 def _api_base() -> str:
@@ -62,7 +63,12 @@ def activity(days: Annotated[Literal[7, 30, 90], Query()] = 30) -> Response[str]
     responses=answers(200, "RotatedApiKey", "The new key", *AUTHENTICATED, *JSON_BODY, ErrorCode.KEY_ROTATED),
 )
 def rotate_api_key(request: Annotated[RotateKeyRequest, Body()]) -> Response[str]:
-    return json_response(200, account_service().rotate_key(_tenant(), request.graceSeconds))
+    caller = _tenant()
+    answer = json_response(200, account_service().rotate_key(caller, request.graceSeconds))
+    if request.graceSeconds == 0 and signed_in_by_session(router.current_event.raw_event):
+        # Without grace every session ended with the old key; the browser that rotated gets a new one.
+        answer.cookies.append(session_cookie(api_services().sessions.start(caller.tenant_id).token))
+    return answer
 
 
 @router.get(

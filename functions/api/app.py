@@ -20,7 +20,7 @@ from herald.composition.api import api_services
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus, queue_priority
 from herald.domain.records import TenantContext
-from herald.http.api_keys import extract_api_key
+from herald.http.console import authenticate
 from herald.http.contract import (
     AUTHENTICATED,
     JSON_BODY,
@@ -59,7 +59,8 @@ app.include_router(account_router)
 
 
 def tenant() -> TenantContext:
-    return api_services().auth.authenticate(extract_api_key(app.current_event.headers))
+    services = api_services()
+    return authenticate(app.current_event.raw_event, services.auth, services.sessions)
 
 
 # ---------------------------------------------------------------- public, no key

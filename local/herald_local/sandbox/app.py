@@ -11,6 +11,7 @@ from herald_local.sandbox.hooks import hooks_blueprint
 from herald_local.sandbox.postmark import postmark_blueprint
 from herald_local.sandbox.resend import resend_blueprint
 from herald_local.sandbox.sendgrid import sendgrid_blueprint
+from herald_local.sandbox.ses import ses_blueprint
 from herald_local.sandbox.slack import slack_blueprint
 from herald_local.sandbox.views import views_blueprint
 
@@ -31,6 +32,7 @@ def create_app(context: SandboxContext) -> Flask:
         sendgrid,
         resend,
         postmark,
+        ses_blueprint(context),
         hooks_blueprint(context),
         slack_blueprint(context),
         views_blueprint(context),

@@ -17,6 +17,7 @@ from herald.adapters.ssrf import check_url
 from herald.adapters.store.activity_store import DynamoActivity
 from herald.adapters.store.counter_store import DynamoCounters
 from herald.adapters.store.job_store import DynamoJobStore
+from herald.adapters.store.signin_store import DynamoSessions
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import foundation, provider_registry
 from herald.domain.records import TenantContext
@@ -24,6 +25,7 @@ from herald.services.accept import AcceptService
 from herald.services.activity import ActivityService
 from herald.services.auth import Authenticator, contexts_cache
 from herald.services.job_queries import JobQueries
+from herald.services.sessions import SessionAuthenticator
 from herald.services.tenant_cache import TenantCache
 from herald.settings import Settings
 
@@ -40,6 +42,8 @@ class ApiServices:
     activity: ActivityService
     health: Callable[[], tuple[bool, dict[str, str]]]
     contexts: TenantCache[str, TenantContext]
+    # Console sessions: read with their tenant on every request (never cached).
+    sessions: SessionAuthenticator
 
 
 @lru_cache(maxsize=1)
@@ -65,6 +69,7 @@ def api_services() -> ApiServices:
         activity=activity,
         health=HealthCheck([*settings.queue_urls.values(), settings.dlq_url], base.clients.sqs),
         contexts=contexts,
+        sessions=SessionAuthenticator(DynamoSessions(), tenants),
     )
 
 

@@ -51,6 +51,8 @@ class TenantProfile:
     subscription: str | None = None
     # Keys of earlier rotations still in their grace period: hash -> valid until (ISO-8601).
     grace_keys: Mapping[str, str] = field(default_factory=dict)
+    # Console sessions started before this time have ended (a key rotation without grace).
+    sessions_valid_from: str | None = None
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from herald.domain.records import (
     Usage,
 )
 from herald.domain.secrets import Purpose, SealedSecret
+from herald.domain.signin import PendingCode, Session
 from herald.domain.webhooks import OutboundWebhook, WebhookOutcome
 
 # ---------------------------------------------------------------- storage outcomes
@@ -207,6 +208,10 @@ class Suppressions(Protocol):
 class TenantStore(Protocol):
     def find_api_key(self, key_hash: str) -> ApiKeyRecord | None: ...
 
+    def tenant_for_email(self, address_key: str) -> str | None:
+        """The tenant that signs in with this address (``herald.domain.signin.address_key``); the
+        first tenant created with an address claims it."""
+
     def profile(self, tenant_id: str) -> TenantProfile:
         """``TenantNotFound`` when there is no such tenant."""
 
@@ -240,6 +245,38 @@ class TenantStore(Protocol):
         """New key in, profile points at it; the old one kept until ``old_valid_until``, or, without
         a grace period, revoked together with every key still in an earlier rotation's grace;
         ``KeyChanged`` when the current key moved meanwhile."""
+
+
+class SignInStore(Protocol):
+    """One-time codes (one per address) and the request throttles of the sign-in routes."""
+
+    def count_request(self, scope: str, window: int, limit: int) -> bool:
+        """Count one code request against ``scope`` in the window starting at ``window`` (epoch
+        seconds); False, counting nothing, when ``limit`` requests were counted already."""
+
+    def save_code(self, code: PendingCode) -> None:
+        """Store the address's code, replacing any earlier one."""
+
+    def code(self, address_key: str) -> PendingCode | None: ...
+
+    def wrong_try(self, code: PendingCode) -> None:
+        """Count a wrong try of this very code (a newer code of the address is left alone)."""
+
+    def use_code(self, code: PendingCode) -> bool:
+        """Remove this very code, unless it was used, replaced or locked meanwhile (False)."""
+
+
+class SessionStore(Protocol):
+    def create(self, session: Session) -> None: ...
+
+    def get(self, token_digest: str) -> Session | None: ...
+
+    def end(self, token_digest: str) -> None: ...
+
+
+class PlatformMail(Protocol):
+    def send(self, to: str, subject: str, text: str) -> None:
+        """Send a message from the platform's own address; ``DependencyError`` when it cannot."""
 
 
 class AccountStore(Protocol):

@@ -6,6 +6,10 @@
     TENANT#<tenantId>           DOMAIN#<domain>      sending domain (per-provider state)
     DOMAIN#<domain>             CLAIM                which tenant owns a domain (unique)
     APIKEY#<sha256>             KEY                  API key hash -> tenant
+    EMAIL#<sha256 of address>   CLAIM                the tenant that signs in to the console with it
+    SIGNIN#<sha256 of address>  CODE                 the address's pending one-time code (TTL)
+    SESSION#<sha256 of token>   SESSION              a console session (TTL)
+    THROTTLE#<scope>#<window>   THROTTLE             code requests of an address or client IP (TTL)
     JOB#<tenantId>#<jobId>      JOB                  the accepted request and its routing, written once
     JOB#<tenantId>#<jobId>      STATUS               small delivery state, from the first claim on
     JOB#<tenantId>#<jobId>      EVENT#<prov>#<id>    a delivery event reported by the provider (once)
@@ -67,6 +71,27 @@ def domain_claim_pk(domain: str) -> str:
 
 def api_key_pk(key_hash: str) -> str:
     return f"APIKEY#{key_hash}"
+
+
+CODE_SK = "CODE"
+SESSION_SK = "SESSION"
+THROTTLE_SK = "THROTTLE"
+
+
+def email_claim_pk(address_key: str) -> str:
+    return f"EMAIL#{address_key}"
+
+
+def signin_pk(address_key: str) -> str:
+    return f"SIGNIN#{address_key}"
+
+
+def session_pk(token_digest: str) -> str:
+    return f"SESSION#{token_digest}"
+
+
+def throttle_pk(scope: str, window: int) -> str:
+    return f"THROTTLE#{scope}#{window}"
 
 
 def job_pk(tenant_id: str, job_id: str) -> str:

@@ -121,6 +121,36 @@ class TenantItem(HeraldItem, discriminator="tenant"):
     subscription = UnicodeAttribute(null=True)
     # Keys of earlier rotations still in their grace period: hash -> valid until.
     grace_keys = MapAttribute[str, Any](null=True, attr_name="graceKeys")
+    sessions_valid_from = UnicodeAttribute(null=True, attr_name="sessionsValidFrom")
+
+
+class EmailClaimItem(HeraldItem, discriminator="emailclaim"):
+    """Which tenant signs in to the console with an address (keyed by the address's hash)."""
+
+    tenant_id = UnicodeAttribute(attr_name="tenantId")
+
+
+class SignInCodeItem(HeraldItem, discriminator="signincode"):
+    """An address's pending one-time code: its salted hash, tries and what it opens (TTL: expiry)."""
+
+    digest = UnicodeAttribute()
+    salt = UnicodeAttribute()
+    tries = NumberAttribute(default=0)
+    name = UnicodeAttribute(null=True)
+    tenant_id = UnicodeAttribute(null=True, attr_name="tenantId")
+
+
+class SessionItem(HeraldItem, discriminator="session"):
+    """A console session, keyed by its token's hash (TTL: its expiry)."""
+
+    tenant_id = UnicodeAttribute(attr_name="tenantId")
+    created_at = UnicodeAttribute(attr_name="createdAt")
+
+
+class ThrottleItem(HeraldItem, discriminator="throttle"):
+    """Code requests of one address or client IP in one window (TTL: the window's end)."""
+
+    requests = NumberAttribute(default=0)
 
 
 class ApiKeyItem(HeraldItem, discriminator="apikey"):
