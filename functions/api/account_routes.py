@@ -10,13 +10,21 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
-from herald.composition.api import account_service, api_services
+from herald.composition.api import account_service, api_services, checkout_service
 from herald.domain.errors import ErrorCode
+from herald.domain.inbound import Processor
+from herald.domain.plans import Plan
 from herald.domain.records import TenantContext
 from herald.http.activity import activity_document
-from herald.http.console import authenticate, session_cookie, signed_in_by_session
+from herald.http.console import authenticate, request_origin, session_cookie, signed_in_by_session
 from herald.http.contract import AUTHENTICATED, JSON_BODY, PARAMETERS, PATH_PARAMETERS, answers, success
-from herald.http.requests import DomainRequest, PriorityRequest, ProviderKeyRequest, RotateKeyRequest
+from herald.http.requests import (
+    CheckoutRequest,
+    DomainRequest,
+    PriorityRequest,
+    ProviderKeyRequest,
+    RotateKeyRequest,
+)
 from herald.http.responses import json_response
 
 router = Router()
@@ -55,6 +63,29 @@ def account() -> Response[str]:
 )
 def activity(days: Annotated[Literal[7, 30, 90], Query()] = 30) -> Response[str]:
     return json_response(200, activity_document(api_services().activity.activity(_tenant(), days)))
+
+
+@router.post(
+    "/api/v1/account/checkout",
+    summary="Start a checkout to upgrade the plan (the payment webhook moves the plan)",
+    responses=answers(
+        201,
+        "Checkout",
+        "The processor's checkout page",
+        *AUTHENTICATED,
+        *JSON_BODY,
+        ErrorCode.PROCESSOR_NOT_AVAILABLE,
+        ErrorCode.PROVIDER_UNAVAILABLE,
+    ),
+)
+def start_checkout(request: Annotated[CheckoutRequest, Body()]) -> Response[str]:
+    url = checkout_service().start(
+        _tenant(),
+        Plan(request.plan),
+        Processor(request.processor.upper()) if request.processor else None,
+        f"{request_origin(router.current_event.raw_event)}/console",
+    )
+    return json_response(201, {"url": url})
 
 
 @router.post(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from flask import Flask
 
 from herald_local.sandbox import postmark_domains, resend_domains, sendgrid_domains
+from herald_local.sandbox.checkout import checkout_blueprint
 from herald_local.sandbox.context import SandboxContext
 from herald_local.sandbox.hooks import hooks_blueprint
 from herald_local.sandbox.postmark import postmark_blueprint
@@ -33,6 +34,7 @@ def create_app(context: SandboxContext) -> Flask:
         resend,
         postmark,
         ses_blueprint(context),
+        checkout_blueprint(context),
         hooks_blueprint(context),
         slack_blueprint(context),
         views_blueprint(context),

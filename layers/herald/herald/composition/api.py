@@ -31,6 +31,7 @@ from herald.settings import Settings
 
 if TYPE_CHECKING:
     from herald.services.account import AccountService
+    from herald.services.checkout import CheckoutService
 
 
 @dataclass(frozen=True)
@@ -91,4 +92,30 @@ def account_service() -> AccountService:
         providers=provider_registry().domain,
         on_change=api_services().contexts.forget,
         inbound_secrets=lambda provider, secret: delivery_format(provider).check_secret(secret),
+    )
+
+
+@lru_cache(maxsize=1)
+def checkout_service() -> CheckoutService:
+    """Built on first use of the checkout route (its processors' credentials are read from SSM then)."""
+    from herald.adapters.checkout.processors import PaystackCheckout, PolarCheckout
+    from herald.adapters.platform_secrets import SsmSecret
+    from herald.domain.billing import PlanCatalog
+    from herald.domain.inbound import Processor
+    from herald.services.checkout import CheckoutService, Seller
+    from herald.settings import CheckoutSettings
+
+    settings, ssm = CheckoutSettings.from_env(), foundation().clients.ssm
+    polar = PolarCheckout(settings.polar_api_base_url, SsmSecret(settings.polar_token_parameter, ssm))
+    paystack = PaystackCheckout(
+        settings.paystack_api_base_url, SsmSecret(settings.paystack_secret_parameter, ssm)
+    )
+    return CheckoutService(
+        DynamoTenantStore(),
+        {
+            Processor.POLAR: Seller(Processor.POLAR, PlanCatalog.of(*settings.polar_plan_keys), polar),
+            Processor.PAYSTACK: Seller(
+                Processor.PAYSTACK, PlanCatalog.of(*settings.paystack_plan_keys), paystack
+            ),
+        },
     )

@@ -214,6 +214,10 @@ class Activity(_Shape):
     days: list[ActivityDay] = Field(description="Every day of the range, oldest first")
 
 
+class Checkout(_Shape):
+    url: str = Field(description="The processor's hosted checkout page; it returns to the console")
+
+
 class RotatedApiKey(_Shape):
     apiKey: str = Field(description="The new key, shown this once")  # noqa: N815
     previousKeyValidUntil: Timestamp | None = Field(  # noqa: N815
@@ -323,6 +327,7 @@ BODIES: tuple[type[BaseModel], ...] = (
     RetriedJob,
     Account,
     Activity,
+    Checkout,
     RotatedApiKey,
     Provider,
     ProviderList,
