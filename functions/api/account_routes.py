@@ -3,7 +3,7 @@ suppressions with its own API key (docs/api.md, "Account routes")."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import Response
@@ -61,7 +61,9 @@ def account() -> Response[str]:
     summary="Jobs accepted, completed and failed by day (the last 7, 30 or 90 days)",
     responses=answers(200, "Activity", "The activity", *AUTHENTICATED, *PARAMETERS),
 )
-def activity(days: Annotated[Literal[7, 30, 90], Query()] = 30) -> Response[str]:
+def activity(
+    days: Annotated[int, Query(description="7, 30 or 90", json_schema_extra={"enum": [7, 30, 90]})] = 30,
+) -> Response[str]:
     return json_response(200, activity_document(api_services().activity.activity(_tenant(), days)))
 
 

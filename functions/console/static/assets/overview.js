@@ -84,7 +84,7 @@ function total(label, value) {
 // Bars of completed and failed jobs per day, and a line of the accepted ones.
 function chart(days) {
   const width = 760;
-  const height = 200;
+  const height = 170;
   const top = Math.max(1, ...days.map((entry) => Math.max(entry.accepted, entry.completed + entry.failed)));
   const step = width / days.length;
   const y = (value) => height - (value / top) * (height - 12);
@@ -97,10 +97,14 @@ function chart(days) {
       svg("title", {}, `${entry.day}: ${entry.accepted} accepted, ${entry.completed} completed, ${entry.failed} failed`));
   });
   const points = days.map((entry, index) => `${index * step + step / 2},${y(entry.accepted)}`).join(" ");
-  const labels = days.filter((_, index) => index % Math.ceil(days.length / 7) === 0).map((entry) =>
-    svg("text", { class: "axis", x: days.indexOf(entry) * step + step / 2, y: height + 16, "text-anchor": "middle" }, day(entry.day)));
+  const every = Math.ceil(days.length / 7);
+  const labels = days.map((entry, index) => (index % every === 0
+    ? svg("text", { class: "axis", x: index * step + step / 2, y: height + 16, "text-anchor": index === 0 ? "start" : "middle" }, day(entry.day))
+    : null));
+  const empty = days.every((entry) => !entry.accepted && !entry.completed && !entry.failed);
   return svg("svg", { class: "chart", viewBox: `0 0 ${width} ${height + 22}`, role: "img", "aria-label": "Jobs by day; the table below has the figures" },
     svg("line", { class: "baseline", x1: 0, x2: width, y1: height, y2: height }),
+    empty ? svg("text", { class: "chart-empty", x: width / 2, y: height / 2, "text-anchor": "middle" }, "No jobs in this range yet") : null,
     bars,
     svg("polyline", { class: "line-accepted", points, fill: "none" }),
     labels);

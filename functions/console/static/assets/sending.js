@@ -148,5 +148,5 @@ function domainCard(domain) {
           h("td", {}, record.type.toUpperCase()),
           h("td", {}, h("code", { class: "wrap" }, record.host), " ", copyButton(record.host, `${record.type} host`)),
           h("td", {}, h("code", { class: "wrap" }, record.value), " ", copyButton(record.value, `${record.type} value`)),
-          h("td", {}, record.priority !== null && record.priority !== undefined ? `priority ${record.priority}` : "")))))))));
+          h("td", {}, record.priority !== null && record.priority !== undefined ? `priority ${record.priority}` : ""))))))));
 }

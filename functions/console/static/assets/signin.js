@@ -47,7 +47,8 @@ function askForCode(card, mode, onSignedIn) {
     form,
     h("p", { class: "switch" }, signup ? "Already have an account? " : "New to Herald? ",
       h("a", { href: signup ? "/console/signin" : "/console/signup", "data-route": "" }, signup ? "Sign in" : "Create an account")));
-  email.focus();
+  // The card may not be on the page yet: focus once it is.
+  requestAnimationFrame(() => email.focus());
 }
 
 function enterCode(card, email, onSignedIn) {
