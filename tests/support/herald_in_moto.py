@@ -13,7 +13,7 @@ import threading
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -29,6 +29,7 @@ from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition import alert, common, inbound, sweeper, vault
 from herald.composition import api as api_services
+from herald.composition import console as console_services
 from herald.composition import workers as worker_services
 from herald.domain.api_keys import hash_api_key
 from herald.domain.records import JobState, StoredProvider
@@ -72,6 +73,8 @@ class ApiAnswer:
     status: int
     text: str
     headers: dict[str, str]
+    # Set-Cookie values (payload 2.0 answers them apart from the headers).
+    cookies: list[str] = field(default_factory=list)
 
     @property
     def body(self) -> dict[str, Any]:
@@ -94,6 +97,8 @@ def _reset_process_caches() -> None:
     table.connection.cache_clear()
     api_services.api_services.cache_clear()
     api_services.account_service.cache_clear()
+    api_services.checkout_service.cache_clear()
+    console_services.console_services.cache_clear()
     worker_services.email_worker.cache_clear()
     worker_services.webhook_worker.cache_clear()
     vault.process_vault.cache_clear()
@@ -173,7 +178,12 @@ class HeraldInMoto:
         if self._current != function:
             self.use_function_environment(function, {"HERALD_AWS_MAX_ATTEMPTS": "1"})
         answer = self.invoke(function, event)
-        return ApiAnswer(answer["statusCode"], answer["body"], dict(answer.get("headers") or {}))
+        return ApiAnswer(
+            answer["statusCode"],
+            answer["body"],
+            dict(answer.get("headers") or {}),
+            list(answer.get("cookies") or []),
+        )
 
     def new_tenant(
         self, plan: str = "startup", name: str = "Acme", *, providers: tuple[str, ...] = ("SENDGRID",)

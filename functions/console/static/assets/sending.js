@@ -35,7 +35,7 @@ function providerTable(providers) {
       h("td", {}, when(provider.addedAt)),
       h("td", { class: "url-cell" }, h("code", { class: "wrap" }, provider.webhookUrl), " ", copyButton(provider.webhookUrl, `${NAMES[provider.provider]} webhook URL`)),
       h("td", {}, provider.hasWebhookSecret ? badge("set") : badge("missing")),
-      h("td", { class: "actions" },
+      h("td", {}, h("div", { class: "actions" },
         index > 0 ? moveButton(provider, -1, "Move up") : null,
         index < providers.length - 1 ? moveButton(provider, 1, "Move down") : null,
         h("button", {
@@ -46,7 +46,7 @@ function providerTable(providers) {
             if (!confirm(`Remove the ${NAMES[provider.provider]} key? Herald stops sending through it at once.`)) return;
             if (await act(() => api("DELETE", `/account/providers/${provider.provider}`), `${NAMES[provider.provider]} removed`)) rerender();
           },
-        }, "Remove"))))));
+        }, "Remove")))))));
 }
 
 function moveButton(provider, by, label) {
