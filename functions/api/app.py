@@ -9,7 +9,6 @@ from typing import Annotated, Any, Literal
 
 from account_routes import router as account_router
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
-from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
 from aws_lambda_powertools.logging import correlation_paths
@@ -17,7 +16,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import herald
 from herald.composition.api import api_services
-from herald.domain.errors import DependencyError, ErrorCode, HeraldError
+from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus, queue_priority
 from herald.domain.records import TenantContext
 from herald.http.console import authenticate
@@ -31,6 +30,7 @@ from herald.http.contract import (
     answers,
     success,
 )
+from herald.http.error_handlers import install_error_handlers
 from herald.http.guards import screen
 from herald.http.requests import IDEMPOTENCY_KEY_RULE, EmailRequest, WebhookRequest, idempotency_key
 from herald.http.responses import error_response, json_response, validation_error
@@ -53,6 +53,7 @@ IdempotencyHeader = Annotated[
 ]
 
 app = APIGatewayHttpResolver(enable_validation=True)
+install_error_handlers(app)
 
 
 app.include_router(account_router)
@@ -232,22 +233,6 @@ def retry_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa
 # ---------------------------------------------------------------- errors
 
 
-@app.exception_handler(HeraldError)
-def herald_error(error: HeraldError) -> Response[str]:
-    return error_response(error)
-
-
-@app.exception_handler(DependencyError)
-def dependency_failed(error: DependencyError) -> Response[str]:
-    # The table, a queue or KMS did not answer: the request changed nothing the client must undo.
-    logger.error("dependency unavailable", extra={"reason": str(error)})
-    return error_response(
-        HeraldError(
-            "A service Herald depends on is unavailable; retry shortly.", ErrorCode.DEPENDENCY_UNAVAILABLE
-        )
-    )
-
-
 @app.exception_handler(RequestValidationError)
 def invalid_request(error: RequestValidationError) -> Response[str]:
     # The caller's identity is checked before their input: 401/403 win over body problems.
@@ -257,18 +242,6 @@ def invalid_request(error: RequestValidationError) -> Response[str]:
         except HeraldError as auth_error:
             return error_response(auth_error)
     return error_response(validation_error(error.errors()))
-
-
-@app.not_found
-def unknown_route(_: NotFoundError) -> Response[str]:
-    event = app.current_event
-    return error_response(HeraldError(f"No route {event.http_method} {event.path}.", ErrorCode.NOT_FOUND))
-
-
-@app.exception_handler(Exception)
-def unexpected(_error: Exception) -> Response[str]:
-    logger.exception("unhandled error")
-    return error_response(HeraldError("Something went wrong on our side.", ErrorCode.INTERNAL_ERROR))
 
 
 @traced

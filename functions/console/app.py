@@ -8,14 +8,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
-from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from herald.composition.console import console_services
-from herald.domain.errors import DependencyError, ErrorCode, HeraldError
+from herald.domain.errors import HeraldError
 from herald.domain.signin import CodePurpose
 from herald.http.console import (
     cleared_cookie,
@@ -25,6 +24,7 @@ from herald.http.console import (
     session_token,
 )
 from herald.http.console_pages import console_answer, is_console_path
+from herald.http.error_handlers import install_error_handlers
 from herald.http.guards import screen
 from herald.http.requests import SignInRequest, SignUpRequest, VerifyCodeRequest
 from herald.http.responses import error_response, json_response, validation_error
@@ -34,6 +34,7 @@ STATIC = Path(__file__).parent / "static"
 CODE_SENT = {"message": "If this address can receive mail, a code is on its way; it works for 10 minutes."}
 
 app = APIGatewayHttpResolver(enable_validation=True)
+install_error_handlers(app)
 
 
 def _from_the_console() -> None:
@@ -86,36 +87,9 @@ def sign_out() -> Response[str]:
     return answer
 
 
-@app.exception_handler(HeraldError)
-def herald_error(error: HeraldError) -> Response[str]:
-    return error_response(error)
-
-
-@app.exception_handler(DependencyError)
-def dependency_failed(error: DependencyError) -> Response[str]:
-    logger.error("dependency unavailable", extra={"reason": str(error)})
-    return error_response(
-        HeraldError(
-            "A service Herald depends on is unavailable; retry shortly.", ErrorCode.DEPENDENCY_UNAVAILABLE
-        )
-    )
-
-
 @app.exception_handler(RequestValidationError)
 def invalid_request(error: RequestValidationError) -> Response[str]:
     return error_response(validation_error(error.errors()))
-
-
-@app.not_found
-def unknown_route(_: NotFoundError) -> Response[str]:
-    event = app.current_event
-    return error_response(HeraldError(f"No route {event.http_method} {event.path}.", ErrorCode.NOT_FOUND))
-
-
-@app.exception_handler(Exception)
-def unexpected(_error: Exception) -> Response[str]:
-    logger.exception("unhandled error")
-    return error_response(HeraldError("Something went wrong on our side.", ErrorCode.INTERNAL_ERROR))
 
 
 @traced

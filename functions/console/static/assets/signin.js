@@ -14,31 +14,36 @@ function message(element, text, kind = "error") {
   replace(element, text ? h("p", { class: `message message-${kind}`, role: kind === "error" ? "alert" : "status" }, text) : null);
 }
 
+// A form whose submission calls the API: one request at a time, its error shown in the form.
+function apiForm(submit, status, fallback, work, ...fields) {
+  return h("form", {
+    novalidate: true,
+    onsubmit: async (event) => {
+      event.preventDefault();
+      submit.disabled = true;
+      try {
+        await work();
+      } catch (error) {
+        message(status, error instanceof ApiError ? error.message : fallback);
+        submit.disabled = false;
+      }
+    },
+  }, ...fields, status, submit);
+}
+
 function askForCode(card, mode, onSignedIn) {
   const signup = mode === "signup";
   const email = h("input", { type: "email", name: "email", autocomplete: "email", required: true });
   const name = h("input", { type: "text", name: "name", autocomplete: "organization", required: true, maxlength: 100 });
   const status = h("div", {});
   const submit = h("button", { type: "submit", class: "button button-primary" }, "Email me a code");
-  const form = h("form", {
-    novalidate: true,
-    onsubmit: async (event) => {
-      event.preventDefault();
-      submit.disabled = true;
-      try {
-        const body = signup ? { email: email.value.trim(), name: name.value.trim() } : { email: email.value.trim() };
-        await api("POST", signup ? "/signup" : "/signin", body);
-        enterCode(card, email.value.trim(), onSignedIn);
-      } catch (error) {
-        message(status, error instanceof ApiError ? error.message : "The code could not be requested.");
-        submit.disabled = false;
-      }
-    },
+  const form = apiForm(submit, status, "The code could not be requested.", async () => {
+    const body = signup ? { email: email.value.trim(), name: name.value.trim() } : { email: email.value.trim() };
+    await api("POST", signup ? "/signup" : "/signin", body);
+    enterCode(card, email.value.trim(), onSignedIn);
   },
   field("Work email", email),
-  signup ? field("Account name", name, "Your team or product, as your invoices will show it.") : null,
-  status,
-  submit);
+  signup ? field("Account name", name, "Your team or product, as your invoices will show it.") : null);
   replace(card,
     h("h1", { id: "signin-title" }, signup ? "Create your Herald account" : "Sign in to Herald"),
     h("p", { class: "muted" }, signup
@@ -58,22 +63,16 @@ function enterCode(card, email, onSignedIn) {
   });
   const status = h("div", {});
   const submit = h("button", { type: "submit", class: "button button-primary" }, "Continue");
-  const form = h("form", {
-    novalidate: true,
-    onsubmit: async (event) => {
-      event.preventDefault();
-      submit.disabled = true;
-      try {
-        const signedIn = await api("POST", "/signin/verify", { email, code: code.value.trim() });
-        if (signedIn.apiKey) return showFirstKey(card, signedIn.apiKey, onSignedIn);
-        return onSignedIn();
-      } catch (error) {
-        message(status, error instanceof ApiError ? error.message : "The code could not be checked.");
-        submit.disabled = false;
-        code.select();
-      }
-    },
-  }, field("Six-digit code", code, "It works once, for 10 minutes."), status, submit);
+  const form = apiForm(submit, status, "The code could not be checked.", async () => {
+    try {
+      const signedIn = await api("POST", "/signin/verify", { email, code: code.value.trim() });
+      if (signedIn.apiKey) return showFirstKey(card, signedIn.apiKey, onSignedIn);
+      return onSignedIn();
+    } catch (error) {
+      code.select();
+      throw error;
+    }
+  }, field("Six-digit code", code, "It works once, for 10 minutes."));
   replace(card,
     h("h1", { id: "signin-title" }, "Check your email"),
     h("p", { class: "muted" }, "If ", h("strong", {}, email), " can receive mail, a code is on its way."),
