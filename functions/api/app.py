@@ -198,7 +198,14 @@ def list_jobs(
     type: Annotated[Literal["email", "webhook"] | None, Query()] = None,  # noqa: A002 (the query name)
     status: Annotated[Literal["pending", "processing", "completed", "failed"] | None, Query()] = None,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
-    day: Annotated[date | None, Query(description="Only the jobs accepted on this UTC day")] = None,
+    day: Annotated[
+        str | None,
+        Query(
+            pattern=r"^\d{4}-\d{2}-\d{2}$",
+            description="Only the jobs accepted on this UTC day (YYYY-MM-DD)",
+            json_schema_extra={"format": "date"},
+        ),
+    ] = None,
 ) -> Response[str]:
     listing = api_services().jobs.list(
         tenant(),
@@ -207,9 +214,18 @@ def list_jobs(
         channel=Channel(type) if type else None,
         status=JobStatus(status) if status else None,
         cursor=cursor,
-        day=day,
+        day=_day(day) if day else None,
     )
     return json_response(200, listing)
+
+
+def _day(value: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError as exc:
+        raise HeraldError(
+            f"Invalid request: day: {value} is not a date.", ErrorCode.VALIDATION_ERROR
+        ) from exc
 
 
 @app.post(

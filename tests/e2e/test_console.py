@@ -87,20 +87,22 @@ def codes_sent(stack: RunningStack, email: str) -> int:
     return len(sandbox(stack, "messages", to=email, provider="ses"))
 
 
-@pytest.fixture(scope="module")
+# Session-scoped: xdist may run other modules' tests between this module's on the same worker, and
+# the walk must go on with the same browser and the same signed-up tenant.
+@pytest.fixture(scope="session")
 def playwright() -> Iterator[Playwright]:
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     chromium = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
     yield chromium
     chromium.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def console(local_stack: RunningStack, browser: Browser) -> Iterator[Console]:
     """Signs up in the browser: the form, the code from the sandbox mailbox, the first key."""
     context = browser.new_context(viewport={"width": 1280, "height": 860})

@@ -53,7 +53,7 @@ FUZZ_CHECKS = [check.__name__ for check in CHECKS] + ["negative_data_rejection"]
 # Made-up requests per operation in each generation phase (coverage, fuzzing), besides the
 # document's own examples: enough to reach every rule, few enough for make test.
 MAX_EXAMPLES = 10
-OPERATIONS = 24
+OPERATIONS = 26
 ROTATE_KEY = "/api/v1/account/api-key/rotate"
 HTTP_TIMEOUT = 20
 FUZZ_TIMEOUT_SECONDS = 600

@@ -2,7 +2,8 @@
 
 - Polar: ``POST /polar/v1/checkouts/`` (bearer access token) answers 201 with the checkout's ``url``;
 - Paystack: ``GET /paystack/plan/<code>`` (the plan's amount) and ``POST
-  /paystack/transaction/initialize`` (bearer secret key) answer the ``authorization_url``.
+  /paystack/transaction/initialize`` (bearer: the stack's Paystack secret key) answer the
+  ``authorization_url``.
 
 Both URLs point at ``/_sandbox/checkout/<id>``, a page with two buttons. **Pay** sends the signed
 webhook the real processor would (Polar: ``subscription.active``, Standard Webhooks with the stack's
@@ -48,8 +49,9 @@ def _see_other(url: str) -> Response:
 
 
 def _bearer(req: Request, prefix: str) -> bool:
+    """A bearer token that starts with ``prefix`` (or is it)."""
     scheme, _, token = req.headers.get("Authorization", "").partition(" ")
-    return scheme == "Bearer" and token.startswith(prefix)
+    return scheme == "Bearer" and bool(token) and token.startswith(prefix)
 
 
 def _polar_event(checkout: Checkout) -> dict[str, Any]:
@@ -144,6 +146,11 @@ def checkout_blueprint(context: SandboxContext) -> Blueprint:
     blueprint = Blueprint("checkout", __name__)
     checkouts = context.checkouts
 
+    def paystack_key_valid() -> bool:
+        # The stack's own secret key (the one that signs its webhooks), as Paystack knows its keys.
+        targets = checkouts.targets
+        return _bearer(request, targets.paystack_secret_key if targets else "sk_")
+
     def page_url(checkout: Checkout) -> str:
         return f"{request.host_url.rstrip('/')}/_sandbox/checkout/{checkout.id}"
 
@@ -181,7 +188,7 @@ def checkout_blueprint(context: SandboxContext) -> Blueprint:
 
     @blueprint.get("/paystack/plan/<code>")
     def paystack_plan(code: str) -> Response:
-        if not _bearer(request, "sk_"):
+        if not paystack_key_valid():
             return json_reply({"status": False, "message": "Invalid key"}, 401)
         plan = {
             "plan_code": code,
@@ -194,7 +201,7 @@ def checkout_blueprint(context: SandboxContext) -> Blueprint:
 
     @blueprint.post("/paystack/transaction/initialize")
     def paystack_initialize() -> Response:
-        if not _bearer(request, "sk_"):
+        if not paystack_key_valid():
             return json_reply({"status": False, "message": "Invalid key"}, 401)
         body = as_dict(request.get_json(force=True, silent=True))
         metadata = as_dict(body.get("metadata"))

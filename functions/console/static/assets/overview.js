@@ -35,7 +35,11 @@ function usageCard(account) {
     h("h2", {}, "Usage this period"),
     h("p", { class: "stat-value" }, quota ? `${used} / ${quota}` : String(account.usage.total)),
     quota ? h("div", { class: "meter", role: "meter", "aria-valuemin": 0, "aria-valuemax": quota, "aria-valuenow": used, "aria-label": shared ? "Quota used" : "Webhook quota used" }, fill) : null,
-    h("p", { class: "muted" }, `${account.usage.emails} emails, ${account.usage.webhooks} webhooks; resets ${when(account.periodEnd)}`));
+    h("p", { class: "muted" }, `${plural(account.usage.emails, "email")}, ${plural(account.usage.webhooks, "webhook")}; resets ${when(account.periodEnd)}`));
+}
+
+function plural(count, noun) {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 function rateCard(account) {
@@ -98,8 +102,11 @@ function chart(days) {
   });
   const points = days.map((entry, index) => `${index * step + step / 2},${y(entry.accepted)}`).join(" ");
   const every = Math.ceil(days.length / 7);
-  const labels = days.map((entry, index) => (index % every === 0
-    ? svg("text", { class: "axis", x: index * step + step / 2, y: height + 16, "text-anchor": index === 0 ? "start" : "middle" }, day(entry.day))
+  const last = days.length - 1;
+  const labelled = (index) => index === last || (index % every === 0 && last - index >= every / 2);
+  const anchor = (index) => (index === 0 ? "start" : index === last ? "end" : "middle");
+  const labels = days.map((entry, index) => (labelled(index)
+    ? svg("text", { class: "axis", x: index * step + step / 2, y: height + 16, "text-anchor": anchor(index) }, day(entry.day))
     : null));
   const empty = days.every((entry) => !entry.accepted && !entry.completed && !entry.failed);
   return svg("svg", { class: "chart", viewBox: `0 0 ${width} ${height + 22}`, role: "img", "aria-label": "Jobs by day; the table below has the figures" },
