@@ -4,8 +4,8 @@ retry a failure, upgrade through the sandbox checkout, manage providers and a do
 sign out; and the attacks on it (another tenant's job, markup in subjects and payloads, a
 cross-origin POST with the session cookie, reused and guessed codes, a session after sign-out).
 
-One browser and one signed-up tenant for the whole module: the tests run in order on one worker and
-each continues where the previous one left the account. axe-core checks every page they visit.
+One browser and one signed-up tenant: the steps run in order, each continuing where the previous
+one left the account. axe-core checks every page they visit.
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def console(local_stack: RunningStack, browser: Browser) -> Iterator[Console]:
     context.close()
 
 
-def test_sign_up_starts_an_httponly_secure_strict_session_scripts_cannot_read(console: Console) -> None:
+def sign_up_starts_an_httponly_secure_strict_session_scripts_cannot_read(console: Console) -> None:
     cookie = next(cookie for cookie in console.context.cookies() if cookie["name"] == "herald_session")
     # Chromium treats http://127.0.0.1 as a secure context: it keeps the Secure cookie locally too.
     assert (cookie["httpOnly"], cookie["secure"], cookie["sameSite"]) == (True, True, "Strict")
@@ -142,7 +142,7 @@ def test_sign_up_starts_an_httponly_secure_strict_session_scripts_cannot_read(co
     assert "frame-ancestors 'none'" in policy
 
 
-def test_the_overview_shows_plan_usage_rate_and_the_activity_chart(console: Console) -> None:
+def the_overview_shows_plan_usage_rate_and_the_activity_chart(console: Console) -> None:
     page = console.open("/console", "Overview")
     expect(page.get_by_text("Free", exact=True)).to_be_visible()
     expect(page.get_by_text("0 / 100")).to_be_visible()
@@ -151,7 +151,7 @@ def test_the_overview_shows_plan_usage_rate_and_the_activity_chart(console: Cons
     console.check_accessibility("overview")
 
 
-def test_an_email_sent_through_the_api_appears_in_jobs_with_its_timeline_rendered_inert(
+def an_email_sent_through_the_api_appears_in_jobs_with_its_timeline_rendered_inert(
     console: Console,
 ) -> None:
     job_id = console.tenant.send(
@@ -177,7 +177,7 @@ def test_an_email_sent_through_the_api_appears_in_jobs_with_its_timeline_rendere
     screenshot(page, "overview")
 
 
-def test_a_failed_job_shows_every_attempt_and_retry_queues_it_again_by_keyboard(console: Console) -> None:
+def a_failed_job_shows_every_attempt_and_retry_queues_it_again_by_keyboard(console: Console) -> None:
     job_id = console.tenant.send(
         "email", {"to": "fail-500@example.com", "subject": "Receipt", "body": "<p>x</p>"}
     )
@@ -195,7 +195,7 @@ def test_a_failed_job_shows_every_attempt_and_retry_queues_it_again_by_keyboard(
     console.last_free_email_at = time.monotonic()
 
 
-def test_a_webhook_payload_with_markup_is_rendered_as_text(console: Console) -> None:
+def a_webhook_payload_with_markup_is_rendered_as_text(console: Console) -> None:
     url = f"{console.stack.sandbox_url}/hooks/console-xss"
     job_id = console.tenant.send("webhook", {"url": url, "payload": XSS_PAYLOAD})
     finished_job(console.tenant, job_id)
@@ -205,7 +205,7 @@ def test_a_webhook_payload_with_markup_is_rendered_as_text(console: Console) -> 
     assert page.evaluate("window.__pwned") is None
 
 
-def test_another_tenants_job_id_in_the_url_is_not_found(console: Console) -> None:
+def another_tenants_job_id_in_the_url_is_not_found(console: Console) -> None:
     other = Tenant(console.stack.api_root, *console.stack.create_tenant(plan="startup", name="Other"))
     theirs = other.send(
         "webhook", {"url": f"{console.stack.sandbox_url}/hooks/other", "payload": {"secret": 1}}
@@ -214,7 +214,7 @@ def test_another_tenants_job_id_in_the_url_is_not_found(console: Console) -> Non
     assert page.get_by_text('"secret"').count() == 0
 
 
-def test_upgrading_through_the_sandbox_checkout_moves_the_plan_to_indie(console: Console) -> None:
+def upgrading_through_the_sandbox_checkout_moves_the_plan_to_indie(console: Console) -> None:
     page = console.open("/console/billing", "Billing")
     console.check_accessibility("billing")
     page.get_by_role("button", name="Upgrade to Indie").click()
@@ -225,7 +225,7 @@ def test_upgrading_through_the_sandbox_checkout_moves_the_plan_to_indie(console:
     screenshot(page, "billing")
 
 
-def test_providers_are_added_live_checked_and_reordered(console: Console) -> None:
+def providers_are_added_live_checked_and_reordered(console: Console) -> None:
     page = console.open("/console/providers", "Providers")
     for provider, secret in (("SENDGRID", None), ("RESEND", RESEND_SECRET)):
         page.get_by_label("Provider", exact=True).select_option(provider)
@@ -249,7 +249,7 @@ def test_providers_are_added_live_checked_and_reordered(console: Console) -> Non
     console.check_accessibility("providers")
 
 
-def test_a_domain_shows_the_dns_records_each_provider_wants(console: Console) -> None:
+def a_domain_shows_the_dns_records_each_provider_wants(console: Console) -> None:
     domain = f"mail.{uuid.uuid4().hex[:8]}.example.com"
     page = console.open("/console/domains", "Domains")
     page.get_by_label("Domain").fill(domain)
@@ -264,7 +264,7 @@ def test_a_domain_shows_the_dns_records_each_provider_wants(console: Console) ->
     console.check_accessibility("domains")
 
 
-def test_rotating_the_api_key_shows_the_new_one_once_and_refuses_the_old(console: Console) -> None:
+def rotating_the_api_key_shows_the_new_one_once_and_refuses_the_old(console: Console) -> None:
     old = console.tenant.api_key
     page = console.open("/console/keys", "Keys & signing")
     console.check_accessibility("keys")
@@ -280,7 +280,7 @@ def test_rotating_the_api_key_shows_the_new_one_once_and_refuses_the_old(console
     console.check_accessibility("suppressions")
 
 
-def test_a_cross_origin_post_with_the_session_cookie_changes_nothing(console: Console) -> None:
+def a_cross_origin_post_with_the_session_cookie_changes_nothing(console: Console) -> None:
     # Another origin on the same host is the same site, so the Strict cookie goes along; the
     # Origin check refuses it. A no-cors "simple" request is one a real page could send.
     page = console.context.new_page()
@@ -299,7 +299,7 @@ def test_a_cross_origin_post_with_the_session_cookie_changes_nothing(console: Co
     assert (forged.status, forged.json()["code"]) == (403, "cross_origin_request")
 
 
-def test_a_session_after_sign_out_is_refused(console: Console) -> None:
+def a_session_after_sign_out_is_refused(console: Console) -> None:
     token = console.session_token()
     console.open("/console", "Overview").get_by_role("button", name="Sign out").click()
     expect(console.page.get_by_role("heading", name="Sign in to Herald")).to_be_visible()
@@ -310,7 +310,7 @@ def test_a_session_after_sign_out_is_refused(console: Console) -> None:
     assert (answer.status_code, answer.json()["code"]) == (401, "invalid_session")
 
 
-def test_signing_in_by_keyboard_and_codes_that_are_reused_or_guessed_are_refused(console: Console) -> None:
+def signing_in_by_keyboard_and_codes_that_are_reused_or_guessed_are_refused(console: Console) -> None:
     page = console.page
     verify = f"{console.origin}/api/v1/signin/verify"
     same_origin = {"Origin": console.origin}
@@ -349,7 +349,7 @@ def test_signing_in_by_keyboard_and_codes_that_are_reused_or_guessed_are_refused
     assert (locked.status, locked.json()["code"]) == (401, "invalid_code")
 
 
-def test_a_bounce_the_provider_reports_shows_in_the_timeline_and_the_suppression_can_be_removed(
+def a_bounce_the_provider_reports_shows_in_the_timeline_and_the_suppression_can_be_removed(
     console: Console,
 ) -> None:
     to = f"bounced-{uuid.uuid4().hex[:8]}@example.com"
@@ -378,7 +378,7 @@ def test_a_bounce_the_provider_reports_shows_in_the_timeline_and_the_suppression
     assert console.tenant.call("GET", "/account/suppressions").json()["data"] == []
 
 
-def test_every_page_visited_had_no_serious_or_critical_accessibility_violation(console: Console) -> None:
+def every_page_visited_had_no_serious_or_critical_accessibility_violation(console: Console) -> None:
     assert set(console.visited) >= {
         "overview",
         "jobs",
@@ -403,3 +403,30 @@ def tab_to(page: Page, name: str, limit: int = 80) -> None:
             return
         time.sleep(0.01)
     pytest.fail(f"{name} cannot be reached with Tab")
+
+
+# xdist may hand a module's tests to either worker (each with a stack of its own), and the walk's
+# steps build on each other (the upgrade before the providers, the rotation before the sign-out):
+# so the walk is one test, each step a function named for what it checks.
+WALK = (
+    sign_up_starts_an_httponly_secure_strict_session_scripts_cannot_read,
+    the_overview_shows_plan_usage_rate_and_the_activity_chart,
+    an_email_sent_through_the_api_appears_in_jobs_with_its_timeline_rendered_inert,
+    a_failed_job_shows_every_attempt_and_retry_queues_it_again_by_keyboard,
+    a_webhook_payload_with_markup_is_rendered_as_text,
+    another_tenants_job_id_in_the_url_is_not_found,
+    upgrading_through_the_sandbox_checkout_moves_the_plan_to_indie,
+    providers_are_added_live_checked_and_reordered,
+    a_domain_shows_the_dns_records_each_provider_wants,
+    rotating_the_api_key_shows_the_new_one_once_and_refuses_the_old,
+    a_cross_origin_post_with_the_session_cookie_changes_nothing,
+    a_session_after_sign_out_is_refused,
+    signing_in_by_keyboard_and_codes_that_are_reused_or_guessed_are_refused,
+    a_bounce_the_provider_reports_shows_in_the_timeline_and_the_suppression_can_be_removed,
+    every_page_visited_had_no_serious_or_critical_accessibility_violation,
+)
+
+
+def test_a_person_walks_the_console_and_every_attack_on_it_fails(console: Console) -> None:
+    for step in WALK:
+        step(console)
