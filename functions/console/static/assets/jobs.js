@@ -16,7 +16,7 @@ export async function jobsPage() {
   const listing = await api("GET", `/notifications/jobs?${parameters}`);
   return h("div", {},
     h("header", { class: "page-head" }, h("h1", {}, "Jobs"),
-      h("p", { class: "muted" }, `${listing.pagination.total}${listing.pagination.totalIsLowerBound ? "+" : ""} jobs`)),
+      h("p", { class: "muted" }, `${listing.pagination.total}${listing.pagination.totalIsLowerBound ? "+" : ""} job${listing.pagination.total === 1 ? "" : "s"}`)),
     filterForm(filters),
     listing.data.length ? jobTable(listing.data) : h("p", { class: "empty" }, "No jobs match these filters yet. Send one with the API and it appears here."),
     pager(page, listing.pagination, filters));
