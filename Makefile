@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: run test lint typecheck validate build invoke bench load clean
+.PHONY: run test lint typecheck validate build invoke bench load screenshots chromium clean
 
 $(STAMP): requirements-dev.txt constraints.txt layers/herald/requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,9 +19,21 @@ $(STAMP): requirements-dev.txt constraints.txt layers/herald/requirements.txt py
 run: $(STAMP)
 	$(BIN)/python -m herald_local $(ARGS)
 
-## test: lint, type-check, validate the template, then unit, integration and end-to-end tests
-test: $(STAMP) lint typecheck
-	$(BIN)/python -m pytest -n 2 --dist loadgroup
+## test: lint, type-check, validate the template, then unit, integration, end-to-end and browser tests
+test: $(STAMP) chromium lint typecheck
+	HERALD_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest -n 2 --dist loadgroup
+
+CHROMIUM ?= /usr/bin/chromium
+## chromium: the browser tests drive the OS's Chromium (no browser download exists); installed with apt-get where root on Debian
+chromium:
+	@test -x $(CHROMIUM) || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }; } || \
+	  { echo "The console's browser tests need Chromium at $(CHROMIUM): install it (Debian: apt-get install chromium) or run make test CHROMIUM=/path/to/chromium"; exit 1; }
+	@test -x $(CHROMIUM) || { echo "Chromium is still missing at $(CHROMIUM)"; exit 1; }
+
+## screenshots: regenerate docs/console/*.png (the console's browser tests against a fresh local stack)
+screenshots: $(STAMP) chromium
+	HERALD_CONSOLE_SCREENSHOTS=docs/console HERALD_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest tests/e2e/test_console.py -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

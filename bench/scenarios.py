@@ -24,6 +24,7 @@ from typing import Any
 
 from bench.call_observers import CallCounter, CallRecorder
 from bench.capacity import TableSchema
+from bench.day_counts import CONSOLE_VIEW, LISTING, console_reads, deliver_for_tenants
 from bench.table_meter import TableMeter
 from herald.services.tenants import IssuedKey
 from herald_harness.in_moto import ApiAnswer, HeraldInMoto, LambdaContext, client
@@ -265,6 +266,10 @@ class Rig:
         answer: ApiAnswer = self._invoke(API, call)
         return answer
 
+    def get(self, path: str, key: str) -> ApiAnswer:
+        answer: ApiAnswer = self._invoke(API, functools.partial(self.herald.api, "GET", path, key=key))
+        return answer
+
     def function_of(self, path: str) -> str:
         """The function the template routes ``POST path`` to."""
         match = self._routes.match("POST", path)
@@ -504,6 +509,36 @@ SCENARIOS: tuple[Scenario, ...] = (
         "payment_plan_change",
         "a Polar subscription.active moves a free tenant to Indie",
         plan_change,
+    ),
+    Scenario(
+        "deliver_webhook_five_tenants",
+        "deliver a batch of 5 webhooks of 5 tenants (day counts: a write each)",
+        deliver_for_tenants(5),
+        "the day counters' worst case: no two jobs of a batch share a tenant-day",
+    ),
+    Scenario(
+        "console_view_10",
+        "a console overview and its jobs page, 10 jobs of history",
+        console_reads(10, CONSOLE_VIEW),
+        "per view: GET account, activity (30 days), jobs (20)",
+    ),
+    Scenario(
+        "console_view_10000",
+        "a console overview and its jobs page, 10 000 jobs of history",
+        console_reads(10_000, CONSOLE_VIEW),
+        "per view: the same reads as with 10 jobs",
+    ),
+    Scenario(
+        "listing_10",
+        "a job listing with its total, 10 jobs of history",
+        console_reads(10, (LISTING,)),
+        "per request",
+    ),
+    Scenario(
+        "listing_10000",
+        "a job listing with its total, 10 000 jobs of history",
+        console_reads(10_000, (LISTING,)),
+        "per request: the total comes from the day counters, not a COUNT",
     ),
 )
 

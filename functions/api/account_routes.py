@@ -8,15 +8,24 @@ from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from herald.composition.api import api
 from herald.domain.errors import ErrorCode
+from herald.domain.inbound import Processor
+from herald.domain.plans import Plan
 from herald.domain.records import StoredProvider, TenantContext
 from herald.http import views
-from herald.http.api_keys import extract_api_key
-from herald.http.contract import AUTHENTICATED, JSON_BODY, PATH_PARAMETERS, answers, success
-from herald.http.requests import DomainRequest, PriorityRequest, ProviderKeyRequest, RotateKeyRequest
+from herald.http.activity import activity_document
+from herald.http.console import credentials, request_origin, session_cookie, signed_in_by_session
+from herald.http.contract import AUTHENTICATED, JSON_BODY, PARAMETERS, PATH_PARAMETERS, answers, success
+from herald.http.requests import (
+    CheckoutRequest,
+    DomainRequest,
+    PriorityRequest,
+    ProviderKeyRequest,
+    RotateKeyRequest,
+)
 from herald.http.responses import json_response
 
 if TYPE_CHECKING:
@@ -31,7 +40,7 @@ DOMAIN_PATH = (*PATH_PARAMETERS, ErrorCode.DOMAIN_NOT_FOUND, ErrorCode.PROVIDER_
 
 
 def _tenant() -> TenantContext:
-    return api().auth.authenticate(extract_api_key(router.current_event.headers))
+    return api().callers.authenticate(credentials(router.current_event.raw_event))
 
 
 def _account() -> AccountService:
@@ -58,13 +67,53 @@ def account() -> Response[str]:
     return json_response(200, views.account(_account().overview(_tenant())))
 
 
+@router.get(
+    "/api/v1/account/activity",
+    summary="Jobs accepted, completed and failed by day (the last 7, 30 or 90 days)",
+    responses=answers(200, "Activity", "The activity", *AUTHENTICATED, *PARAMETERS),
+)
+def activity(
+    days: Annotated[int, Query(description="7, 30 or 90", json_schema_extra={"enum": [7, 30, 90]})] = 30,
+) -> Response[str]:
+    return json_response(200, activity_document(api().activity.activity(_tenant(), days)))
+
+
+@router.post(
+    "/api/v1/account/checkout",
+    summary="Start a checkout to upgrade the plan (the payment webhook moves the plan)",
+    responses=answers(
+        201,
+        "Checkout",
+        "The processor's checkout page",
+        *AUTHENTICATED,
+        *JSON_BODY,
+        ErrorCode.PROCESSOR_NOT_AVAILABLE,
+        ErrorCode.ALREADY_SUBSCRIBED,
+        ErrorCode.PROVIDER_UNAVAILABLE,
+    ),
+)
+def start_checkout(request: Annotated[CheckoutRequest, Body()]) -> Response[str]:
+    url = api().checkout.start(
+        _tenant(),
+        Plan(request.plan),
+        Processor(request.processor.upper()) if request.processor else None,
+        f"{request_origin(router.current_event.raw_event)}/console",
+    )
+    return json_response(201, {"url": url})
+
+
 @router.post(
     "/api/v1/account/api-key/rotate",
     summary="Issue a new API key (shown once)",
     responses=answers(200, "RotatedApiKey", "The new key", *AUTHENTICATED, *JSON_BODY, ErrorCode.KEY_ROTATED),
 )
 def rotate_api_key(request: Annotated[RotateKeyRequest, Body()]) -> Response[str]:
-    return json_response(200, views.rotated_key(_account().rotate_key(_tenant(), request.graceSeconds)))
+    caller = _tenant()
+    answer = json_response(200, views.rotated_key(_account().rotate_key(caller, request.graceSeconds)))
+    if request.graceSeconds == 0 and signed_in_by_session(router.current_event.raw_event):
+        # Without grace every session ended with the old key; the browser that rotated gets a new one.
+        answer.cookies.append(session_cookie(api().sessions.start(caller.tenant_id).token))
+    return answer
 
 
 @router.get(

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from account_routes import router as account_router
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
-from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
 from aws_lambda_powertools.logging import correlation_paths
@@ -22,7 +22,7 @@ from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import NotificationRequest
 from herald.domain.records import TenantContext
 from herald.http import views
-from herald.http.api_keys import extract_api_key
+from herald.http.console import credentials
 from herald.http.contract import (
     AUTHENTICATED,
     JSON_BODY,
@@ -33,11 +33,11 @@ from herald.http.contract import (
     answers,
     success,
 )
+from herald.http.error_handlers import install_error_handlers
 from herald.http.errors import client_error
 from herald.http.guards import ScreenedBodies, as_resolver_reads
 from herald.http.requests import IDEMPOTENCY_KEY_RULE, EmailRequest, WebhookRequest
 from herald.http.responses import error_response, json_response, validation_error
-from herald.http.routes import inbound_methods
 from herald.observability import logger, metrics, traced
 
 DESCRIPTION = (
@@ -58,15 +58,12 @@ IdempotencyHeader = Annotated[
 
 bodies = ScreenedBodies()
 app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=bodies.deserialize)
+install_error_handlers(app)
 app.include_router(account_router)
 
 
-def api_key() -> str:
-    return extract_api_key(app.current_event.headers)
-
-
 def tenant() -> TenantContext:
-    return api().auth.authenticate(api_key())
+    return api().callers.authenticate(credentials(app.current_event.raw_event))
 
 
 # ---------------------------------------------------------------- public, no key
@@ -154,7 +151,8 @@ def send_webhook(request: Annotated[WebhookRequest, Body()], key: IdempotencyHea
 
 
 def _accepted(request: NotificationRequest, header_key: str | None) -> Response[str]:
-    return json_response(202, views.accepted_job(api().accept.accept(api_key(), request, header_key)))
+    caller = credentials(app.current_event.raw_event)
+    return json_response(202, views.accepted_job(api().accept.accept(caller, request, header_key)))
 
 
 @app.get(
@@ -175,11 +173,20 @@ def get_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: 
     ),
 )
 def list_jobs(
+    *,
     page: Annotated[int, Query(ge=1)] = 1,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     type: Annotated[Literal["email", "webhook"] | None, Query()] = None,  # noqa: A002 (the query name)
     status: Annotated[Literal["pending", "processing", "completed", "failed"] | None, Query()] = None,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
+    day: Annotated[
+        str | None,
+        Query(
+            pattern=r"^\d{4}-\d{2}-\d{2}$",
+            description="Only the jobs accepted on this UTC day (YYYY-MM-DD)",
+            json_schema_extra={"format": "date"},
+        ),
+    ] = None,
 ) -> Response[str]:
     listing = api().jobs.list(
         tenant(),
@@ -188,8 +195,18 @@ def list_jobs(
         channel=Channel(type) if type else None,
         status=JobStatus(status) if status else None,
         cursor=cursor,
+        day=_day(day) if day else None,
     )
     return json_response(200, views.job_page(listing, page=page, limit=limit))
+
+
+def _day(value: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError as exc:
+        raise HeraldError(
+            f"Invalid request: day: {value} is not a date.", ErrorCode.VALIDATION_ERROR
+        ) from exc
 
 
 @app.post(
@@ -213,11 +230,6 @@ def retry_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa
 # ---------------------------------------------------------------- errors
 
 
-@app.exception_handler(Exception)
-def failed(error: Exception) -> Response[str]:
-    return error_response(client_error(error))
-
-
 @app.exception_handler(RequestValidationError)
 def invalid_request(error: RequestValidationError) -> Response[str]:
     # The caller's identity is checked before their input: 401/403 win over body problems.
@@ -227,29 +239,6 @@ def invalid_request(error: RequestValidationError) -> Response[str]:
         except Exception as auth_error:  # noqa: BLE001 - answered like any failure of the route
             return error_response(client_error(auth_error))
     return error_response(validation_error(error.errors()))
-
-
-@app.not_found
-def unknown_route(_: NotFoundError) -> Response[str]:
-    event = app.current_event
-    allowed = allowed_methods(event.path)
-    if not allowed:
-        return error_response(HeraldError(f"No route {event.http_method} {event.path}.", ErrorCode.NOT_FOUND))
-    refusal = error_response(
-        HeraldError(
-            f"{event.path} does not accept {event.http_method} requests.", ErrorCode.METHOD_NOT_ALLOWED
-        )
-    )
-    refusal.headers["Allow"] = ", ".join(allowed)
-    return refusal
-
-
-def allowed_methods(path: str) -> list[str]:
-    """Every method a route takes at ``path``: the resolver's routes (its own table, which it
-    matches requests against) and the template's routes to the inbound functions."""
-    routes = (*app._static_routes, *app._dynamic_routes)  # Powertools has no public view of these
-    served = {route.method for route in routes if route.rule.match(path)}
-    return sorted(served | inbound_methods(path))
 
 
 snapstart.register()

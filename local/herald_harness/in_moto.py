@@ -14,7 +14,7 @@ import threading
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -70,6 +70,8 @@ class ApiAnswer:
     status: int
     text: str
     headers: dict[str, str]
+    # Set-Cookie values (payload 2.0 answers them apart from the headers).
+    cookies: list[str] = field(default_factory=list)
 
     @property
     def body(self) -> dict[str, Any]:
@@ -158,7 +160,12 @@ class HeraldInMoto:
         if self._current != function:
             self.use_function_environment(function, {"HERALD_AWS_MAX_ATTEMPTS": "1"})
         answer = self.invoke(function, event)
-        return ApiAnswer(answer["statusCode"], answer["body"], dict(answer.get("headers") or {}))
+        return ApiAnswer(
+            answer["statusCode"],
+            answer["body"],
+            dict(answer.get("headers") or {}),
+            list(answer.get("cookies") or []),
+        )
 
     def new_tenant(
         self, plan: str = "startup", name: str = "Acme", *, providers: tuple[str, ...] = ("SENDGRID",)

@@ -84,6 +84,7 @@ def ready_banner(
         f"  SDK baseUrl      {base_url}  (the SDK adds {api_root.removeprefix(base_url)} itself)",
         f"  API root         {api_root}",
         f"  API docs         {api_root}/docs",
+        f"  Console          {base_url}/console  (sign up; the code arrives in the sandbox mailbox)",
         f"  Sandbox mailbox  {sandbox_url}/",
         f"  AWS (moto)       {moto_url}",
         f"  State file       {state_file}",

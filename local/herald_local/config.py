@@ -26,6 +26,7 @@ DEFAULT_MAX_ENVIRONMENTS = 4
 PAYMENT_DEFAULTS: Mapping[str, str] = {
     "HERALD_PAYSTACK_SECRET_KEY": "sk_test_herald_local_only_paystack_key",
     "HERALD_POLAR_WEBHOOK_SECRET": "whsec_aGVyYWxkIGxvY2FsLW9ubHkgUG9sYXIgc2VjcmV0ISE=",
+    "HERALD_POLAR_ACCESS_TOKEN": "polar_oat_herald_local_only_access_token",
     "HERALD_POLAR_PRODUCT_INDIE": "polar-local-product-indie",
     "HERALD_POLAR_PRODUCT_STARTUP": "polar-local-product-startup",
     "HERALD_PAYSTACK_PLAN_INDIE": "PLN_local_indie",

@@ -32,6 +32,7 @@ from herald_local.event_sources.schedules import SchedulePlayer
 from herald_local.event_sources.sns_bridge import SnsBridge
 from herald_local.host.processes import ChildProcess
 from herald_local.sandbox import SandboxServer
+from herald_local.sandbox.payments import PaymentTargets
 from herald_local.state import (
     API_ROOT_OUTPUT,
     API_URL_OUTPUT,
@@ -128,6 +129,12 @@ class LocalStack:
 
     def _start_sandbox(self) -> SandboxServer:
         sandbox = SandboxServer(port=self.config.sandbox_port)
+        # Its imitated checkouts notify this stack's payment routes, signed with its secrets.
+        sandbox.context.checkouts.targets = PaymentTargets(
+            f"{self.config.gateway_url}/api/v1",
+            self.config.payments["HERALD_POLAR_WEBHOOK_SECRET"],
+            self.config.payments["HERALD_PAYSTACK_SECRET_KEY"],
+        )
         try:
             sandbox.start()
         except OSError as exc:

@@ -65,7 +65,7 @@ CHECKS = [
 MAX_EXAMPLES = 10
 STATEFUL_EXAMPLES = 20
 STEPS = 10
-OPERATIONS = 24
+OPERATIONS = 26
 ROTATE_KEY = "/api/v1/account/api-key/rotate"
 EVERY_PHASE = "examples,coverage,fuzzing,stateful"
 HTTP_TIMEOUT = 20
@@ -146,6 +146,12 @@ BUSINESS_RULES = (
         "validation_error",
         "each provider's inbound secret has its own format (SendGrid: a public key; Resend: whsec_…)",
         r"Invalid request: webhookSecret: .*",
+    ),
+    BusinessRule(
+        ("POST /api/v1/account/checkout",),
+        409,
+        "already_subscribed",
+        "a checkout is for another plan than the account's, and only while it pays for none",
     ),
     BusinessRule(
         ("PATCH /api/v1/account/providers/{provider}",),

@@ -113,17 +113,24 @@ def test_upper_case_json_is_json(local_stack: RunningStack, tenant: Tenant) -> N
 
 
 @pytest.mark.parametrize(
-    ("method", "path"), [("PUT", "/api/v1/ping"), ("TRACE", "/api/v1/ping"), ("DELETE", "/api/v1/health")]
+    ("method", "path", "allow"),
+    [
+        ("PUT", "/api/v1/ping", "GET"),
+        ("TRACE", "/api/v1/ping", "GET"),
+        ("DELETE", "/api/v1/health", "GET"),
+        ("GET", "/api/v1/signin/verify", "POST"),
+        ("GET", "/api/v1/webhooks/resend/ten_x", "POST"),
+    ],
 )
 def test_a_method_the_path_does_not_take_is_405_with_exactly_its_allow(
-    local_stack: RunningStack, method: str, path: str
+    local_stack: RunningStack, method: str, path: str, allow: str
 ) -> None:
     """Once PUT /ping answered 404 "No route", and TRACE's Allow listed PUT, which then 404ed."""
     response, error = _raw(
         local_stack, f"{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
     )
     assert (response.status, error["code"]) == (405, "method_not_allowed")
-    assert response.getheader("Allow") == "GET"
+    assert response.getheader("Allow") == allow
 
 
 # ---------------------------------------------------------------- webhooks and the sandbox

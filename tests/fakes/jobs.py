@@ -10,10 +10,13 @@ cannot be reached. ``calls`` lists the round trips made, in order.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import date
 from typing import Any
 
+from herald.domain.activity import DayCounts
 from herald.domain.errors import DependencyError
 from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import FINAL_STATUSES, Channel, JobStatus
@@ -115,6 +118,7 @@ class FakeJobTable(Recorder):
         channel: Channel | None,
         status: JobStatus | None,
         cursor: str | None,
+        day: date | None = None,
     ) -> JobPage:
         self._called("listing")
         if cursor is not None:
@@ -127,10 +131,14 @@ class FakeJobTable(Recorder):
         matching = [
             s
             for s in states
-            if (channel is None or s.channel is channel) and (status is None or s.status is status)
+            if (channel is None or s.channel is channel)
+            and (status is None or s.status is status)
+            and (day is None or s.created_at.startswith(day.isoformat()))
         ]
         start = (page - 1) * limit
-        return JobPage(tuple(matching[start : start + limit]), len(matching), None)
+        # Like the adapter, only a scan for in-flight statuses counts the matches.
+        total = None if status is None or status in FINAL_STATUSES else len(matching)
+        return JobPage(tuple(matching[start : start + limit]), total, None)
 
     def mark_enqueue_failed(self, message: JobMessage, reason: str, failed_at: str) -> None:
         self._called("mark_enqueue_failed")
@@ -315,10 +323,12 @@ class FakeJobTable(Recorder):
 @dataclass
 class FakeCounters(Recorder):
     """Counters keyed like the adapter's item: (tenant, period) holds the period's jobs and the
-    current minute's requests."""
+    current minute's requests; (tenant, day) the day's accepted jobs and outcomes (the adapter's
+    ``ActivityCounters`` too)."""
 
     jobs: dict[tuple[str, str, str], int] = field(default_factory=dict)
     requests: dict[tuple[str, str], int] = field(default_factory=dict)
+    day_counts: dict[tuple[str, date], Counter[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         super().__init__()
@@ -342,10 +352,34 @@ class FakeCounters(Recorder):
             raise RateLimited
         self.requests[(tenant_id, minute)] = self.requests.get((tenant_id, minute), 0) + 1
         self._add(tenant_id, period, channel, 1)
+        self._day(tenant_id, minute)[f"accepted_{channel.value}"] += 1
 
-    def refund(self, tenant_id: str, period: str, channel: Channel) -> None:
+    def refund(self, tenant_id: str, period: str, channel: Channel, minute: str) -> None:
         self._called("refund")
         self._add(tenant_id, period, channel, -1)
+        self._day(tenant_id, minute)[f"accepted_{channel.value}"] -= 1
+
+    def _day(self, tenant_id: str, minute: str) -> Counter[str]:
+        day = date(int(minute[:4]), int(minute[4:6]), int(minute[6:8]))
+        return self.day_counts.setdefault((tenant_id, day), Counter())
+
+    def add_outcomes(self, tenant_id: str, day: date, changes: Mapping[str, int]) -> None:
+        self._called("add_outcomes")
+        self.day_counts.setdefault((tenant_id, day), Counter()).update(changes)
+
+    def days(self, tenant_id: str, first: date, last: date) -> list[DayCounts]:
+        self._called("days")
+        return [
+            DayCounts(
+                day,
+                *(
+                    {channel: counts[f"{kind}_{channel.value}"] for channel in Channel}
+                    for kind in ("accepted", "completed", "failed")
+                ),
+            )
+            for (tenant, day), counts in sorted(self.day_counts.items())
+            if tenant == tenant_id and first <= day <= last
+        ]
 
     def usage(self, tenant_id: str, period: str) -> Usage:
         self._called("usage")

@@ -28,6 +28,7 @@ from herald.domain.records import (
     TenantRecords,
 )
 from herald.domain.secrets import Purpose, SealedSecret
+from herald.domain.signin import address_key
 from herald.services.ports import (
     AlreadyExists,
     DomainTaken,
@@ -46,6 +47,7 @@ class FakeTenantTable:
         self.domains: dict[str, dict[str, SendingDomain]] = {}
         self.domain_claims: dict[str, str] = {}
         self.keys: dict[str, ApiKeyRecord] = {}
+        self.email_claims: dict[str, str] = {}
         self.loads = 0
         self.key_reads = 0
         self.unavailable = False
@@ -123,6 +125,11 @@ class FakeTenantTable:
         self.keys[profile.api_key_hash] = ApiKeyRecord(
             profile.api_key_hash, profile.tenant_id, profile.created_at
         )
+        self.email_claims.setdefault(address_key(profile.email), profile.tenant_id)
+
+    def tenant_for_email(self, address_key: str) -> str | None:
+        self._check()
+        return self.email_claims.get(address_key)
 
     def all_profiles(self) -> Iterator[TenantProfile]:
         self._check()
@@ -162,7 +169,10 @@ class FakeTenantTable:
             until = iso(old_valid_until)
             self.keys[old_hash] = replace(self.keys[old_hash], valid_until=until)
             grace = {**live, old_hash: until}
-        self.profiles[tenant_id] = replace(profile, api_key_hash=new_hash, grace_keys=grace)
+        ended = created_at if old_valid_until is None else profile.sessions_valid_from
+        self.profiles[tenant_id] = replace(
+            profile, api_key_hash=new_hash, grace_keys=grace, sessions_valid_from=ended
+        )
 
     # -------------------------------------------------- AccountStore
 

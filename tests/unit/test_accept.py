@@ -24,6 +24,8 @@ from herald.domain.webhooks import UrlNotAllowed
 from herald.http.envelope import message_of
 from herald.http.views import accepted_job
 from herald.services.accept import AcceptService, job_id_for
+from herald.services.activity import ActivityService
+from herald.services.callers import Credentials
 from herald.services.webhook_headers import opened
 from tests.fakes.common import NOW
 from tests.fakes.jobs import FakeCounters, FakeJobTable
@@ -77,6 +79,7 @@ class Rig:
             queue=self.queue,
             url_guard=url_guard,
             max_attempts=3,
+            activity=ActivityService(self.counters, clock=lambda: now),
             clock=lambda: now,
         )
 
@@ -94,7 +97,7 @@ class Rig:
     ) -> str:
         self.caller = context or tenant()
         request = request_from_document(channel, payload)
-        return self.service.accept(API_KEY, request, header_key).job_id
+        return self.service.accept(Credentials(api_key=API_KEY), request, header_key).job_id
 
     def webhook(self, context: TenantContext | None = None, **fields: object) -> str:
         return self.send(webhook(**fields), context, channel=Channel.WEBHOOK)
@@ -111,7 +114,7 @@ def rig() -> Rig:
 
 
 def test_an_accepted_email_is_stored_pending_then_queued_on_normal(rig: Rig) -> None:
-    accepted = rig.service.accept(API_KEY, request_from_document(Channel.EMAIL, email()))
+    accepted = rig.service.accept(Credentials(api_key=API_KEY), request_from_document(Channel.EMAIL, email()))
     assert rig.jobs.state("t-1", accepted.job_id).status is JobStatus.PENDING
     assert rig.jobs.calls == ["insert"]
     sent = rig.queue.take()

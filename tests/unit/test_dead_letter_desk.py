@@ -13,8 +13,9 @@ from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import request_from_document
 from herald.domain.plans import Plan
+from herald.services.activity import ActivityService
 from herald.services.dead_letter_desk import DeadLetterDesk, Outcome
-from tests.fakes.jobs import FakeJobTable
+from tests.fakes.jobs import FakeCounters, FakeJobTable
 from tests.fakes.queues import FakeDeadLetterInbox, FakeQueue
 from tests.fakes.tenants import FakeTenantTable
 
@@ -25,7 +26,7 @@ EMAIL: dict[str, Any] = {"to": "ada@example.com", "subject": "Hello", "body": "<
 class Desk:
     def __init__(self) -> None:
         self.inbox, self.jobs, self.queue = FakeDeadLetterInbox(), FakeJobTable(), FakeQueue()
-        self.tenants = FakeTenantTable()
+        self.tenants, self.counters = FakeTenantTable(), FakeCounters()
         self.tenants.add_tenant(TENANT, Plan.INDIE)
         self.desk = DeadLetterDesk(
             self.inbox,
@@ -33,6 +34,7 @@ class Desk:
             tenants=self.tenants,
             queue=self.queue,
             max_attempts=3,
+            activity=ActivityService(self.counters),
             clock=lambda: "T",
         )
 

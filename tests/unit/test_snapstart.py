@@ -12,7 +12,6 @@ import snapshot_restore_py
 
 from herald.composition import process, snapstart
 
-
 # What the runtime's registries hold: (function, args, kwargs) for each registered hook.
 Hooks = list[tuple[Any, tuple[Any, ...], dict[str, Any]]]
 

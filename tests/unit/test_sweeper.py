@@ -15,9 +15,10 @@ from herald.domain.jobs import Channel, JobStatus, QueuePriority
 from herald.domain.plans import Plan
 from herald.domain.records import DeliveryLog, JobState
 from herald.domain.sweeping import MAX_REQUEUES, is_stuck, quiet_since
+from herald.services.activity import ActivityService
 from herald.services.sweeper import RESERVE_MILLIS, Sweeper, SweepPolicy
 from tests.fakes.common import settings_for_tests
-from tests.fakes.jobs import FakeJobTable
+from tests.fakes.jobs import FakeCounters, FakeJobTable
 from tests.fakes.queues import FakeAlerts, FakeDeadLetters, FakeQueue
 from tests.fakes.tenants import FakeTenantTable
 
@@ -50,6 +51,7 @@ class Rig:
     dead_letters: FakeDeadLetters = field(default_factory=FakeDeadLetters)
     alerts: FakeAlerts = field(default_factory=FakeAlerts)
     depths: Depths = field(default_factory=Depths)
+    counters: FakeCounters = field(default_factory=FakeCounters)
     now: datetime = NOW
 
     def sweeper(self) -> Sweeper:
@@ -63,6 +65,7 @@ class Rig:
             queue_urls=settings.queue_urls,
             dead_letters=self.dead_letters,
             alerts=self.alerts,
+            activity=ActivityService(self.counters),
             clock=lambda: self.now,
         )
 

@@ -21,9 +21,10 @@ from herald.domain.notifications import NotificationRequest, request_from_docume
 from herald.domain.plans import Plan
 from herald.domain.records import Claim
 from herald.observability import logger, metrics
+from herald.services.activity import ActivityService
 from herald.services.delivery import DeliveryEngine, DeliveryPolicy
 from tests.fakes.common import ManualClock
-from tests.fakes.jobs import FakeJobTable
+from tests.fakes.jobs import FakeCounters, FakeJobTable
 from tests.fakes.queues import FakeAlerts, FakeDeadLetters, FakeQueue, FakeReturns
 
 TENANT = "tenant-a"
@@ -97,6 +98,7 @@ class BatchRig:
     attempt: ScriptedAttempt
     engine: DeliveryEngine
     returns: FakeReturns
+    counters: FakeCounters
 
     def job(self, job_id: str) -> dict[str, Any]:
         """A stored job and the SQS record of its first message."""
@@ -120,12 +122,14 @@ def worker() -> BatchRig:
         attempt=attempt,
         clock=ManualClock(),
     )
-    return BatchRig(store, dead_letters, attempt, engine, FakeReturns())
+    return BatchRig(store, dead_letters, attempt, engine, FakeReturns(), FakeCounters())
 
 
 def run(worker: BatchRig, event: dict[str, Any], context: LambdaContext | None = None) -> dict[str, Any]:
     return process_batch(
-        event, context or FakeContext(PLENTY), Worker(worker.engine, worker.dead_letters, worker.returns)
+        event,
+        context or FakeContext(PLENTY),
+        Worker(worker.engine, worker.dead_letters, worker.returns, ActivityService(worker.counters)),
     )
 
 
@@ -299,7 +303,9 @@ def test_given_a_data_key_cache_when_a_batch_runs_then_its_hits_and_misses_becom
     event = sqs_event(worker.job("job-1"), worker.job("job-2"))
 
     process_batch(
-        event, FakeContext(PLENTY), Worker(worker.engine, worker.dead_letters, worker.returns, cache)
+        event,
+        FakeContext(PLENTY),
+        Worker(worker.engine, worker.dead_letters, worker.returns, ActivityService(worker.counters), cache),
     )
 
     emitted = metrics.metric_set

@@ -43,6 +43,8 @@ LOCAL_ONLY_ENVIRONMENT = {"HERALD_AWS_MAX_ATTEMPTS": "1"}
 # The one loopback place webhooks may target: the provider sandbox's receiver (never its other
 # routes, moto or another port).
 LOCAL_WEBHOOK_ORIGIN = "HERALD_LOCAL_WEBHOOK_ORIGIN"
+# SES v2 goes to the sandbox's imitation instead of moto, so platform mail shows in its mailbox.
+SES_ENDPOINT = "AWS_ENDPOINT_URL_SESV2"
 # What a process needs to start at all, passed through from the developer's shell.
 _PASSED_THROUGH = ("PATH", "SYSTEMROOT", "TMPDIR", "LANG", "LC_ALL")
 
@@ -82,6 +84,7 @@ def runner_environment(spec: FunctionSpec, moto_url: str, region: str, sandbox_u
         "AWS_CONFIG_FILE": os.devnull,
         "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
         "AWS_ENDPOINT_URL": moto_url,
+        SES_ENDPOINT: f"{sandbox_url}/ses",
         "AWS_REGION": region,
         "AWS_DEFAULT_REGION": region,
         "AWS_LAMBDA_FUNCTION_NAME": spec.name,

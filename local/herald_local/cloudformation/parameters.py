@@ -13,12 +13,16 @@ PROVIDER_URL_PARAMETERS = {
     "SendgridBaseUrl": "sendgrid",
     "ResendBaseUrl": "resend",
     "PostmarkBaseUrl": "postmark",
+    # The payment processors' APIs: the sandbox's imitated checkouts.
+    "PolarApiBaseUrl": "polar",
+    "PaystackApiBaseUrl": "paystack",
 }
 RETRY_DELAY_PARAMETER = "RetryBaseDelaySeconds"
 # Template parameter naming an SSM SecureString -> the variable of LocalConfig.payments it holds.
 SECRET_PARAMETERS = {
     "PaystackSecretKeyParameter": "HERALD_PAYSTACK_SECRET_KEY",
     "PolarWebhookSecretParameter": "HERALD_POLAR_WEBHOOK_SECRET",
+    "PolarAccessTokenParameter": "HERALD_POLAR_ACCESS_TOKEN",
 }
 # Template parameter -> the variable of LocalConfig.payments that sets it.
 PLAN_PARAMETERS = {

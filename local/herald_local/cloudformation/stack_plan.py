@@ -35,7 +35,10 @@ IAM_ROLE = "AWS::IAM::Role"
 # What the local stack calls the one published version of each function.
 LOCAL_VERSION = "1"
 
+# Auto-scaling of provisioned capacity means nothing locally, and moto's CloudFormation lists its
+# resources without a logical id.
 _NOT_IN_MOTO_PREFIXES = (
+    "AWS::ApplicationAutoScaling::",
     "AWS::Lambda::",
     "AWS::IAM::",
     "AWS::ApiGatewayV2::",
@@ -158,7 +161,9 @@ def _qualified(resource: dict[str, Any], stand_ins: dict[str, StandIn]) -> Stand
     target = function.get("Ref") if isinstance(function, dict) else None
     if target not in stand_ins:
         raise PlanError(f"a version or alias of {function!r}, which is no function of this template")
-    qualifier = properties.get("Name", LOCAL_VERSION) if resource.get("Type") == FUNCTION_ALIAS else LOCAL_VERSION
+    qualifier = (
+        properties.get("Name", LOCAL_VERSION) if resource.get("Type") == FUNCTION_ALIAS else LOCAL_VERSION
+    )
     arn = {
         "Fn::Sub": [
             "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${Name}:${Qualifier}",

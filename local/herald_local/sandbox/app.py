@@ -6,11 +6,13 @@ from __future__ import annotations
 from flask import Flask
 
 from herald_local.sandbox import postmark_domains, resend_domains, sendgrid_domains
+from herald_local.sandbox.checkout import checkout_blueprint
 from herald_local.sandbox.context import SandboxContext
 from herald_local.sandbox.hooks import hooks_blueprint
 from herald_local.sandbox.postmark import postmark_blueprint
 from herald_local.sandbox.resend import resend_blueprint
 from herald_local.sandbox.sendgrid import sendgrid_blueprint
+from herald_local.sandbox.ses import ses_blueprint
 from herald_local.sandbox.slack import slack_blueprint
 from herald_local.sandbox.views import views_blueprint
 
@@ -31,6 +33,8 @@ def create_app(context: SandboxContext) -> Flask:
         sendgrid,
         resend,
         postmark,
+        ses_blueprint(context),
+        checkout_blueprint(context),
         hooks_blueprint(context),
         slack_blueprint(context),
         views_blueprint(context),

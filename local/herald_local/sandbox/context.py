@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from herald_local.sandbox.payments import Checkouts
 from herald_local.sandbox.store import SandboxStore
 
 # Longer than any client timeout Herald uses (15 s for webhooks, 10 s provider reads).
@@ -18,6 +19,8 @@ class SandboxContext:
     stopping: threading.Event = field(default_factory=threading.Event)
     # An outage of every imitated provider: each send answers this status until it is lifted.
     outage_status: int | None = None
+    # The imitated Polar and Paystack checkouts, and where their webhooks go (set by the local stack).
+    checkouts: Checkouts = field(default_factory=Checkouts)
 
     def wait_slow(self) -> None:
         """Hold a deliberately slow answer; returns early when the server stops."""

@@ -14,6 +14,8 @@ class ProviderName(StrEnum):
     SENDGRID = "sendgrid"
     RESEND = "resend"
     POSTMARK = "postmark"
+    # Amazon SES, the platform's own sender (free-plan mail, the console's sign-in codes).
+    SES = "ses"
 
 
 class Outcome(StrEnum):

@@ -18,6 +18,7 @@ _STOP_JOIN_SECONDS = 5.0
 # How often the serving loop looks for a shutdown request (socketserver's default of 0.5 s makes
 # every stop() take that long).
 _POLL_SECONDS = 0.05
+PROCESSOR_MOUNTS = frozenset({"polar", "paystack"})
 
 
 class SandboxServer:
@@ -41,8 +42,12 @@ class SandboxServer:
         return f"http://{self.host}:{self._server.server_port}"
 
     def provider_base_url(self, name: str) -> str:
-        """What Herald's ``HERALD_<PROVIDER>_BASE_URL`` should be, e.g. ``…/sendgrid``."""
-        return f"{self.base_url}/{ProviderName(name.lower()).value}"
+        """What Herald's ``HERALD_<PROVIDER>_BASE_URL`` should be, e.g. ``…/sendgrid`` (also the
+        imitated payment processors' APIs, ``…/polar`` and ``…/paystack``)."""
+        mount = name.lower()
+        if mount not in PROCESSOR_MOUNTS:
+            mount = ProviderName(mount).value
+        return f"{self.base_url}/{mount}"
 
     @property
     def slack_webhook_url(self) -> str:

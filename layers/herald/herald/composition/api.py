@@ -1,7 +1,7 @@
 """Composition root of the API function: its services, built once per container from the settings.
 
 Only what the send path needs is built at cold start; the account routes' service (vault, provider
-adapters) is built on first use of an account route.
+adapters) and the checkout (its processors' credentials) are built on first use of their routes.
 """
 
 from __future__ import annotations
@@ -12,17 +12,23 @@ from typing import TYPE_CHECKING
 from herald.adapters.health import HealthCheck
 from herald.adapters.queueing import SqsJobQueue
 from herald.adapters.ssrf import check_url
+from herald.adapters.store.activity_store import DynamoActivity
 from herald.adapters.store.counter_store import DynamoCounters
 from herald.adapters.store.job_store import DynamoJobStore
+from herald.adapters.store.signin_store import DynamoSessions
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import Foundation, VaultOnFirstUse, foundation, provider_registry, vault
 from herald.composition.process import once
 from herald.services.accept import AcceptService
+from herald.services.activity import ActivityService
 from herald.services.auth import Authenticator
+from herald.services.callers import Callers
 from herald.services.job_queries import JobQueries
+from herald.services.sessions import SessionAuthenticator
 
 if TYPE_CHECKING:
     from herald.services.account import AccountService
+    from herald.services.checkout import CheckoutService
 
 
 class ApiServices:
@@ -31,21 +37,27 @@ class ApiServices:
         self._base = base
         self._tenants = DynamoTenantStore(table)
         self._counters = DynamoCounters(table)
-        self.auth = Authenticator(self._tenants)
+        # Console sessions: read with their tenant on every request (never cached), like API keys.
+        self.sessions = SessionAuthenticator(DynamoSessions(table), self._tenants)
+        self.callers = Callers(Authenticator(self._tenants), self.sessions)
+        self.activity = ActivityService(DynamoActivity(table))
         jobs, queue = (
             DynamoJobStore(table, settings.max_attempts),
             SqsJobQueue(settings.queue_urls, base.clients.sqs),
         )
         self.accept = AcceptService(
-            authenticate=self.auth.authenticate,
+            authenticate=self.callers.authenticate,
             jobs=jobs,
             counters=self._counters,
             queue=queue,
             url_guard=partial(check_url, local_origin=settings.local_webhook_origin),
             secrets=VaultOnFirstUse(),
             max_attempts=settings.max_attempts,
+            activity=self.activity,
         )
-        self.jobs = JobQueries(jobs, queue, secrets=VaultOnFirstUse(), max_attempts=settings.max_attempts)
+        self.jobs = JobQueries(
+            jobs, queue, self.activity, secrets=VaultOnFirstUse(), max_attempts=settings.max_attempts
+        )
         self.health = HealthCheck(table, [*settings.queue_urls.values(), settings.dlq_url], base.clients.sqs)
 
     @cached_property
@@ -65,6 +77,31 @@ class ApiServices:
             secrets=vault(),
             providers=provider_registry().domain,
             inbound_secrets=lambda provider, secret: delivery_format(provider).check_secret(secret),
+        )
+
+    @cached_property
+    def checkout(self) -> CheckoutService:
+        """Built on first use of the checkout route (its processors' credentials are read from SSM then)."""
+        from herald.adapters.checkout.processors import PaystackCheckout, PolarCheckout
+        from herald.adapters.platform_secrets import SsmSecret
+        from herald.domain.billing import PlanCatalog
+        from herald.domain.inbound import Processor
+        from herald.services.checkout import CheckoutService, Seller
+        from herald.settings import CheckoutSettings
+
+        settings, ssm = CheckoutSettings.from_env(), self._base.clients.ssm
+        polar = PolarCheckout(settings.polar_api_base_url, SsmSecret(settings.polar_token_parameter, ssm))
+        paystack = PaystackCheckout(
+            settings.paystack_api_base_url, SsmSecret(settings.paystack_secret_parameter, ssm)
+        )
+        return CheckoutService(
+            self._tenants,
+            {
+                Processor.POLAR: Seller(Processor.POLAR, PlanCatalog.of(*settings.polar_plan_keys), polar),
+                Processor.PAYSTACK: Seller(
+                    Processor.PAYSTACK, PlanCatalog.of(*settings.paystack_plan_keys), paystack
+                ),
+            },
         )
 
 

@@ -7,11 +7,13 @@ from functools import partial
 from herald import USER_AGENT
 from herald.adapters.dead_letters import SqsDeadLetters
 from herald.adapters.queueing import SqsJobQueue, SqsMessageReturns
+from herald.adapters.store.activity_store import DynamoActivity
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.batch.sqs import Worker
 from herald.composition.common import foundation, job_alerts, provider_registry, vault
 from herald.composition.process import once
+from herald.services.activity import ActivityService
 from herald.services.delivery import ChannelAttempt, DeliveryEngine, DeliveryPolicy
 from herald.services.tenant_directory import TenantDirectory
 
@@ -29,7 +31,7 @@ def _worker(attempt: ChannelAttempt) -> Worker:
         attempt=attempt,
     )
     returns = SqsMessageReturns(settings.queue_urls.values(), base.clients.sqs)
-    return Worker(engine, dead_letters, returns, vault().cache)
+    return Worker(engine, dead_letters, returns, ActivityService(DynamoActivity(base.table)), vault().cache)
 
 
 def _directory() -> TenantDirectory:

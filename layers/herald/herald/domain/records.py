@@ -53,6 +53,8 @@ class TenantProfile:
     subscription: str | None = None
     # Keys of earlier rotations still in their grace period: hash -> valid until (ISO-8601).
     grace_keys: Mapping[str, str] = field(default_factory=dict)
+    # Console sessions started before this time have ended (a key rotation without grace).
+    sessions_valid_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -272,7 +274,8 @@ class JobView:
 @dataclass(frozen=True)
 class JobPage:
     items: tuple[JobState, ...]
-    total: int
+    # None when the store did not count the matches (the day counters give the total).
+    total: int | None
     next_cursor: str | None
     # False when a status filter that no index serves stopped at its scan budget.
     total_exact: bool = True

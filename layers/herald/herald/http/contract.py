@@ -35,6 +35,9 @@ AUTHENTICATED = (
     ErrorCode.INVALID_API_KEY,
     ErrorCode.TENANT_DISABLED,
     ErrorCode.DEPENDENCY_UNAVAILABLE,
+    # Without an API key, the console's session cookie authenticates (docs/console.md).
+    ErrorCode.INVALID_SESSION,
+    ErrorCode.CROSS_ORIGIN_REQUEST,
 )
 # A route with query or header parameters answers a value outside their rules with this.
 PARAMETERS = (ErrorCode.VALIDATION_ERROR,)

@@ -197,6 +197,28 @@ class Account(_Shape):
     billing: Billing
 
 
+class ActivityTotals(_Shape):
+    accepted: int
+    completed: int
+    failed: int
+
+
+class ActivityDay(ActivityTotals):
+    day: str = Field(description="The UTC day (YYYY-MM-DD) the jobs were accepted on")
+
+
+class Activity(_Shape):
+    from_: str = Field(alias="from", description="The first day of the range")
+    to: str = Field(description="The last day of the range (today, UTC)")
+    totals: ActivityTotals
+    successRate: float | None = Field(description="Completed of finished jobs; null before any finished")  # noqa: N815
+    days: list[ActivityDay] = Field(description="Every day of the range, oldest first")
+
+
+class Checkout(_Shape):
+    url: str = Field(description="The processor's hosted checkout page; it returns to the console")
+
+
 class RotatedApiKey(_Shape):
     apiKey: str = Field(description="The new key, shown this once")  # noqa: N815
     previousKeyValidUntil: Timestamp | None = Field(  # noqa: N815
@@ -305,6 +327,8 @@ BODIES: tuple[type[BaseModel], ...] = (
     JobPage,
     RetriedJob,
     Account,
+    Activity,
+    Checkout,
     RotatedApiKey,
     Provider,
     ProviderList,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -335,4 +336,35 @@ class DomainRequest(_Strict):
         max_length=253,
         pattern=_DOMAIN,
         description="A sending domain such as mail.example.com (lower case)",
+    )
+
+
+# ---------------------------------------------------------------- the console's browser routes
+
+
+class SignUpRequest(_Strict):
+    email: EmailAddress
+    name: str = Field(min_length=1, max_length=100, description="The account's name (a team or product)")
+
+    @field_validator("name")
+    @classmethod
+    def _single_line(cls, value: str) -> str:
+        if not value.strip() or any(unicodedata.category(char).startswith("C") for char in value):
+            raise ValueError("must be one line of visible text")
+        return value.strip()
+
+
+class SignInRequest(_Strict):
+    email: EmailAddress
+
+
+class VerifyCodeRequest(_Strict):
+    email: EmailAddress
+    code: str = Field(pattern=r"^\s*\d{6}\s*$", description="The six digits of the emailed code")
+
+
+class CheckoutRequest(_Strict):
+    plan: Literal["indie", "startup"]
+    processor: Literal["polar", "paystack"] | None = Field(
+        default=None, description="Which processor takes the payment (default: the first that sells the plan)"
     )

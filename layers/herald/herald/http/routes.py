@@ -1,9 +1,10 @@
-"""The paths the HTTP API serves through functions of their own, for the API function's 405 answers.
+"""The paths under /api/v1 the HTTP API serves through functions of their own, for the API
+function's 405 answers.
 
 The HTTP API hands every request under /api/v1 that no route of its own takes to the API function
 (template.yaml's catch-all route), whatever its method: so the API function answers the other
-methods of the inbound webhook paths too, which the template routes (POST only) to one function
-each. A path some route serves is answered 405 with an ``Allow`` header listing exactly the methods
+methods of the inbound webhook paths and of the console's sign-in paths too, which the template
+routes (POST only) to functions of their own. A path some route serves is answered 405 with an ``Allow`` header listing exactly the methods
 that path takes (RFC 9110, section 15.5.6), never 404. The routes below are the template's (a test
 compares the two).
 """
@@ -18,12 +19,20 @@ INBOUND_ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/api/v1/payments/paystack/webhook"),
     ("POST", "/api/v1/payments/polar/webhook"),
 )
+# The browser-only routes of the console function.
+CONSOLE_ROUTES: tuple[tuple[str, str], ...] = (
+    ("POST", "/api/v1/signup"),
+    ("POST", "/api/v1/signin"),
+    ("POST", "/api/v1/signin/verify"),
+    ("POST", "/api/v1/signout"),
+)
+ROUTES_ELSEWHERE = INBOUND_ROUTES + CONSOLE_ROUTES
 
 
-def inbound_methods(path: str) -> set[str]:
-    """The methods the inbound webhook routes take at ``path`` (none for any other path)."""
+def methods_elsewhere(path: str) -> set[str]:
+    """The methods other functions' routes take at ``path`` (none for any other path)."""
     segments = path.split("/")
-    return {method for method, route in INBOUND_ROUTES if _matches(route.split("/"), segments)}
+    return {method for method, route in ROUTES_ELSEWHERE if _matches(route.split("/"), segments)}
 
 
 def _matches(route: list[str], segments: list[str]) -> bool:

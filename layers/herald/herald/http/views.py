@@ -91,11 +91,12 @@ def job_document(view: JobView) -> Document:
 
 
 def job_page(result: JobPage, *, page: int, limit: int) -> Document:
+    total = result.total or 0  # the queries fill it in from the day counters
     pagination: Document = {
-        "total": result.total,
+        "total": total,
         "page": page,
         "limit": limit,
-        "totalPages": (result.total + limit - 1) // limit,
+        "totalPages": (total + limit - 1) // limit,
         "nextCursor": result.next_cursor,
     }
     if not result.total_exact:

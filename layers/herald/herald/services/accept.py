@@ -2,7 +2,9 @@
 
 Per accepted request, 3 AWS calls after warm-up:
 1. one conditional UpdateItem of the tenant's counter item: a request in this minute (rate limit)
-   and a job in this billing period (quota), both refused together;
+   and a job in this billing period (quota), both refused together, and the job in today's count
+   (the console's activity and the listing's totals; the item stays under 1 KB, so this costs no
+   write unit);
 2. one conditional PutItem of the job (the request, its routing and its initial state), whose id
    derives from the idempotency key, so the put itself is the idempotency guard;
 3. one SQS SendMessage to the queue of the channel and priority.
@@ -32,6 +34,8 @@ from herald.domain.plans import Plan, limits_for, retention_end
 from herald.domain.records import NewJob, TenantContext
 from herald.domain.webhooks import UrlNotAllowed
 from herald.observability import correlation_id, count, logger
+from herald.services.activity import ActivityService
+from herald.services.callers import Credentials
 from herald.services.ports import (
     Counters,
     DuplicateRequest,
@@ -66,30 +70,32 @@ class AcceptService:
     def __init__(
         self,
         *,
-        authenticate: Callable[[str], TenantContext],
+        authenticate: Callable[[Credentials], TenantContext],
         jobs: JobStore,
         counters: Counters,
         queue: JobQueue,
         url_guard: UrlGuard,
         secrets: SecretBox,
         max_attempts: int,
+        activity: ActivityService,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._authenticate = authenticate
         self._secrets = secrets
         self._jobs = jobs
         self._counters = counters
+        self._activity = activity
         self._queue = queue
         self._url_guard = url_guard
         self._max_attempts = max_attempts
         self._clock = clock
 
     def accept(
-        self, api_key: str, request: NotificationRequest, header_key: str | None = None
+        self, caller: Credentials, request: NotificationRequest, header_key: str | None = None
     ) -> AcceptedJob:
-        """Accept ``request`` for the tenant of ``api_key``; ``header_key`` is the Idempotency-Key
-        header's value, if the request had one."""
-        tenant = self._authenticate(api_key)
+        """Accept ``request`` for the tenant ``caller`` authenticates as; ``header_key`` is the
+        Idempotency-Key header's value, if the request had one."""
+        tenant = self._authenticate(caller)
         if header_key is not None and not IDEMPOTENCY_KEY.fullmatch(header_key):
             raise HeraldError(
                 "Invalid request: Idempotency-Key: must be 1-255 printable ASCII characters.",
@@ -104,8 +110,9 @@ class AcceptService:
         now = self._clock()
         job = self._new_job(tenant, request, key, now)
         period = tenant.period(now)
-        self._charge(tenant, job.channel, period.key, period.end, now)
-        self._insert(tenant, job, period.key)
+        minute = now.strftime("%Y%m%d%H%M")
+        self._charge(tenant, job.channel, period.key, period.end, now, minute=minute)
+        self._insert(tenant, job, period.key, minute)
         message = JobMessage(
             job.job_id,
             tenant.tenant_id,
@@ -117,7 +124,14 @@ class AcceptService:
             job.created_at,
             correlation_id(),
         )
-        enqueue_or_fail(self._queue, self._jobs, message, queue_priority(job.priority), iso(self._clock()))
+        enqueue_or_fail(
+            self._queue,
+            self._jobs,
+            message,
+            queue_priority(job.priority),
+            iso(self._clock()),
+            activity=self._activity,
+        )
         logger.append_keys(job_id=job.job_id)
         count("Accepted", {"channel": job.channel.value, "priority": queue_priority(job.priority).value})
         return AcceptedJob(job.job_id, job.channel, job.created_at, job.priority)
@@ -147,14 +161,21 @@ class AcceptService:
         )
 
     def _charge(
-        self, tenant: TenantContext, channel: Channel, period: str, period_end: datetime, now: datetime
+        self,
+        tenant: TenantContext,
+        channel: Channel,
+        period: str,
+        period_end: datetime,
+        now: datetime,
+        *,
+        minute: str,
     ) -> None:
         quota = tenant.quota(channel)
         try:
             self._counters.charge(
                 tenant.tenant_id,
                 period,
-                now.strftime("%Y%m%d%H%M"),
+                minute,
                 channel,
                 rate_limit=tenant.requests_per_minute,
                 quota=quota,
@@ -177,11 +198,11 @@ class AcceptService:
             logger.error("counter write failed", extra={"tenant_id": tenant.tenant_id, "reason": str(exc)})
             raise _storage_unavailable() from exc
 
-    def _insert(self, tenant: TenantContext, job: NewJob, period: str) -> None:
+    def _insert(self, tenant: TenantContext, job: NewJob, period: str, minute: str) -> None:
         try:
             self._jobs.insert(job)
         except DuplicateRequest as dup:
-            self._refund(tenant, job, period)
+            self._refund(tenant, job, period, minute)
             if not dup.same_body:
                 raise HeraldError(
                     "This idempotency key was already used with a different request body.",
@@ -195,12 +216,12 @@ class AcceptService:
         except DependencyError as exc:
             logger.error("job table write failed", extra={"tenant_id": job.tenant_id, "reason": str(exc)})
             # Undercount rather than overcharge when the write's fate is unknown (a timeout).
-            self._refund(tenant, job, period)
+            self._refund(tenant, job, period, minute)
             raise _storage_unavailable() from exc
 
-    def _refund(self, tenant: TenantContext, job: NewJob, period: str) -> None:
+    def _refund(self, tenant: TenantContext, job: NewJob, period: str, minute: str) -> None:
         try:
-            self._counters.refund(tenant.tenant_id, period, job.channel)
+            self._counters.refund(tenant.tenant_id, period, job.channel, minute)
         except DependencyError as exc:
             logger.error("usage refund failed", extra={"tenant_id": tenant.tenant_id, "reason": str(exc)})
 
@@ -213,7 +234,13 @@ def _storage_unavailable() -> HeraldError:
 
 
 def enqueue_or_fail(
-    queue: JobQueue, store: JobStore, message: JobMessage, priority: QueuePriority, now: str
+    queue: JobQueue,
+    store: JobStore,
+    message: JobMessage,
+    priority: QueuePriority,
+    now: str,
+    *,
+    activity: ActivityService,
 ) -> None:
     """Queue a stored PENDING job; if the queue refuses, the job becomes FAILED with the reason
     (so a retry can restart it) and the client gets 503 with the job id."""
@@ -223,6 +250,7 @@ def enqueue_or_fail(
         logger.error("enqueue failed", extra={"job_id": message.job_id, "reason": str(exc)})
         try:
             store.mark_enqueue_failed(message, f"Could not be queued for delivery: {exc}", now)
+            activity.failed(message.tenant_id, message.created_at or now, message.channel)
         except DependencyError as store_exc:
             # The job stays PENDING without a message; the sweeper finds and re-queues it.
             logger.error(

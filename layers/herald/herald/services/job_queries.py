@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import date
 
 from herald.domain.clock import now_iso
 from herald.domain.errors import ErrorCode, HeraldError
@@ -13,6 +14,7 @@ from herald.domain.records import JobPage, JobState, JobView, TenantContext
 from herald.domain.secrets import SecretTampered
 from herald.observability import correlation_id, logger
 from herald.services.accept import enqueue_or_fail
+from herald.services.activity import ActivityService
 from herald.services.ports import JobQueue, JobStore, SecretBox, TenantStore
 from herald.services.webhook_headers import opened
 
@@ -34,6 +36,7 @@ class JobQueries:
         self,
         store: JobStore,
         queue: JobQueue,
+        activity: ActivityService,
         *,
         secrets: SecretBox,
         max_attempts: int,
@@ -41,6 +44,7 @@ class JobQueries:
     ) -> None:
         self._store = store
         self._queue = queue
+        self._activity = activity
         self._secrets = secrets
         self._max_attempts = max_attempts
         self._clock = clock
@@ -72,13 +76,24 @@ class JobQueries:
         channel: Channel | None,
         status: JobStatus | None,
         cursor: str | None,
+        day: date | None = None,
     ) -> JobPage:
         try:
-            return self._store.listing(
-                tenant.tenant_id, page=page, limit=limit, channel=channel, status=status, cursor=cursor
+            result = self._store.listing(
+                tenant.tenant_id,
+                page=page,
+                limit=limit,
+                channel=channel,
+                status=status,
+                cursor=cursor,
+                day=day,
             )
         except ValueError as exc:
             raise HeraldError("The cursor is not valid.", ErrorCode.INVALID_CURSOR) from exc
+        if result.total is not None:
+            return result
+        # The day counters hold the totals, so no listing reads a tenant's whole history.
+        return replace(result, total=self._activity.total(tenant, channel, status, day))
 
     def retry(self, tenant: TenantContext, job_id: str) -> JobState:
         state = requeue_failed(
@@ -89,6 +104,7 @@ class JobQueries:
             job_id=job_id,
             max_attempts=self._max_attempts,
             now=self._clock(),
+            activity=self._activity,
         )
         if state is None:
             raise HeraldError(
@@ -98,7 +114,15 @@ class JobQueries:
 
 
 def requeue_failed(
-    store: JobStore, queue: JobQueue, *, tenant_id: str, plan: str, job_id: str, max_attempts: int, now: str
+    store: JobStore,
+    queue: JobQueue,
+    *,
+    tenant_id: str,
+    plan: str,
+    job_id: str,
+    max_attempts: int,
+    now: str,
+    activity: ActivityService,
 ) -> JobState | None:
     """A failed job back to PENDING with a fresh budget of ``max_attempts`` (attempt numbers go on
     growing) and queued again, as POST .../retry and the operator's redrive do; None when the job is
@@ -106,6 +130,7 @@ def requeue_failed(
     state = store.reopen_failed(tenant_id, job_id, max_attempts, now)
     if state is None:
         return None
+    activity.reopened(tenant_id, state.created_at, state.channel)
     message = state.next_message(plan, correlation_id())
-    enqueue_or_fail(queue, store, message, queue_priority(state.priority), now)
+    enqueue_or_fail(queue, store, message, queue_priority(state.priority), now, activity=activity)
     return state

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     # Only named in signatures: a function imports the domain modules its own path uses.
+    from herald.domain.activity import DayCounts
     from herald.domain.alerts import AlertWindow, ChatOutcome, JobAlert, Notice
     from herald.domain.dead_letters import FailedJobCopy, HeldMessage, UnreadableMessage
     from herald.domain.inbound import DeliveryEvent, IgnoredEvent, Processor, SubscriptionEvent
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
         Usage,
     )
     from herald.domain.secrets import Purpose, SealedSecret
+    from herald.domain.signin import PendingCode, Session
     from herald.domain.webhooks import OutboundWebhook, WebhookOutcome
 
 
@@ -105,13 +107,25 @@ class Counters(Protocol):
         rate_limit: int,
         quota: Quota | None,
     ) -> None:
-        """Count one request in ``minute`` and one job in ``period``, both within their limits, or
-        raise ``RateLimited`` / ``QuotaExhausted`` and count nothing."""
+        """Count one request in ``minute`` and one job in ``period`` and on the day of ``minute``
+        (``YYYYmmddHHMM``), within their limits, or raise ``RateLimited`` / ``QuotaExhausted`` and
+        count nothing."""
 
-    def refund(self, tenant_id: str, period: str, channel: Channel) -> None:
-        """Take back the job of a request that turned out to be a duplicate."""
+    def refund(self, tenant_id: str, period: str, channel: Channel, minute: str) -> None:
+        """Take back the job of a request that turned out to be a duplicate (charged in ``minute``)."""
 
     def usage(self, tenant_id: str, period: str) -> Usage: ...
+
+
+class ActivityCounters(Protocol):
+    """A tenant's jobs by day: the accepted ones (counted by ``Counters.charge``) and the outcomes,
+    which workers add per batch, one write per tenant and day."""
+
+    def add_outcomes(self, tenant_id: str, day: date, changes: Mapping[str, int]) -> None:
+        """Add ``changes`` (``outcome_field`` -> count, negative to take back) to the day's counts."""
+
+    def days(self, tenant_id: str, first: date, last: date) -> list[DayCounts]:
+        """The counts of the days from ``first`` to ``last`` that have any (one bounded read)."""
 
 
 class JobStore(Protocol):
@@ -129,8 +143,10 @@ class JobStore(Protocol):
         channel: Channel | None,
         status: JobStatus | None,
         cursor: str | None,
+        day: date | None = None,
     ) -> JobPage:
-        """ValueError for a cursor this store did not hand out."""
+        """Newest first, of the UTC ``day`` when given; ``total`` only where the store counted the
+        matches on the way (in-flight statuses). ValueError for a cursor this store did not hand out."""
 
     def mark_enqueue_failed(self, message: JobMessage, reason: str, failed_at: str) -> None:
         """The queue refused the job of ``message``: it ends FAILED with the reason (retryable)."""
@@ -198,6 +214,10 @@ class Suppressions(Protocol):
 class TenantStore(Protocol):
     def find_api_key(self, key_hash: str) -> ApiKeyRecord | None: ...
 
+    def tenant_for_email(self, address_key: str) -> str | None:
+        """The tenant that signs in with this address (``herald.domain.signin.address_key``); the
+        first tenant created with an address claims it."""
+
     def profile(self, tenant_id: str) -> TenantProfile:
         """``TenantNotFound`` when there is no such tenant."""
 
@@ -231,6 +251,38 @@ class TenantStore(Protocol):
         """New key in, profile points at it; the old one kept until ``old_valid_until``, or, without
         a grace period, revoked together with every key still in an earlier rotation's grace;
         ``KeyChanged`` when the current key moved meanwhile."""
+
+
+class SignInStore(Protocol):
+    """One-time codes (one per address) and the request throttles of the sign-in routes."""
+
+    def count_request(self, scope: str, window: int, limit: int) -> bool:
+        """Count one code request against ``scope`` in the window starting at ``window`` (epoch
+        seconds); False, counting nothing, when ``limit`` requests were counted already."""
+
+    def save_code(self, code: PendingCode) -> None:
+        """Store the address's code, replacing any earlier one."""
+
+    def code(self, address_key: str) -> PendingCode | None: ...
+
+    def wrong_try(self, code: PendingCode) -> None:
+        """Count a wrong try of this very code (a newer code of the address is left alone)."""
+
+    def use_code(self, code: PendingCode) -> bool:
+        """Remove this very code, unless it was used, replaced or locked meanwhile (False)."""
+
+
+class SessionStore(Protocol):
+    def create(self, session: Session) -> None: ...
+
+    def get(self, token_digest: str) -> Session | None: ...
+
+    def end(self, token_digest: str) -> None: ...
+
+
+class PlatformMail(Protocol):
+    def send(self, to: str, subject: str, text: str) -> None:
+        """Send a message from the platform's own address; ``DependencyError`` when it cannot."""
 
 
 class AccountStore(Protocol):

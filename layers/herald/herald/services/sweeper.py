@@ -28,6 +28,7 @@ from herald.domain.plans import retention_end
 from herald.domain.records import JobState
 from herald.domain.sweeping import MAX_REQUEUES, is_stuck, stuck_reason
 from herald.observability import correlation_id, count, logger
+from herald.services.activity import ActivityService
 from herald.services.delivery import metric_dimensions
 from herald.services.ports import (
     Alerts,
@@ -77,8 +78,10 @@ class Sweeper:
         queue_urls: Mapping[tuple[Channel, QueuePriority], str],
         dead_letters: DeadLetters,
         alerts: Alerts,
+        activity: ActivityService,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
+        self._activity = activity
         self._policy = policy
         self._store = store
         self._tenants = tenants
@@ -152,6 +155,7 @@ class Sweeper:
         )
         if not self._store.fail(state, reason, iso(run.now)):
             return
+        self._activity.failed(state.tenant_id, state.created_at, state.channel)
         run.report.failed += 1
         count("SweptFailed", dimensions)
         count("DeadLettered", dimensions)

@@ -46,6 +46,7 @@ def profile_from(item: TenantItem) -> TenantProfile:
             str(key): str(value)
             for key, value in (item.grace_keys.as_dict() if item.grace_keys else {}).items()
         },
+        sessions_valid_from=item.sessions_valid_from,
     )
 
 

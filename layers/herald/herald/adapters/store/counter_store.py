@@ -13,11 +13,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from pynamodb.attributes import NumberAttribute
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
 
 from herald.adapters.store.failures import ConditionFailed, conditional, translated
-from herald.adapters.store.keys import USAGE_SK, usage_pk
+from herald.adapters.store.keys import period_sk, usage_pk
 from herald.adapters.store.models import CounterItem
 from herald.adapters.store.table import Table
 from herald.domain.errors import DependencyError
@@ -36,7 +37,7 @@ class DynamoCounters:
     def __init__(self, table: Table, clock: Callable[[], float] = time.time) -> None:
         self._table = table
         self._clock = clock
-        self._minutes: dict[str, str] = {}
+        self._minutes: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
 
     def charge(
@@ -51,7 +52,7 @@ class DynamoCounters:
     ) -> None:
         if rate_limit < 1:
             raise RateLimited
-        key = usage_pk(tenant_id, period)
+        key = (usage_pk(tenant_id), period_sk(period))
         with self._lock:
             same_minute = self._minutes.get(key) == minute
         for _ in range(MAX_TRIES):
@@ -71,7 +72,7 @@ class DynamoCounters:
 
     def _update(
         self,
-        key: str,
+        key: tuple[str, str],
         minute: str,
         channel: Channel,
         rate_limit: int,
@@ -80,9 +81,12 @@ class DynamoCounters:
         same_minute: bool,
     ) -> None:
         counted = getattr(CounterItem, channel_counter(channel))
+        # The day's count rides on this write (no call or write unit of its own).
+        today = accepted_on(minute, channel)
         actions: list[Any] = [
             CounterItem.total.set((CounterItem.total | 0) + 1),
             counted.set((counted | 0) + 1),
+            today.set((today | 0) + 1),
         ]
         condition: Condition
         if same_minute:
@@ -99,28 +103,39 @@ class DynamoCounters:
             limited = getattr(CounterItem, quota.counter)
             condition = condition & (limited.does_not_exist() | (limited < quota.limit))
         with conditional("counter write"):
-            self._table[CounterItem](key, USAGE_SK).update(actions=actions, condition=condition)
+            self._table[CounterItem](*key).update(actions=actions, condition=condition)
 
-    def _read(self, key: str) -> CounterItem | None:
+    def _read(self, key: tuple[str, str]) -> CounterItem | None:
         with translated("counter read"):
             try:
-                item: CounterItem = self._table[CounterItem].get(key, USAGE_SK, consistent_read=True)
+                item: CounterItem = self._table[CounterItem].get(*key, consistent_read=True)
             except DoesNotExist:
                 return None
         return item
 
-    def refund(self, tenant_id: str, period: str, channel: Channel) -> None:
+    def refund(self, tenant_id: str, period: str, channel: Channel, minute: str) -> None:
         counted = getattr(CounterItem, channel_counter(channel))
         with translated("counter write"):
-            self._table[CounterItem](usage_pk(tenant_id, period), USAGE_SK).update(
-                actions=[CounterItem.total.add(-1), counted.add(-1)], condition=CounterItem.pk.exists()
+            self._table[CounterItem](usage_pk(tenant_id), period_sk(period)).update(
+                actions=[CounterItem.total.add(-1), counted.add(-1), accepted_on(minute, channel).add(-1)],
+                condition=CounterItem.pk.exists(),
             )
 
     def usage(self, tenant_id: str, period: str) -> Usage:
-        item = self._read(usage_pk(tenant_id, period))
+        item = self._read((usage_pk(tenant_id), period_sk(period)))
         if item is None:
             return Usage()
         return Usage(emails=int(item.emails or 0), webhooks=int(item.webhooks or 0))
+
+
+def accepted_on(minute: str, channel: Channel) -> NumberAttribute:
+    """The counter of one day's accepted jobs of one channel in a period's item: ``ae1130`` for the
+    emails of 30 November (a period is at most a month long, so month and day name the day)."""
+    return NumberAttribute(attr_name=accepted_attribute(minute[4:8], channel))
+
+
+def accepted_attribute(month_day: str, channel: Channel) -> str:
+    return f"a{channel.value[0]}{month_day}"
 
 
 def _raise_refusal(item: CounterItem | None, minute: str, rate_limit: int, quota: Quota | None) -> None:

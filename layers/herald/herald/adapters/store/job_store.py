@@ -4,9 +4,10 @@ DynamoDB calls per operation (measured by the benchmark):
 - insert: 1 conditional PutItem of the request item (its id derives from the idempotency key, so the
   put is the idempotency guard); a duplicate adds 1 consistent GetItem to tell 409 from 422;
 - get: 1 Query (request, status and events share a partition);
-- list: 1 Query of an index page + 1 BatchGetItem of the page's status items, plus 1 COUNT Query for
-  ``pagination.total``; finished statuses are served by gsi2 directly; in-flight statuses
-  (pending, processing) scan the newest jobs within a budget;
+- list: 1 Query of an index page + 1 BatchGetItem of the page's status items; finished statuses are
+  served by gsi2 directly; in-flight statuses (pending, processing) scan the newest jobs within a
+  budget. ``pagination.total`` comes from the day counters (``activity_store``), except for
+  in-flight statuses, whose scan counts them;
 - enqueue failure / retry: 1 conditional UpdateItem of the status item;
 - owner (the operator's lookup by job id alone): 1 BatchGetItem of request keys per 100 tenants.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
@@ -104,11 +106,13 @@ class DynamoJobStore:
         channel: Channel | None,
         status: JobStatus | None,
         cursor: str | None,
+        day: date | None = None,
     ) -> JobPage:
         query = _ListQuery(
             tenant_id=tenant_id,
             type_filter=JobItem.type == channel.value if channel is not None else None,
             after=decode_cursor(cursor) if cursor else None,
+            day=day,
             skip=0 if cursor else (page - 1) * limit,
             limit=limit,
         )
@@ -123,18 +127,16 @@ class DynamoJobStore:
         partition = finished_jobs_gsi_pk(query.tenant_id, status.value)
         with translated("job index read"):
             entries = query.page(_newest_first(index, partition, HeraldItem.gsi2sk, query, query.wanted))
-            total = index.count(partition, filter_condition=query.type_filter)
         states = [state_of(None, entry) for entry in entries if isinstance(entry, JobStatusItem)]
         items = tuple(state for state in states if state is not None)
-        return JobPage(items, total, query.cursor_after(entries, "gsi2sk"))
+        return JobPage(items, None, query.cursor_after(entries, "gsi2sk"))
 
     def _all(self, query: _ListQuery) -> JobPage:
         index = self._table.item.by_tenant
         partition = jobs_gsi_pk(query.tenant_id)
         with translated("job index read"):
             entries = query.page(_newest_first(index, partition, HeraldItem.gsi1sk, query, query.wanted))
-            total = index.count(partition, filter_condition=query.type_filter)
-        return JobPage(tuple(states_of(self._table, entries)), total, query.cursor_after(entries, "gsi1sk"))
+        return JobPage(tuple(states_of(self._table, entries)), None, query.cursor_after(entries, "gsi1sk"))
 
     def _in_flight(self, query: _ListQuery, status: JobStatus) -> JobPage:
         """Pending or processing jobs: no index holds them, so the newest jobs are read in pages of
@@ -265,6 +267,7 @@ class _ListQuery:
     after: str | None
     skip: int
     limit: int
+    day: date | None = None
 
     @property
     def wanted(self) -> int:
@@ -284,6 +287,21 @@ class _ListQuery:
     def cursor_after(self, entries: Sequence[HeraldItem], sort_key: str) -> str | None:
         return encode_cursor(str(getattr(entries[-1], sort_key))) if len(entries) == self.limit else None
 
+    def range_condition(self, sort_key: Any) -> Condition | None:
+        """Entries before the cursor, on the day asked for (sort keys start with createdAt)."""
+        if self.day is None:
+            return sort_key < self.after if self.after else None
+        first = f"{self.day.isoformat()}T00:00:00.000Z"
+        last = _just_before(self.after) if self.after else f"{self.day.isoformat()}T23:59:59.999Z#~"
+        condition: Condition = sort_key.between(first, last)
+        return condition
+
+
+def _just_before(sort_key: str) -> str:
+    """The greatest key below ``sort_key`` among keys of its fixed length (createdAt#jobId), for a
+    range that must exclude the cursor's own entry."""
+    return sort_key[:-1] + chr(ord(sort_key[-1]) - 1)
+
 
 def _newest_first(
     index: Any, partition: str, sort_key: Any, query: _ListQuery, wanted: int
@@ -293,7 +311,7 @@ def _newest_first(
     pay for, up to thousands); with a type filter it reads on until enough entries match."""
     results: Iterator[HeraldItem] = index.query(
         partition,
-        range_key_condition=sort_key < query.after if query.after else None,
+        range_key_condition=query.range_condition(sort_key),
         filter_condition=query.type_filter,
         scan_index_forward=False,
         limit=wanted,

@@ -6,10 +6,15 @@
     TENANT#<tenantId>           DOMAIN#<domain>      sending domain (per-provider state)
     DOMAIN#<domain>             CLAIM                which tenant owns a domain (unique)
     APIKEY#<sha256>             KEY                  API key hash -> tenant
+    EMAIL#<sha256 of address>   CLAIM                the tenant that signs in to the console with it
+    SIGNIN#<sha256 of address>  CODE                 the address's pending one-time code (TTL)
+    SESSION#<sha256 of token>   SESSION              a console session (TTL)
+    THROTTLE#<scope>#<window>   THROTTLE             code requests of an address or client IP (TTL)
     JOB#<tenantId>#<jobId>      JOB                  the accepted request and its routing, written once
     JOB#<tenantId>#<jobId>      STATUS               small delivery state, from the first claim on
     JOB#<tenantId>#<jobId>      EVENT#<prov>#<id>    a delivery event reported by the provider (once)
-    USAGE#<tenantId>#<period>   USAGE                the tenant's counters: jobs this period, requests this minute
+    USAGE#<tenantId>            PERIOD#<period>      the tenant's counters: jobs this period (and by day), requests this minute
+    USAGE#<tenantId>            DAY#<YYYY-MM-DD>     outcomes of the jobs accepted that day (completed, failed)
     SUPPRESSION#<tenantId>      <address>            suppressed recipient
     INBOUND#<source>#<...>#<id> SEEN                 an inbound event already handled (dedupe)
     BILLING#<processor>#<ref>   LINK                 a processor's customer or subscription -> tenant
@@ -27,13 +32,13 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from datetime import date
 
 PROFILE_SK = "PROFILE"
 KEY_SK = "KEY"
 CLAIM_SK = "CLAIM"
 JOB_SK = "JOB"
 STATUS_SK = "STATUS"
-USAGE_SK = "USAGE"
 SEEN_SK = "SEEN"
 LINK_SK = "LINK"
 ALERTS_SK = "ALERTS"
@@ -68,6 +73,27 @@ def api_key_pk(key_hash: str) -> str:
     return f"APIKEY#{key_hash}"
 
 
+CODE_SK = "CODE"
+SESSION_SK = "SESSION"
+THROTTLE_SK = "THROTTLE"
+
+
+def email_claim_pk(address_key: str) -> str:
+    return f"EMAIL#{address_key}"
+
+
+def signin_pk(address_key: str) -> str:
+    return f"SIGNIN#{address_key}"
+
+
+def session_pk(token_digest: str) -> str:
+    return f"SESSION#{token_digest}"
+
+
+def throttle_pk(scope: str, window: int) -> str:
+    return f"THROTTLE#{scope}#{window}"
+
+
 def job_pk(tenant_id: str, job_id: str) -> str:
     return f"JOB#{tenant_id}#{job_id}"
 
@@ -83,8 +109,21 @@ def event_sk(provider: str, event_id: str) -> str:
     return f"{_EVENT_PREFIX}{provider}#{event_id}"
 
 
-def usage_pk(tenant_id: str, period: str) -> str:
-    return f"USAGE#{tenant_id}#{period}"
+def usage_pk(tenant_id: str) -> str:
+    """One partition per tenant holds all its counters, so a range of days is one Query."""
+    return f"USAGE#{tenant_id}"
+
+
+PERIOD_SK_PREFIX = "PERIOD#"
+DAY_SK_PREFIX = "DAY#"
+
+
+def period_sk(period: str) -> str:
+    return f"{PERIOD_SK_PREFIX}{period}"
+
+
+def day_sk(day: date) -> str:
+    return f"{DAY_SK_PREFIX}{day.isoformat()}"
 
 
 def alerts_pk(window_start: str) -> str:

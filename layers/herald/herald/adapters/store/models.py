@@ -121,6 +121,36 @@ class TenantItem(HeraldItem, discriminator="tenant"):
     subscription = UnicodeAttribute(null=True)
     # Keys of earlier rotations still in their grace period: hash -> valid until.
     grace_keys = MapAttribute[str, Any](null=True, attr_name="graceKeys")
+    sessions_valid_from = UnicodeAttribute(null=True, attr_name="sessionsValidFrom")
+
+
+class EmailClaimItem(HeraldItem, discriminator="emailclaim"):
+    """Which tenant signs in to the console with an address (keyed by the address's hash)."""
+
+    tenant_id = UnicodeAttribute(attr_name="tenantId")
+
+
+class SignInCodeItem(HeraldItem, discriminator="signincode"):
+    """An address's pending one-time code: its salted hash, tries and what it opens (TTL: expiry)."""
+
+    digest = UnicodeAttribute()
+    salt = UnicodeAttribute()
+    tries = NumberAttribute(default=0)
+    name = UnicodeAttribute(null=True)
+    tenant_id = UnicodeAttribute(null=True, attr_name="tenantId")
+
+
+class SessionItem(HeraldItem, discriminator="session"):
+    """A console session, keyed by its token's hash (TTL: its expiry)."""
+
+    tenant_id = UnicodeAttribute(attr_name="tenantId")
+    created_at = UnicodeAttribute(attr_name="createdAt")
+
+
+class ThrottleItem(HeraldItem, discriminator="throttle"):
+    """Code requests of one address or client IP in one window (TTL: the window's end)."""
+
+    requests = NumberAttribute(default=0)
 
 
 class ApiKeyItem(HeraldItem, discriminator="apikey"):
@@ -228,7 +258,9 @@ class JobEventItem(HeraldItem, discriminator="event"):
 
 
 class CounterItem(HeraldItem, discriminator="usage"):
-    """A tenant's jobs in one billing period, and its requests in the current minute."""
+    """A tenant's jobs in one billing period, and its requests in the current minute. Each day's
+    accepted jobs are attributes of their own (``ae1130``), which no class attribute names
+    (``herald.adapters.store.activity_store`` reads them)."""
 
     emails = NumberAttribute(default=0)
     webhooks = NumberAttribute(default=0)
@@ -237,6 +269,15 @@ class CounterItem(HeraldItem, discriminator="usage"):
     minute = UnicodeAttribute(null=True)
     # Not named "count": that would shadow Model.count().
     requests = NumberAttribute(default=0)
+
+
+class DayCountItem(HeraldItem, discriminator="days"):
+    """The outcomes of one day's jobs of a tenant (``herald.adapters.store.activity_store``)."""
+
+    completed_email = NumberAttribute(null=True)
+    completed_webhook = NumberAttribute(null=True)
+    failed_email = NumberAttribute(null=True)
+    failed_webhook = NumberAttribute(null=True)
 
 
 class InboundMarkItem(HeraldItem, discriminator="inbound"):

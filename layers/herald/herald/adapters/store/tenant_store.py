@@ -3,7 +3,8 @@
 Every read is strongly consistent: a change another container made is read by the next request.
 DynamoDB calls: authenticate = 1 Query (the tenant's partition: profile, provider credentials,
 domains; 1 read unit up to 4 KB) and, for a key this container has not seen, 1 GetItem (key hash);
-create = 1 transaction; rotate = 1 transaction; profile = 1 GetItem.
+create = 1 transaction + 1 conditional PutItem (the email claim); rotate = 1 transaction; profile =
+1 GetItem; the tenant of an email address = 1 GetItem.
 """
 
 from __future__ import annotations
@@ -17,18 +18,21 @@ from pynamodb.exceptions import DoesNotExist
 from herald.adapters.store.conversions import domain_from, profile_from, profile_item, provider_from
 from herald.adapters.store.failures import ConditionFailed, conditional, transaction, translated
 from herald.adapters.store.keys import (
+    CLAIM_SK,
     KEY_SK,
     PROFILE_SK,
     TENANTS_GSI_PK,
     api_key_pk,
+    email_claim_pk,
     tenant_id_of,
     tenant_pk,
     tenant_sort_key,
 )
-from herald.adapters.store.models import ApiKeyItem, DomainItem, ProviderItem, TenantItem
+from herald.adapters.store.models import ApiKeyItem, DomainItem, EmailClaimItem, ProviderItem, TenantItem
 from herald.adapters.store.table import Table
 from herald.domain.clock import epoch_seconds, iso
 from herald.domain.records import ApiKeyRecord, TenantProfile, TenantRecords
+from herald.domain.signin import address_key
 from herald.services.ports import KeyChanged, ProfileChanged, TenantNotFound
 
 # TTL removes a rotated-out key's record a day after its grace ends (auth checks validUntil itself).
@@ -102,6 +106,29 @@ class DynamoTenantStore:
         with transaction(self._table.connection, "tenant table write") as tx:
             tx.save(item, condition=TenantItem.pk.does_not_exist())
             tx.save(key, condition=ApiKeyItem.pk.does_not_exist())
+        self._claim_email(profile)
+
+    def _claim_email(self, profile: TenantProfile) -> None:
+        """The first tenant created with an address signs in to the console with it; an operator may
+        create more tenants with the same address, reachable by their API keys."""
+        claim = self._table[EmailClaimItem](
+            email_claim_pk(address_key(profile.email)), CLAIM_SK, tenant_id=profile.tenant_id
+        )
+        try:
+            with conditional("tenant table write"):
+                claim.save(condition=EmailClaimItem.pk.does_not_exist())
+        except ConditionFailed:
+            return
+
+    def tenant_for_email(self, address_key: str) -> str | None:
+        with translated("tenant table read"):
+            try:
+                item: EmailClaimItem = self._table[EmailClaimItem].get(
+                    email_claim_pk(address_key), CLAIM_SK, consistent_read=True
+                )
+            except DoesNotExist:
+                return None
+        return item.tenant_id
 
     def tenant_ids(self) -> Iterator[str]:
         """Oldest first, from the index alone (entries of ~100 bytes: ~40 tenants per read unit)."""
@@ -182,8 +209,12 @@ class DynamoTenantStore:
                     ],
                 )
                 grace = {**live_grace, old_hash: until}
+            actions: list[Any] = [TenantItem.api_key_hash.set(new_hash), TenantItem.grace_keys.set(grace)]
+            if old_valid_until is None:
+                # A rotation without grace ends every console session too.
+                actions.append(TenantItem.sessions_valid_from.set(created_at))
             tx.update(
                 self._table[TenantItem](tenant_pk(tenant_id), PROFILE_SK),
-                actions=[TenantItem.api_key_hash.set(new_hash), TenantItem.grace_keys.set(grace)],
+                actions=actions,
                 condition=TenantItem.api_key_hash == old_hash,
             )

@@ -1,0 +1,127 @@
+"""What the day counters cost (docs/console.md): the outcome writes of a worker batch whose jobs
+belong to several tenants (the worst case: one counter write per tenant-day), and the reads of a
+console view and of a job listing for a tenant with 10 and with 10 000 jobs of history.
+
+The history is written straight into the table (jobs spread over the last 30 days, and the counters
+the accept path and the workers would have left), since only the reads are measured here.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from herald.domain.clock import iso, utc_now
+from herald_harness.in_moto import client
+
+if TYPE_CHECKING:
+    from bench.scenarios import Rig, StepCost
+
+HISTORY_DAYS = 30
+# The console's overview: the account, a 30-day chart; its jobs page: the newest 20.
+CONSOLE_VIEW = ("/api/v1/account", "/api/v1/account/activity?days=30", "/api/v1/notifications/jobs?limit=20")
+LISTING = "/api/v1/notifications/jobs?limit=20&type=webhook"
+
+
+def _put(rig: Rig, items: list[dict[str, Any]]) -> None:
+    table = rig.herald.topology.outputs["TableName"]
+    writer = client("dynamodb")
+    for start in range(0, len(items), 25):
+        writer.batch_write_item(
+            RequestItems={table: [{"PutRequest": {"Item": item}} for item in items[start : start + 25]]}
+        )
+
+
+def write_history(rig: Rig, tenant_id: str, jobs: int) -> None:
+    """``jobs`` webhooks over the last 30 days (all completed), with their day counters."""
+    now = utc_now()
+    items: list[dict[str, Any]] = []
+    per_day: Counter[str] = Counter()
+    for index in range(jobs):
+        created = now - timedelta(days=index % HISTORY_DAYS, seconds=index)
+        created_at, job_id = iso(created), str(uuid.uuid4())
+        per_day[created_at[:10]] += 1
+        items.append(
+            {
+                "pk": {"S": f"JOB#{tenant_id}#{job_id}"},
+                "sk": {"S": "JOB"},
+                "kind": {"S": "job"},
+                "type": {"S": "webhook"},
+                "priority": {"N": "5"},
+                "maxAttempts": {"N": "3"},
+                "createdAt": {"S": created_at},
+                "payload": {"S": '{"url":"https://hooks.example.com/x","payload":{}}'},
+                "gsi1pk": {"S": f"JOBS#{tenant_id}"},
+                "gsi1sk": {"S": f"{created_at}#{job_id}"},
+            }
+        )
+    start = now - timedelta(days=HISTORY_DAYS)
+    period: dict[str, Any] = {
+        "pk": {"S": f"USAGE#{tenant_id}"},
+        "sk": {"S": f"PERIOD#{start.strftime('%Y%m%dT%H%M%S')}"},
+        "kind": {"S": "usage"},
+        "total": {"N": str(jobs)},
+        "webhooks": {"N": str(jobs)},
+    }
+    period |= {f"aw{day[5:7]}{day[8:10]}": {"N": str(count)} for day, count in per_day.items()}
+    days = [
+        {
+            "pk": {"S": f"USAGE#{tenant_id}"},
+            "sk": {"S": f"DAY#{day}"},
+            "kind": {"S": "days"},
+            "completed_webhook": {"N": str(count)},
+        }
+        for day, count in per_day.items()
+    ]
+    _put(rig, [*items, period, *days])
+
+
+def console_reads(jobs: int, path_set: tuple[str, ...]) -> Any:
+    def step(rig: Rig) -> StepCost:
+        tenant = rig.new_tenant()
+        write_history(rig, tenant.tenant_id, jobs)
+        for path in path_set:  # warm-up: the key lookup, the clients
+            assert rig.get(path, tenant.api_key).status == 200
+        with rig.measuring(1) as cost:
+            for path in path_set:
+                answer = rig.get(path, tenant.api_key)
+                assert answer.status == 200, answer.text
+        listed = rig.get(LISTING, tenant.api_key).data["pagination"]["total"]
+        assert listed == jobs, f"the listing counted {listed} of {jobs} jobs"
+        return cost
+
+    return step
+
+
+def deliver_for_tenants(tenants: int) -> Any:
+    """One warm worker batch of webhooks, each of another tenant: a counter write per tenant-day."""
+
+    def step(rig: Rig) -> StepCost:
+        from bench.scenarios import API, WEBHOOK_QUEUE
+
+        rig.herald.drain_queues()
+        senders = [rig.new_tenant() for _ in range(tenants + 1)]
+        worker = rig.herald.event_source(WEBHOOK_QUEUE).function
+        # Warm-up with another tenant's job: the tenant directory, the data key cache.
+        rig.environment(API)
+        assert rig.send("webhook", rig.webhook(), senders[0].api_key).status == 202
+        rig.environment(worker)
+        rig.deliver(WEBHOOK_QUEUE, rig.receive(WEBHOOK_QUEUE, 1, senders[0].tenant_id))
+        rig.environment(API)
+        for sender in senders[1:]:
+            assert rig.send("webhook", rig.webhook(), sender.api_key).status == 202
+        rig.environment(worker)
+        records: list[dict[str, Any]] = []
+        while len(records) < tenants and (
+            batch := rig.herald.receive_records(WEBHOOK_QUEUE, tenants - len(records))
+        ):
+            records += batch
+        assert len(records) == tenants, f"{len(records)} of {tenants} messages"
+        with rig.measuring(len(records)) as cost:
+            answer = rig.deliver(WEBHOOK_QUEUE, records)
+        assert answer == {"batchItemFailures": []}, answer
+        return cost
+
+    return step

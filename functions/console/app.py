@@ -1,0 +1,104 @@
+"""ConsoleFunction: the console's page and assets, and the routes only a browser needs (sign-up,
+sign-in by emailed code, sign-out). Everything else the console does goes through the API's own
+routes, authenticated by the session cookie these routes set (docs/console.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from herald.composition.console import console_services
+from herald.domain.errors import HeraldError
+from herald.domain.signin import CodePurpose
+from herald.http.console import (
+    cleared_cookie,
+    request_origin,
+    require_same_origin,
+    session_cookie,
+    session_token,
+)
+from herald.http.console_pages import console_answer, is_console_path
+from herald.http.error_handlers import install_error_handlers
+from herald.http.errors import refusal
+from herald.http.guards import ScreenedBodies, as_resolver_reads
+from herald.http.requests import SignInRequest, SignUpRequest, VerifyCodeRequest
+from herald.http.responses import error_response, json_response, validation_error
+from herald.observability import logger, metrics, traced
+
+STATIC = Path(__file__).parent / "static"
+CODE_SENT = {"message": "If this address can receive mail, a code is on its way; it works for 10 minutes."}
+
+bodies = ScreenedBodies()
+app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=bodies.deserialize)
+install_error_handlers(app)
+
+
+def _client_ip() -> str:
+    return str(app.current_event.request_context.http.source_ip)
+
+
+def _console_url() -> str:
+    return f"{request_origin(app.current_event.raw_event)}/console"
+
+
+@app.post("/api/v1/signup")
+def sign_up(request: Annotated[SignUpRequest, Body()]) -> Response[str]:
+    console_services().signin.request_code(
+        CodePurpose.SIGN_UP, request.email, _client_ip(), _console_url(), name=request.name
+    )
+    return json_response(202, CODE_SENT)
+
+
+@app.post("/api/v1/signin")
+def sign_in(request: Annotated[SignInRequest, Body()]) -> Response[str]:
+    console_services().signin.request_code(CodePurpose.SIGN_IN, request.email, _client_ip(), _console_url())
+    return json_response(202, CODE_SENT)
+
+
+@app.post("/api/v1/signin/verify")
+def verify(request: Annotated[VerifyCodeRequest, Body()]) -> Response[str]:
+    signed_in = console_services().signin.verify(request.email, request.code)
+    answer = json_response(200, {"tenantId": signed_in.tenant_id, "apiKey": signed_in.api_key})
+    answer.cookies.append(session_cookie(signed_in.session.token))
+    return answer
+
+
+@app.post("/api/v1/signout")
+def sign_out() -> Response[str]:
+    token = session_token(app.current_event.raw_event)
+    if token is not None:
+        console_services().sessions.end(token)
+    answer = json_response(200, {"signedOut": True})
+    answer.cookies.append(cleared_cookie())
+    return answer
+
+
+@app.exception_handler(RequestValidationError)
+def invalid_request(error: RequestValidationError) -> Response[str]:
+    return error_response(validation_error(error.errors()))
+
+
+@traced
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    method, path = event["requestContext"]["http"]["method"], event.get("rawPath", "")
+    if is_console_path(path):
+        return console_answer(STATIC, method, path)
+    return bodies.admit(event) or _cross_origin(event) or app.resolve(as_resolver_reads(event), context)
+
+
+def _cross_origin(event: dict[str, Any]) -> dict[str, Any] | None:
+    """Every browser route changes state (sends mail, starts or ends a session): same origin only,
+    which also keeps another site from signing a visitor in to an account of its choosing."""
+    try:
+        require_same_origin(event)
+    except HeraldError as error:
+        return refusal(error)
+    return None

@@ -1,0 +1,141 @@
+// API key and signing secret (new values shown once), suppressions, and billing.
+import { api } from "./api.js";
+import { field, h, replace, secretOnce, when } from "./dom.js";
+import { act, currentAccount, refreshAccount, rerender } from "./app.js";
+
+const GRACE = [["0", "No grace: the current key stops now (a leaked key)"], ["3600", "1 hour"], ["86400", "24 hours"], ["604800", "7 days"]];
+
+export async function keysPage() {
+  const secret = await api("GET", "/account/webhook-secret");
+  const revealed = h("div", { "aria-live": "polite" });
+  return h("div", {},
+    h("header", { class: "page-head" }, h("h1", {}, "Keys & signing")),
+    revealed,
+    h("div", { class: "columns" }, apiKeyCard(revealed), signingCard(secret, revealed)));
+}
+
+function apiKeyCard(revealed) {
+  const grace = h("select", { name: "grace" }, GRACE.map(([value, label]) => h("option", { value }, label)));
+  const submit = h("button", { type: "submit", class: "button button-primary" }, "Rotate API key");
+  return h("section", { class: "card", "aria-labelledby": "api-key-title" },
+    h("h2", { id: "api-key-title" }, "API key"),
+    h("p", { class: "muted" }, "Herald stores only a hash of your key, so it cannot show it again. Rotate to get a new one."),
+    h("form", {
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const seconds = Number(grace.value);
+        if (seconds === 0 && !confirm("Rotate without grace? The current key stops working at once, and other signed-in browsers are signed out.")) return;
+        submit.disabled = true;
+        const rotated = await act(() => api("POST", "/account/api-key/rotate", { graceSeconds: seconds }), "New API key issued");
+        submit.disabled = false;
+        if (!rotated) return;
+        const until = rotated.previousKeyValidUntil ? `The previous key works until ${when(rotated.previousKeyValidUntil)}.` : "The previous key no longer works.";
+        replace(revealed, secretOnce("Your new API key", rotated.apiKey, `Shown this once. ${until}`));
+        revealed.querySelector("button")?.focus();
+      },
+    }, field("Grace period for the current key", grace), submit));
+}
+
+function signingCard(secret, revealed) {
+  const show = (title, created, note) => {
+    replace(revealed, secretOnce(title, created.secret, note));
+    revealed.querySelector("button")?.focus();
+  };
+  const create = h("button", {
+    type: "button",
+    class: "button button-primary",
+    onclick: async () => {
+      const created = await act(() => api("POST", "/account/webhook-secret"), "Signing secret created");
+      if (created) show("Your signing secret", created, "Shown this once. Webhooks are signed with it from now on.");
+    },
+  }, "Create signing secret");
+  const rotate = h("button", {
+    type: "button",
+    class: "button",
+    onclick: async () => {
+      const rotated = await act(() => api("POST", "/account/webhook-secret/rotate"), "Signing secret rotated");
+      if (rotated) show("Your new signing secret", rotated, `Shown this once. Both secrets sign until ${when(rotated.previousValidUntil)}.`);
+    },
+  }, "Rotate");
+  const remove = h("button", {
+    type: "button",
+    class: "button button-danger",
+    onclick: async () => {
+      if (!confirm("Delete the signing secret? Webhooks go out unsigned from now on.")) return;
+      if (await act(() => api("DELETE", "/account/webhook-secret"), "Signing secret deleted")) rerender();
+    },
+  }, "Delete");
+  return h("section", { class: "card", "aria-labelledby": "signing-title" },
+    h("h2", { id: "signing-title" }, "Webhook signing secret"),
+    secret.hasSecret
+      ? h("p", {}, `Set since ${when(secret.createdAt)}.`, secret.previousValidUntil ? ` The previous one still signs until ${when(secret.previousValidUntil)}.` : "")
+      : h("p", { class: "muted" }, "No secret: webhooks are sent unsigned."),
+    h("div", { class: "actions" }, secret.hasSecret ? [rotate, remove] : create));
+}
+
+export async function suppressionsPage() {
+  const entries = await api("GET", "/account/suppressions");
+  return h("div", {},
+    h("header", { class: "page-head" }, h("h1", {}, "Suppressions"),
+      h("p", { class: "muted" }, "Addresses that hard-bounced or complained. Herald fails emails to them at once instead of sending.")),
+    entries.length
+      ? h("table", { class: "table" },
+        h("thead", {}, h("tr", {}, ["Address", "Reason", "Source", "Since", ""].map((name) => h("th", { scope: "col" }, name)))),
+        h("tbody", {}, entries.map((entry) => h("tr", {},
+          h("th", { scope: "row" }, entry.email),
+          h("td", {}, entry.reason),
+          h("td", {}, entry.source || "—"),
+          h("td", {}, when(entry.createdAt)),
+          h("td", {}, h("button", {
+            type: "button",
+            class: "button button-small",
+            "aria-label": `Remove ${entry.email} from the suppression list`,
+            onclick: async () => {
+              if (await act(() => api("DELETE", `/account/suppressions/${encodeURIComponent(entry.email)}`), `${entry.email} can receive mail again`)) rerender();
+            },
+          }, "Remove"))))))
+      : h("p", { class: "empty" }, "No suppressed addresses."));
+}
+
+const PLANS = [
+  ["indie", "Indie", "50 requests a minute, your own providers with fallback, 4 000 webhooks a month, jobs kept 90 days."],
+  ["startup", "Startup", "200 requests a minute, 15 000 webhooks a month, jobs kept a year."],
+];
+
+export async function billingPage() {
+  const query = new URLSearchParams(location.search);
+  const account = query.has("checkout") ? await refreshAccount() : currentAccount();
+  const returned = query.get("checkout");
+  const paying = account.billing.status !== null;
+  return h("div", {},
+    h("header", { class: "page-head" }, h("h1", {}, "Billing")),
+    returned === "done" ? h("p", { class: "message message-success", role: "status" },
+      paying ? "Thank you: the payment went through and your plan is active." : "Thank you: the payment is being confirmed; the plan changes as soon as the processor tells Herald.") : null,
+    returned === "cancelled" ? h("p", { class: "message message-info", role: "status" }, "The checkout was cancelled; nothing was charged.") : null,
+    h("section", { class: "card", "aria-labelledby": "plan-title" },
+      h("h2", { id: "plan-title" }, "Current plan"),
+      h("dl", { class: "facts" },
+        h("dt", {}, "Plan"), h("dd", { "data-plan": account.plan }, account.plan[0].toUpperCase() + account.plan.slice(1)),
+        h("dt", {}, "Payment status"), h("dd", {}, account.billing.status || "not paying"),
+        h("dt", {}, "Paid until"), h("dd", {}, when(account.billing.paidUntil)),
+        h("dt", {}, "This period"), h("dd", {}, `${when(account.periodStart)} – ${when(account.periodEnd)}`))),
+    h("div", { class: "plans" }, PLANS.map(([plan, name, text]) => planCard(account, plan, name, text))));
+}
+
+function planCard(account, plan, name, text) {
+  const current = account.plan === plan;
+  const processor = h("select", { name: "processor" }, [["polar", "Card (Polar)"], ["paystack", "Card or bank (Paystack)"]].map(([value, label]) => h("option", { value }, label)));
+  const submit = h("button", { type: "submit", class: "button button-primary", disabled: current }, current ? "Your plan" : `Upgrade to ${name}`);
+  return h("section", { class: `card plan-card${current ? " plan-current" : ""}`, "aria-labelledby": `plan-${plan}` },
+    h("h2", { id: `plan-${plan}` }, name),
+    h("p", {}, text),
+    current ? null : h("form", {
+      onsubmit: async (event) => {
+        event.preventDefault();
+        submit.disabled = true;
+        const checkout = await act(() => api("POST", "/account/checkout", { plan, processor: processor.value }));
+        submit.disabled = false;
+        if (checkout) location.assign(checkout.url);
+      },
+    }, field("Pay with", processor), submit));
+}

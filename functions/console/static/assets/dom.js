@@ -1,0 +1,97 @@
+// Building the page from data. Every text a tenant or a recipient wrote (subjects, payloads,
+// headers, provider errors) goes in through textContent, never as markup: h() has no way to
+// insert HTML at all.
+
+export function h(tag, attributes = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === false || value === null || value === undefined) continue;
+    if (name.startsWith("on") && typeof value === "function") {
+      element.addEventListener(name.slice(2).toLowerCase(), value);
+    } else if (name === "class") {
+      element.className = value;
+    } else {
+      element.setAttribute(name, value === true ? "" : String(value));
+    }
+  }
+  append(element, children);
+  return element;
+}
+
+function append(element, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+export function replace(element, ...children) {
+  element.replaceChildren();
+  append(element, children);
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+export function svg(tag, attributes = {}, ...children) {
+  const element = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value));
+  append(element, children);
+  return element;
+}
+
+export function when(iso) {
+  if (!iso) return "—";
+  const moment = new Date(iso);
+  return moment.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
+}
+
+export function day(iso) {
+  return new Date(`${iso}T00:00:00Z`).toLocaleDateString(undefined, { month: "short", day: "numeric", timeZone: "UTC" });
+}
+
+let toastTimer;
+
+export function toast(message, kind = "info") {
+  const box = document.getElementById("toast");
+  box.className = `toast toast-${kind} toast-shown`;
+  box.textContent = message;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => box.classList.remove("toast-shown"), 6000);
+}
+
+export function copyButton(value, label) {
+  return h("button", {
+    type: "button",
+    class: "button button-small",
+    "aria-label": `Copy ${label}`,
+    onclick: async () => {
+      try {
+        await navigator.clipboard.writeText(value);
+        toast(`${label} copied`);
+      } catch {
+        toast("Copying needs clipboard access; select the text instead.", "error");
+      }
+    },
+  }, "Copy");
+}
+
+export function badge(status) {
+  return h("span", { class: `badge badge-${status}` }, status);
+}
+
+export function field(label, input, hint) {
+  const id = input.id || `field-${Math.random().toString(36).slice(2)}`;
+  input.id = id;
+  return h("div", { class: "field" },
+    h("label", { for: id }, label),
+    input,
+    hint ? h("p", { class: "hint" }, hint) : null);
+}
+
+// A value shown once (a new API key or signing secret): readable, selectable and copyable.
+export function secretOnce(title, value, note) {
+  return h("section", { class: "once", "aria-label": title },
+    h("h3", {}, title),
+    h("p", {}, note),
+    h("div", { class: "once-value" }, h("code", { "data-secret": "" }, value), copyButton(value, title)));
+}

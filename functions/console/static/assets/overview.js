@@ -1,0 +1,131 @@
+// Overview: plan, usage against the quota this period, rate limit, and activity by day.
+import { api } from "./api.js";
+import { day, h, replace, svg, when } from "./dom.js";
+import { currentAccount, link } from "./app.js";
+
+let range = 30;
+
+export async function overviewPage() {
+  const account = currentAccount();
+  const chartBox = h("div", { class: "chart-box" });
+  const page = h("div", {},
+    h("header", { class: "page-head" }, h("h1", {}, "Overview"),
+      h("p", { class: "muted" }, `Billing period ${when(account.periodStart)} – ${when(account.periodEnd)}`)),
+    h("div", { class: "cards" }, planCard(account), usageCard(account), rateCard(account)),
+    chartBox);
+  await showActivity(chartBox);
+  return page;
+}
+
+function planCard(account) {
+  return h("section", { class: "card stat" },
+    h("h2", {}, "Plan"),
+    h("p", { class: "stat-value" }, account.plan[0].toUpperCase() + account.plan.slice(1)),
+    h("p", { class: "muted" }, `Jobs kept ${account.retentionDays} days. `, link("/console/billing", "Billing")));
+}
+
+function usageCard(account) {
+  // The free plan shares one quota between emails and webhooks; paid plans meter webhooks only.
+  const shared = account.limits.sharedQuota;
+  const quota = shared ? account.limits.monthlyEmails : account.limits.monthlyWebhooks;
+  const used = shared ? account.usage.total : account.usage.webhooks;
+  const fill = h("div", { class: "meter-fill" });
+  fill.style.width = `${quota ? Math.min(100, Math.round((used / quota) * 100)) : 0}%`;
+  return h("section", { class: "card stat" },
+    h("h2", {}, "Usage this period"),
+    h("p", { class: "stat-value" }, quota ? `${used} / ${quota}` : String(account.usage.total)),
+    quota ? h("div", { class: "meter", role: "meter", "aria-valuemin": 0, "aria-valuemax": quota, "aria-valuenow": used, "aria-label": shared ? "Quota used" : "Webhook quota used" }, fill) : null,
+    h("p", { class: "muted" }, `${plural(account.usage.emails, "email")}, ${plural(account.usage.webhooks, "webhook")}; resets ${when(account.periodEnd)}`));
+}
+
+function plural(count, noun) {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+function rateCard(account) {
+  return h("section", { class: "card stat" },
+    h("h2", {}, "Rate limit"),
+    h("p", { class: "stat-value" }, `${account.rateLimit.requestsPerMinute}`),
+    h("p", { class: "muted" }, "requests a minute"));
+}
+
+async function showActivity(box) {
+  const activity = await api("GET", `/account/activity?days=${range}`);
+  const buttons = [7, 30, 90].map((days) => h("button", {
+    type: "button",
+    class: "segment",
+    "aria-pressed": days === range ? "true" : "false",
+    onclick: async () => {
+      range = days;
+      await showActivity(box);
+      box.querySelector(`[data-days="${days}"]`)?.focus();
+    },
+    "data-days": days,
+  }, `${days} days`));
+  const rate = activity.successRate === null ? "—" : `${(activity.successRate * 100).toFixed(1)} %`;
+  replace(box,
+    h("section", { class: "card", "aria-labelledby": "activity-title" },
+      h("div", { class: "card-head" },
+        h("h2", { id: "activity-title" }, "Activity"),
+        h("div", { class: "segments", role: "group", "aria-label": "Range" }, buttons)),
+      h("dl", { class: "totals" },
+        total("Accepted", activity.totals.accepted),
+        total("Completed", activity.totals.completed),
+        total("Failed", activity.totals.failed),
+        total("Success rate", rate)),
+      chart(activity.days),
+      h("p", { class: "legend" },
+        h("span", { class: "key key-completed" }), "Completed ",
+        h("span", { class: "key key-failed" }), "Failed ",
+        h("span", { class: "key key-accepted" }), "Accepted"),
+      table(activity.days)));
+}
+
+function total(label, value) {
+  return h("div", { class: "total" }, h("dt", {}, label), h("dd", {}, String(value)));
+}
+
+// Bars of completed and failed jobs per day, and a line of the accepted ones.
+function chart(days) {
+  const width = 760;
+  const height = 170;
+  const top = Math.max(1, ...days.map((entry) => Math.max(entry.accepted, entry.completed + entry.failed)));
+  const step = width / days.length;
+  const y = (value) => height - (value / top) * (height - 12);
+  const bars = days.map((entry, index) => {
+    const x = index * step + step * 0.15;
+    const barWidth = Math.max(1, step * 0.7);
+    return svg("g", {},
+      svg("rect", { class: "bar-completed", x, y: y(entry.completed), width: barWidth, height: height - y(entry.completed) }),
+      svg("rect", { class: "bar-failed", x, y: y(entry.completed + entry.failed), width: barWidth, height: height - y(entry.failed) }),
+      svg("title", {}, `${entry.day}: ${entry.accepted} accepted, ${entry.completed} completed, ${entry.failed} failed`));
+  });
+  const points = days.map((entry, index) => `${index * step + step / 2},${y(entry.accepted)}`).join(" ");
+  const every = Math.ceil(days.length / 7);
+  const last = days.length - 1;
+  const labelled = (index) => index === last || (index % every === 0 && last - index >= every / 2);
+  const anchor = (index) => (index === 0 ? "start" : index === last ? "end" : "middle");
+  const labels = days.map((entry, index) => (labelled(index)
+    ? svg("text", { class: "axis", x: index * step + step / 2, y: height + 16, "text-anchor": anchor(index) }, day(entry.day))
+    : null));
+  const empty = days.every((entry) => !entry.accepted && !entry.completed && !entry.failed);
+  return svg("svg", { class: "chart", viewBox: `0 0 ${width} ${height + 22}`, role: "img", "aria-label": "Jobs by day; the table below has the figures" },
+    svg("line", { class: "baseline", x1: 0, x2: width, y1: height, y2: height }),
+    empty ? svg("text", { class: "chart-empty", x: width / 2, y: height / 2, "text-anchor": "middle" }, "No jobs in this range yet") : null,
+    bars,
+    svg("polyline", { class: "line-accepted", points, fill: "none" }),
+    labels);
+}
+
+function table(days) {
+  const rows = days.filter((entry) => entry.accepted || entry.completed || entry.failed).reverse();
+  return h("details", { class: "day-table" },
+    h("summary", {}, "Figures by day"),
+    rows.length
+      ? h("table", {},
+        h("thead", {}, h("tr", {}, ["Day", "Accepted", "Completed", "Failed"].map((name) => h("th", { scope: "col" }, name)))),
+        h("tbody", {}, rows.map((entry) => h("tr", {},
+          h("th", { scope: "row" }, link(`/console/jobs?day=${entry.day}`, entry.day)),
+          h("td", {}, String(entry.accepted)), h("td", {}, String(entry.completed)), h("td", {}, String(entry.failed))))))
+      : h("p", { class: "muted" }, "No jobs in this range yet."));
+}

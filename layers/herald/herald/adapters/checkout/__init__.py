@@ -1,0 +1,1 @@
+"""The payment processors' checkout-creation APIs (Polar, Paystack)."""

@@ -1,0 +1,29 @@
+"""Composition root of the ConsoleFunction: sign-up, sign-in and sign-out, built once per container.
+
+No tenant state is cached: codes, sessions and tenants are read on every request.
+"""
+
+from __future__ import annotations
+
+from herald.adapters.platform_mail import SesPlatformMail
+from herald.adapters.store.signin_store import DynamoSessions, DynamoSignIn
+from herald.adapters.store.tenant_store import DynamoTenantStore
+from herald.composition.common import foundation
+from herald.composition.process import once
+from herald.services.sessions import SessionAuthenticator
+from herald.services.signin import SignInService
+
+
+class ConsoleServices:
+    def __init__(self) -> None:
+        base = foundation()
+        tenants = DynamoTenantStore(base.table)
+        self.sessions = SessionAuthenticator(DynamoSessions(base.table), tenants)
+        mail = SesPlatformMail(base.clients.sesv2, base.settings.platform_sender)
+        self.signin = SignInService(
+            store=DynamoSignIn(base.table), tenants=tenants, sessions=self.sessions, mail=mail
+        )
+
+
+def console_services() -> ConsoleServices:
+    return once(ConsoleServices)

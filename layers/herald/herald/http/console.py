@@ -1,0 +1,111 @@
+"""The console's side of the HTTP edge: its session cookie, the same-origin proof a state change
+signed in by that cookie must carry, and the security headers of its pages.
+
+A request that presents an API key is authenticated by the key alone, exactly as before; only a
+request without one is looked at for the session cookie. A state-changing request (POST, PUT,
+PATCH, DELETE) authenticated by the cookie must prove it comes from the console's own origin: its
+``Origin`` header equals the origin the request was sent to, or the browser says
+``Sec-Fetch-Site: same-origin``. SameSite=Strict already keeps the cookie off cross-site requests;
+this check also refuses same-site ones from another origin (another port or subdomain).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from aws_lambda_powertools.shared.cookies import Cookie, SameSite
+
+from herald.domain.errors import ErrorCode, HeraldError
+from herald.domain.signin import SESSION_COOKIE, SESSION_TTL_SECONDS
+from herald.http.api_keys import extract_api_key
+from herald.services.callers import Credentials
+
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# The console's pages and assets: scripts and styles only from its own files (no inline script or
+# style, nothing from a third party), never framed, no referrer sent anywhere.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+PAGE_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+
+
+def _headers(event: Mapping[str, Any]) -> dict[str, str]:
+    return {str(name).lower(): str(value) for name, value in (event.get("headers") or {}).items()}
+
+
+def request_origin(event: Mapping[str, Any]) -> str:
+    """The origin the request was sent to (API Gateway puts the scheme in X-Forwarded-Proto)."""
+    headers = _headers(event)
+    host = headers.get("host") or event.get("requestContext", {}).get("domainName", "")
+    return f"{headers.get('x-forwarded-proto', 'https')}://{host}"
+
+
+def same_origin(event: Mapping[str, Any]) -> bool:
+    headers = _headers(event)
+    origin = headers.get("origin")
+    if origin is not None:
+        return origin == request_origin(event)
+    return headers.get("sec-fetch-site") == "same-origin"
+
+
+def require_same_origin(event: Mapping[str, Any]) -> None:
+    if not same_origin(event):
+        raise HeraldError(
+            "This request did not come from the console's own page (Origin does not match).",
+            ErrorCode.CROSS_ORIGIN_REQUEST,
+        )
+
+
+def session_token(event: Mapping[str, Any]) -> str | None:
+    for cookie in event.get("cookies") or []:
+        name, _, value = str(cookie).partition("=")
+        if name.strip() == SESSION_COOKIE and value.strip():
+            return value.strip()
+    return None
+
+
+def _presents_api_key(headers: Mapping[str, str]) -> bool:
+    return "x-api-key" in headers or headers.get("authorization", "").lower().startswith("bearer")
+
+
+def credentials(event: Mapping[str, Any]) -> Credentials:
+    """What the request presents: its API key, else its console session cookie (a state change by
+    cookie must come from the console's own origin)."""
+    headers = _headers(event)
+    token = session_token(event)
+    if token is None or _presents_api_key(headers):
+        return Credentials(api_key=extract_api_key(headers))
+    if str(event.get("requestContext", {}).get("http", {}).get("method", "")).upper() in UNSAFE_METHODS:
+        require_same_origin(event)
+    return Credentials(session_token=token)
+
+
+def signed_in_by_session(event: Mapping[str, Any]) -> bool:
+    return session_token(event) is not None and not _presents_api_key(_headers(event))
+
+
+def session_cookie(token: str, max_age: int = SESSION_TTL_SECONDS) -> Cookie:
+    """HttpOnly (no script reads it), Secure (https only; browsers treat http://127.0.0.1 and
+    localhost as secure contexts, so the local stack keeps the attribute too), SameSite=Strict."""
+    return Cookie(
+        SESSION_COOKIE,
+        token,
+        path="/",
+        secure=True,
+        http_only=True,
+        max_age=max_age,
+        same_site=SameSite.STRICT_MODE,
+    )
+
+
+def cleared_cookie() -> Cookie:
+    """Tells the browser to drop the session cookie at once."""
+    return session_cookie("", max_age=-1)

@@ -1,0 +1,425 @@
+"""The console in a real browser (Playwright driving the OS's Chromium) against the local stack, as a
+person uses it: sign up with the code from the sandbox mailbox, follow an email to its final state,
+retry a failure, upgrade through the sandbox checkout, manage providers and a domain, rotate the key,
+sign out; and the attacks on it (another tenant's job, markup in subjects and payloads, a
+cross-origin POST with the session cookie, reused and guessed codes, a session after sign-out).
+
+One browser and one signed-up tenant: the steps run in order, each continuing where the previous
+one left the account. axe-core checks every page they visit.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+import requests
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
+
+from herald_harness.inbound_samples import resend_event
+from herald_harness.inbound_signers import RESEND_SECRET, resend_headers
+from herald_harness.running_stack import RunningStack
+from herald_harness.tenants import HTTP_TIMEOUT, Tenant
+from tests.e2e.browser import CHROMIUM_ARGS, accessibility_problems, chromium_path, screenshot
+from tests.e2e.clients import finished_job, sandbox, wait_for
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("console")]
+
+XSS_SUBJECT = 'Invoice <script>window.__pwned = 1</script> "><img src=x onerror="window.__pwned = 1">'
+XSS_PAYLOAD = {
+    "note": "<script>window.__pwned = 2</script>",
+    "html": '"><img src=x onerror="window.__pwned = 2">',
+}
+CODE = re.compile(r"Your Herald code: (\d{6})")
+
+
+@dataclass
+class Console:
+    stack: RunningStack
+    context: BrowserContext
+    page: Page
+    email: str
+    tenant: Tenant
+    visited: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def origin(self) -> str:
+        return self.stack.base_url
+
+    def open(self, path: str, heading: str) -> Page:
+        self.page.goto(f"{self.origin}{path}")
+        expect(self.page.get_by_role("heading", name=heading, exact=True).first).to_be_visible()
+        return self.page
+
+    def check_accessibility(self, name: str) -> None:
+        self.visited[name] = accessibility_problems(self.page)
+        assert self.visited[name] == [], name
+
+    def session_token(self) -> str:
+        return next(
+            cookie["value"] for cookie in self.context.cookies() if cookie["name"] == "herald_session"
+        )
+
+
+def latest_code(stack: RunningStack, email: str, after: int = 0) -> str:
+    """The newest sign-in code the sandbox received for ``email`` (from Herald's SES sender)."""
+
+    def newest() -> str | None:
+        messages = sandbox(stack, "messages", to=email, provider="ses")
+        found = CODE.search(messages[-1]["subject"]) if len(messages) > after else None
+        return found.group(1) if found else None
+
+    code: str = wait_for(newest, f"a code for {email}", timeout=20)
+    return code
+
+
+def codes_sent(stack: RunningStack, email: str) -> int:
+    return len(sandbox(stack, "messages", to=email, provider="ses"))
+
+
+# Session-scoped: xdist may run other modules' tests between this module's on the same worker, and
+# the walk must go on with the same browser and the same signed-up tenant.
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    chromium = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    yield chromium
+    chromium.close()
+
+
+@pytest.fixture(scope="session")
+def console(local_stack: RunningStack, browser: Browser) -> Iterator[Console]:
+    """Signs up in the browser: the form, the code from the sandbox mailbox, the first key."""
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    page = context.new_page()
+    page.on("dialog", lambda dialog: dialog.accept())
+    email = f"console-{uuid.uuid4().hex[:8]}@example.com"
+    page.goto(f"{local_stack.base_url}/console/signup")
+    page.get_by_label("Work email").fill(email)
+    page.get_by_label("Account name").fill("Acme Labs")
+    screenshot(page, "signup")
+    page.get_by_role("button", name="Email me a code").click()
+    page.get_by_label("Six-digit code").fill(latest_code(local_stack, email))
+    page.get_by_role("button", name="Continue").click()
+    expect(page.get_by_role("heading", name="Your account is ready")).to_be_visible()
+    api_key = page.locator("[data-secret]").inner_text()
+    assert re.fullmatch(r"hk_[0-9a-f]{64}", api_key)
+    tenant_id = requests.get(
+        f"{local_stack.api_root}/account", headers={"X-API-Key": api_key}, timeout=HTTP_TIMEOUT
+    ).json()["data"]["tenantId"]
+    made = Console(local_stack, context, page, email, Tenant(local_stack.api_root, tenant_id, api_key))
+    made.check_accessibility("first key")
+    page.get_by_role("button", name="Go to the console").click()
+    expect(page.get_by_role("heading", name="Overview")).to_be_visible()
+    yield made
+    context.close()
+
+
+def sign_up_starts_an_httponly_secure_strict_session_scripts_cannot_read(console: Console) -> None:
+    cookie = next(cookie for cookie in console.context.cookies() if cookie["name"] == "herald_session")
+    # Chromium treats http://127.0.0.1 as a secure context: it keeps the Secure cookie locally too.
+    assert (cookie["httpOnly"], cookie["secure"], cookie["sameSite"]) == (True, True, "Strict")
+    assert "herald_session" not in console.page.evaluate("document.cookie")
+    headers = requests.get(f"{console.origin}/console", timeout=HTTP_TIMEOUT).headers
+    policy = headers["Content-Security-Policy"]
+    assert "script-src 'self'" in policy
+    assert "unsafe-inline" not in policy
+    assert "frame-ancestors 'none'" in policy
+
+
+def the_overview_shows_plan_usage_rate_and_the_activity_chart(console: Console) -> None:
+    page = console.open("/console", "Overview")
+    expect(page.get_by_text("Free", exact=True)).to_be_visible()
+    expect(page.get_by_text("0 / 100")).to_be_visible()
+    page.get_by_role("button", name="7 days").click()
+    expect(page.get_by_role("button", name="7 days")).to_have_attribute("aria-pressed", "true")
+    console.check_accessibility("overview")
+
+
+def an_email_sent_through_the_api_appears_in_jobs_with_its_timeline_rendered_inert(
+    console: Console,
+) -> None:
+    job_id = console.tenant.send(
+        "email", {"to": "reader@example.com", "subject": XSS_SUBJECT, "body": "<p>Hi</p>"}
+    )
+    assert finished_job(console.tenant, job_id)["status"] == "completed"
+    page = console.open("/console/jobs", "Jobs")
+    row = page.get_by_role("row").filter(has=page.get_by_role("link", name=re.compile(job_id)))
+    expect(row.get_by_text("completed")).to_be_visible()
+    screenshot(page, "jobs")
+    console.check_accessibility("jobs")
+    row.get_by_role("link").click()
+    expect(page.get_by_text("Attempt 1: delivered via SES")).to_be_visible()
+    # The subject is shown as the text it is: no element, no script ran.
+    expect(page.get_by_text(XSS_SUBJECT, exact=True)).to_be_visible()
+    assert page.locator("img[src='x']").count() == 0
+    assert page.evaluate("window.__pwned") is None
+    screenshot(page, "job-timeline")
+    console.check_accessibility("job")
+    # The day's counters saw it: the overview's chart and the listing's total.
+    page = console.open("/console", "Overview")
+    expect(page.locator(".total").filter(has_text="Completed").locator("dd")).to_have_text("1")
+    screenshot(page, "overview")
+
+
+def a_failed_job_shows_every_attempt_and_retry_queues_it_again_by_keyboard(console: Console) -> None:
+    job_id = console.tenant.send(
+        "email", {"to": "fail-500@example.com", "subject": "Receipt", "body": "<p>x</p>"}
+    )
+    failed = finished_job(console.tenant, job_id)
+    assert failed["status"] == "failed"
+    page = console.open(f"/console/jobs/{job_id}", "Email failed")
+    for attempt in (1, 2, 3):
+        expect(page.get_by_text(f"Attempt {attempt}: failed")).to_be_visible()
+    expect(page.get_by_text("HTTP 500").first).to_be_visible()
+    screenshot(page, "job-failed")
+    tab_to(page, "Retry")
+    page.keyboard.press("Enter")
+    expect(page.get_by_text("Queued again for delivery")).to_be_visible()
+    wait_for(lambda: console.tenant.job(job_id)["attempts"] == 6, "the retry's three more attempts")
+
+
+def a_webhook_payload_with_markup_is_rendered_as_text(console: Console) -> None:
+    url = f"{console.stack.sandbox_url}/hooks/console-xss"
+    job_id = console.tenant.send("webhook", {"url": url, "payload": XSS_PAYLOAD})
+    finished_job(console.tenant, job_id)
+    page = console.open(f"/console/jobs/{job_id}", "Webhook completed")
+    expect(page.locator("pre.payload")).to_contain_text("<script>window.__pwned = 2</script>")
+    assert page.locator("img[src='x']").count() == 0
+    assert page.evaluate("window.__pwned") is None
+
+
+def another_tenants_job_id_in_the_url_is_not_found(console: Console) -> None:
+    other = Tenant(console.stack.api_root, *console.stack.create_tenant(plan="startup", name="Other"))
+    theirs = other.send(
+        "webhook", {"url": f"{console.stack.sandbox_url}/hooks/other", "payload": {"secret": 1}}
+    )
+    page = console.open(f"/console/jobs/{theirs}", "Job not found")
+    assert page.get_by_text('"secret"').count() == 0
+
+
+def upgrading_through_the_sandbox_checkout_moves_the_plan_to_indie(console: Console) -> None:
+    page = console.open("/console/billing", "Billing")
+    console.check_accessibility("billing")
+    page.get_by_role("button", name="Upgrade to Indie").click()
+    expect(page.get_by_role("heading", name="Polar checkout (sandbox)")).to_be_visible()
+    page.get_by_role("button", name="Pay").click()
+    expect(page.get_by_text("Thank you: the payment went through")).to_be_visible()
+    expect(page.locator("[data-plan]")).to_have_text("Indie")
+    screenshot(page, "billing")
+
+
+def providers_are_added_live_checked_and_reordered(console: Console) -> None:
+    page = console.open("/console/providers", "Providers")
+    for provider, secret in (("SENDGRID", None), ("RESEND", RESEND_SECRET)):
+        page.get_by_label("Provider", exact=True).select_option(provider)
+        page.get_by_label("API key (Postmark: server token)").fill(f"sandbox-{uuid.uuid4().hex}")
+        if secret:
+            page.get_by_label("Webhook secret").fill(secret)
+        page.get_by_role("button", name="Check and save").click()
+        expect(page.locator(f"tr[data-provider='{provider}']")).to_be_visible()
+    expect(page.locator("tr[data-provider='RESEND']").get_by_text("set", exact=True)).to_be_visible()
+    page.get_by_label("Provider", exact=True).select_option("POSTMARK")
+    page.get_by_label("API key (Postmark: server token)").fill("not-a-sandbox-token")
+    page.get_by_role("button", name="Check and save").click()
+    expect(page.get_by_role("status")).to_contain_text("POSTMARK")
+    tab_to(page, "Move up: Resend")
+    page.keyboard.press("Enter")
+    expect(page.locator("tbody tr").first).to_have_attribute("data-provider", "RESEND")
+    order = console.tenant.call("GET", "/account/providers").json()["data"]
+    assert [entry["provider"] for entry in order] == ["RESEND", "SENDGRID"]
+    expect(page.get_by_text(f"/webhooks/resend/{console.tenant.tenant_id}")).to_be_visible()
+    screenshot(page, "providers")
+    console.check_accessibility("providers")
+
+
+def a_domain_shows_the_dns_records_each_provider_wants(console: Console) -> None:
+    domain = f"mail.{uuid.uuid4().hex[:8]}.example.com"
+    page = console.open("/console/domains", "Domains")
+    page.get_by_label("Domain").fill(domain)
+    page.get_by_role("button", name="Add domain").click()
+    card = page.locator(f"[data-domain='{domain}']")
+    expect(card.get_by_role("heading", name="SendGrid")).to_be_visible()
+    expect(card.get_by_role("heading", name="Resend")).to_be_visible()
+    assert card.get_by_role("button", name=re.compile("^Copy")).count() >= 4
+    card.get_by_role("button", name="Verify").click()
+    expect(page.locator(f"[data-domain='{domain}'] .badge-verified").first).to_be_visible()
+    screenshot(page, "domains")
+    console.check_accessibility("domains")
+
+
+def rotating_the_api_key_shows_the_new_one_once_and_refuses_the_old(console: Console) -> None:
+    old = console.tenant.api_key
+    page = console.open("/console/keys", "Keys & signing")
+    console.check_accessibility("keys")
+    page.get_by_role("button", name="Rotate API key").click()
+    new = page.locator("[data-secret]").inner_text()
+    assert re.fullmatch(r"hk_[0-9a-f]{64}", new)
+    assert new != old
+    assert console.tenant.call("GET", "/account").status_code == 401
+    console.tenant = Tenant(console.tenant.api_root, console.tenant.tenant_id, new)
+    assert console.tenant.call("GET", "/account").status_code == 200
+    # Without grace every session ended; this browser got a new one with the rotation.
+    console.open("/console/suppressions", "Suppressions")
+    console.check_accessibility("suppressions")
+
+
+def a_cross_origin_post_with_the_session_cookie_changes_nothing(console: Console) -> None:
+    # Another origin on the same host is the same site, so the Strict cookie goes along; the
+    # Origin check refuses it. A no-cors "simple" request is one a real page could send.
+    page = console.context.new_page()
+    page.goto(f"{console.stack.sandbox_url}/_sandbox/checkouts")  # a page of another origin, no CSP
+    page.evaluate(
+        """url => fetch(url, {method: "POST", mode: "no-cors", credentials: "include",
+                             headers: {"Content-Type": "text/plain"}, body: '{"graceSeconds": 0}'})
+                 .then(() => "sent")""",
+        f"{console.origin}/api/v1/account/api-key/rotate",
+    )
+    page.close()
+    assert console.tenant.call("GET", "/account").status_code == 200
+    forged = console.context.request.post(
+        f"{console.origin}/api/v1/account/webhook-secret", headers={"Origin": "https://evil.example"}
+    )
+    assert (forged.status, forged.json()["code"]) == (403, "cross_origin_request")
+
+
+def a_session_after_sign_out_is_refused(console: Console) -> None:
+    token = console.session_token()
+    console.open("/console", "Overview").get_by_role("button", name="Sign out").click()
+    expect(console.page.get_by_role("heading", name="Sign in to Herald")).to_be_visible()
+    console.check_accessibility("sign in")
+    answer = requests.get(
+        f"{console.stack.api_root}/account", cookies={"herald_session": token}, timeout=HTTP_TIMEOUT
+    )
+    assert (answer.status_code, answer.json()["code"]) == (401, "invalid_session")
+
+
+def signing_in_by_keyboard_and_codes_that_are_reused_or_guessed_are_refused(console: Console) -> None:
+    page = console.page
+    verify = f"{console.origin}/api/v1/signin/verify"
+    same_origin = {"Origin": console.origin}
+    sent = codes_sent(console.stack, console.email)
+    page.goto(f"{console.origin}/console/signin")
+    expect(page.get_by_label("Work email")).to_be_focused()
+    page.keyboard.type(console.email)
+    page.keyboard.press("Enter")
+    code = latest_code(console.stack, console.email, after=sent)
+    expect(page.get_by_label("Six-digit code")).to_be_focused()
+    page.keyboard.type(code)
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Overview")).to_be_visible()
+    reused = console.context.request.post(
+        verify, headers=same_origin, data={"email": console.email, "code": code}
+    )
+    assert (reused.status, reused.json()["code"]) == (401, "invalid_code")
+    # A fresh code, guessed five times: locked, so even the right code no longer works.
+    sent = codes_sent(console.stack, console.email)
+    console.context.request.post(
+        f"{console.origin}/api/v1/signin", headers=same_origin, data={"email": console.email}
+    )
+    right = latest_code(console.stack, console.email, after=sent)
+    wrong = [f"{(int(right) + offset) % 1_000_000:06d}" for offset in range(1, 6)]
+    answers = [
+        console.context.request.post(
+            verify, headers=same_origin, data={"email": console.email, "code": guess}
+        )
+        for guess in wrong
+    ]
+    assert [answer.status for answer in answers] == [401] * 5
+    assert "locked" in answers[-1].json()["error"]
+    locked = console.context.request.post(
+        verify, headers=same_origin, data={"email": console.email, "code": right}
+    )
+    assert (locked.status, locked.json()["code"]) == (401, "invalid_code")
+
+
+def a_bounce_the_provider_reports_shows_in_the_timeline_and_the_suppression_can_be_removed(
+    console: Console,
+) -> None:
+    to = f"bounced-{uuid.uuid4().hex[:8]}@example.com"
+    job_id = console.tenant.send("email", {"to": to, "subject": "Welcome", "body": "<p>Hi</p>"})
+    delivered = finished_job(console.tenant, job_id)
+    assert delivered["deliveryLogs"][-1]["usedProvider"] == "RESEND", (
+        delivered["errorMessage"],
+        delivered["deliveryLogs"],
+    )
+    body = resend_event("resend-bounced", tenant_id=console.tenant.tenant_id, job_id=job_id, to=to)
+    headers = resend_headers(body, int(time.time()), f"msg_{uuid.uuid4().hex}")
+    reported = requests.post(
+        f"{console.stack.api_root}/webhooks/resend/{console.tenant.tenant_id}",
+        data=body,
+        headers=headers,
+        timeout=HTTP_TIMEOUT,
+    )
+    assert reported.status_code == 200, reported.text
+    page = console.open(f"/console/jobs/{job_id}", "Email completed")
+    expect(page.get_by_text("RESEND reported: bounced")).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^Recipient suppressed"))).to_be_visible()
+    page = console.open("/console/suppressions", "Suppressions")
+    page.get_by_role("button", name=f"Remove {to} from the suppression list").click()
+    expect(page.get_by_text(f"{to} can receive mail again")).to_be_visible()
+    assert console.tenant.call("GET", "/account/suppressions").json()["data"] == []
+
+
+def every_page_visited_had_no_serious_or_critical_accessibility_violation(console: Console) -> None:
+    assert set(console.visited) >= {
+        "overview",
+        "jobs",
+        "job",
+        "providers",
+        "domains",
+        "keys",
+        "billing",
+        "sign in",
+    }
+    assert {page: problems for page, problems in console.visited.items() if problems} == {}
+
+
+def tab_to(page: Page, name: str, limit: int = 80) -> None:
+    """Moves the keyboard focus with Tab to the control named ``name`` (its label or text)."""
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        focused = page.evaluate(
+            "() => { const e = document.activeElement; return e && (e.getAttribute('aria-label') || e.textContent.trim()); }"
+        )
+        if focused == name:
+            return
+        time.sleep(0.01)
+    pytest.fail(f"{name} cannot be reached with Tab")
+
+
+# xdist may hand a module's tests to either worker (each with a stack of its own), and the walk's
+# steps build on each other (the upgrade before the providers, the rotation before the sign-out):
+# so the walk is one test, each step a function named for what it checks.
+WALK = (
+    sign_up_starts_an_httponly_secure_strict_session_scripts_cannot_read,
+    the_overview_shows_plan_usage_rate_and_the_activity_chart,
+    an_email_sent_through_the_api_appears_in_jobs_with_its_timeline_rendered_inert,
+    a_failed_job_shows_every_attempt_and_retry_queues_it_again_by_keyboard,
+    a_webhook_payload_with_markup_is_rendered_as_text,
+    another_tenants_job_id_in_the_url_is_not_found,
+    upgrading_through_the_sandbox_checkout_moves_the_plan_to_indie,
+    providers_are_added_live_checked_and_reordered,
+    a_domain_shows_the_dns_records_each_provider_wants,
+    rotating_the_api_key_shows_the_new_one_once_and_refuses_the_old,
+    a_cross_origin_post_with_the_session_cookie_changes_nothing,
+    a_session_after_sign_out_is_refused,
+    signing_in_by_keyboard_and_codes_that_are_reused_or_guessed_are_refused,
+    a_bounce_the_provider_reports_shows_in_the_timeline_and_the_suppression_can_be_removed,
+    every_page_visited_had_no_serious_or_critical_accessibility_violation,
+)
+
+
+def test_a_person_walks_the_console_and_every_attack_on_it_fails(console: Console) -> None:
+    for step in WALK:
+        step(console)
