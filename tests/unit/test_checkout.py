@@ -95,7 +95,10 @@ def test_a_paying_tenant_changes_plans_in_the_processors_portal(rig: Rig) -> Non
         "The account pays for a subscription already; change it in the processor's customer portal.",
     )
     same = rig.refused(Plan.INDIE, None)
-    assert (same.code, same.message) == (ErrorCode.ALREADY_SUBSCRIBED, "The account is on the indie plan already.")
+    assert (same.code, same.message) == (
+        ErrorCode.ALREADY_SUBSCRIBED,
+        "The account is on the indie plan already.",
+    )
 
 
 def test_a_processor_that_cannot_answer_is_reported(rig: Rig) -> None:

@@ -54,7 +54,9 @@ class CheckoutService:
 
     def start(self, tenant: TenantContext, plan: Plan, processor: Processor | None, console_url: str) -> str:
         if tenant.plan == plan.value:
-            raise HeraldError(f"The account is on the {plan.value} plan already.", ErrorCode.ALREADY_SUBSCRIBED)
+            raise HeraldError(
+                f"The account is on the {plan.value} plan already.", ErrorCode.ALREADY_SUBSCRIBED
+            )
         seller, key = self._seller(plan, processor)
         profile = self._tenants.profile(tenant.tenant_id)
         if profile.billing_status is not None:
