@@ -25,6 +25,7 @@ from typing import Any
 from bench.call_observers import CallCounter, CallRecorder
 from bench.capacity import TableSchema
 from bench.day_counts import CONSOLE_VIEW, LISTING, console_reads, deliver_for_tenants
+from bench.samples import ORDER_EMAIL_HTML, ORDER_EVENT
 from bench.table_meter import TableMeter
 from herald.services.tenants import IssuedKey
 from herald_harness.in_moto import ApiAnswer, HeraldInMoto, LambdaContext, client
@@ -49,8 +50,6 @@ EMAIL_QUEUE = "EmailNormalQueueUrl"
 WEBHOOK_QUEUE = "WebhookNormalQueueUrl"
 PROVIDER = "SENDGRID"
 SANDBOX_KEY = "sandbox-bench-key"  # the provider sandbox accepts keys that begin with "sandbox-"
-EMAIL_BODY = "<p>" + "x" * 900 + "</p>"
-WEBHOOK_DATA = "y" * 900  # a 1 KB webhook: ~0.95 KB of JSON payload plus the URL
 # Every provider answers 500: a transient failure, so the pass is retried (or, on the last attempt,
 # the job fails and is dead-lettered).
 FAILING_RECIPIENT = "fail-500@example.com"
@@ -222,10 +221,10 @@ class Rig:
         return jobs
 
     def email(self, recipient: str = "someone@example.com") -> dict[str, Any]:
-        return {"to": recipient, "subject": "Bench", "body": EMAIL_BODY}
+        return {"to": recipient, "subject": "Your order SO-2026-118734", "body": ORDER_EMAIL_HTML}
 
     def webhook(self) -> dict[str, Any]:
-        return {"url": self.hook_url, "payload": {"event": "bench", "data": WEBHOOK_DATA}}
+        return {"url": self.hook_url, "payload": ORDER_EVENT}
 
     def body(self, route: str) -> dict[str, Any]:
         return self.email() if route == "email" else self.webhook()

@@ -65,9 +65,8 @@ class DynamoJobStore:
             type=job.channel.value,
             priority=job.priority,
             max_attempts=job.max_attempts,
-            created_at=job.created_at,
-            payload=request_document(job.request),
-            body_hash=job.body_hash,
+            request=request_document(job.request),
+            body_digest=_digest(job.body_hash),
             expires_at=job.expires_at,
             gsi1pk=jobs_gsi_pk(job.tenant_id),
             gsi1sk=job_sort_key(job.created_at, job.job_id),
@@ -89,7 +88,7 @@ class DynamoJobStore:
             except DoesNotExist:
                 # Expired between the put and this read: the client's retry will be accepted.
                 return DependencyError("job table write failed: concurrent expiry")
-        return DuplicateRequest(job.job_id, existing.body_hash == job.body_hash)
+        return DuplicateRequest(job.job_id, existing.body_digest == _digest(job.body_hash))
 
     # ------------------------------------------------------------ reads
 
@@ -221,6 +220,11 @@ class DynamoJobStore:
         except ConditionFailed:
             return None
         return state_of(None, item)
+
+
+def _digest(body_hash: str | None) -> bytes | None:
+    """The stored half of a request's hex SHA-256."""
+    return bytes.fromhex(body_hash)[:16] if body_hash else None
 
 
 def status_item(table: Table, tenant_id: str, job_id: str) -> JobStatusItem:
