@@ -18,6 +18,7 @@ import zlib
 from typing import Any
 
 from pynamodb.attributes import (
+    Attribute,
     BinaryAttribute,
     BooleanAttribute,
     DiscriminatorAttribute,
@@ -26,6 +27,7 @@ from pynamodb.attributes import (
     NumberAttribute,
     UnicodeAttribute,
 )
+from pynamodb.constants import BINARY
 from pynamodb.indexes import GlobalSecondaryIndex, IncludeProjection
 from pynamodb.models import Model
 
@@ -93,13 +95,12 @@ class HeraldItem(Model):
 # ---------------------------------------------------------------- tenants and keys
 
 
-class DeflatedJSONAttribute(BinaryAttribute):
+class DeflatedJSONAttribute(Attribute[Any]):
     """A JSON document stored as compact, deflated UTF-8. A request's text (HTML mail, JSON events)
     shrinks to about half, so a 1 KB request fits its item in one write unit, and DynamoDB bills
     binary values by their raw length."""
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(legacy_encoding=False, **kwargs)
+    attr_type = BINARY
 
     def serialize(self, value: Any) -> bytes:
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
