@@ -176,14 +176,14 @@ def test_the_indexes_project_only_what_never_changes_and_the_models_say_the_same
     """An index entry is rewritten whenever a projected attribute changes: both indexes project only
     attributes written once, so a status write never costs an index write (except gsi2's one entry,
     written with the outcome). The PynamoDB models must declare the template's projections."""
-    from herald.adapters.store.models import FINISHED_INDEX_ATTRIBUTES, JOBS_INDEX_ATTRIBUTES
+    from herald.adapters.store.models import FAILED_INDEX_ATTRIBUTES, JOBS_INDEX_ATTRIBUTES
 
     projections = {
         index["IndexName"]: index["Projection"]
         for index in template["Resources"]["HeraldTable"]["Properties"]["GlobalSecondaryIndexes"]
     }
     assert projections["gsi1"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": JOBS_INDEX_ATTRIBUTES}
-    assert projections["gsi2"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": FINISHED_INDEX_ATTRIBUTES}
+    assert projections["gsi2"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": FAILED_INDEX_ATTRIBUTES}
     assert "status" not in JOBS_INDEX_ATTRIBUTES
     assert "attempts" not in JOBS_INDEX_ATTRIBUTES
 

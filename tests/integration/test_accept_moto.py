@@ -425,6 +425,10 @@ def test_a_1_kb_request_is_accepted_with_three_write_units(
     """The usage counter, the job item (its request deflated to well under 1 KB) and its listing
     entry: one unit each."""
     key = herald.new_key()
+    # The tenant's first request of an hour also moves its counter's entry in the active-tenants
+    # index (once an hour); the steady state is measured.
+    first = {name: value for name, value in body.items() if name != "idempotencyKey"}
+    assert herald.api("POST", f"/api/v1/notifications/{route}", first, key=key).status == 202
     meter = TableMeter(table_schemas(load_template(project_root() / "template.yaml")), client("dynamodb"))
     with observing(meter):
         assert herald.api("POST", f"/api/v1/notifications/{route}", body, key=key).status == 202

@@ -17,6 +17,11 @@ from herald.domain.clock import parse_iso
 from herald.domain.jobs import JobStatus
 from herald.domain.records import JobState
 
+# The sweeper's schedule (template.yaml: SweeperFunction, every five minutes). Each run reads the
+# jobs created in one slice of this width at each checkpoint age, so every job is read a few times
+# in its life, not on every run.
+SLICE = timedelta(minutes=5)
+
 # A job the sweeper re-queued this often without a worker finishing it is failed instead (with a
 # dead-letter copy): something about it keeps it from being delivered, and an operator must look.
 MAX_REQUEUES = 3
@@ -46,3 +51,27 @@ def stuck_reason(requeues: int) -> str:
         f"Not delivered: the sweeper re-queued this job {requeues} times and no worker finished it; "
         "an operator has its dead-letter copy."
     )
+
+
+def checkpoints(stuck_after: timedelta, window: timedelta) -> list[timedelta]:
+    """The ages at which a job is looked at: when it could first be stuck, then twice as old each
+    time, up to the window (a job that got stuck after a retry is caught at the next one)."""
+    ages = [stuck_after]
+    while ages[-1] * 2 < window:
+        ages.append(ages[-1] * 2)
+    return [*ages, window] if window > stuck_after else ages
+
+
+def slices(now: datetime, stuck_after: timedelta, window: timedelta) -> list[tuple[datetime, datetime]]:
+    """[from, until) creation-time ranges this run reads: one ``SLICE`` per checkpoint, aligned so
+    that runs ``SLICE`` apart read adjacent ranges and no job falls between two runs."""
+    ranges = []
+    for age in checkpoints(stuck_after, window):
+        until = _floor(now - age)
+        ranges.append((until - SLICE, until))
+    return ranges
+
+
+def _floor(moment: datetime) -> datetime:
+    step = int(SLICE.total_seconds())
+    return datetime.fromtimestamp(int(moment.timestamp()) // step * step, tz=moment.tzinfo)

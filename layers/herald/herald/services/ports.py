@@ -188,6 +188,9 @@ class DeliveryStore(Protocol):
 class SweepStore(Protocol):
     """What the sweeper reads and writes: unfinished jobs of a time range, through the indexes."""
 
+    def active_tenants(self, since: datetime) -> Iterator[str]:
+        """Every tenant that accepted a job at or after ``since`` (and maybe a few more)."""
+
     def unfinished(self, tenant_id: str, created_from: str, created_until: str) -> list[JobState]:
         """The tenant's jobs created in [from, until) that are neither completed nor failed."""
 

@@ -29,7 +29,7 @@ from herald.adapters.store.keys import (
     STATUS_SK,
     decode_cursor,
     encode_cursor,
-    finished_jobs_gsi_pk,
+    failed_jobs_gsi_pk,
     job_ids,
     job_pk,
     job_sort_key,
@@ -39,7 +39,7 @@ from herald.adapters.store.models import HeraldItem, JobItem, JobStatusItem
 from herald.adapters.store.table import Table
 from herald.domain.errors import DependencyError
 from herald.domain.job_messages import JobMessage
-from herald.domain.jobs import FINAL_STATUSES, Channel, JobStatus
+from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import request_document
 from herald.domain.records import JobPage, JobState, JobView, NewJob
 from herald.services.ports import DuplicateRequest
@@ -117,13 +117,15 @@ class DynamoJobStore:
         )
         if status is None:
             return self._all(query)
-        if status in FINAL_STATUSES:
-            return self._finished(query, status)
+        if status is JobStatus.FAILED:
+            return self._failed(query)
+        if status is JobStatus.COMPLETED:
+            return self._completed(query)
         return self._in_flight(query, status)
 
-    def _finished(self, query: _ListQuery, status: JobStatus) -> JobPage:
-        index = self._table.item.finished
-        partition = finished_jobs_gsi_pk(query.tenant_id, status.value)
+    def _failed(self, query: _ListQuery) -> JobPage:
+        index = self._table.item.failed
+        partition = failed_jobs_gsi_pk(query.tenant_id)
         with translated("job index read"):
             entries = query.page(_newest_first(index, partition, HeraldItem.gsi2sk, query, query.wanted))
         states = [state_of(None, entry) for entry in entries if isinstance(entry, JobStatusItem)]
@@ -136,6 +138,31 @@ class DynamoJobStore:
         with translated("job index read"):
             entries = query.page(_newest_first(index, partition, HeraldItem.gsi1sk, query, query.wanted))
         return JobPage(tuple(states_of(self._table, entries)), None, query.cursor_after(entries, "gsi1sk"))
+
+    def _completed(self, query: _ListQuery) -> JobPage:
+        """Completed jobs are most jobs, and have no index of their own (it would cost a write unit
+        per delivery): the newest jobs are read in chunks of status items until the page is full,
+        within ``IN_FLIGHT_SCAN_BUDGET``. The total comes from the day counters."""
+        matches: list[JobState] = []
+        keys: list[str] = []
+        with translated("job index read"):
+            entries = _newest_first(
+                self._table.item.by_tenant,
+                jobs_gsi_pk(query.tenant_id),
+                HeraldItem.gsi1sk,
+                query,
+                IN_FLIGHT_SCAN_BUDGET,
+            )
+            for chunk in _chunks(entries, min(_BATCH_GET, max(query.wanted, 1))):
+                for entry, state in zip(chunk, states_of(self._table, chunk), strict=True):
+                    if state.status is JobStatus.COMPLETED:
+                        matches.append(state)
+                        keys.append(str(entry.gsi1sk))
+                if len(matches) >= query.wanted:
+                    break
+        page = matches[query.skip : query.skip + query.limit]
+        full = len(page) == query.limit
+        return JobPage(tuple(page), None, encode_cursor(keys[query.skip + query.limit - 1]) if full else None)
 
     def _in_flight(self, query: _ListQuery, status: JobStatus) -> JobPage:
         """Pending or processing jobs: no index holds them, so the newest jobs are read in pages of
@@ -185,7 +212,7 @@ class DynamoJobStore:
             JobStatusItem.status.set(JobStatus.FAILED.value),
             JobStatusItem.error_message.set(reason),
             JobStatusItem.completed_at.set(failed_at),
-            *finished_index(message.tenant_id, message.job_id, message.created_at, JobStatus.FAILED),
+            *failed_index(message.tenant_id, message.job_id, message.created_at),
         ]
         pending = JobStatusItem.pk.does_not_exist() | (JobStatusItem.status == JobStatus.PENDING.value)
         with translated("job table write"):
@@ -243,10 +270,10 @@ def status_defaults(channel: Channel, priority: int, created_at: str | None, max
     ]
 
 
-def finished_index(tenant_id: str, job_id: str, created_at: str | None, status: JobStatus) -> list[Any]:
-    """The gsi2 entry of a finished job (written once, with the outcome)."""
+def failed_index(tenant_id: str, job_id: str, created_at: str | None) -> list[Any]:
+    """The gsi2 entry of a failed job (written once, with the failure; a retry removes it)."""
     return [
-        JobStatusItem.gsi2pk.set(finished_jobs_gsi_pk(tenant_id, status.value)),
+        JobStatusItem.gsi2pk.set(failed_jobs_gsi_pk(tenant_id)),
         JobStatusItem.gsi2sk.set(job_sort_key(created_at or "", job_id)),
     ]
 

@@ -20,9 +20,11 @@
     BILLING#<processor>#<ref>   LINK                 a processor's customer or subscription -> tenant
     ALERTS#<windowStart>        ALERTS               job alerts sent in a ten-minute window (rate limit)
 
-Indexes: gsi1 lists a tenant's jobs newest first (JOBS#<tenantId>, createdAt#jobId) and the
-operator's tenants (TENANTS, createdAt#tenantId); gsi2 lists a tenant's finished jobs by outcome
-(JOBS#<tenantId>#completed|failed, createdAt#jobId). The job id sits inside the job's partition key
+Indexes: gsi1 lists a tenant's jobs newest first (JOBS#<tenantId>, createdAt#jobId), the
+operator's tenants (TENANTS, createdAt#tenantId) and the tenants active lately (ACTIVE#<hour>,
+tenantId: a counter item's entry, moved once an hour by the accept path's counter write); gsi2 lists a tenant's failed jobs
+(JOBS#<tenantId>#failed, createdAt#jobId); completed jobs, most of them, have no entry of their own
+(it would cost a write unit per delivery) and are listed from gsi1 and their status items. The job id sits inside the job's partition key
 next to the tenant id, so a lookup with another tenant's id cannot find the job: isolation by
 construction, not by an extra check.
 """
@@ -32,7 +34,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from datetime import date
+from datetime import date, datetime
 
 PROFILE_SK = "PROFILE"
 KEY_SK = "KEY"
@@ -114,6 +116,10 @@ def usage_pk(tenant_id: str) -> str:
     return f"USAGE#{tenant_id}"
 
 
+def tenant_id_of_usage(pk: str) -> str:
+    return pk.removeprefix("USAGE#")
+
+
 PERIOD_SK_PREFIX = "PERIOD#"
 DAY_SK_PREFIX = "DAY#"
 
@@ -146,8 +152,18 @@ def jobs_gsi_pk(tenant_id: str) -> str:
     return f"JOBS#{tenant_id}"
 
 
-def finished_jobs_gsi_pk(tenant_id: str, status: str) -> str:
-    return f"JOBS#{tenant_id}#{status}"
+def failed_jobs_gsi_pk(tenant_id: str) -> str:
+    return f"JOBS#{tenant_id}#failed"
+
+
+def active_gsi_pk(hour: str) -> str:
+    """The gsi1 partition of the counter items of the tenants whose last accepted job came in that
+    hour (``YYYYMMDDHH``, UTC): the sweeper's list of who may have recent jobs."""
+    return f"ACTIVE#{hour}"
+
+
+def active_hour(moment: datetime) -> str:
+    return moment.strftime("%Y%m%d%H")
 
 
 def job_sort_key(created_at: str, job_id: str) -> str:

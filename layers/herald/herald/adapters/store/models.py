@@ -33,7 +33,7 @@ from pynamodb.models import Model
 
 # What gsi1 and gsi2 carry besides the keys; the template's projections say the same.
 JOBS_INDEX_ATTRIBUTES = ["kind", "type", "priority", "maxAttempts", "createdAt"]
-FINISHED_INDEX_ATTRIBUTES = [
+FAILED_INDEX_ATTRIBUTES = [
     "kind",
     "type",
     "status",
@@ -58,12 +58,12 @@ class ByTenantIndex(GlobalSecondaryIndex["HeraldItem"]):
     gsi1sk = UnicodeAttribute(range_key=True)
 
 
-class FinishedJobsIndex(GlobalSecondaryIndex["HeraldItem"]):
-    """gsi2: a tenant's finished jobs by outcome, newest first; an entry is written once, at the end."""
+class FailedJobsIndex(GlobalSecondaryIndex["HeraldItem"]):
+    """gsi2: a tenant's failed jobs, newest first; an entry is written once, with the failure."""
 
     class Meta:
         index_name = "gsi2"
-        projection = IncludeProjection(FINISHED_INDEX_ATTRIBUTES)
+        projection = IncludeProjection(FAILED_INDEX_ATTRIBUTES)
 
     gsi2pk = UnicodeAttribute(hash_key=True)
     gsi2sk = UnicodeAttribute(range_key=True)
@@ -89,7 +89,7 @@ class HeraldItem(Model):
     # Epoch seconds; the table's TTL attribute. TTL deletion is lazy, so readers also check times.
     expires_at = NumberAttribute(null=True, attr_name="expiresAt")
     by_tenant = ByTenantIndex()
-    finished = FinishedJobsIndex()
+    failed = FailedJobsIndex()
 
 
 # ---------------------------------------------------------------- tenants and keys
