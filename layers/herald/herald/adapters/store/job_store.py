@@ -4,10 +4,11 @@ DynamoDB calls per operation (measured by the benchmark):
 - insert: 1 conditional PutItem of the request item (its id derives from the idempotency key, so the
   put is the idempotency guard); a duplicate adds 1 consistent GetItem to tell 409 from 422;
 - get: 1 Query (request, status and events share a partition);
-- list: 1 Query of an index page + 1 BatchGetItem of the page's status items; finished statuses are
-  served by gsi2 directly; in-flight statuses (pending, processing) scan the newest jobs within a
-  budget. ``pagination.total`` comes from the day counters (``activity_store``), except for
-  in-flight statuses, whose scan counts them;
+- list: 1 Query of an index page + 1 BatchGetItem of the page's status items; failed jobs are
+  served by gsi2 directly; completed ones read the newest jobs' status items until the page is full;
+  in-flight statuses (pending, processing) scan the newest jobs within a budget. ``pagination.total``
+  comes from the day counters (``activity_store``), except for in-flight statuses, whose scan
+  counts them;
 - enqueue failure / retry: 1 conditional UpdateItem of the status item;
 - owner (the operator's lookup by job id alone): 1 BatchGetItem of request keys per 100 tenants.
 """
