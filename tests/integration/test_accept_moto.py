@@ -368,6 +368,10 @@ def test_the_quota_reset_function_run_twice_gives_the_same_state(herald: HeraldI
     assert first["outcomes"].get("lapsed") == 1
     assert "lapsed" not in second["outcomes"]
     assert "advanced" not in second["outcomes"]
+    # Neither tenant is due again before its new period ends.
+    assert not {lapsing.tenant_id, free.tenant_id} & {
+        profile.tenant_id for profile in DynamoTenantStore(herald.table).due_for_reset(datetime.now(UTC))
+    }
     assert {t: _profile(herald, t) for t in profiles} == profiles
     assert profiles[lapsing.tenant_id].plan == "free"
     assert profiles[free.tenant_id].period_end is not None

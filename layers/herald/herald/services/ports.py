@@ -229,6 +229,9 @@ class TenantStore(Protocol):
 
     def create(self, profile: TenantProfile) -> None: ...
 
+    def due_for_reset(self, now: datetime) -> Iterator[TenantProfile]:
+        """The tenants whose period ended or whose paid plan's grace ended by ``now``."""
+
     def all_profiles(self) -> Iterator[TenantProfile]: ...
 
     def tenant_ids(self) -> Iterator[str]:

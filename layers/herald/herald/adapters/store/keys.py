@@ -23,7 +23,8 @@
 Indexes: gsi1 lists a tenant's jobs newest first (JOBS#<tenantId>, createdAt#jobId), the
 operator's tenants (TENANTS, createdAt#tenantId) and the tenants active lately (ACTIVE#<hour>,
 tenantId: a counter item's entry, moved once an hour by the accept path's counter write); gsi2 lists a tenant's failed jobs
-(JOBS#<tenantId>#failed, createdAt#jobId); completed jobs, most of them, have no entry of their own
+(JOBS#<tenantId>#failed, createdAt#jobId) and the tenants by when the quota reset next has
+something to do for them (RESETS, due#tenantId); completed jobs, most of them, have no entry of their own
 (it would cost a write unit per delivery) and are listed from gsi1 and their status items. The job id sits inside the job's partition key
 next to the tenant id, so a lookup with another tenant's id cannot find the job: isolation by
 construction, not by an extra check.
@@ -45,6 +46,7 @@ SEEN_SK = "SEEN"
 LINK_SK = "LINK"
 ALERTS_SK = "ALERTS"
 TENANTS_GSI_PK = "TENANTS"
+RESETS_GSI_PK = "RESETS"
 _EVENT_PREFIX = "EVENT#"
 # createdAt (ISO-8601 ms, UTC) # job id: what a list cursor may point at.
 _JOB_SORT_KEY = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z#[0-9a-f-]{36}$")
@@ -172,6 +174,10 @@ def job_sort_key(created_at: str, job_id: str) -> str:
 
 def tenant_sort_key(created_at: str, tenant_id: str) -> str:
     return f"{created_at}#{tenant_id}"
+
+
+def reset_sort_key(due: str, tenant_id: str) -> str:
+    return f"{due}#{tenant_id}"
 
 
 def encode_cursor(sort_key: str) -> str:
