@@ -24,7 +24,14 @@ from typing import Any
 
 from bench.call_observers import CallCounter, CallRecorder
 from bench.capacity import TableSchema
-from bench.day_counts import CONSOLE_VIEW, LISTING, console_reads, deliver_for_tenants
+from bench.day_counts import (
+    CONSOLE_VIEW,
+    HISTORY_SIZES,
+    LISTING,
+    console_reads,
+    deliver_for_tenants,
+    status_poll,
+)
 from bench.samples import ORDER_EMAIL_HTML, ORDER_EVENT
 from bench.table_meter import TableMeter
 from herald.services.tenants import IssuedKey
@@ -515,29 +522,32 @@ SCENARIOS: tuple[Scenario, ...] = (
         deliver_for_tenants(5),
         "the day counters' worst case: no two jobs of a batch share a tenant-day",
     ),
-    Scenario(
-        "console_view_10",
-        "a console overview and its jobs page, 10 jobs of history",
-        console_reads(10, CONSOLE_VIEW),
-        "per view: GET account, activity (30 days), jobs (20)",
+    *(
+        Scenario(
+            f"console_view_{jobs}",
+            f"a console overview and its jobs page, {jobs:,} jobs of history".replace(",", " "),
+            console_reads(jobs, CONSOLE_VIEW),
+            "per view: GET account, activity (30 days), jobs (20)",
+        )
+        for jobs in HISTORY_SIZES
     ),
-    Scenario(
-        "console_view_10000",
-        "a console overview and its jobs page, 10 000 jobs of history",
-        console_reads(10_000, CONSOLE_VIEW),
-        "per view: the same reads as with 10 jobs",
+    *(
+        Scenario(
+            f"listing_{jobs}",
+            f"a job listing with its total, {jobs:,} jobs of history".replace(",", " "),
+            console_reads(jobs, (LISTING,)),
+            "per request: the total comes from the day counters, not a COUNT",
+        )
+        for jobs in HISTORY_SIZES
     ),
-    Scenario(
-        "listing_10",
-        "a job listing with its total, 10 jobs of history",
-        console_reads(10, (LISTING,)),
-        "per request",
-    ),
-    Scenario(
-        "listing_10000",
-        "a job listing with its total, 10 000 jobs of history",
-        console_reads(10_000, (LISTING,)),
-        "per request: the total comes from the day counters, not a COUNT",
+    *(
+        Scenario(
+            f"status_poll_{jobs}",
+            f"a status poll of one job, {jobs:,} jobs of history".replace(",", " "),
+            status_poll(jobs),
+            "per request: one Query of the job's own partition",
+        )
+        for jobs in HISTORY_SIZES
     ),
 )
 
