@@ -14,9 +14,9 @@ from typing import Any
 
 from herald.domain.addresses import canonical_address
 from herald.domain.api_keys import hash_api_key
-from herald.domain.billing import reset_due
 from herald.domain.clock import iso, parse_iso
 from herald.domain.errors import DependencyError
+from herald.domain.plans import reset_due
 from herald.domain.providers import ProviderName
 from herald.domain.records import (
     ACTIVE,
@@ -136,7 +136,10 @@ class FakeTenantTable:
 
     def due_for_reset(self, now: datetime) -> Iterator[TenantProfile]:
         self.reset_reads = [
-            profile for profile in self.all_profiles() if parse_iso(reset_due(profile)) <= now
+            profile
+            for profile in self.all_profiles()
+            if parse_iso(reset_due(profile.plan, profile.paid_until, profile.period_end, profile.created_at))
+            <= now
         ]
         yield from self.reset_reads
 

@@ -20,7 +20,7 @@ from enum import StrEnum
 
 from herald.domain.clock import iso, parse_iso
 from herald.domain.inbound import Processor, SubscriptionChange, SubscriptionEvent
-from herald.domain.plans import PAYMENT_GRACE, Plan, add_months
+from herald.domain.plans import Plan, add_months
 from herald.domain.records import TenantProfile
 
 
@@ -144,13 +144,3 @@ def _same_subscription(event: SubscriptionEvent, current: Billing) -> bool:
     """Whether the event may concern the subscription the tenant pays with (unknown ids never block)."""
     reported = subscription_key(event.processor, event.subscription_ref)
     return current.subscription is None or reported is None or reported == current.subscription
-
-
-def reset_due(profile: TenantProfile) -> str:
-    """When the quota reset next has something to do for a tenant: the end of its recorded period,
-    or the end of a paid plan's grace, whichever comes first (a tenant whose period was never
-    recorded is due at once)."""
-    moments = [profile.period_end or profile.created_at]
-    if profile.plan != Plan.FREE and profile.paid_until is not None:
-        moments.append(iso(parse_iso(profile.paid_until) + PAYMENT_GRACE))
-    return min(moments, key=parse_iso)

@@ -39,15 +39,15 @@ from herald.adapters.store.models import (
     TenantItem,
 )
 from herald.adapters.store.table import Table
-from herald.domain.billing import reset_due
 from herald.domain.clock import epoch_seconds, iso
+from herald.domain.plans import reset_due
 from herald.domain.records import ApiKeyRecord, TenantProfile, TenantRecords
 from herald.domain.signin import address_key
 from herald.services.ports import KeyChanged, ProfileChanged, TenantNotFound
 
 # TTL removes a rotated-out key's record a day after its grace ends (auth checks validUntil itself).
 GRACE_TTL_MARGIN = 24 * 3600
-# The fields the quota reset's due time derives from (``herald.domain.billing.reset_due``).
+# The fields the quota reset's due time derives from (``herald.domain.plans.reset_due``).
 _RESET_FIELDS = {"plan", "paid_until", "period_end"}
 # Profile fields an operator or a payment may change, by domain name.
 _PROFILE_FIELDS: dict[str, Any] = {
@@ -110,7 +110,10 @@ class DynamoTenantStore:
         item.gsi1pk = TENANTS_GSI_PK
         item.gsi1sk = tenant_sort_key(profile.created_at, profile.tenant_id)
         item.gsi2pk = RESETS_GSI_PK
-        item.gsi2sk = reset_sort_key(reset_due(profile), profile.tenant_id)
+        item.gsi2sk = reset_sort_key(
+            reset_due(profile.plan, profile.paid_until, profile.period_end, profile.created_at),
+            profile.tenant_id,
+        )
         key = self._table[ApiKeyItem](
             api_key_pk(profile.api_key_hash),
             KEY_SK,
@@ -211,7 +214,10 @@ class DynamoTenantStore:
 
     def _move_reset_entry(self, item: TenantItem, profile: TenantProfile) -> None:
         """A second write, only when a period or payment change moved the tenant's next reset."""
-        due = reset_sort_key(reset_due(profile), profile.tenant_id)
+        due = reset_sort_key(
+            reset_due(profile.plan, profile.paid_until, profile.period_end, profile.created_at),
+            profile.tenant_id,
+        )
         if item.gsi2sk != due:
             with translated("tenant table write"):
                 item.update(actions=[TenantItem.gsi2pk.set(RESETS_GSI_PK), TenantItem.gsi2sk.set(due)])
@@ -257,3 +263,8 @@ class DynamoTenantStore:
                 actions=actions,
                 condition=TenantItem.api_key_hash == old_hash,
             )
+
+
+def _reset_key(profile: TenantProfile) -> str:
+    due = reset_due(profile.plan, profile.paid_until, profile.period_end, profile.created_at)
+    return reset_sort_key(due, profile.tenant_id)
