@@ -54,6 +54,7 @@ class FakeJobTable(Recorder):
         super().__init__()
         self._jobs: dict[tuple[str, str], _Job] = {}
         self._max_attempts = max_attempts
+        self.sweep_mark: datetime | None = None
 
     # -------------------------------------------------- test set-up and inspection
 
@@ -174,6 +175,14 @@ class FakeJobTable(Recorder):
         return next((tenant for tenant in tenant_ids if (tenant, job_id) in self._jobs), None)
 
     # -------------------------------------------------- SweepStore
+
+    def last_sweep(self) -> datetime | None:
+        self._called("last_sweep")
+        return self.sweep_mark
+
+    def swept(self, at: datetime) -> None:
+        self._called("swept")
+        self.sweep_mark = at
 
     def active_tenants(self, since: datetime) -> Iterator[str]:
         self._called("active_tenants")

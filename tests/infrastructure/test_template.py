@@ -311,12 +311,10 @@ def test_the_sweeper_runs_every_five_minutes_with_a_window_that_outlasts_its_re_
 ) -> None:
     from datetime import timedelta
 
-    from herald.domain.sweeping import MAX_REQUEUES, SLICE, checkpoints
+    from herald.domain.sweeping import MAX_REQUEUES, checkpoints
 
     sweeper = template["Resources"]["SweeperFunction"]["Properties"]
-    # Its runs read adjacent slices only if they are one slice apart.
     assert sweeper["Events"]["EveryFiveMinutes"]["Properties"]["Schedule"] == "rate(5 minutes)"
-    assert timedelta(minutes=5) == SLICE
     stuck = int(template["Parameters"]["StuckJobSeconds"]["Default"])
     window = int(template["Parameters"]["SweepWindowHours"]["Default"]) * 3600
     visibility = {

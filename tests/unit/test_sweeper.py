@@ -16,7 +16,7 @@ from herald.domain.clock import iso
 from herald.domain.jobs import Channel, JobStatus, QueuePriority
 from herald.domain.plans import Plan
 from herald.domain.records import DeliveryLog, JobState
-from herald.domain.sweeping import MAX_REQUEUES, SLICE, checkpoints, is_stuck, quiet_since, slices
+from herald.domain.sweeping import MAX_REQUEUES, checkpoints, is_stuck, quiet_since, slices
 from herald.services.activity import ActivityService
 from herald.services.sweeper import RESERVE_MILLIS, Sweeper, SweepPolicy
 from tests.fakes.common import settings_for_tests
@@ -253,17 +253,35 @@ def test_a_tenant_without_recent_jobs_costs_the_sweeper_nothing(rig: Rig) -> Non
     assert "unfinished" not in rig.jobs.calls
 
 
-@given(st.integers(min_value=0, max_value=3 * 3600 * 1000))
-def test_runs_every_slice_look_at_a_job_once_per_checkpoint(offset_ms: int) -> None:
-    """A job created at any moment falls into exactly one slice of each checkpoint over the runs
-    of its first hours, so it is read a fixed few times in its life, never on every run."""
+@given(
+    st.integers(min_value=0, max_value=3600 * 1000),
+    st.lists(st.integers(min_value=1, max_value=30 * 60), min_size=60, max_size=120),
+)
+def test_runs_at_any_cadence_look_at_a_job_once_per_checkpoint(offset_ms: int, gaps: list[int]) -> None:
+    """Whatever the time between runs (a schedule sped up, a missed run), each run reads what reached
+    a checkpoint age since the last one: a job is read once per checkpoint, never on every run."""
     created = NOW + timedelta(milliseconds=offset_ms)
-    runs = [NOW + SLICE * step for step in range(int(6 * timedelta(hours=1) / SLICE))]
-    looks = [
-        (run, start)
-        for run in runs
-        for start, until in slices(run, STUCK_AFTER, WINDOW)
-        if start <= created < until
-    ]
-    assert len(looks) == len(checkpoints(STUCK_AFTER, WINDOW)) == 4
+    since, now, looks = NOW, NOW, []
+    for gap in gaps:
+        now += timedelta(seconds=gap)
+        looks += [
+            (now, start)
+            for start, until in slices(since, now, STUCK_AFTER, WINDOW)
+            if start <= created < until
+        ]
+        since = now
+    if now - created > WINDOW + timedelta(minutes=30):
+        assert len(looks) == len(checkpoints(STUCK_AFTER, WINDOW)) == 4
+    assert len(looks) <= 4
     assert all(run - created >= STUCK_AFTER for run, _ in looks)
+
+
+def test_a_sweep_that_failed_somewhere_reads_the_same_ranges_again(rig: Rig) -> None:
+    rig.jobs.add_job(TENANT, "job-1", EMAIL, created_at=ago(minutes=20))
+    rig.jobs.unavailable.add("unfinished")
+    assert rig.sweep().errors == 1
+    rig.jobs.unavailable.clear()
+    rig.now += timedelta(seconds=3)
+
+    assert rig.sweep().requeued == 1
+    assert rig.jobs.sweep_mark == rig.now

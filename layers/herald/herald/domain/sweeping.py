@@ -17,11 +17,6 @@ from herald.domain.clock import parse_iso
 from herald.domain.jobs import JobStatus
 from herald.domain.records import JobState
 
-# The sweeper's schedule (template.yaml: SweeperFunction, every five minutes). Each run reads the
-# jobs created in one slice of this width at each checkpoint age, so every job is read a few times
-# in its life, not on every run.
-SLICE = timedelta(minutes=5)
-
 # A job the sweeper re-queued this often without a worker finishing it is failed instead (with a
 # dead-letter copy): something about it keeps it from being delivered, and an operator must look.
 MAX_REQUEUES = 3
@@ -62,16 +57,12 @@ def checkpoints(stuck_after: timedelta, window: timedelta) -> list[timedelta]:
     return [*ages, window] if window > stuck_after else ages
 
 
-def slices(now: datetime, stuck_after: timedelta, window: timedelta) -> list[tuple[datetime, datetime]]:
-    """[from, until) creation-time ranges this run reads: one ``SLICE`` per checkpoint, aligned so
-    that runs ``SLICE`` apart read adjacent ranges and no job falls between two runs."""
-    ranges = []
-    for age in checkpoints(stuck_after, window):
-        until = _floor(now - age)
-        ranges.append((until - SLICE, until))
-    return ranges
-
-
-def _floor(moment: datetime) -> datetime:
-    step = int(SLICE.total_seconds())
-    return datetime.fromtimestamp(int(moment.timestamp()) // step * step, tz=moment.tzinfo)
+def slices(
+    since: datetime, now: datetime, stuck_after: timedelta, window: timedelta
+) -> list[tuple[datetime, datetime]]:
+    """[from, until) creation-time ranges a run at ``now`` reads when the last complete run was at
+    ``since``: for each checkpoint age, the jobs that reached it in between. Consecutive runs read
+    adjacent ranges whatever their cadence, so a job is read once per checkpoint, and a run after a
+    missed one reads what the missed one would have (at most ``window`` back)."""
+    start = max(since, now - window)
+    return [(start - age, now - age) for age in checkpoints(stuck_after, window)]

@@ -188,6 +188,12 @@ class DeliveryStore(Protocol):
 class SweepStore(Protocol):
     """What the sweeper reads and writes: unfinished jobs of a time range, through the indexes."""
 
+    def last_sweep(self) -> datetime | None:
+        """When the last complete sweep ran; None before the first."""
+
+    def swept(self, at: datetime) -> None:
+        """Note a complete sweep at ``at``."""
+
     def active_tenants(self, since: datetime) -> Iterator[str]:
         """Every tenant that accepted a job at or after ``since`` (and maybe a few more)."""
 

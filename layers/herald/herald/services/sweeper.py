@@ -2,10 +2,10 @@
 failed with a reason and a dead-letter copy once re-queueing has not helped.
 
 Where it looks: at a few checkpoint ages (``stuck_after``, twice that, ... up to ``window``), the
-jobs created in one five-minute slice, of the tenants that accepted jobs since the oldest slice
-began (never a scan, never every tenant): so each job is read once per checkpoint in its life, and a
-run reads what crossed a checkpoint since the last one, whatever the history or the number of
-tenants. See ``DynamoSweepStore`` for the read units and docs/operations.md for what falls outside
+jobs that reached the age since the last complete run (a mark in the table), of the tenants that
+accepted jobs since the oldest range began (never a scan, never every tenant): so each job is read
+once per checkpoint in its life, and a run reads what crossed a checkpoint since the last one,
+whatever the history, the number of tenants or the schedule's cadence. See ``DynamoSweepStore`` for the read units and docs/operations.md for what falls outside
 the window.
 
 Idempotent: every action is a conditional write on the state the sweeper read (a job that moved
@@ -95,12 +95,17 @@ class Sweeper:
 
     def sweep(self, millis_left: Callable[[], int]) -> SweepReport:
         run = _Run(self._clock())
-        ranges = slices(run.now, self._policy.stuck_after, self._policy.window)
+        # The first run ever reads as if the last one had been one threshold ago.
+        since = self._store.last_sweep() or run.now - self._policy.stuck_after
+        ranges = slices(since, run.now, self._policy.stuck_after, self._policy.window)
         for tenant_id in self._store.active_tenants(min(start for start, _ in ranges)):
             if millis_left() < RESERVE_MILLIS:
                 run.report.complete = False
                 break
             self._tenant(run, tenant_id, ranges)
+        if run.report.complete and not run.report.errors:
+            # A run that missed something leaves the mark: the next one reads its ranges again.
+            self._store.swept(run.now)
         count("SweepExamined", value=run.report.examined)
         logger.info("sweep finished", extra=run.report.as_dict())
         return run.report

@@ -19,6 +19,7 @@
     INBOUND#<source>#<...>#<id> SEEN                 an inbound event already handled (dedupe)
     BILLING#<processor>#<ref>   LINK                 a processor's customer or subscription -> tenant
     ALERTS#<windowStart>        ALERTS               job alerts sent in a ten-minute window (rate limit)
+    SWEEPER                     LAST                 when the sweeper's last complete run was
 
 Indexes: gsi1 lists a tenant's jobs newest first (JOBS#<tenantId>, createdAt#jobId), the
 operator's tenants (TENANTS, createdAt#tenantId) and the tenants active lately (ACTIVE#<hour>,
@@ -45,6 +46,9 @@ STATUS_SK = "STATUS"
 SEEN_SK = "SEEN"
 LINK_SK = "LINK"
 ALERTS_SK = "ALERTS"
+# The sweeper's mark: when its last complete run was.
+SWEEPER_PK = "SWEEPER"
+SWEEPER_SK = "LAST"
 TENANTS_GSI_PK = "TENANTS"
 RESETS_GSI_PK = "RESETS"
 _EVENT_PREFIX = "EVENT#"

@@ -319,6 +319,12 @@ class BillingLinkItem(HeraldItem, discriminator="billinglink"):
     tenant_id = UnicodeAttribute(attr_name="tenantId")
 
 
+class SweepMarkItem(HeraldItem, discriminator="sweep"):
+    """When the sweeper's last complete run was: the next run reads what aged since."""
+
+    swept_at = UnicodeAttribute(attr_name="sweptAt")
+
+
 class AlertCounterItem(HeraldItem, discriminator="alerts"):
     """Job alerts counted in one window, by every container together."""
 

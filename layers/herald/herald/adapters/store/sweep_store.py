@@ -1,12 +1,14 @@
 """Data access of the sweeper: the tenants active lately, a tenant's unfinished jobs of a time range
 through the indexes, and the two conditional writes it makes on a stuck job's status item.
 
-Read units per run (eventually consistent reads, 0.5 unit per started 4 KB):
-- 1 Query of gsi1 per hour of the oldest slice's age (``ACTIVE#<hour>``: the counter items of the
+Per run: 1 consistent GetItem and 1 UpdateItem of the sweeper's mark (when the last complete run
+was: each run reads the ranges of creation times that reached a checkpoint age since). Read units
+(eventually consistent reads, 0.5 unit per started 4 KB):
+- 1 Query of gsi1 per hour since the oldest range began (``ACTIVE#<hour>``: the counter items of the
   tenants that accepted jobs since, ~120 bytes each), so a run reads the tenants that may have jobs
-  in its slices, not every tenant;
-- per such tenant and slice, 1 Query of gsi1 for its jobs created in the slice (entries of ~150
-  bytes) and 1 BatchGetItem of their status items (0.5 unit each); a tenant with no job in a slice
+  in its ranges, not every tenant;
+- per such tenant and range, 1 Query of gsi1 for its jobs created in the range (entries of ~150
+  bytes) and 1 BatchGetItem of their status items (0.5 unit each); a tenant with no job in a range
   costs that Query (0.5 unit) alone.
 Per action: 1 conditional UpdateItem of the status item (1 write unit; a failure adds its gsi2 entry).
 """
@@ -17,15 +19,16 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
+from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
 
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.failures import ConditionFailed, conditional, translated
 from herald.adapters.store.job_store import failed_index, states_of, status_defaults, status_item
-from herald.adapters.store.keys import active_gsi_pk, active_hour, jobs_gsi_pk
-from herald.adapters.store.models import HeraldItem, JobItem, JobStatusItem
+from herald.adapters.store.keys import SWEEPER_PK, SWEEPER_SK, active_gsi_pk, active_hour, jobs_gsi_pk
+from herald.adapters.store.models import HeraldItem, JobItem, JobStatusItem, SweepMarkItem
 from herald.adapters.store.table import Table
-from herald.domain.clock import utc_now
+from herald.domain.clock import iso, parse_iso, utc_now
 from herald.domain.jobs import FINAL_STATUSES, JobStatus
 from herald.domain.notifications import NotificationRequest
 from herald.domain.records import JobState
@@ -36,6 +39,26 @@ class DynamoSweepStore:
         self._table = table
         self._clock = clock
         self._jobs = DynamoDeliveryStore(table)
+
+    def last_sweep(self) -> datetime | None:
+        with translated("sweep mark read"):
+            try:
+                mark: SweepMarkItem = self._table[SweepMarkItem].get(
+                    SWEEPER_PK, SWEEPER_SK, consistent_read=True
+                )
+            except DoesNotExist:
+                return None
+        return parse_iso(mark.swept_at)
+
+    def swept(self, at: datetime) -> None:
+        mark = self._table[SweepMarkItem](SWEEPER_PK, SWEEPER_SK)
+        with translated("sweep mark write"):
+            mark.update(
+                actions=[
+                    SweepMarkItem.kind.set(SweepMarkItem.kind | SweepMarkItem),
+                    SweepMarkItem.swept_at.set(iso(at)),
+                ]
+            )
 
     def active_tenants(self, since: datetime) -> Iterator[str]:
         seen: set[str] = set()
