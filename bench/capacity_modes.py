@@ -11,7 +11,7 @@ what on-demand would, and its saving is bounded by the utilisation it keeps.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 HOURS_PER_MONTH = 730
@@ -34,9 +34,6 @@ class CapacityComparison:
     break_even_notifications_per_month: float
     # The steady rate at which the table's write capacity leaves its minimum.
     notifications_per_second_at_minimum: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def compare_capacity(
@@ -86,9 +83,6 @@ class SnapStartCost:
     restore_usd: float
     # What the initialisation a restore replaces would bill (INIT is billed since 2025-08-01).
     init_usd: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def snapstart_costs(

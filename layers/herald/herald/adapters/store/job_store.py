@@ -147,13 +147,7 @@ class DynamoJobStore:
         matches: list[JobState] = []
         keys: list[str] = []
         with translated("job index read"):
-            entries = _newest_first(
-                self._table.item.by_tenant,
-                jobs_gsi_pk(query.tenant_id),
-                HeraldItem.gsi1sk,
-                query,
-                IN_FLIGHT_SCAN_BUDGET,
-            )
+            entries = self._newest_jobs(query, IN_FLIGHT_SCAN_BUDGET)
             for chunk in _chunks(entries, min(_BATCH_GET, max(query.wanted, 1))):
                 for entry, state in zip(chunk, states_of(self._table, chunk), strict=True):
                     if state.status is JobStatus.COMPLETED:
@@ -174,13 +168,7 @@ class DynamoJobStore:
         exhausted = True
         with translated("job index read"):
             # One entry past the budget tells whether the budget ended the scan.
-            entries = _newest_first(
-                self._table.item.by_tenant,
-                jobs_gsi_pk(query.tenant_id),
-                HeraldItem.gsi1sk,
-                query,
-                IN_FLIGHT_SCAN_BUDGET + 1,
-            )
+            entries = self._newest_jobs(query, IN_FLIGHT_SCAN_BUDGET + 1)
             for chunk in _chunks(entries, _BATCH_GET):
                 if scanned >= IN_FLIGHT_SCAN_BUDGET:
                     exhausted = False
@@ -191,6 +179,11 @@ class DynamoJobStore:
         page = matches[query.skip : query.skip + query.limit]
         next_cursor = encode_cursor(last_key) if last_key and not exhausted else None
         return JobPage(tuple(page), len(matches), next_cursor, total_exact=exhausted)
+
+    def _newest_jobs(self, query: _ListQuery, budget: int) -> Iterator[HeraldItem]:
+        return _newest_first(
+            self._table.item.by_tenant, jobs_gsi_pk(query.tenant_id), HeraldItem.gsi1sk, query, budget
+        )
 
     def owner(self, job_id: str, tenant_ids: Iterable[str]) -> str | None:
         tenants = iter(tenant_ids)
