@@ -106,6 +106,8 @@ class NotificationRequest:
     # As requested (1, 5 or 10); None: the default. The plan may lower it (``plans``).
     priority: int | None = None
     idempotency_key: str | None = None
+    # When to send it (ISO-8601, as Herald writes times); None: now (``herald.domain.scheduling``).
+    send_at: str | None = None
 
     @property
     def channel(self) -> Channel:
@@ -132,7 +134,11 @@ def fingerprint(request: NotificationRequest) -> str:
 def request_document(request: NotificationRequest) -> dict[str, Any]:
     """The request as a JSON object with the API's field names, absent options left out."""
     notification = request.notification
-    options = {"priority": request.priority, "idempotencyKey": request.idempotency_key}
+    options = {
+        "priority": request.priority,
+        "idempotencyKey": request.idempotency_key,
+        "sendAt": request.send_at,
+    }
     if isinstance(notification, EmailNotification):
         fields: dict[str, Any] = {
             "to": notification.to,
@@ -180,6 +186,7 @@ def request_from_document(channel: Channel, document: Mapping[str, Any]) -> Noti
         notification,
         priority=int(priority) if priority is not None else None,
         idempotency_key=_optional(document, "idempotencyKey"),
+        send_at=_optional(document, "sendAt"),
     )
 
 

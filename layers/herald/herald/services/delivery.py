@@ -27,6 +27,7 @@ from herald.domain.jobs import JobStatus, queue_priority
 from herald.domain.notifications import NotificationRequest
 from herald.domain.plans import retention_end
 from herald.domain.records import Claim, DeliveryLog, JobState
+from herald.domain.scheduling import delay_seconds
 from herald.observability import MetricUnit, count, logger
 from herald.services.ports import Alerts, DeadLetters, DeliveryStore, JobQueue
 
@@ -50,7 +51,7 @@ class Handled:
     """What happened to one message (for logs, metrics and tests)."""
 
     job_id: str
-    result: str  # "completed", "retrying", "failed", "duplicate", "lost-lease"
+    result: str  # "completed", "retrying", "failed", "duplicate", "lost-lease", "early"
     attempt: int | None = None
     delay_seconds: int | None = None
 
@@ -82,6 +83,8 @@ class DeliveryEngine:
         self._clock = clock
 
     def handle(self, message: JobMessage) -> Handled:
+        if message.send_at is not None and (wait := delay_seconds(message.send_at, self._moment())) > 0:
+            return self._too_early(message, wait)
         claim = self._store.claim(
             message,
             now=int(self._clock()),
@@ -184,6 +187,13 @@ class DeliveryEngine:
         if not caused_by_tenant:
             self._alerts.dead_lettered(JobAlert.of(message, log.attempt, reason))
         return Handled(message.job_id, "failed", log.attempt)
+
+    def _too_early(self, message: JobMessage, wait: int) -> Handled:
+        """A scheduled job's message that arrived before its time (a clock ahead, a delay cut short)
+        goes back to wait out the rest: a job is never started before its sendAt."""
+        self._queue.enqueue(message, queue_priority(message.priority), wait)
+        logger.warning("scheduled job arrived early", extra={"job_id": message.job_id, "wait": wait})
+        return Handled(message.job_id, "early", delay_seconds=wait)
 
     def _not_claimed(self, message: JobMessage) -> Handled:
         """Someone else owns the job or it is finished, unless its last attempt crashed."""

@@ -39,7 +39,7 @@ from herald.adapters.store.models import HeraldItem, JobItem, JobStatusItem
 from herald.adapters.store.table import Table
 from herald.domain.errors import DependencyError
 from herald.domain.job_messages import JobMessage
-from herald.domain.jobs import FINAL_STATUSES, Channel, JobStatus
+from herald.domain.jobs import ENDED_STATUSES, Channel, JobStatus
 from herald.domain.notifications import request_document
 from herald.domain.records import JobPage, JobState, JobView, NewJob
 from herald.services.ports import DuplicateRequest
@@ -118,7 +118,7 @@ class DynamoJobStore:
         )
         if status is None:
             return self._all(query)
-        if status in FINAL_STATUSES:
+        if status in ENDED_STATUSES:
             return self._finished(query, status)
         return self._in_flight(query, status)
 

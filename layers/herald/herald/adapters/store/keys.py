@@ -22,7 +22,8 @@
 
 Indexes: gsi1 lists a tenant's jobs newest first (JOBS#<tenantId>, createdAt#jobId) and the
 operator's tenants (TENANTS, createdAt#tenantId); gsi2 lists a tenant's finished jobs by outcome
-(JOBS#<tenantId>#completed|failed, createdAt#jobId). The job id sits inside the job's partition key
+(JOBS#<tenantId>#completed|failed|cancelled, createdAt#jobId); gsi3 holds the scheduled jobs not yet
+dispatched by due time (DUE#<shard>, sendAt#jobId), an entry that exists only while a job waits. The job id sits inside the job's partition key
 next to the tenant id, so a lookup with another tenant's id cannot find the job: isolation by
 construction, not by an extra check.
 """
@@ -32,6 +33,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import zlib
 from datetime import date
 
 PROFILE_SK = "PROFILE"
@@ -152,6 +154,19 @@ def finished_jobs_gsi_pk(tenant_id: str, status: str) -> str:
 
 def job_sort_key(created_at: str, job_id: str) -> str:
     return f"{created_at}#{job_id}"
+
+
+def due_gsi_pk(job_id: str, shards: int) -> str:
+    """The due-time partition of a job: spread by its id, so no one partition takes every write."""
+    return f"DUE#{zlib.crc32(job_id.encode()) % shards}"
+
+
+def due_gsi_pks(shards: int) -> list[str]:
+    return [f"DUE#{shard}" for shard in range(shards)]
+
+
+def due_sort_key(send_at: str, job_id: str) -> str:
+    return f"{send_at}#{job_id}"
 
 
 def tenant_sort_key(created_at: str, tenant_id: str) -> str:

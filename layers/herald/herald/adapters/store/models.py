@@ -41,6 +41,8 @@ FINISHED_INDEX_ATTRIBUTES = [
     "startedAt",
     "completedAt",
 ]
+# What gsi3 (the scheduled jobs by due time) carries besides the keys: what the dispatcher queues.
+DUE_INDEX_ATTRIBUTES = ["kind", "type", "priority", "createdAt"]
 
 
 class ByTenantIndex(GlobalSecondaryIndex["HeraldItem"]):
@@ -65,6 +67,18 @@ class FinishedJobsIndex(GlobalSecondaryIndex["HeraldItem"]):
     gsi2sk = UnicodeAttribute(range_key=True)
 
 
+class DueJobsIndex(GlobalSecondaryIndex["HeraldItem"]):
+    """gsi3: the scheduled jobs waiting for their time, by due time (gsi3sk = sendAt#jobId); an entry
+    exists from acceptance to dispatch or cancel, so the index holds only what is due some day."""
+
+    class Meta:
+        index_name = "gsi3"
+        projection = IncludeProjection(DUE_INDEX_ATTRIBUTES)
+
+    gsi3pk = UnicodeAttribute(hash_key=True)
+    gsi3sk = UnicodeAttribute(range_key=True)
+
+
 class HeraldItem(Model):
     class Meta:
         # Bound to the real table name, region and retry budget by herald.adapters.store.table.bind().
@@ -82,10 +96,13 @@ class HeraldItem(Model):
     gsi1sk = UnicodeAttribute(null=True)
     gsi2pk = UnicodeAttribute(null=True)
     gsi2sk = UnicodeAttribute(null=True)
+    gsi3pk = UnicodeAttribute(null=True)
+    gsi3sk = UnicodeAttribute(null=True)
     # Epoch seconds; the table's TTL attribute. TTL deletion is lazy, so readers also check times.
     expires_at = NumberAttribute(null=True, attr_name="expiresAt")
     by_tenant = ByTenantIndex()
     finished = FinishedJobsIndex()
+    due = DueJobsIndex()
 
 
 # ---------------------------------------------------------------- tenants and keys
@@ -224,7 +241,8 @@ class DeliveryLogAttribute(MapAttribute[str, Any]):
 
 
 class JobStatusItem(HeraldItem, discriminator="status"):
-    """The small item every delivery write touches; it exists from the first claim (or failed enqueue)."""
+    """The small item every delivery write touches; it exists from the first claim (or failed enqueue),
+    or, for a scheduled job, from its acceptance."""
 
     type = UnicodeAttribute()
     status = UnicodeAttribute()
@@ -242,6 +260,8 @@ class JobStatusItem(HeraldItem, discriminator="status"):
     # Set by a retry, a redrive and the sweeper (which also counts its own re-queues).
     requeued_at = UnicodeAttribute(null=True, attr_name="requeuedAt")
     sweeps = NumberAttribute(null=True)
+    # Scheduled jobs: when to send (the status item exists from acceptance on, status scheduled).
+    send_at = UnicodeAttribute(null=True, attr_name="sendAt")
 
 
 class JobEventItem(HeraldItem, discriminator="event"):
