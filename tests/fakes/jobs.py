@@ -193,8 +193,15 @@ class FakeJobTable(Recorder):
         )
         for send_at, state in waiting:
             if send_at <= until:
+                key = self._jobs[(state.tenant_id, state.job_id)].request.request.ordering_key
                 yield DueJob(
-                    state.tenant_id, state.job_id, state.channel, state.priority, send_at, state.created_at
+                    state.tenant_id,
+                    state.job_id,
+                    state.channel,
+                    state.priority,
+                    send_at,
+                    state.created_at,
+                    key,
                 )
 
     def start_dispatch(self, job: DueJob, at: str) -> bool:
@@ -275,7 +282,7 @@ class FakeJobTable(Recorder):
         state = self.state(message.tenant_id, message.job_id)
         fresh = (job.state is None and message.seen_attempts == 0) or (
             state.status is JobStatus.PENDING
-            and state.attempts == message.seen_attempts
+            and (state.attempts == message.seen_attempts or message.ordering_key is not None)
             and job.state is not None
         )
         abandoned = (

@@ -286,7 +286,8 @@ def test_each_work_queue_has_an_oldest_message_alarm_on_the_parameter(template: 
         if alarm["MetricName"] == "ApproximateAgeOfOldestMessage"
         and alarm["Threshold"] == {"Ref": "QueueAgeAlarmSeconds"}
     }
-    work_queues = {name for name in _resources(template, "AWS::SQS::Queue") if name != "DeadLetterQueue"}
+    dead_letters = {"DeadLetterQueue", "OrderedDeadLetterQueue"}
+    work_queues = {name for name in _resources(template, "AWS::SQS::Queue") if name not in dead_letters}
     assert watched == work_queues
     # Above the longest delay a retry waits in its queue, so a healthy retry never sets it off.
     assert int(template["Parameters"]["QueueAgeAlarmSeconds"]["Default"]) > 900

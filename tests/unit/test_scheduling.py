@@ -299,3 +299,15 @@ def test_both_routes_take_a_send_at_with_an_offset_and_refuse_one_without(
         errors = refusal(model, {**body, "sendAt": value})
         assert [(error["type"], error["loc"]) for error in errors] == [("invalid_send_at", ("sendAt",))]
         assert "with an offset" in errors[0]["msg"]
+
+
+def test_a_keyed_scheduled_job_is_queued_only_once_due_since_a_fifo_queue_delays_no_message(
+    stack: Stack,
+) -> None:
+    job_id = stack.accept(sendAt=at(30), orderingKey="order-7").job_id
+    assert stack.dispatch().dispatched == 0
+    assert stack.jobs.state("t-1", job_id).status is JobStatus.SCHEDULED
+    stack.clock.now += timedelta(seconds=30)
+    assert stack.dispatch().dispatched == 1
+    sent = stack.queue.take()
+    assert (sent.message.ordering_key, sent.delay_seconds) == ("order-7", 0)

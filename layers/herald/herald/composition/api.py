@@ -44,7 +44,7 @@ class ApiServices:
         self.activity = ActivityService(DynamoActivity(table))
         jobs, queue, schedules = (
             DynamoJobStore(table, settings.max_attempts),
-            SqsJobQueue(settings.queue_urls, base.clients.sqs),
+            SqsJobQueue(settings.queue_urls, base.clients.sqs, settings.ordered_queue_urls),
             DynamoSchedules(table),
         )
         self.accept = AcceptService(

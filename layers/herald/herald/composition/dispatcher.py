@@ -14,7 +14,7 @@ def _dispatcher() -> Dispatcher:
     base = foundation()
     return Dispatcher(
         DynamoSchedules(base.table),
-        SqsJobQueue(base.settings.queue_urls, base.clients.sqs),
+        SqsJobQueue(base.settings.queue_urls, base.clients.sqs, base.settings.ordered_queue_urls),
         DynamoTenantStore(base.table),
     )
 

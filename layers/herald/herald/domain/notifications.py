@@ -30,6 +30,8 @@ SENSITIVE_HEADER = re.compile(
 # An idempotency key, whether it comes in the body or in the Idempotency-Key header: 1-255 of these.
 PRINTABLE_ASCII = r"[\x20-\x7e]"
 IDEMPOTENCY_KEY = re.compile(PRINTABLE_ASCII + "{1,255}")
+# An ordering key: the tenant's jobs that share one are delivered one after another.
+ORDERING_KEY = re.compile(PRINTABLE_ASCII + "{1,128}")
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,8 @@ class NotificationRequest:
     idempotency_key: str | None = None
     # When to send it (ISO-8601, as Herald writes times); None: now (``herald.domain.scheduling``).
     send_at: str | None = None
+    # Jobs of the tenant with the same key are delivered in acceptance order, one at a time.
+    ordering_key: str | None = None
 
     @property
     def channel(self) -> Channel:
@@ -138,6 +142,7 @@ def request_document(request: NotificationRequest) -> dict[str, Any]:
         "priority": request.priority,
         "idempotencyKey": request.idempotency_key,
         "sendAt": request.send_at,
+        "orderingKey": request.ordering_key,
     }
     if isinstance(notification, EmailNotification):
         fields: dict[str, Any] = {
@@ -187,6 +192,7 @@ def request_from_document(channel: Channel, document: Mapping[str, Any]) -> Noti
         priority=int(priority) if priority is not None else None,
         idempotency_key=_optional(document, "idempotencyKey"),
         send_at=_optional(document, "sendAt"),
+        ordering_key=_optional(document, "orderingKey"),
     )
 
 

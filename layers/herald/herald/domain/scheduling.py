@@ -55,3 +55,4 @@ class DueJob:
     priority: int
     send_at: str
     created_at: str
+    ordering_key: str | None = None

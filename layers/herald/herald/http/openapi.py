@@ -133,6 +133,7 @@ class DeliveryEvent(_Shape):
 
 class Job(JobSummary):
     sendAt: Timestamp | None = Field(description="When it is (or was) to be sent; null: at once")  # noqa: N815
+    orderingKey: str | None = Field(description="Its ordering key; null: none")  # noqa: N815
     payload: dict[str, Any] | None = Field(description="The accepted request, until retention ends")
     deliveryLogs: list[DeliveryLog]  # noqa: N815
     events: list[DeliveryEvent]

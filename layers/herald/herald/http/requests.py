@@ -30,6 +30,7 @@ from herald.domain.clock import iso
 from herald.domain.jobs import PRIORITY_QUEUES, compact_json
 from herald.domain.notifications import (
     IDEMPOTENCY_KEY,
+    ORDERING_KEY,
     PRINTABLE_ASCII,
     EmailNotification,
     NotificationRequest,
@@ -149,6 +150,27 @@ SendAt = Annotated[
 ]
 
 
+def _ordering_key(value: str) -> str:
+    if not ORDERING_KEY.fullmatch(value):
+        raise PydanticCustomError("invalid_ordering_key", "must be 1-128 printable ASCII characters")
+    return value
+
+
+OrderingKey = Annotated[
+    str,
+    AfterValidator(_ordering_key),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": f"^{PRINTABLE_ASCII}+$",
+            "description": "Jobs of yours with the same key are delivered one after another, in acceptance order",
+        }
+    ),
+]
+
+
 # Exactly the SDK's three priorities: "5" and true are not priorities.
 Priority = Annotated[
     WholeNumber,
@@ -214,6 +236,7 @@ class EmailRequest(_Strict):
     priority: Priority | None = None
     idempotencyKey: IdempotencyKey | None = None  # noqa: N815
     sendAt: SendAt | None = None  # noqa: N815
+    orderingKey: OrderingKey | None = None  # noqa: N815
     provider: ProviderChoice | None = None
     fallback: ProviderChoice | None = None
 
@@ -251,7 +274,11 @@ class EmailRequest(_Strict):
             fallback=ProviderName(self.fallback) if self.fallback else None,
         )
         return NotificationRequest(
-            email, priority=self.priority, idempotency_key=self.idempotencyKey, send_at=self.sendAt
+            email,
+            priority=self.priority,
+            idempotency_key=self.idempotencyKey,
+            send_at=self.sendAt,
+            ordering_key=self.orderingKey,
         )
 
 
@@ -335,13 +362,18 @@ class WebhookRequest(_Strict):
     priority: Priority | None = None
     idempotencyKey: IdempotencyKey | None = None  # noqa: N815
     sendAt: SendAt | None = None  # noqa: N815
+    orderingKey: OrderingKey | None = None  # noqa: N815
 
     def to_request(self) -> NotificationRequest:
         webhook = WebhookNotification(
             url=self.url, payload=self.payload, method=self.method, headers=self.headers or {}
         )
         return NotificationRequest(
-            webhook, priority=self.priority, idempotency_key=self.idempotencyKey, send_at=self.sendAt
+            webhook,
+            priority=self.priority,
+            idempotency_key=self.idempotencyKey,
+            send_at=self.sendAt,
+            ordering_key=self.orderingKey,
         )
 
 

@@ -95,6 +95,7 @@ def job_document(view: JobView) -> Document:
     return {
         **job_summary(view.state),
         "sendAt": view.state.send_at or (request.send_at if request is not None else None),
+        "orderingKey": request.ordering_key if request is not None else None,
         "payload": payload(view.request) if view.request is not None else None,
         "deliveryLogs": [_delivery_log(entry) for entry in view.state.delivery_logs],
         "events": [_event(event) for event in view.events],

@@ -133,6 +133,7 @@ class AcceptService:
             job.priority,
             job.created_at,
             correlation_id(),
+            ordering_key=request.ordering_key,
         )
         if due is None:
             enqueue_or_fail(

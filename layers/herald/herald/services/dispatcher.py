@@ -76,6 +76,9 @@ class Dispatcher:
             report.errors += 1
             return
         now = self._clock()
+        if job.ordering_key is not None and job.send_at > iso(now):
+            # A FIFO queue cannot delay one message: a keyed job is queued once due (a later run).
+            return
         # Quiet (for the sweeper) from its due time on, not from when it was accepted days ago.
         if not self._schedules.start_dispatch(job, max(iso(now), job.send_at)):
             report.taken_meanwhile += 1
@@ -91,6 +94,7 @@ class Dispatcher:
             job.created_at,
             correlation_id(),
             send_at=job.send_at,
+            ordering_key=job.ordering_key,
         )
         try:
             self._queue.enqueue(message, queue_priority(job.priority), delay_seconds(job.send_at, now))

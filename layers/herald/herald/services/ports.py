@@ -381,6 +381,9 @@ class JobQueue(Protocol):
 
 
 class MessageReturns(Protocol):
+    def hold(self, queue_name: str, receipt_handle: str, seconds: int) -> None:
+        """Keep one received message in flight for ``seconds`` more (then it is delivered again)."""
+
     def return_now(self, messages: Sequence[tuple[str, str]]) -> None:
         """Make received messages (queue name, receipt handle) visible on their queue again now."""
 

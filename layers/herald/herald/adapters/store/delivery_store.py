@@ -49,7 +49,12 @@ class DynamoDeliveryStore:
         fresh: Condition = (JobStatusItem.status == JobStatus.PENDING.value) & (
             JobStatusItem.attempts == message.seen_attempts
         )
-        if message.seen_attempts == 0:
+        if message.ordering_key is not None:
+            # A keyed job has one message, held in flight between its attempts (its seenAttempts
+            # stays 0); its FIFO group hands it to one worker at a time, and the lease covers a
+            # redelivery while an attempt still runs.
+            fresh = JobStatusItem.pk.does_not_exist() | (JobStatusItem.status == JobStatus.PENDING.value)
+        elif message.seen_attempts == 0:
             fresh = JobStatusItem.pk.does_not_exist() | fresh
         abandoned = (JobStatusItem.status == JobStatus.PROCESSING.value) & (JobStatusItem.lease_until < now)
         budget = JobStatusItem.max_attempts.does_not_exist() | (

@@ -42,7 +42,7 @@ FINISHED_INDEX_ATTRIBUTES = [
     "completedAt",
 ]
 # What gsi3 (the scheduled jobs by due time) carries besides the keys: what the dispatcher queues.
-DUE_INDEX_ATTRIBUTES = ["kind", "type", "priority", "createdAt"]
+DUE_INDEX_ATTRIBUTES = ["kind", "type", "priority", "createdAt", "orderingKey"]
 
 
 class ByTenantIndex(GlobalSecondaryIndex["HeraldItem"]):
@@ -262,6 +262,7 @@ class JobStatusItem(HeraldItem, discriminator="status"):
     sweeps = NumberAttribute(null=True)
     # Scheduled jobs: when to send (the status item exists from acceptance on, status scheduled).
     send_at = UnicodeAttribute(null=True, attr_name="sendAt")
+    ordering_key = UnicodeAttribute(null=True, attr_name="orderingKey")
 
 
 class JobEventItem(HeraldItem, discriminator="event"):

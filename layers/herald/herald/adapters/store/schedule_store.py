@@ -44,6 +44,7 @@ class DynamoSchedules:
             attempts=0,
             max_attempts=job.max_attempts,
             send_at=send_at,
+            ordering_key=job.request.ordering_key,
             expires_at=job.expires_at,
             gsi3pk=due_gsi_pk(job.job_id, self._shards),
             gsi3sk=due_sort_key(send_at, job.job_id),
@@ -68,6 +69,7 @@ class DynamoSchedules:
                     priority=int(entry.priority),
                     send_at=str(entry.gsi3sk).rsplit("#", 1)[0],
                     created_at=entry.created_at,
+                    ordering_key=entry.ordering_key,
                 )
 
     def start_dispatch(self, job: DueJob, at: str) -> bool:
