@@ -132,6 +132,12 @@ function requestFacts(job) {
 
 function timeline(job, suppression) {
   const entries = [{ at: job.createdAt, title: "Accepted", kind: "accepted", body: null }];
+  if (job.sendAt) {
+    entries.push({ at: job.sendAt, title: job.status === "scheduled" ? "Due to be sent" : "Scheduled time", kind: "accepted", body: null });
+  }
+  if (job.status === "cancelled") {
+    entries.push({ at: job.completedAt, title: "Cancelled before it was sent", kind: "failed", body: null });
+  }
   for (const log of job.deliveryLogs) {
     entries.push({
       at: log.createdAt,
