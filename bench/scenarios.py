@@ -272,9 +272,13 @@ class Rig:
         answer: ApiAnswer = self._invoke(API, call)
         return answer
 
-    def get(self, path: str, key: str) -> ApiAnswer:
-        answer: ApiAnswer = self._invoke(API, functools.partial(self.herald.api, "GET", path, key=key))
+    def get(self, path: str, key: str, method: str = "GET") -> ApiAnswer:
+        answer: ApiAnswer = self._invoke(API, functools.partial(self.herald.api, method, path, key=key))
         return answer
+
+    def invoke(self, function: str, event: Any) -> Any:
+        """``function``'s handler on ``event``, in the environment the process has now."""
+        return self._invoke(function, functools.partial(self.herald.invoke, function, event))
 
     def function_of(self, path: str) -> str:
         """The function the template routes ``POST path`` to."""

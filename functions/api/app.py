@@ -177,7 +177,9 @@ def list_jobs(
     page: Annotated[int, Query(ge=1)] = 1,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     type: Annotated[Literal["email", "webhook"] | None, Query()] = None,  # noqa: A002 (the query name)
-    status: Annotated[Literal["pending", "processing", "completed", "failed"] | None, Query()] = None,
+    status: Annotated[
+        Literal["scheduled", "pending", "processing", "completed", "failed", "cancelled"] | None, Query()
+    ] = None,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
     day: Annotated[
         str | None,
@@ -225,6 +227,24 @@ def _day(value: str) -> date:
 def retry_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (the route's {id})
     logger.append_keys(job_id=id)
     return json_response(201, views.retried_job(api().jobs.retry(tenant(), id)))
+
+
+@app.post(
+    "/api/v1/notifications/jobs/<id>/cancel",
+    summary="Cancel a scheduled job",
+    responses=answers(
+        200,
+        "Job",
+        "Cancelled",
+        *AUTHENTICATED,
+        *PATH_PARAMETERS,
+        ErrorCode.JOB_NOT_FOUND,
+        ErrorCode.JOB_NOT_CANCELLABLE,
+    ),
+)
+def cancel_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (the route's {id})
+    logger.append_keys(job_id=id)
+    return json_response(200, views.job_document(api().jobs.cancel(tenant(), id)))
 
 
 # ---------------------------------------------------------------- errors

@@ -189,6 +189,23 @@ def a_failed_job_shows_every_attempt_and_retry_queues_it_again_by_keyboard(conso
     wait_for(lambda: console.tenant.job(job_id)["attempts"] == 6, "the retry's three more attempts")
 
 
+def a_scheduled_job_shows_its_time_and_key_and_cancel_ends_it(console: Console) -> None:
+    send_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+    body = {"to": "later@example.com", "subject": "Tomorrow", "body": "<p>x</p>"}
+    job_id = console.tenant.send("email", {**body, "sendAt": send_at, "orderingKey": "order <b>7</b>"})
+    page = console.open(f"/console/jobs/{job_id}", "Email scheduled")
+    expect(page.locator("dt", has_text="Send at")).to_be_visible()
+    expect(page.locator("dd code", has_text="order <b>7</b>")).to_be_visible()
+    assert page.locator("dd b").count() == 0
+    screenshot(page, "job-scheduled")
+    page.get_by_role("button", name="Cancel", exact=True).click()
+    expect(page.get_by_text("Cancelled: it will not be sent")).to_be_visible()
+    expect(page.get_by_role("heading", name="Email cancelled", exact=True)).to_be_visible()
+    assert page.get_by_role("button", name="Cancel", exact=True).count() == 0
+    assert console.tenant.job(job_id)["status"] == "cancelled"
+    screenshot(page, "job-cancelled")
+
+
 def a_webhook_payload_with_markup_is_rendered_as_text(console: Console) -> None:
     url = f"{console.stack.sandbox_url}/hooks/console-xss"
     job_id = console.tenant.send("webhook", {"url": url, "payload": XSS_PAYLOAD})
@@ -406,6 +423,7 @@ WALK = (
     the_overview_shows_plan_usage_rate_and_the_activity_chart,
     an_email_sent_through_the_api_appears_in_jobs_with_its_timeline_rendered_inert,
     a_failed_job_shows_every_attempt_and_retry_queues_it_again_by_keyboard,
+    a_scheduled_job_shows_its_time_and_key_and_cancel_ends_it,
     a_webhook_payload_with_markup_is_rendered_as_text,
     another_tenants_job_id_in_the_url_is_not_found,
     upgrading_through_the_sandbox_checkout_moves_the_plan_to_indie,

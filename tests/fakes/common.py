@@ -22,6 +22,9 @@ def settings_for_tests(**overrides: Any) -> Settings:
             for channel in Channel
             for priority in QueuePriority
         },
+        "ordered_queue_urls": {
+            channel: f"https://sqs.test/{channel.value}-ordered.fifo" for channel in Channel
+        },
         "dlq_url": "https://sqs.test/dlq",
         "alert_topic_arn": "arn:aws:sns:us-east-1:123456789012:herald-test-alerts",
         "region": "us-east-1",
@@ -69,6 +72,10 @@ def settings_environment(**overrides: str) -> dict[str, str]:
         **{
             f"HERALD_QUEUE_{channel.value.upper()}_{priority.value.upper()}": url
             for (channel, priority), url in settings.queue_urls.items()
+        },
+        **{
+            f"HERALD_QUEUE_{channel.value.upper()}_ORDERED": url
+            for channel, url in settings.ordered_queue_urls.items()
         },
     }
     return {**env, **overrides}

@@ -1,6 +1,6 @@
 """An in-memory job table with DynamoDB's conditions: the ``JobStore`` of the API, the
-``DeliveryStore`` of the workers and the ``JobEvents`` of the inbound webhooks over the same jobs,
-and the tenants' ``Counters``.
+``DeliveryStore`` of the workers, the ``Schedules`` of scheduled sends and the ``JobEvents`` of the
+inbound webhooks over the same jobs, and the tenants' ``Counters``.
 
 Every method applies the same condition as its DynamoDB adapter (``herald.adapters.store``); name a
 method in ``unavailable`` to make it raise ``DependencyError`` as the adapter does when DynamoDB
@@ -24,6 +24,7 @@ from herald.domain.jobs import FINAL_STATUSES, Channel, JobStatus
 from herald.domain.notifications import NotificationRequest, request_from_document
 from herald.domain.plans import Quota, channel_counter
 from herald.domain.records import Claim, DeliveryLog, JobEvent, JobPage, JobState, JobView, NewJob, Usage
+from herald.domain.scheduling import DueJob
 from herald.services.ports import DuplicateRequest, QuotaExhausted, RateLimited
 from tests.fakes.common import CREATED_AT
 
@@ -174,6 +175,67 @@ class FakeJobTable(Recorder):
         self._called("owner")
         return next((tenant for tenant in tenant_ids if (tenant, job_id) in self._jobs), None)
 
+    # -------------------------------------------------- Schedules
+
+    def schedule(self, job: NewJob, send_at: str) -> None:
+        self._called("schedule")
+        stored = self._jobs[(job.tenant_id, job.job_id)]
+        if stored.state is not None:
+            raise DependencyError("job table write failed: ConditionalCheckFailedException")
+        stored.state = replace(
+            self.state(job.tenant_id, job.job_id), status=JobStatus.SCHEDULED, send_at=send_at
+        )
+
+    def due(self, until: str) -> Iterator[DueJob]:
+        self._called("due")
+        waiting = sorted(
+            (job.state.send_at or "", job.state)
+            for job in self._jobs.values()
+            if job.state is not None and job.state.status is JobStatus.SCHEDULED
+        )
+        for send_at, state in waiting:
+            if send_at <= until:
+                key = self._jobs[(state.tenant_id, state.job_id)].request.request.ordering_key
+                yield DueJob(
+                    state.tenant_id,
+                    state.job_id,
+                    state.channel,
+                    state.priority,
+                    send_at,
+                    state.created_at,
+                    key,
+                )
+
+    def start_dispatch(self, job: DueJob, at: str) -> bool:
+        self._called("start_dispatch")
+        return self._move(
+            job.tenant_id, job.job_id, JobStatus.SCHEDULED, status=JobStatus.PENDING, requeued_at=at
+        )
+
+    def undo_dispatch(self, job: DueJob) -> bool:
+        self._called("undo_dispatch")
+        state = self._state(job.tenant_id, job.job_id)
+        if state is None or state.attempts != 0:
+            return False
+        return self._move(
+            job.tenant_id, job.job_id, JobStatus.PENDING, status=JobStatus.SCHEDULED, requeued_at=None
+        )
+
+    def cancel(self, tenant_id: str, job_id: str, created_at: str, at: str) -> JobState | None:
+        self._called("cancel")
+        if not self._move(
+            tenant_id, job_id, JobStatus.SCHEDULED, status=JobStatus.CANCELLED, completed_at=at
+        ):
+            return None
+        return self.state(tenant_id, job_id)
+
+    def _move(self, tenant_id: str, job_id: str, expected: JobStatus, **changes: Any) -> bool:
+        job = self._jobs.get((tenant_id, job_id))
+        if job is None or job.state is None or job.state.status is not expected:
+            return False
+        job.state = replace(job.state, **changes)
+        return True
+
     # -------------------------------------------------- SweepStore
 
     def last_sweep(self) -> datetime | None:
@@ -235,7 +297,7 @@ class FakeJobTable(Recorder):
         state = self.state(message.tenant_id, message.job_id)
         fresh = (job.state is None and message.seen_attempts == 0) or (
             state.status is JobStatus.PENDING
-            and state.attempts == message.seen_attempts
+            and (state.attempts == message.seen_attempts or message.ordering_key is not None)
             and job.state is not None
         )
         abandoned = (

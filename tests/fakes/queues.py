@@ -56,10 +56,15 @@ class FakeDeadLetters:
 
 
 class FakeReturns:
-    """Records the (queue name, receipt handle) of every message put back early."""
+    """Records the (queue name, receipt handle) of every message put back early, and of every
+    message held in flight with its seconds."""
 
     def __init__(self) -> None:
         self.returned: list[tuple[str, str]] = []
+        self.held: list[tuple[str, str, int]] = []
+
+    def hold(self, queue_name: str, receipt_handle: str, seconds: int) -> None:
+        self.held.append((queue_name, receipt_handle, seconds))
 
     def return_now(self, messages: Sequence[tuple[str, str]]) -> None:
         self.returned.extend(messages)

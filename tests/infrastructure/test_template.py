@@ -122,7 +122,7 @@ def test_every_route_of_the_api_guide_goes_to_the_api_function(template: dict[st
     documented = documented_routes()
     sdk_routes = {(method, path) for method, path in documented if not path.startswith("/api/v1/account")}
     sdk_routes -= {("GET", "/api/v1/openapi.json"), ("GET", "/api/v1/docs")}
-    assert len(sdk_routes) == 8
+    assert len(sdk_routes) == 9
     assert sdk_routes <= served
     assert ("ANY", "/api/v1/{proxy+}") in served
 
@@ -167,7 +167,7 @@ def test_the_table_is_on_demand_with_ttl_and_the_tenant_index(template: dict[str
     assert table["BillingMode"] == {"Ref": "TableBillingMode"}
     assert template["Parameters"]["TableBillingMode"]["Default"] == "PAY_PER_REQUEST"
     assert table["TimeToLiveSpecification"] == {"AttributeName": "expiresAt", "Enabled": True}
-    assert [index["IndexName"] for index in table["GlobalSecondaryIndexes"]] == ["gsi1", "gsi2"]
+    assert [index["IndexName"] for index in table["GlobalSecondaryIndexes"]] == ["gsi1", "gsi2", "gsi3"]
 
 
 def test_the_indexes_project_only_what_never_changes_and_the_models_say_the_same(
@@ -176,14 +176,20 @@ def test_the_indexes_project_only_what_never_changes_and_the_models_say_the_same
     """An index entry is rewritten whenever a projected attribute changes: both indexes project only
     attributes written once, so a status write never costs an index write (except gsi2's one entry,
     written with the outcome). The PynamoDB models must declare the template's projections."""
-    from herald.adapters.store.models import FAILED_INDEX_ATTRIBUTES, JOBS_INDEX_ATTRIBUTES
+    from herald.adapters.store.models import (
+        DUE_INDEX_ATTRIBUTES,
+        ENDED_INDEX_ATTRIBUTES,
+        JOBS_INDEX_ATTRIBUTES,
+    )
 
     projections = {
         index["IndexName"]: index["Projection"]
         for index in template["Resources"]["HeraldTable"]["Properties"]["GlobalSecondaryIndexes"]
     }
     assert projections["gsi1"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": JOBS_INDEX_ATTRIBUTES}
-    assert projections["gsi2"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": FAILED_INDEX_ATTRIBUTES}
+    assert projections["gsi2"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": ENDED_INDEX_ATTRIBUTES}
+    # gsi3 holds a scheduled job from acceptance to dispatch: written twice (put, removal), never updated.
+    assert projections["gsi3"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": DUE_INDEX_ATTRIBUTES}
     assert "status" not in JOBS_INDEX_ATTRIBUTES
     assert "attempts" not in JOBS_INDEX_ATTRIBUTES
 
@@ -280,7 +286,8 @@ def test_each_work_queue_has_an_oldest_message_alarm_on_the_parameter(template: 
         if alarm["MetricName"] == "ApproximateAgeOfOldestMessage"
         and alarm["Threshold"] == {"Ref": "QueueAgeAlarmSeconds"}
     }
-    work_queues = {name for name in _resources(template, "AWS::SQS::Queue") if name != "DeadLetterQueue"}
+    dead_letters = {"DeadLetterQueue", "OrderedDeadLetterQueue"}
+    work_queues = {name for name in _resources(template, "AWS::SQS::Queue") if name not in dead_letters}
     assert watched == work_queues
     # Above the longest delay a retry waits in its queue, so a healthy retry never sets it off.
     assert int(template["Parameters"]["QueueAgeAlarmSeconds"]["Default"]) > 900

@@ -77,6 +77,7 @@ class Rig:
             jobs=self.jobs,
             counters=self.counters,
             queue=self.queue,
+            schedules=self.jobs,
             url_guard=url_guard,
             max_attempts=3,
             activity=ActivityService(self.counters, clock=lambda: now),

@@ -45,6 +45,8 @@ class Settings:
     table_name: str
     kms_key_id: str
     queue_urls: Mapping[tuple[Channel, QueuePriority], str]
+    # The FIFO queue of each channel, for jobs with an ordering key.
+    ordered_queue_urls: Mapping[Channel, str]
     dlq_url: str
     alert_topic_arn: str
     region: str
@@ -80,6 +82,10 @@ class Settings:
             table_name=_required(env, "HERALD_TABLE"),
             kms_key_id=_required(env, "HERALD_KMS_KEY_ID"),
             queue_urls=queue_urls,
+            ordered_queue_urls={
+                channel: _required(env, f"HERALD_QUEUE_{channel.value.upper()}_ORDERED")
+                for channel in Channel
+            },
             dlq_url=_required(env, "HERALD_DLQ"),
             alert_topic_arn=_required(env, "HERALD_ALERT_TOPIC"),
             # Lambda sets AWS_REGION; the CLI and tests set AWS_DEFAULT_REGION.

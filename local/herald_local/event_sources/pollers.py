@@ -13,6 +13,11 @@ messages sent with a ``MessageGroupId`` (the tenant). The poller plays that: it 
 what the queue has (up to 100 messages, topped up before each batch) and serves it round-robin over
 message groups, so each batch takes turns between the tenants in the window, and a tenant whose
 message arrives behind another's backlog is served in the next batch.
+
+FIFO queues: SQS (and moto) hand out a message group's next message only once the one before it
+is deleted or visible again, and Lambda never runs two batches of one group at once. Holding a
+window would break that (two of a group's messages received together would run side by side), so
+the poller of a FIFO queue receives only the batch it is about to invoke, in the order received.
 """
 
 from __future__ import annotations
@@ -155,7 +160,9 @@ class QueuePoller:
         fair: bool = True,
     ) -> None:
         self.source = source
-        self._fair = fair
+        fifo = source.queue_name.endswith(".fifo")
+        self._fair = fair and not fifo
+        self._window = source.batch_size if fifo else _WINDOW
         self._sqs = sqs
         self._queue_url = queue_url
         self._invoke = invoke
@@ -217,7 +224,7 @@ class QueuePoller:
         """What the queue holds beyond the messages already here, up to the window. With nothing
         here it long-polls; for MaximumBatchingWindowInSeconds it waits for more while the first
         batch is not full."""
-        room = _WINDOW - len(self._pending)
+        room = self._window - len(self._pending)
         if room <= 0:
             return []
         window = self._receive(room, 0 if self._pending else RECEIVE_WAIT_SECONDS)

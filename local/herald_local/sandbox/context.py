@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from herald_local.sandbox.failures import FlakySends
 from herald_local.sandbox.payments import Checkouts
 from herald_local.sandbox.store import SandboxStore
 
@@ -21,6 +22,8 @@ class SandboxContext:
     outage_status: int | None = None
     # The imitated Polar and Paystack checkouts, and where their webhooks go (set by the local stack).
     checkouts: Checkouts = field(default_factory=Checkouts)
+    # The sends so far of each recipient that fails at first (``flaky-<n>@…``).
+    flaky: FlakySends = field(default_factory=FlakySends)
 
     def wait_slow(self) -> None:
         """Hold a deliberately slow answer; returns early when the server stops."""

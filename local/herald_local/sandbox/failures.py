@@ -4,7 +4,9 @@ tests can keep addresses unique):
 - ``fail-<status>@…``: every provider answers ``<status>`` (400–599) with its real error body;
 - ``fail-<status>-<provider>@…``: only that provider fails, the others accept;
 - ``timeout@…`` / ``timeout-<provider>@…``: the answer (a 504 in the provider's error shape) comes
-  only after the slow delay, which outlasts any client timeout.
+  only after the slow delay, which outlasts any client timeout;
+- ``flaky-<n>@…``: the first ``n`` sends to this very address (its ``+tag`` included) answer 503 from
+  every provider, later ones are accepted: a recipient that fails at first.
 
 An outage (``PUT /_sandbox/outage``) overrides them all: every send answers its status.
 """
@@ -12,7 +14,9 @@ An outage (``PUT /_sandbox/outage``) overrides them all: every send answers its 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
 
 from herald_local.sandbox.addresses import bare_address
 from herald_local.sandbox.records import ProviderName
@@ -20,6 +24,8 @@ from herald_local.sandbox.records import ProviderName
 _PROVIDERS = "|".join(name.value for name in ProviderName)
 _FAIL = re.compile(rf"^fail-(?P<status>[45]\d\d)(?:-(?P<provider>{_PROVIDERS}))?(?:\+.*)?$")
 _TIMEOUT = re.compile(rf"^timeout(?:-(?P<provider>{_PROVIDERS}))?(?:\+.*)?$")
+_FLAKY = re.compile(r"^flaky-(?P<count>\d{1,2})(?:\+.*)?$")
+FLAKY_STATUS = 503
 
 
 @dataclass(frozen=True)
@@ -37,10 +43,29 @@ def _applies(provider_in_name: str | None, provider: ProviderName) -> bool:
     return provider_in_name is None or provider_in_name == provider.value
 
 
-def failure_for(recipients: list[str], provider: ProviderName) -> Failure | None:
+@dataclass
+class FlakySends:
+    """How many sends each ``flaky-<n>`` address has had (shared by the sandbox's request threads)."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def fails(self, address: str, count: int) -> bool:
+        """Counts this send; True while it is among the first ``count``."""
+        with self.lock:
+            self.counts[address.lower()] += 1
+            return self.counts[address.lower()] <= count
+
+
+def failure_for(
+    recipients: list[str], provider: ProviderName, flaky: FlakySends | None = None
+) -> Failure | None:
     """The failure the first matching recipient asks of ``provider``, if any."""
     for recipient in recipients:
         local = _local_part(recipient)
+        flaky_count = _FLAKY.match(local)
+        if flaky_count and flaky is not None:
+            return Failure(FLAKY_STATUS) if flaky.fails(recipient, int(flaky_count.group("count"))) else None
         fail = _FAIL.match(local)
         if fail and _applies(fail.group("provider"), provider):
             return Failure(int(fail.group("status")))

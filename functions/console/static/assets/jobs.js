@@ -29,8 +29,8 @@ function select(name, options, value) {
 
 function filterForm(filters) {
   const type = select("type", [["", "Any type"], ["email", "Email"], ["webhook", "Webhook"]], filters.type);
-  const status = select("status", [["", "Any status"], ["pending", "Pending"], ["processing", "Processing"],
-    ["completed", "Completed"], ["failed", "Failed"]], filters.status);
+  const status = select("status", [["", "Any status"], ["scheduled", "Scheduled"], ["pending", "Pending"],
+    ["processing", "Processing"], ["completed", "Completed"], ["failed", "Failed"], ["cancelled", "Cancelled"]], filters.status);
   const dayInput = h("input", { type: "date", name: "day", value: filters.day });
   return h("form", {
     class: "filters",
@@ -94,7 +94,15 @@ export async function jobPage(jobId) {
         onclick: async () => {
           if (await act(() => api("POST", `/notifications/jobs/${encodeURIComponent(job.id)}/retry`), "Queued again for delivery")) rerender();
         },
-      }, "Retry") : null),
+      }, "Retry") : null,
+      job.status === "scheduled" ? h("button", {
+        type: "button",
+        class: "button",
+        onclick: async () => {
+          if (!confirm("Cancel this scheduled job? It will not be sent.")) return;
+          if (await act(() => api("POST", `/notifications/jobs/${encodeURIComponent(job.id)}/cancel`), "Cancelled: it will not be sent")) rerender();
+        },
+      }, "Cancel") : null),
     h("div", { class: "columns" },
       h("section", { class: "card", "aria-labelledby": "request-title" }, h("h2", { id: "request-title" }, "Request"), requestFacts(job)),
       h("section", { class: "card", "aria-labelledby": "timeline-title" }, h("h2", { id: "timeline-title" }, "Timeline"), timeline(job, suppression))));
@@ -108,7 +116,8 @@ function facts(rows) {
 function requestFacts(job) {
   const payload = job.payload || {};
   const common = [["Job id", h("code", {}, job.id)], ["Priority", String(job.priority)], ["Attempts", `${job.attempts} of ${job.maxAttempts}`],
-    ["Accepted", when(job.createdAt)], ["Started", when(job.startedAt)], ["Finished", job.completedAt ? when(job.completedAt) : ""],
+    ["Accepted", when(job.createdAt)], ["Send at", job.sendAt ? when(job.sendAt) : ""],
+    ["Ordering key", job.orderingKey ? h("code", {}, job.orderingKey) : ""], ["Started", when(job.startedAt)], ["Finished", job.completedAt ? when(job.completedAt) : ""],
     ["Error", job.errorMessage]];
   if (job.type === "email") {
     return h("div", {}, facts([["To", payload.to], ["From", payload.from], ["Reply to", payload.replyTo], ["Subject", payload.subject], ...common]),
@@ -123,6 +132,12 @@ function requestFacts(job) {
 
 function timeline(job, suppression) {
   const entries = [{ at: job.createdAt, title: "Accepted", kind: "accepted", body: null }];
+  if (job.sendAt) {
+    entries.push({ at: job.sendAt, title: job.status === "scheduled" ? "Due to be sent" : "Scheduled time", kind: "accepted", body: null });
+  }
+  if (job.status === "cancelled") {
+    entries.push({ at: job.completedAt, title: "Cancelled before it was sent", kind: "failed", body: null });
+  }
   for (const log of job.deliveryLogs) {
     entries.push({
       at: log.createdAt,

@@ -23,7 +23,7 @@ from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import JobStatus
 from herald.observability import logger, metrics
 from herald.services.activity import ActivityService
-from herald.services.delivery import DeliveryEngine, Handled
+from herald.services.delivery import HOLDING, DeliveryEngine, Handled
 from herald.services.ports import CacheStats, DeadLetters, MessageReturns
 
 # A record is only started with this much time left: a full provider pass (three providers,
@@ -35,6 +35,11 @@ FINISHED_RESULTS = frozenset({JobStatus.COMPLETED.value, JobStatus.FAILED.value}
 
 class OutOfTime(Exception):
     """Not started: too little time left in this invocation; SQS will deliver it again."""
+
+
+class HeldInFlight(Exception):
+    """A keyed job's message stays in flight (its retry's delay, or the rest of its wait): reported
+    as a failure, so that it is not deleted, with its visibility set to when it is due again."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,10 @@ def process_batch(event: dict[str, Any], context: LambdaContext, worker: Worker)
             if handled.result in FINISHED_RESULTS:
                 created_at = message.created_at or now_iso()
                 finished.add(message.tenant_id, created_at, message.channel, JobStatus(handled.result))
+            if handled.result == HOLDING:
+                _hold(worker.returns, record, handled.delay_seconds or 0)
+        except HeldInFlight:
+            raise
         except Exception:
             # Reported as a batch item failure (the message returns); logged here, or nowhere.
             logger.exception("job message failed")
@@ -110,6 +119,15 @@ def _return_now(returns: MessageReturns, records: list[SQSRecord]) -> None:
         logger.warning(
             "could not return unstarted messages early", extra={"count": len(records), "reason": str(exc)}
         )
+
+
+def _hold(returns: MessageReturns, record: SQSRecord, seconds: int) -> None:
+    try:
+        returns.hold(record.event_source_arn.rsplit(":", 1)[-1], record.receipt_handle, seconds)
+    except DependencyError as exc:
+        # It comes back after the queue's visibility timeout instead: later, still in order.
+        logger.warning("could not hold a keyed job's message", extra={"reason": str(exc)})
+    raise HeldInFlight(record.message_id)
 
 
 def _parse(record: SQSRecord, dead_letters: DeadLetters) -> JobMessage | None:

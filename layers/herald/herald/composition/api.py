@@ -15,6 +15,7 @@ from herald.adapters.ssrf import check_url
 from herald.adapters.store.activity_store import DynamoActivity
 from herald.adapters.store.counter_store import DynamoCounters
 from herald.adapters.store.job_store import DynamoJobStore
+from herald.adapters.store.schedule_store import DynamoSchedules
 from herald.adapters.store.signin_store import DynamoSessions
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import Foundation, VaultOnFirstUse, foundation, provider_registry, vault
@@ -41,22 +42,30 @@ class ApiServices:
         self.sessions = SessionAuthenticator(DynamoSessions(table), self._tenants)
         self.callers = Callers(Authenticator(self._tenants), self.sessions)
         self.activity = ActivityService(DynamoActivity(table))
-        jobs, queue = (
+        jobs, queue, schedules = (
             DynamoJobStore(table, settings.max_attempts),
-            SqsJobQueue(settings.queue_urls, base.clients.sqs),
+            SqsJobQueue(settings.queue_urls, base.clients.sqs, settings.ordered_queue_urls),
+            DynamoSchedules(table),
         )
         self.accept = AcceptService(
             authenticate=self.callers.authenticate,
             jobs=jobs,
             counters=self._counters,
             queue=queue,
+            schedules=schedules,
             url_guard=partial(check_url, local_origin=settings.local_webhook_origin),
             secrets=VaultOnFirstUse(),
             max_attempts=settings.max_attempts,
             activity=self.activity,
         )
         self.jobs = JobQueries(
-            jobs, queue, self.activity, secrets=VaultOnFirstUse(), max_attempts=settings.max_attempts
+            jobs,
+            queue,
+            self.activity,
+            schedules=schedules,
+            counters=self._counters,
+            secrets=VaultOnFirstUse(),
+            max_attempts=settings.max_attempts,
         )
         self.health = HealthCheck(table, [*settings.queue_urls.values(), settings.dlq_url], base.clients.sqs)
 

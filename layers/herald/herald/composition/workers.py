@@ -25,12 +25,14 @@ def _worker(attempt: ChannelAttempt) -> Worker:
     engine = DeliveryEngine(
         DeliveryPolicy(settings.max_attempts, settings.retry_base_delay_seconds),
         store=DynamoDeliveryStore(base.table),
-        queue=SqsJobQueue(settings.queue_urls, base.clients.sqs),
+        queue=SqsJobQueue(settings.queue_urls, base.clients.sqs, settings.ordered_queue_urls),
         dead_letters=dead_letters,
         alerts=job_alerts(),
         attempt=attempt,
     )
-    returns = SqsMessageReturns(settings.queue_urls.values(), base.clients.sqs)
+    returns = SqsMessageReturns(
+        [*settings.queue_urls.values(), *settings.ordered_queue_urls.values()], base.clients.sqs
+    )
     return Worker(engine, dead_letters, returns, ActivityService(DynamoActivity(base.table)), vault().cache)
 
 

@@ -29,6 +29,10 @@ class JobMessage:
     created_at: str | None = None
     # The request (or sweep) that queued the job: its log lines and the workers' share this id.
     correlation_id: str | None = None
+    # A scheduled job's time: no worker starts it before then (the dispatcher's delay should see to it).
+    send_at: str | None = None
+    # A keyed job travels in its channel's FIFO queue, in the message group of its tenant and key.
+    ordering_key: str | None = None
 
     def to_json(self) -> str:
         body: dict[str, Any] = {
@@ -44,6 +48,10 @@ class JobMessage:
             body["createdAt"] = self.created_at
         if self.correlation_id is not None:
             body["correlationId"] = self.correlation_id
+        if self.send_at is not None:
+            body["sendAt"] = self.send_at
+        if self.ordering_key is not None:
+            body["orderingKey"] = self.ordering_key
         if self.request is not None:
             document = request_document(self.request)
             # Measured as the message carries it (JSON with ASCII escapes), which is what SQS counts.
@@ -65,6 +73,8 @@ class JobMessage:
             raise ValueError("a job message payload must be a JSON object")
         created_at = body.get("createdAt")
         correlation = body.get("correlationId")
+        send_at = body.get("sendAt")
+        ordering_key = body.get("orderingKey")
         return cls(
             job_id=str(body["jobId"]),
             tenant_id=str(body["tenantId"]),
@@ -75,4 +85,6 @@ class JobMessage:
             priority=int(body.get("priority", DEFAULT_PRIORITY)),
             created_at=str(created_at) if created_at is not None else None,
             correlation_id=str(correlation) if correlation is not None else None,
+            send_at=str(send_at) if send_at is not None else None,
+            ordering_key=str(ordering_key) if ordering_key is not None else None,
         )

@@ -20,13 +20,20 @@ class QueuePriority(StrEnum):
 
 
 class JobStatus(StrEnum):
+    # Waiting for its sendAt (only jobs that asked for one); it becomes pending when dispatched.
+    SCHEDULED = "scheduled"
     PENDING = "pending"
     PROCESSING = "processing"
     COMPLETED = "completed"
     FAILED = "failed"
+    # A scheduled job its tenant cancelled before its dispatch: never sent, not counted.
+    CANCELLED = "cancelled"
 
 
+# The outcomes of delivery (the day counters count them).
 FINAL_STATUSES = frozenset({JobStatus.COMPLETED, JobStatus.FAILED})
+# Every status a job ends in: each has its own gsi2 partition, written once, at the end.
+ENDED_STATUSES = FINAL_STATUSES | {JobStatus.CANCELLED}
 
 # The NotifyKit SDK's priorities: 1 high, 5 normal, 10 low. Nothing else is accepted.
 HIGH_PRIORITY = 1

@@ -30,6 +30,8 @@ SENSITIVE_HEADER = re.compile(
 # An idempotency key, whether it comes in the body or in the Idempotency-Key header: 1-255 of these.
 PRINTABLE_ASCII = r"[\x20-\x7e]"
 IDEMPOTENCY_KEY = re.compile(PRINTABLE_ASCII + "{1,255}")
+# An ordering key: the tenant's jobs that share one are delivered one after another.
+ORDERING_KEY = re.compile(PRINTABLE_ASCII + "{1,128}")
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,10 @@ class NotificationRequest:
     # As requested (1, 5 or 10); None: the default. The plan may lower it (``plans``).
     priority: int | None = None
     idempotency_key: str | None = None
+    # When to send it (ISO-8601, as Herald writes times); None: now (``herald.domain.scheduling``).
+    send_at: str | None = None
+    # Jobs of the tenant with the same key are delivered in acceptance order, one at a time.
+    ordering_key: str | None = None
 
     @property
     def channel(self) -> Channel:
@@ -132,7 +138,12 @@ def fingerprint(request: NotificationRequest) -> str:
 def request_document(request: NotificationRequest) -> dict[str, Any]:
     """The request as a JSON object with the API's field names, absent options left out."""
     notification = request.notification
-    options = {"priority": request.priority, "idempotencyKey": request.idempotency_key}
+    options = {
+        "priority": request.priority,
+        "idempotencyKey": request.idempotency_key,
+        "sendAt": request.send_at,
+        "orderingKey": request.ordering_key,
+    }
     if isinstance(notification, EmailNotification):
         fields: dict[str, Any] = {
             "to": notification.to,
@@ -180,6 +191,8 @@ def request_from_document(channel: Channel, document: Mapping[str, Any]) -> Noti
         notification,
         priority=int(priority) if priority is not None else None,
         idempotency_key=_optional(document, "idempotencyKey"),
+        send_at=_optional(document, "sendAt"),
+        ordering_key=_optional(document, "orderingKey"),
     )
 
 

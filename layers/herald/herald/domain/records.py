@@ -232,6 +232,8 @@ class JobState:
     # When it was last queued again by a retry, a redrive or the sweeper, and how often the sweeper did.
     requeued_at: str | None = None
     sweeps: int = 0
+    # A scheduled job's time (on its status item from acceptance on).
+    send_at: str | None = None
 
     @property
     def queue(self) -> str:

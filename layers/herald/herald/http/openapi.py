@@ -38,7 +38,7 @@ _POWERTOOLS_SCHEMAS = ("HTTPValidationError", "ValidationError", "ResponseValida
 
 Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
 Channel = Literal["email", "webhook"]
-JobStatus = Literal["pending", "processing", "completed", "failed"]
+JobStatus = Literal["scheduled", "pending", "processing", "completed", "failed", "cancelled"]
 Priority = Annotated[int, WithJsonSchema({"type": "integer", "enum": [1, 5, 10]})]
 # A field that is left out when it does not apply (never null).
 Absent = SkipJsonSchema[None]
@@ -85,9 +85,10 @@ class Health(_Shape):
 
 class AcceptedJob(_Shape):
     jobId: str  # noqa: N815 (the API's field names)
-    status: Literal["pending"]
+    status: Literal["pending", "scheduled"] = Field(description="scheduled: it waits for its sendAt")
     type: Channel
     createdAt: Timestamp  # noqa: N815
+    sendAt: Timestamp | Absent = Field(default=None, description="When the request asked for a sendAt")  # noqa: N815
 
 
 class JobSummary(_Shape):
@@ -131,6 +132,8 @@ class DeliveryEvent(_Shape):
 
 
 class Job(JobSummary):
+    sendAt: Timestamp | None = Field(description="When it is (or was) to be sent; null: at once")  # noqa: N815
+    orderingKey: str | None = Field(description="Its ordering key; null: none")  # noqa: N815
     payload: dict[str, Any] | None = Field(description="The accepted request, until retention ends")
     deliveryLogs: list[DeliveryLog]  # noqa: N815
     events: list[DeliveryEvent]
@@ -375,6 +378,7 @@ def _without_default_422(operation: dict[str, Any]) -> None:
 
 JOB = "/api/v1/notifications/jobs/{id}"
 RETRY = "/api/v1/notifications/jobs/{id}/retry"
+CANCEL = "/api/v1/notifications/jobs/{id}/cancel"
 PROVIDER = "/api/v1/account/providers/{provider}"
 DOMAIN = "/api/v1/account/domains/{domain}"
 VERIFY_DOMAIN = "/api/v1/account/domains/{domain}/verify"
@@ -385,7 +389,11 @@ Link = tuple[str, str, dict[str, str]]
 
 
 def _job(job_id: str) -> dict[str, Link]:
-    return {"GetJob": ("get", JOB, {"id": job_id}), "RetryJob": ("post", RETRY, {"id": job_id})}
+    return {
+        "GetJob": ("get", JOB, {"id": job_id}),
+        "RetryJob": ("post", RETRY, {"id": job_id}),
+        "CancelJob": ("post", CANCEL, {"id": job_id}),
+    }
 
 
 def _provider(name: str) -> dict[str, Link]:
@@ -415,6 +423,7 @@ LINKS: dict[tuple[str, str, str], dict[str, Link]] = {
     ("get", "/api/v1/notifications/jobs", "200"): _job("$response.body#/data/data/0/id"),
     ("get", JOB, "200"): {"RetryJob": ("post", RETRY, {"id": "$response.body#/data/id"})},
     ("post", RETRY, "201"): {"GetJob": ("get", JOB, {"id": "$response.body#/data/jobId"})},
+    ("post", CANCEL, "200"): {"GetJob": ("get", JOB, {"id": "$response.body#/data/id"})},
     ("put", PROVIDER, "201"): _provider("$response.body#/data/provider"),
     ("put", PROVIDER, "200"): _provider("$response.body#/data/provider"),
     ("get", "/api/v1/account/providers", "200"): _provider("$response.body#/data/0/provider"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -25,9 +26,11 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from herald.domain.api_keys import MAX_GRACE_SECONDS
+from herald.domain.clock import iso
 from herald.domain.jobs import PRIORITY_QUEUES, compact_json
 from herald.domain.notifications import (
     IDEMPOTENCY_KEY,
+    ORDERING_KEY,
     PRINTABLE_ASCII,
     EmailNotification,
     NotificationRequest,
@@ -123,6 +126,51 @@ def _priority(value: int) -> int:
     return value
 
 
+def _send_at(value: str) -> str:
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise PydanticCustomError(
+            "invalid_send_at", "must be an ISO-8601 time with an offset, such as 2026-12-01T09:30:00Z"
+        )
+    return iso(moment)
+
+
+# A time with an offset; how far ahead it may be is checked on acceptance (send_at_out_of_range).
+SendAt = Annotated[
+    str,
+    Field(
+        max_length=64,
+        description="When to send: now to 30 days ahead (a minute in the past means now)",
+        json_schema_extra={"format": "date-time"},
+    ),
+    AfterValidator(_send_at),
+]
+
+
+def _ordering_key(value: str) -> str:
+    if not ORDERING_KEY.fullmatch(value):
+        raise PydanticCustomError("invalid_ordering_key", "must be 1-128 printable ASCII characters")
+    return value
+
+
+OrderingKey = Annotated[
+    str,
+    AfterValidator(_ordering_key),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "pattern": f"^{PRINTABLE_ASCII}+$",
+            "description": "Jobs of yours with the same key are delivered one after another, in acceptance order",
+        }
+    ),
+]
+
+
 # Exactly the SDK's three priorities: "5" and true are not priorities.
 Priority = Annotated[
     WholeNumber,
@@ -187,6 +235,8 @@ class EmailRequest(_Strict):
     replyTo: EmailAddress | None = None  # noqa: N815 (the SDK's field name)
     priority: Priority | None = None
     idempotencyKey: IdempotencyKey | None = None  # noqa: N815
+    sendAt: SendAt | None = None  # noqa: N815
+    orderingKey: OrderingKey | None = None  # noqa: N815
     provider: ProviderChoice | None = None
     fallback: ProviderChoice | None = None
 
@@ -223,7 +273,13 @@ class EmailRequest(_Strict):
             provider=ProviderName(self.provider) if self.provider else None,
             fallback=ProviderName(self.fallback) if self.fallback else None,
         )
-        return NotificationRequest(email, priority=self.priority, idempotency_key=self.idempotencyKey)
+        return NotificationRequest(
+            email,
+            priority=self.priority,
+            idempotency_key=self.idempotencyKey,
+            send_at=self.sendAt,
+            ordering_key=self.orderingKey,
+        )
 
 
 def _webhook_headers(value: dict[str, str]) -> dict[str, str]:
@@ -305,12 +361,20 @@ class WebhookRequest(_Strict):
     )
     priority: Priority | None = None
     idempotencyKey: IdempotencyKey | None = None  # noqa: N815
+    sendAt: SendAt | None = None  # noqa: N815
+    orderingKey: OrderingKey | None = None  # noqa: N815
 
     def to_request(self) -> NotificationRequest:
         webhook = WebhookNotification(
             url=self.url, payload=self.payload, method=self.method, headers=self.headers or {}
         )
-        return NotificationRequest(webhook, priority=self.priority, idempotency_key=self.idempotencyKey)
+        return NotificationRequest(
+            webhook,
+            priority=self.priority,
+            idempotency_key=self.idempotencyKey,
+            send_at=self.sendAt,
+            ordering_key=self.orderingKey,
+        )
 
 
 # ---------------------------------------------------------------- account routes

@@ -33,7 +33,16 @@ Document = dict[str, Any]
 
 
 def accepted_job(job: AcceptedJob) -> Document:
-    return {"jobId": job.job_id, "status": "pending", "type": job.channel.value, "createdAt": job.created_at}
+    status = JobStatus.SCHEDULED if job.scheduled else JobStatus.PENDING
+    document = {
+        "jobId": job.job_id,
+        "status": status.value,
+        "type": job.channel.value,
+        "createdAt": job.created_at,
+    }
+    if job.send_at is not None:
+        document["sendAt"] = job.send_at
+    return document
 
 
 def job_summary(state: JobState) -> Document:
@@ -82,8 +91,11 @@ def payload(request: NotificationRequest) -> Document:
 
 
 def job_document(view: JobView) -> Document:
+    request = view.request
     return {
         **job_summary(view.state),
+        "sendAt": view.state.send_at or (request.send_at if request is not None else None),
+        "orderingKey": request.ordering_key if request is not None else None,
         "payload": payload(view.request) if view.request is not None else None,
         "deliveryLogs": [_delivery_log(entry) for entry in view.state.delivery_logs],
         "events": [_event(event) for event in view.events],

@@ -7,7 +7,9 @@ Per accepted request, 3 AWS calls after warm-up:
    write unit);
 2. one conditional PutItem of the job (the request, its routing and its initial state), whose id
    derives from the idempotency key, so the put itself is the idempotency guard;
-3. one SQS SendMessage to the queue of the channel and priority.
+3. one SQS SendMessage to the queue of the channel and priority; a job with a ``sendAt`` ahead puts
+   its status item (status scheduled, with its due-time index entry) instead, and the dispatcher
+   queues it at its time (``herald.services.dispatcher``).
 Only then is the request accepted. If the send fails, the job is marked FAILED with the reason and
 the client gets 503 with the job id, so nothing is lost between the table and the queue. A duplicate
 costs one more UpdateItem to take its job back off the usage count.
@@ -32,6 +34,7 @@ from herald.domain.notifications import (
 )
 from herald.domain.plans import Plan, limits_for, retention_end
 from herald.domain.records import NewJob, TenantContext
+from herald.domain.scheduling import SendAtOutOfRange, due_time
 from herald.domain.webhooks import UrlNotAllowed
 from herald.observability import correlation_id, count, logger
 from herald.services.activity import ActivityService
@@ -43,6 +46,7 @@ from herald.services.ports import (
     JobStore,
     QuotaExhausted,
     RateLimited,
+    Schedules,
     SecretBox,
     UrlGuard,
 )
@@ -58,6 +62,9 @@ class AcceptedJob:
     channel: Channel
     created_at: str
     priority: int
+    # The sendAt the request asked for, and whether the job waits for it (False: it was just past).
+    send_at: str | None = None
+    scheduled: bool = False
 
 
 def job_id_for(tenant_id: str, idempotency_key: str | None) -> str:
@@ -74,6 +81,7 @@ class AcceptService:
         jobs: JobStore,
         counters: Counters,
         queue: JobQueue,
+        schedules: Schedules,
         url_guard: UrlGuard,
         secrets: SecretBox,
         max_attempts: int,
@@ -81,6 +89,7 @@ class AcceptService:
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._authenticate = authenticate
+        self._schedules = schedules
         self._secrets = secrets
         self._jobs = jobs
         self._counters = counters
@@ -108,6 +117,7 @@ class AcceptService:
             self._check_url(notification.url)
         key = _idempotency_key(request.idempotency_key, header_key)
         now = self._clock()
+        due = _due(request, now)
         job = self._new_job(tenant, request, key, now)
         period = tenant.period(now)
         minute = now.strftime("%Y%m%d%H%M")
@@ -123,18 +133,32 @@ class AcceptService:
             job.priority,
             job.created_at,
             correlation_id(),
+            ordering_key=request.ordering_key,
         )
-        enqueue_or_fail(
-            self._queue,
-            self._jobs,
-            message,
-            queue_priority(job.priority),
-            iso(self._clock()),
-            activity=self._activity,
-        )
+        if due is None:
+            enqueue_or_fail(
+                self._queue,
+                self._jobs,
+                message,
+                queue_priority(job.priority),
+                iso(self._clock()),
+                activity=self._activity,
+            )
+        else:
+            send_at = iso(due)
+            hand_over_or_fail(
+                lambda: self._schedules.schedule(job, send_at),
+                self._jobs,
+                message,
+                iso(self._clock()),
+                activity=self._activity,
+                failure="Could not be scheduled",
+            )
         logger.append_keys(job_id=job.job_id)
         count("Accepted", {"channel": job.channel.value, "priority": queue_priority(job.priority).value})
-        return AcceptedJob(job.job_id, job.channel, job.created_at, job.priority)
+        return AcceptedJob(
+            job.job_id, job.channel, job.created_at, job.priority, request.send_at, scheduled=due is not None
+        )
 
     def _check_url(self, url: str) -> None:
         try:
@@ -244,12 +268,33 @@ def enqueue_or_fail(
 ) -> None:
     """Queue a stored PENDING job; if the queue refuses, the job becomes FAILED with the reason
     (so a retry can restart it) and the client gets 503 with the job id."""
+    hand_over_or_fail(
+        lambda: queue.enqueue(message, priority),
+        store,
+        message,
+        now,
+        activity=activity,
+        failure="Could not be queued for delivery",
+    )
+
+
+def hand_over_or_fail(
+    hand_over: Callable[[], None],
+    store: JobStore,
+    message: JobMessage,
+    now: str,
+    *,
+    activity: ActivityService,
+    failure: str,
+) -> None:
+    """Pass a stored job on (to its queue, or to the schedule); if that fails, the job becomes FAILED
+    with ``failure`` and the reason, and the client gets 503 with the job id."""
     try:
-        queue.enqueue(message, priority)
+        hand_over()
     except DependencyError as exc:
         logger.error("enqueue failed", extra={"job_id": message.job_id, "reason": str(exc)})
         try:
-            store.mark_enqueue_failed(message, f"Could not be queued for delivery: {exc}", now)
+            store.mark_enqueue_failed(message, f"{failure}: {exc}", now)
             activity.failed(message.tenant_id, message.created_at or now, message.channel)
         except DependencyError as store_exc:
             # The job stays PENDING without a message; the sweeper finds and re-queues it.
@@ -285,6 +330,16 @@ def _check_email_routing(tenant: TenantContext, email: EmailNotification) -> Non
                 f"The from address must be on a verified sending domain of this account ({domain} is not).",
                 ErrorCode.FROM_NOT_ALLOWED,
             )
+
+
+def _due(request: NotificationRequest, now: datetime) -> datetime | None:
+    try:
+        return due_time(request.send_at, now)
+    except SendAtOutOfRange as exc:
+        raise HeraldError(
+            f"sendAt must lie between now and 30 days ahead (it is {request.send_at}).",
+            ErrorCode.SEND_AT_OUT_OF_RANGE,
+        ) from exc
 
 
 def _idempotency_key(body_key: str | None, header_key: str | None) -> str | None:

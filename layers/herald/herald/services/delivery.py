@@ -27,6 +27,7 @@ from herald.domain.jobs import JobStatus, queue_priority
 from herald.domain.notifications import NotificationRequest
 from herald.domain.plans import retention_end
 from herald.domain.records import Claim, DeliveryLog, JobState
+from herald.domain.scheduling import delay_seconds
 from herald.observability import MetricUnit, count, logger
 from herald.services.ports import Alerts, DeadLetters, DeliveryStore, JobQueue
 
@@ -45,12 +46,18 @@ class AttemptNotReleased(Exception):
     """A re-send arrived before the attempt that sent it was released: SQS must deliver it again."""
 
 
+# The result of a keyed job's message that must stay in flight (``Handled.delay_seconds`` more).
+HOLDING = "holding"
+
+
 @dataclass(frozen=True)
 class Handled:
     """What happened to one message (for logs, metrics and tests)."""
 
     job_id: str
-    result: str  # "completed", "retrying", "failed", "duplicate", "lost-lease"
+    # "completed", "retrying", "failed", "duplicate", "lost-lease", "early", or "holding": a keyed
+    # job's message is to stay in flight for ``delay_seconds`` (its retry, or the rest of its wait).
+    result: str
     attempt: int | None = None
     delay_seconds: int | None = None
 
@@ -82,6 +89,8 @@ class DeliveryEngine:
         self._clock = clock
 
     def handle(self, message: JobMessage) -> Handled:
+        if message.send_at is not None and (wait := delay_seconds(message.send_at, self._moment())) > 0:
+            return self._too_early(message, wait)
         claim = self._store.claim(
             message,
             now=int(self._clock()),
@@ -152,12 +161,20 @@ class DeliveryEngine:
     def _retry(self, message: JobMessage, claim: Claim, log: DeliveryLog, outcome: AttemptOutcome) -> Handled:
         delay = retry_delay(log.attempt, self._policy.retry_base_delay_seconds, outcome.retry_after_seconds)
         skip = sorted({*claim.skip_providers, *outcome.skip_providers})
+        reason = outcome.error_message or "delivery failed"
+        if message.ordering_key is not None:
+            # The same message comes back after the delay, still first in its key's group: a new
+            # one would queue behind the key's later jobs. Released first: if holding the message
+            # fails, it comes back after the visibility timeout instead, later but in order.
+            if not self._store.release_for_retry(message, log, reason, skip):
+                return self._lost_lease(message, log)
+            count("RetryScheduled", metric_dimensions(message))
+            return Handled(message.job_id, HOLDING, log.attempt, delay)
         # Re-send first: if it fails, this message is redelivered after the visibility timeout
         # and re-claims the job through its expired lease, so the retry is never lost.
         self._queue.enqueue(
             replace(message, seen_attempts=log.attempt), queue_priority(message.priority), delay
         )
-        reason = outcome.error_message or "delivery failed"
         if not self._store.release_for_retry(message, log, reason, skip):
             return self._lost_lease(message, log)
         count("RetryScheduled", metric_dimensions(message))
@@ -184,6 +201,15 @@ class DeliveryEngine:
         if not caused_by_tenant:
             self._alerts.dead_lettered(JobAlert.of(message, log.attempt, reason))
         return Handled(message.job_id, "failed", log.attempt)
+
+    def _too_early(self, message: JobMessage, wait: int) -> Handled:
+        """A scheduled job's message that arrived before its time (a clock ahead, a delay cut short)
+        goes back to wait out the rest: a job is never started before its sendAt."""
+        if message.ordering_key is not None:
+            return Handled(message.job_id, HOLDING, delay_seconds=wait)
+        self._queue.enqueue(message, queue_priority(message.priority), wait)
+        logger.warning("scheduled job arrived early", extra={"job_id": message.job_id, "wait": wait})
+        return Handled(message.job_id, "early", delay_seconds=wait)
 
     def _not_claimed(self, message: JobMessage) -> Handled:
         """Someone else owns the job or it is finished, unless its last attempt crashed."""

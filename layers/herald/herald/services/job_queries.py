@@ -1,4 +1,5 @@
-"""Reading jobs for their tenant (GET job, list jobs) and restarting failed ones (retry)."""
+"""Reading jobs for their tenant (GET job, list jobs), restarting failed ones (retry) and cancelling
+scheduled ones (cancel)."""
 
 from __future__ import annotations
 
@@ -6,16 +7,16 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
 
-from herald.domain.clock import now_iso
-from herald.domain.errors import ErrorCode, HeraldError
+from herald.domain.clock import now_iso, parse_iso
+from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus, queue_priority
 from herald.domain.notifications import NotificationRequest, WebhookNotification
 from herald.domain.records import JobPage, JobState, JobView, TenantContext
 from herald.domain.secrets import SecretTampered
-from herald.observability import correlation_id, logger
+from herald.observability import correlation_id, count, logger
 from herald.services.accept import enqueue_or_fail
 from herald.services.activity import ActivityService
-from herald.services.ports import JobQueue, JobStore, SecretBox, TenantStore
+from herald.services.ports import Counters, JobQueue, JobStore, Schedules, SecretBox, TenantStore
 from herald.services.webhook_headers import opened
 
 
@@ -38,11 +39,15 @@ class JobQueries:
         queue: JobQueue,
         activity: ActivityService,
         *,
+        schedules: Schedules,
+        counters: Counters,
         secrets: SecretBox,
         max_attempts: int,
         clock: Callable[[], str] = now_iso,
     ) -> None:
         self._store = store
+        self._schedules = schedules
+        self._counters = counters
         self._queue = queue
         self._activity = activity
         self._secrets = secrets
@@ -111,6 +116,38 @@ class JobQueries:
                 "No failed job with this id; only failed jobs can be retried.", ErrorCode.JOB_NOT_RETRYABLE
             )
         return state
+
+    def cancel(self, tenant: TenantContext, job_id: str) -> JobView:
+        """A scheduled job ends cancelled, and leaves its period's usage; once the dispatcher has
+        taken it (or it never was scheduled), 409. The conditional write alone decides: a read
+        could be a moment behind the dispatcher."""
+        view = self.get(tenant, job_id)
+        state = view.state
+        cancelled = self._schedules.cancel(tenant.tenant_id, job_id, state.created_at, self._clock())
+        if cancelled is None:
+            current = self._store.get(tenant.tenant_id, job_id)
+            status = (current or view).state.status.value
+            raise HeraldError(
+                f"Only a scheduled job can be cancelled before it is sent; this one is {status}.",
+                ErrorCode.JOB_NOT_CANCELLABLE,
+            )
+        self._refund(tenant, cancelled)
+        count("Cancelled", {"channel": cancelled.channel.value})
+        return replace(view, state=cancelled)
+
+    def _refund(self, tenant: TenantContext, state: JobState) -> None:
+        """The job leaves the usage of the period (and the day) it was accepted in."""
+        accepted = parse_iso(state.created_at)
+        try:
+            self._counters.refund(
+                tenant.tenant_id, tenant.period(accepted).key, state.channel, accepted.strftime("%Y%m%d%H%M")
+            )
+        except DependencyError as exc:
+            logger.error(
+                "usage refund of a cancelled job failed",
+                extra={"tenant_id": tenant.tenant_id, "job_id": state.job_id, "reason": str(exc)},
+            )
+            count("CancelRefundLost")
 
 
 def requeue_failed(

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         TenantRecords,
         Usage,
     )
+    from herald.domain.scheduling import DueJob
     from herald.domain.secrets import Purpose, SealedSecret
     from herald.domain.signin import PendingCode, Session
     from herald.domain.webhooks import OutboundWebhook, WebhookOutcome
@@ -158,6 +159,25 @@ class JobStore(Protocol):
 
     def owner(self, job_id: str, tenant_ids: Iterable[str]) -> str | None:
         """Which of these tenants has a job with this id (the operator looking a job up by id alone)."""
+
+
+class Schedules(Protocol):
+    """Scheduled jobs: their waiting state from acceptance to dispatch or cancel (one of the two wins)."""
+
+    def schedule(self, job: NewJob, send_at: str) -> None:
+        """The stored job waits for ``send_at``; DependencyError when that cannot be recorded."""
+
+    def due(self, until: str) -> Iterator[DueJob]:
+        """The waiting jobs due by ``until``."""
+
+    def start_dispatch(self, job: DueJob, at: str) -> bool:
+        """scheduled -> pending, for its dispatch; False when it is no longer scheduled."""
+
+    def undo_dispatch(self, job: DueJob) -> bool:
+        """pending -> scheduled again, when its dispatch could not be queued."""
+
+    def cancel(self, tenant_id: str, job_id: str, created_at: str, at: str) -> JobState | None:
+        """scheduled -> cancelled; None when it is no longer scheduled."""
 
 
 class DeliveryStore(Protocol):
@@ -373,6 +393,9 @@ class JobQueue(Protocol):
 
 
 class MessageReturns(Protocol):
+    def hold(self, queue_name: str, receipt_handle: str, seconds: int) -> None:
+        """Keep one received message in flight for ``seconds`` more (then it is delivered again)."""
+
     def return_now(self, messages: Sequence[tuple[str, str]]) -> None:
         """Make received messages (queue name, receipt handle) visible on their queue again now."""
 

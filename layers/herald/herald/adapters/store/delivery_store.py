@@ -16,7 +16,7 @@ from pynamodb.expressions.condition import Condition
 
 from herald.adapters.store.failures import ConditionFailed, conditional, translated
 from herald.adapters.store.job_items import log_attribute, request_of, view_of
-from herald.adapters.store.job_store import failed_index, status_defaults, status_item
+from herald.adapters.store.job_store import ended_index, status_defaults, status_item
 from herald.adapters.store.keys import JOB_SK, job_pk
 from herald.adapters.store.models import JobItem, JobStatusItem
 from herald.adapters.store.table import Table
@@ -50,7 +50,12 @@ class DynamoDeliveryStore:
         fresh: Condition = (JobStatusItem.status == JobStatus.PENDING.value) & (
             JobStatusItem.attempts == message.seen_attempts
         )
-        if message.seen_attempts == 0:
+        if message.ordering_key is not None:
+            # A keyed job has one message, held in flight between its attempts (its seenAttempts
+            # stays 0); its FIFO group hands it to one worker at a time, and the lease covers a
+            # redelivery while an attempt still runs.
+            fresh = JobStatusItem.pk.does_not_exist() | (JobStatusItem.status == JobStatus.PENDING.value)
+        elif message.seen_attempts == 0:
             fresh = JobStatusItem.pk.does_not_exist() | fresh
         abandoned = (JobStatusItem.status == JobStatus.PROCESSING.value) & (JobStatusItem.lease_until < now)
         budget = JobStatusItem.max_attempts.does_not_exist() | (
@@ -93,7 +98,7 @@ class DynamoDeliveryStore:
             JobStatusItem.error_message.set(reason) if reason else JobStatusItem.error_message.remove(),
         ]
         if status is JobStatus.FAILED:
-            actions += failed_index(message.tenant_id, message.job_id, message.created_at)
+            actions += ended_index(message.tenant_id, message.job_id, message.created_at, status)
         return self._record(message, log, actions)
 
     def release_for_retry(

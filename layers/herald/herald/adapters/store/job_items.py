@@ -86,6 +86,7 @@ def _from_status(status: JobStatusItem) -> JobState:
         delivery_logs=tuple(_log_from(entry) for entry in status.delivery_logs or []),
         requeued_at=status.requeued_at,
         sweeps=int(status.sweeps or 0),
+        send_at=status.send_at,
     )
 
 

@@ -30,7 +30,7 @@ from herald.adapters.store.keys import (
     STATUS_SK,
     decode_cursor,
     encode_cursor,
-    failed_jobs_gsi_pk,
+    ended_jobs_gsi_pk,
     job_ids,
     job_pk,
     job_sort_key,
@@ -118,15 +118,15 @@ class DynamoJobStore:
         )
         if status is None:
             return self._all(query)
-        if status is JobStatus.FAILED:
-            return self._failed(query)
+        if status in (JobStatus.FAILED, JobStatus.CANCELLED):
+            return self._ended(query, status)
         if status is JobStatus.COMPLETED:
             return self._completed(query)
         return self._in_flight(query, status)
 
-    def _failed(self, query: _ListQuery) -> JobPage:
-        index = self._table.item.failed
-        partition = failed_jobs_gsi_pk(query.tenant_id)
+    def _ended(self, query: _ListQuery, status: JobStatus) -> JobPage:
+        index = self._table.item.ended
+        partition = ended_jobs_gsi_pk(query.tenant_id, status.value)
         with translated("job index read"):
             entries = query.page(_newest_first(index, partition, HeraldItem.gsi2sk, query, query.wanted))
         states = [state_of(None, entry) for entry in entries if isinstance(entry, JobStatusItem)]
@@ -206,7 +206,7 @@ class DynamoJobStore:
             JobStatusItem.status.set(JobStatus.FAILED.value),
             JobStatusItem.error_message.set(reason),
             JobStatusItem.completed_at.set(failed_at),
-            *failed_index(message.tenant_id, message.job_id, message.created_at),
+            *ended_index(message.tenant_id, message.job_id, message.created_at, JobStatus.FAILED),
         ]
         pending = JobStatusItem.pk.does_not_exist() | (JobStatusItem.status == JobStatus.PENDING.value)
         with translated("job table write"):
@@ -264,10 +264,11 @@ def status_defaults(channel: Channel, priority: int, created_at: str | None, max
     ]
 
 
-def failed_index(tenant_id: str, job_id: str, created_at: str | None) -> list[Any]:
-    """The gsi2 entry of a failed job (written once, with the failure; a retry removes it)."""
+def ended_index(tenant_id: str, job_id: str, created_at: str | None, status: JobStatus) -> list[Any]:
+    """The gsi2 entry of a failed or cancelled job (written once, when it ends so; a retry of a
+    failed one removes it)."""
     return [
-        JobStatusItem.gsi2pk.set(failed_jobs_gsi_pk(tenant_id)),
+        JobStatusItem.gsi2pk.set(ended_jobs_gsi_pk(tenant_id, status.value)),
         JobStatusItem.gsi2sk.set(job_sort_key(created_at or "", job_id)),
     ]
 

@@ -23,10 +23,12 @@
 
 Indexes: gsi1 lists a tenant's jobs newest first (JOBS#<tenantId>, createdAt#jobId), the
 operator's tenants (TENANTS, createdAt#tenantId) and the tenants active lately (ACTIVE#<hour>,
-tenantId: a counter item's entry, moved once an hour by the accept path's counter write); gsi2 lists a tenant's failed jobs
-(JOBS#<tenantId>#failed, createdAt#jobId) and the tenants by when the quota reset next has
-something to do for them (RESETS, due#tenantId); completed jobs, most of them, have no entry of their own
-(it would cost a write unit per delivery) and are listed from gsi1 and their status items. The job id sits inside the job's partition key
+tenantId: a counter item's entry, moved once an hour by the accept path's counter write); gsi2 lists
+a tenant's failed and cancelled jobs (JOBS#<tenantId>#failed|cancelled, createdAt#jobId) and the
+tenants by when the quota reset next has something to do for them (RESETS, due#tenantId);
+completed jobs, most of them, have no entry of their own (it would cost a write unit per delivery)
+and are listed from gsi1 and their status items; gsi3 holds the scheduled jobs not yet dispatched
+by due time (DUE#<shard>, sendAt#jobId), an entry that exists only while a job waits. The job id sits inside the job's partition key
 next to the tenant id, so a lookup with another tenant's id cannot find the job: isolation by
 construction, not by an extra check.
 """
@@ -36,6 +38,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import zlib
 from datetime import date, datetime
 
 PROFILE_SK = "PROFILE"
@@ -158,8 +161,9 @@ def jobs_gsi_pk(tenant_id: str) -> str:
     return f"JOBS#{tenant_id}"
 
 
-def failed_jobs_gsi_pk(tenant_id: str) -> str:
-    return f"JOBS#{tenant_id}#failed"
+def ended_jobs_gsi_pk(tenant_id: str, status: str) -> str:
+    """A tenant's failed or cancelled jobs (``status``)."""
+    return f"JOBS#{tenant_id}#{status}"
 
 
 def active_gsi_pk(hour: str) -> str:
@@ -174,6 +178,19 @@ def active_hour(moment: datetime) -> str:
 
 def job_sort_key(created_at: str, job_id: str) -> str:
     return f"{created_at}#{job_id}"
+
+
+def due_gsi_pk(job_id: str, shards: int) -> str:
+    """The due-time partition of a job: spread by its id, so no one partition takes every write."""
+    return f"DUE#{zlib.crc32(job_id.encode()) % shards}"
+
+
+def due_gsi_pks(shards: int) -> list[str]:
+    return [f"DUE#{shard}" for shard in range(shards)]
+
+
+def due_sort_key(send_at: str, job_id: str) -> str:
+    return f"{send_at}#{job_id}"
 
 
 def tenant_sort_key(created_at: str, tenant_id: str) -> str:

@@ -33,7 +33,7 @@ from pynamodb.models import Model
 
 # What gsi1 and gsi2 carry besides the keys; the template's projections say the same.
 JOBS_INDEX_ATTRIBUTES = ["kind", "type", "priority", "maxAttempts", "createdAt"]
-FAILED_INDEX_ATTRIBUTES = [
+ENDED_INDEX_ATTRIBUTES = [
     "kind",
     "type",
     "status",
@@ -45,6 +45,8 @@ FAILED_INDEX_ATTRIBUTES = [
     "startedAt",
     "completedAt",
 ]
+# What gsi3 (the scheduled jobs by due time) carries besides the keys: what the dispatcher queues.
+DUE_INDEX_ATTRIBUTES = ["kind", "type", "priority", "createdAt", "orderingKey"]
 
 
 class ByTenantIndex(GlobalSecondaryIndex["HeraldItem"]):
@@ -58,15 +60,28 @@ class ByTenantIndex(GlobalSecondaryIndex["HeraldItem"]):
     gsi1sk = UnicodeAttribute(range_key=True)
 
 
-class FailedJobsIndex(GlobalSecondaryIndex["HeraldItem"]):
-    """gsi2: a tenant's failed jobs, newest first; an entry is written once, with the failure."""
+class EndedJobsIndex(GlobalSecondaryIndex["HeraldItem"]):
+    """gsi2: a tenant's failed and cancelled jobs, newest first (an entry is written once, when the
+    job ends so), and the tenants by when the quota reset next has something to do for them."""
 
     class Meta:
         index_name = "gsi2"
-        projection = IncludeProjection(FAILED_INDEX_ATTRIBUTES)
+        projection = IncludeProjection(ENDED_INDEX_ATTRIBUTES)
 
     gsi2pk = UnicodeAttribute(hash_key=True)
     gsi2sk = UnicodeAttribute(range_key=True)
+
+
+class DueJobsIndex(GlobalSecondaryIndex["HeraldItem"]):
+    """gsi3: the scheduled jobs waiting for their time, by due time (gsi3sk = sendAt#jobId); an entry
+    exists from acceptance to dispatch or cancel, so the index holds only what is due some day."""
+
+    class Meta:
+        index_name = "gsi3"
+        projection = IncludeProjection(DUE_INDEX_ATTRIBUTES)
+
+    gsi3pk = UnicodeAttribute(hash_key=True)
+    gsi3sk = UnicodeAttribute(range_key=True)
 
 
 class HeraldItem(Model):
@@ -86,10 +101,13 @@ class HeraldItem(Model):
     gsi1sk = UnicodeAttribute(null=True)
     gsi2pk = UnicodeAttribute(null=True)
     gsi2sk = UnicodeAttribute(null=True)
+    gsi3pk = UnicodeAttribute(null=True)
+    gsi3sk = UnicodeAttribute(null=True)
     # Epoch seconds; the table's TTL attribute. TTL deletion is lazy, so readers also check times.
     expires_at = NumberAttribute(null=True, attr_name="expiresAt")
     by_tenant = ByTenantIndex()
-    failed = FailedJobsIndex()
+    ended = EndedJobsIndex()
+    due = DueJobsIndex()
 
 
 # ---------------------------------------------------------------- tenants and keys
@@ -252,7 +270,8 @@ class DeliveryLogAttribute(MapAttribute[str, Any]):
 
 
 class JobStatusItem(HeraldItem, discriminator="status"):
-    """The small item every delivery write touches; it exists from the first claim (or failed enqueue)."""
+    """The small item every delivery write touches; it exists from the first claim (or failed enqueue),
+    or, for a scheduled job, from its acceptance."""
 
     type = UnicodeAttribute()
     status = UnicodeAttribute()
@@ -270,6 +289,9 @@ class JobStatusItem(HeraldItem, discriminator="status"):
     # Set by a retry, a redrive and the sweeper (which also counts its own re-queues).
     requeued_at = UnicodeAttribute(null=True, attr_name="requeuedAt")
     sweeps = NumberAttribute(null=True)
+    # Scheduled jobs: when to send (the status item exists from acceptance on, status scheduled).
+    send_at = UnicodeAttribute(null=True, attr_name="sendAt")
+    ordering_key = UnicodeAttribute(null=True, attr_name="orderingKey")
 
 
 class JobEventItem(HeraldItem, discriminator="event"):

@@ -24,7 +24,7 @@ from pynamodb.expressions.condition import Condition
 
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.failures import ConditionFailed, conditional, translated
-from herald.adapters.store.job_store import failed_index, states_of, status_defaults, status_item
+from herald.adapters.store.job_store import ended_index, states_of, status_defaults, status_item
 from herald.adapters.store.keys import SWEEPER_PK, SWEEPER_SK, active_gsi_pk, active_hour, jobs_gsi_pk
 from herald.adapters.store.models import HeraldItem, JobItem, JobStatusItem, SweepMarkItem
 from herald.adapters.store.table import Table
@@ -109,7 +109,7 @@ class DynamoSweepStore:
                 JobStatusItem.error_message.set(reason),
                 JobStatusItem.completed_at.set(at),
                 JobStatusItem.lease_until.remove(),
-                *failed_index(state.tenant_id, state.job_id, state.created_at),
+                *ended_index(state.tenant_id, state.job_id, state.created_at, JobStatus.FAILED),
             ],
         )
 

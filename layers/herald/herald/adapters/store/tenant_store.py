@@ -160,7 +160,7 @@ class DynamoTenantStore:
         with translated("tenant index read"):
             keys = [
                 (item.pk, item.sk)
-                for item in self._table.item.failed.query(
+                for item in self._table.item.ended.query(
                     RESETS_GSI_PK, range_key_condition=HeraldItem.gsi2sk <= f"{iso(now)}#~"
                 )
             ]
