@@ -431,10 +431,11 @@ class FakeCounters(Recorder):
         self._add(tenant_id, period, channel, 1)
         self._day(tenant_id, minute)[f"accepted_{channel.value}"] += 1
 
-    def refund(self, tenant_id: str, period: str, channel: Channel, minute: str) -> None:
+    def refund(self, tenant_id: str, period: str, channel: Channel, minute: str | None) -> None:
         self._called("refund")
         self._add(tenant_id, period, channel, -1)
-        self._day(tenant_id, minute)[f"accepted_{channel.value}"] -= 1
+        if minute is not None:
+            self._day(tenant_id, minute)[f"accepted_{channel.value}"] -= 1
 
     def _day(self, tenant_id: str, minute: str) -> Counter[str]:
         day = date(int(minute[:4]), int(minute[4:6]), int(minute[6:8]))

@@ -115,6 +115,10 @@ def test_cancel_ends_a_scheduled_job_returns_its_usage_and_a_second_cancel_is_40
     assert usage(herald, key) == 0
     listed = herald.api("GET", "/api/v1/notifications/jobs?status=cancelled", key=key).data
     assert [entry["id"] for entry in listed["data"]] == [accepted["jobId"]]
+    # Counted among its day's jobs, as cancelled: the listing totals agree with what they list.
+    assert listed["pagination"]["total"] == 1
+    everything = herald.api("GET", "/api/v1/notifications/jobs", key=key).data
+    assert (len(everything["data"]), everything["pagination"]["total"]) == (1, 1)
     again = herald.api("POST", f"/api/v1/notifications/jobs/{accepted['jobId']}/cancel", key=key)
     assert (again.status, again.body["code"]) == (409, "job_not_cancellable")
     assert "this one is cancelled" in again.body["error"]

@@ -17,8 +17,9 @@ from herald.domain.jobs import Channel, JobStatus
 
 # The chart's ranges (the console's 7 / 30 / 90 days).
 ACTIVITY_RANGES = (7, 30, 90)
-# The outcomes counted per day (the in-flight statuses are the difference to the accepted count).
-COUNTED_OUTCOMES = (JobStatus.COMPLETED, JobStatus.FAILED)
+# The outcomes counted per day (the in-flight and scheduled statuses are the difference to the
+# accepted count).
+COUNTED_OUTCOMES = (JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.CANCELLED)
 
 
 def day_of(moment: str | datetime) -> date:
@@ -41,10 +42,16 @@ class DayCounts:
     accepted: Mapping[Channel, int] = field(default_factory=dict)
     completed: Mapping[Channel, int] = field(default_factory=dict)
     failed: Mapping[Channel, int] = field(default_factory=dict)
+    cancelled: Mapping[Channel, int] = field(default_factory=dict)
 
     def count(self, status: JobStatus | None, channel: Channel | None) -> int:
         """Jobs of this day with ``status`` (None: all accepted) on ``channel`` (None: both)."""
-        counts = {None: self.accepted, JobStatus.COMPLETED: self.completed, JobStatus.FAILED: self.failed}
+        counts = {
+            None: self.accepted,
+            JobStatus.COMPLETED: self.completed,
+            JobStatus.FAILED: self.failed,
+            JobStatus.CANCELLED: self.cancelled,
+        }
         by_channel = counts.get(status, {})
         channels = list(Channel) if channel is None else [channel]
         return sum(by_channel.get(each, 0) for each in channels)
@@ -69,6 +76,7 @@ def _added(one: DayCounts, other: DayCounts) -> DayCounts:
         plus(one.accepted, other.accepted),
         plus(one.completed, other.completed),
         plus(one.failed, other.failed),
+        plus(one.cancelled, other.cancelled),
     )
 
 

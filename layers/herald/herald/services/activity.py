@@ -97,6 +97,12 @@ class ActivityService:
 
     def failed(self, tenant_id: str, created_at: str, channel: Channel) -> None:
         """A job failed outside a worker batch (its queue refused it)."""
+        self._ended(tenant_id, created_at, channel, JobStatus.FAILED)
+
+    def cancelled(self, tenant_id: str, created_at: str, channel: Channel) -> None:
+        self._ended(tenant_id, created_at, channel, JobStatus.CANCELLED)
+
+    def _ended(self, tenant_id: str, created_at: str, channel: Channel, status: JobStatus) -> None:
         tally = OutcomeTally()
-        tally.add(tenant_id, created_at, channel, JobStatus.FAILED)
+        tally.add(tenant_id, created_at, channel, status)
         self.record(tally)

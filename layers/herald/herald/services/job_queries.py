@@ -132,16 +132,16 @@ class JobQueries:
                 ErrorCode.JOB_NOT_CANCELLABLE,
             )
         self._refund(tenant, cancelled)
+        # Still one of its day's accepted jobs, now counted as cancelled (listing totals, the chart).
+        self._activity.cancelled(tenant.tenant_id, cancelled.created_at, cancelled.channel)
         count("Cancelled", {"channel": cancelled.channel.value})
         return replace(view, state=cancelled)
 
     def _refund(self, tenant: TenantContext, state: JobState) -> None:
-        """The job leaves the usage of the period (and the day) it was accepted in."""
+        """The job leaves the quota of the period it was accepted in."""
         accepted = parse_iso(state.created_at)
         try:
-            self._counters.refund(
-                tenant.tenant_id, tenant.period(accepted).key, state.channel, accepted.strftime("%Y%m%d%H%M")
-            )
+            self._counters.refund(tenant.tenant_id, tenant.period(accepted).key, state.channel, None)
         except DependencyError as exc:
             logger.error(
                 "usage refund of a cancelled job failed",

@@ -112,8 +112,9 @@ class Counters(Protocol):
         (``YYYYmmddHHMM``), within their limits, or raise ``RateLimited`` / ``QuotaExhausted`` and
         count nothing."""
 
-    def refund(self, tenant_id: str, period: str, channel: Channel, minute: str) -> None:
-        """Take back the job of a request that turned out to be a duplicate (charged in ``minute``)."""
+    def refund(self, tenant_id: str, period: str, channel: Channel, minute: str | None) -> None:
+        """Take back the job of a request that turned out to be a duplicate (charged in ``minute``),
+        or, with ``minute`` None, only the quota of a job that stays among its day's (a cancelled one)."""
 
     def usage(self, tenant_id: str, period: str) -> Usage: ...
 

@@ -25,16 +25,14 @@ from herald.adapters.store.failures import translated
 from herald.adapters.store.keys import DAY_SK_PREFIX, PERIOD_SK_PREFIX, day_sk, usage_pk
 from herald.adapters.store.models import DayCountItem
 from herald.adapters.store.table import Table
-from herald.domain.activity import DayCounts, merge_days, outcome_field
+from herald.domain.activity import COUNTED_OUTCOMES, DayCounts, merge_days, outcome_field
 from herald.domain.jobs import Channel, JobStatus
 
 # The last sort key of the partition's period items ("PERIOD#" and any period key sort below it).
 _LAST_PERIOD_SK = f"{PERIOD_SK_PREFIX}~"
 _PERIOD_FORMAT = "%Y%m%dT%H%M%S"
 _OUTCOMES = {
-    outcome_field(status, channel): (status, channel)
-    for status in (JobStatus.COMPLETED, JobStatus.FAILED)
-    for channel in Channel
+    outcome_field(status, channel): (status, channel) for status in COUNTED_OUTCOMES for channel in Channel
 }
 
 
@@ -88,10 +86,15 @@ def _number(item: Mapping[str, Any], name: str) -> int:
 
 
 def _outcomes(day: date, item: Mapping[str, Any]) -> DayCounts:
-    counted: dict[JobStatus, dict[Channel, int]] = {JobStatus.COMPLETED: {}, JobStatus.FAILED: {}}
+    counted: dict[JobStatus, dict[Channel, int]] = {status: {} for status in COUNTED_OUTCOMES}
     for name, (status, channel) in _OUTCOMES.items():
         counted[status][channel] = _number(item, name)
-    return DayCounts(day, completed=counted[JobStatus.COMPLETED], failed=counted[JobStatus.FAILED])
+    return DayCounts(
+        day,
+        completed=counted[JobStatus.COMPLETED],
+        failed=counted[JobStatus.FAILED],
+        cancelled=counted[JobStatus.CANCELLED],
+    )
 
 
 def _accepted(period: str, item: Mapping[str, Any]) -> list[DayCounts]:

@@ -118,12 +118,14 @@ class DynamoCounters:
                 return None
         return item
 
-    def refund(self, tenant_id: str, period: str, channel: Channel, minute: str) -> None:
+    def refund(self, tenant_id: str, period: str, channel: Channel, minute: str | None) -> None:
         counted = getattr(CounterItem, channel_counter(channel))
+        actions = [CounterItem.total.add(-1), counted.add(-1)]
+        if minute is not None:
+            actions.append(accepted_on(minute, channel).add(-1))
         with translated("counter write"):
             self._table[CounterItem](usage_pk(tenant_id), period_sk(period)).update(
-                actions=[CounterItem.total.add(-1), counted.add(-1), accepted_on(minute, channel).add(-1)],
-                condition=CounterItem.pk.exists(),
+                actions=actions, condition=CounterItem.pk.exists()
             )
 
     def usage(self, tenant_id: str, period: str) -> Usage:
