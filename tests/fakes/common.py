@@ -32,6 +32,7 @@ def settings_for_tests(**overrides: Any) -> Settings:
         "resend_base_url": "https://resend.test",
         "postmark_base_url": "https://postmark.test",
         "platform_sender": "notifications@herald.test",
+        "circuit_breakers": True,
         **overrides,
     }
     return Settings(**values)
@@ -66,6 +67,7 @@ def settings_environment(**overrides: str) -> dict[str, str]:
         "HERALD_RESEND_BASE_URL": settings.resend_base_url,
         "HERALD_POSTMARK_BASE_URL": settings.postmark_base_url,
         "HERALD_PLATFORM_SENDER": settings.platform_sender,
+        "HERALD_CIRCUIT_BREAKERS": "Enabled" if settings.circuit_breakers else "Disabled",
         **{
             f"HERALD_QUEUE_{channel.value.upper()}_{priority.value.upper()}": url
             for (channel, priority), url in settings.queue_urls.items()

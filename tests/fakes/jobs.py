@@ -262,6 +262,20 @@ class FakeJobTable(Recorder):
             changes["skip_providers"] = tuple(skip_providers)
         return self._record(message, log, **changes)
 
+    def release_deferred(self, message: JobMessage, attempt: int) -> bool:
+        self._called("release_deferred")
+        job = self._jobs.get((message.tenant_id, message.job_id))
+        state = None if job is None else job.state
+        if (
+            job is None
+            or state is None
+            or state.status is not JobStatus.PROCESSING
+            or state.attempts != attempt
+        ):
+            return False
+        job.state = replace(state, status=JobStatus.PENDING, attempts=message.seen_attempts, lease_until=None)
+        return True
+
     # -------------------------------------------------- JobEvents
 
     def expiry(self, tenant_id: str, job_id: str) -> int | None:
