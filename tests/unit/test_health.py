@@ -4,7 +4,7 @@ Given / When / Then over the in-memory fakes, with a manual clock shared by engi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -18,6 +18,7 @@ from herald.domain.breakers import (
     BreakerKind,
     BreakerState,
 )
+from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import request_from_document
@@ -26,7 +27,7 @@ from herald.domain.providers import ProviderName
 from herald.domain.webhooks import WebhookOutcome
 from herald.services.delivery import DeliveryEngine, DeliveryPolicy
 from herald.services.email_attempt import EmailAttempt
-from herald.services.health import BreakerBoard, EndpointHealth, ProviderHealth
+from herald.services.health import BreakerBoard, EndpointAccount, EndpointHealth, ProviderHealth
 from herald.services.tenant_directory import TenantDirectory
 from herald.services.webhook_attempt import ENDPOINT_DISABLED, WebhookAttempt
 from tests.fakes.breakers import FakeBreakers
@@ -331,3 +332,32 @@ def test_given_an_endpoint_failing_for_five_days_then_it_is_disabled_the_tenant_
     assert (state.status, state.error_message) == (JobStatus.FAILED, ENDPOINT_DISABLED)
     assert len(rig.sent_hooks) == 6  # the later job was never sent
     assert rig.dead_letters.records == []
+
+
+# ---------------------------------------------------------------- the tenant's endpoints
+
+
+def test_given_a_disabled_endpoint_when_the_tenant_enables_it_then_its_jobs_are_sent_again(rig: Rig) -> None:
+    endpoint_down(rig)
+    for _ in range(5):
+        rig.webhook.handle(rig.submit(Channel.WEBHOOK))
+    breaker = rig.breakers.stored[ORIGIN]
+    rig.breakers.stored[ORIGIN] = replace(breaker, state=BreakerState.DISABLED, since=int(rig.clock.now))
+    account = EndpointAccount(rig.breakers, clock=rig.clock)
+    [listed] = account.list(TENANT)
+    assert (listed.key.name, listed.state, listed.last_error) == (
+        "https://hooks.example",
+        BreakerState.DISABLED,
+        "the endpoint answered HTTP 503",
+    )
+    rig.hook_outcome[0] = WebhookOutcome(ok=True, status_code=200)
+
+    enabled = account.enable(TENANT, "https://hooks.example")
+    handled = rig.webhook.handle(rig.submit(Channel.WEBHOOK))
+
+    assert (enabled.state, enabled.since) == (BreakerState.CLOSED, int(rig.clock.now))
+    assert handled.result == "completed"
+    with pytest.raises(HeraldError) as unknown:
+        account.enable(TENANT, "https://never-failed.example")
+    assert unknown.value.code is ErrorCode.ENDPOINT_NOT_FOUND
+    assert account.list("another-tenant") == []

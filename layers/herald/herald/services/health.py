@@ -34,7 +34,7 @@ from herald.domain.breakers import (
     succeeded,
 )
 from herald.domain.clock import iso
-from herald.domain.errors import DependencyError
+from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.records import TenantProfile
 from herald.observability import count, logger
 from herald.services.ports import Breakers, PlatformMail
@@ -274,3 +274,28 @@ class EndpointHealth:
     def enable(self, breaker: Breaker) -> Breaker | None:
         """The tenant re-enables an endpoint: closed, with a clean record."""
         return self._board.apply(breaker, lambda current: closed(current, self._board.now()))
+
+
+class EndpointAccount:
+    """The tenant's side of its endpoint breakers: list them, re-enable one."""
+
+    def __init__(self, breakers: Breakers, clock: Callable[[], float] = time.time) -> None:
+        self._breakers = breakers
+        self._clock = clock
+
+    def list(self, tenant_id: str) -> list[Breaker]:
+        return self._breakers.endpoints(tenant_id)
+
+    def enable(self, tenant_id: str, origin: str) -> Breaker:
+        """Closed with a clean record, whatever its state (a closed one is left as it is)."""
+        key = BreakerKey(BreakerKind.ENDPOINT, tenant_id, origin)
+        for _ in range(3):
+            found = self._breakers.read([key]).get(key)
+            if found is None:
+                raise HeraldError("No webhook endpoint with this origin.", ErrorCode.ENDPOINT_NOT_FOUND)
+            if found.state is BreakerState.CLOSED:
+                return found
+            enabled = closed(found, int(self._clock()))
+            if self._breakers.save(enabled):
+                return enabled
+        raise HeraldError("The endpoint changed meanwhile; try again.", ErrorCode.DEPENDENCY_UNAVAILABLE)

@@ -149,6 +149,20 @@ class JobStore(Protocol):
         """Newest first, of the UTC ``day`` when given; ``total`` only where the store counted the
         matches on the way (in-flight statuses). ValueError for a cursor this store did not hand out."""
 
+    def failed_between(
+        self,
+        tenant_id: str,
+        created_from: str,
+        created_until: str,
+        *,
+        channel: Channel | None,
+        cursor: str | None,
+        limit: int,
+    ) -> JobPage:
+        """The tenant's FAILED jobs accepted in [from, until), newest first, at most ``limit``, from
+        the finished-jobs index; ``next_cursor`` continues after the last. ValueError for a cursor
+        this store did not hand out."""
+
     def mark_enqueue_failed(self, message: JobMessage, reason: str, failed_at: str) -> None:
         """The queue refused the job of ``message``: it ends FAILED with the reason (retryable)."""
 
