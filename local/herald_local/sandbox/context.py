@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from herald_local.sandbox.outages import Outages
 from herald_local.sandbox.payments import Checkouts
 from herald_local.sandbox.store import SandboxStore
 
@@ -19,6 +20,8 @@ class SandboxContext:
     stopping: threading.Event = field(default_factory=threading.Event)
     # An outage of every imitated provider: each send answers this status until it is lifted.
     outage_status: int | None = None
+    # Outages of one provider or one hook name, for a while (see ``outages``).
+    outages: Outages = field(default_factory=Outages)
     # The imitated Polar and Paystack checkouts, and where their webhooks go (set by the local stack).
     checkouts: Checkouts = field(default_factory=Checkouts)
 

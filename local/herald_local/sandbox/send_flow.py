@@ -71,7 +71,11 @@ def screen(context: SandboxContext, api: SendApi, request: Request, send: SendRe
 def deliver(context: SandboxContext, api: SendApi, send: SendRequest) -> tuple[Response, str | None]:
     """The answer to a well-formed send, and the new message id when it was accepted."""
     outage = context.outage_status
-    failure = Failure(outage) if outage is not None else failure_for(send.summary.recipients, api.provider)
+    failure = (
+        Failure(outage)
+        if outage is not None
+        else context.outages.failure(api.provider.value) or failure_for(send.summary.recipients, api.provider)
+    )
     if failure is None:
         message_id = api.new_message_id()
         context.store.add_message(Message(message_id, api.provider, send.summary, send.headers, send.body))
