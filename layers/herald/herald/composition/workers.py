@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 
 from herald import USER_AGENT
@@ -42,8 +43,13 @@ def _directory() -> TenantDirectory:
 
 
 def _board(policy: BreakerPolicy) -> BreakerBoard:
+    """The breakers with the template's cool-down (and, for endpoints, time to disable)."""
     base = foundation()
-    return BreakerBoard(DynamoBreakers(base.table), policy, enabled=base.settings.circuit_breakers)
+    settings = base.settings
+    tuned = replace(policy, base_cooldown_seconds=settings.breaker_cooldown_seconds)
+    if tuned.disable_after_seconds is not None:
+        tuned = replace(tuned, disable_after_seconds=settings.endpoint_disable_after_seconds)
+    return BreakerBoard(DynamoBreakers(base.table), tuned, enabled=settings.circuit_breakers)
 
 
 def _email_worker() -> Worker:
