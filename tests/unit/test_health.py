@@ -361,3 +361,22 @@ def test_given_a_disabled_endpoint_when_the_tenant_enables_it_then_its_jobs_are_
         account.enable(TENANT, "https://never-failed.example")
     assert unknown.value.code is ErrorCode.ENDPOINT_NOT_FOUND
     assert account.list("another-tenant") == []
+
+
+def test_given_an_open_endpoint_when_its_probe_fails_then_the_probing_job_waits_again_with_its_attempt_back(
+    rig: Rig,
+) -> None:
+    endpoint_down(rig)
+    for _ in range(5):
+        rig.webhook.handle(rig.submit(Channel.WEBHOOK))
+    rig.queue.sent.clear()
+    rig.clock.advance(30)
+    probe = rig.submit(Channel.WEBHOOK)
+
+    handled = rig.webhook.handle(probe)
+
+    assert len(rig.sent_hooks) == 6  # the probe went out
+    assert (handled.result, handled.delay_seconds) == ("deferred", 60)
+    state = rig.store.state(TENANT, probe.job_id)
+    assert (state.status, state.attempts) == (JobStatus.PENDING, 0)
+    assert rig.breakers.stored[ORIGIN].cooldown_seconds == 60

@@ -243,11 +243,12 @@ class EndpointHealth:
         if self.enabled:
             self._board.apply(breaker, lambda current: succeeded(current, self._board.now()))
 
-    def failed(self, breaker: Breaker, error: str, gate: Gate, tenant_email: str) -> None:
-        """A transient failure of the endpoint (the receiver's outage); the tenant hears once, when
-        it turns disabled (the one worker whose conditional write made it so sends the mail)."""
+    def failed(self, breaker: Breaker, error: str, gate: Gate, tenant_email: str) -> Breaker | None:
+        """A transient failure of the endpoint (the receiver's outage): the breaker as stored now
+        (None: unchanged). The tenant hears once, when it turns disabled (the one worker whose
+        conditional write made it so sends the mail)."""
         if not self.enabled:
-            return
+            return None
         stored = self._board.apply(
             breaker,
             lambda current: failed(
@@ -256,6 +257,7 @@ class EndpointHealth:
         )
         if stored is not None and stored.state is BreakerState.DISABLED:
             self._tell_disabled(stored, tenant_email)
+        return stored
 
     def _tell_disabled(self, breaker: Breaker, tenant_email: str) -> None:
         origin = breaker.key.name

@@ -14,7 +14,7 @@ from herald.domain.notifications import NotificationRequest, SealedHeaders, Webh
 from herald.domain.records import Claim, TenantProfile
 from herald.domain.secrets import SecretTampered
 from herald.domain.webhooks import OutboundWebhook
-from herald.services.health import EndpointHealth
+from herald.services.health import EndpointHealth, Gate
 from herald.services.ports import WebhookSender
 from herald.services.tenant_directory import TenantDirectory, tenant_for_pass
 
@@ -50,19 +50,19 @@ class WebhookAttempt:
         if isinstance(view, AttemptOutcome):
             return view
         gate = health.gate(view.breaker)
-        if gate.disabled:
-            return AttemptOutcome(
-                delivered=False, error_message=ENDPOINT_DISABLED, final=True, caused_by_tenant=True
-            )
         if not gate.send:
-            return AttemptOutcome(
-                delivered=False, error_message="endpoint breaker open", defer_seconds=gate.defer_seconds
-            )
+            return _held_back(gate)
         outcome = self._attempt(message, stored, view.profile)
         if outcome.delivered:
             health.succeeded(view.breaker)
         elif outcome.receiver_outage:
-            health.failed(view.breaker, outcome.error_message or "delivery failed", gate, view.profile.email)
+            after = health.failed(
+                view.breaker, outcome.error_message or "delivery failed", gate, view.profile.email
+            )
+            if gate.probing and after is not None:
+                # A failed probe tried for every waiting job of the endpoint: this job waits with
+                # them again, its attempt handed back, instead of running out of attempts probing.
+                return _held_back(health.gate(after))
         return outcome
 
     def _attempt(
@@ -100,6 +100,17 @@ class WebhookAttempt:
 
 
 T = TypeVar("T")
+
+
+def _held_back(gate: Gate) -> AttemptOutcome:
+    """The outcome of a job its endpoint's breaker keeps from being sent: fail (disabled) or wait."""
+    if gate.disabled:
+        return AttemptOutcome(
+            delivered=False, error_message=ENDPOINT_DISABLED, final=True, caused_by_tenant=True
+        )
+    return AttemptOutcome(
+        delivered=False, error_message="endpoint breaker open", defer_seconds=gate.defer_seconds
+    )
 
 
 def _opened(read: Callable[[], T], what: str) -> T | AttemptOutcome:
