@@ -103,6 +103,8 @@ class LocalConfig:
     # breakers probe and endpoints disabled in seconds.
     breaker_cooldown_seconds: str | None = None
     endpoint_disable_after_seconds: str | None = None
+    # Off only to measure what the breakers buy (HERALD_LOCAL_CIRCUIT_BREAKERS=0).
+    circuit_breakers: bool = True
     # Every schedule fires this often instead of on its own cadence (None: its own).
     schedule_seconds: float | None = None
     # How often alarms are evaluated (at most once per Period).
@@ -152,6 +154,7 @@ class LocalConfig:
             stuck_job_seconds=_seconds_text(env, "HERALD_LOCAL_STUCK_JOB_SECONDS"),
             breaker_cooldown_seconds=_seconds_text(env, "HERALD_LOCAL_BREAKER_COOLDOWN_SECONDS"),
             endpoint_disable_after_seconds=_seconds_text(env, "HERALD_LOCAL_ENDPOINT_DISABLE_AFTER_SECONDS"),
+            circuit_breakers=env.get("HERALD_LOCAL_CIRCUIT_BREAKERS", "1").strip() != "0",
             schedule_seconds=None if schedule is None else float(schedule),
             alarm_seconds=DEFAULT_ALARM_SECONDS if alarm is None else float(alarm),
         )

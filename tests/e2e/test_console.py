@@ -199,6 +199,42 @@ def a_webhook_payload_with_markup_is_rendered_as_text(console: Console) -> None:
     assert page.evaluate("window.__pwned") is None
 
 
+def an_endpoint_outage_shows_on_endpoints_with_enable_and_failed_jobs_are_recovered(console: Console) -> None:
+    stack, tenant = console.stack, console.tenant
+    target = f"hook:console-outage-{uuid.uuid4().hex[:8]}"
+    url = f"{stack.sandbox_url}/hooks/{target.removeprefix('hook:')}"
+    outage = f"{stack.sandbox_url}/_sandbox/outages/{target}"
+    # A receiver refusing (404) fails its job at once; answering 503 five times opens its breaker.
+    requests.put(outage, json={"status": 404}, timeout=HTTP_TIMEOUT).raise_for_status()
+    refused = finished_job(tenant, tenant.send("webhook", {"url": url, "payload": {"n": 0}}))
+    assert refused["status"] == "failed"
+    requests.put(outage, json={"status": 503}, timeout=HTTP_TIMEOUT).raise_for_status()
+    for n in range(5):
+        tenant.send("webhook", {"url": url, "payload": {"n": n + 1}})
+    wait_for(lambda: tenant.call("GET", "/account/endpoints").json()["data"], "the endpoint's breaker")
+    requests.delete(outage, timeout=HTTP_TIMEOUT)
+
+    page = console.open("/console/endpoints", "Webhook endpoints")
+    row = page.get_by_role("row").filter(has_text=stack.sandbox_url)
+    expect(row.get_by_text("open", exact=True)).to_be_visible()
+    expect(row.get_by_text("the endpoint answered HTTP 503")).to_be_visible()
+    screenshot(page, "endpoints")
+    console.check_accessibility("endpoints")
+    row.get_by_role("button", name=f"Enable {stack.sandbox_url}").click()
+    expect(page.get_by_text(f"{stack.sandbox_url} is enabled again")).to_be_visible()
+    expect(row.get_by_text("closed", exact=True)).to_be_visible()
+
+    page = console.open("/console/jobs?status=failed&type=webhook", "Jobs")
+    page.get_by_role("button", name="Re-queue failed jobs").click()
+    expect(page.get_by_text(re.compile(r"^[1-9]\d* failed jobs? re-queued$"))).to_be_visible()
+    screenshot(page, "jobs-recover")
+    console.check_accessibility("recover")
+    recovered = wait_for(
+        lambda: (job := tenant.job(refused["id"]))["status"] == "completed" and job, "the recovery"
+    )
+    assert recovered["attempts"] == 2
+
+
 def another_tenants_job_id_in_the_url_is_not_found(console: Console) -> None:
     other = Tenant(console.stack.api_root, *console.stack.create_tenant(plan="startup", name="Other"))
     theirs = other.send(
@@ -381,6 +417,8 @@ def every_page_visited_had_no_serious_or_critical_accessibility_violation(consol
         "keys",
         "billing",
         "sign in",
+        "endpoints",
+        "recover",
     }
     assert {page: problems for page, problems in console.visited.items() if problems} == {}
 
@@ -407,6 +445,7 @@ WALK = (
     an_email_sent_through_the_api_appears_in_jobs_with_its_timeline_rendered_inert,
     a_failed_job_shows_every_attempt_and_retry_queues_it_again_by_keyboard,
     a_webhook_payload_with_markup_is_rendered_as_text,
+    an_endpoint_outage_shows_on_endpoints_with_enable_and_failed_jobs_are_recovered,
     another_tenants_job_id_in_the_url_is_not_found,
     upgrading_through_the_sandbox_checkout_moves_the_plan_to_indie,
     providers_are_added_live_checked_and_reordered,
