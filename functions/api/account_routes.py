@@ -317,12 +317,9 @@ def list_endpoints() -> Response[str]:
     ),
 )
 def enable_endpoint(
-    origin: Annotated[str, Path(max_length=300, description="The origin, URL-encoded, or its host[:port]")],
+    origin: Annotated[
+        str, Path(max_length=300, description="The endpoint's host[:port], or its origin URL-encoded")
+    ],
 ) -> Response[str]:
-    return json_response(200, views.endpoint(api().endpoints.enable(_tenant().tenant_id, _origin(origin))))
-
-
-def _origin(raw: str) -> str:
-    """``https%3A%2F%2Fhooks.example`` or ``hooks.example``: webhooks are https only."""
-    value = unquote(raw).strip().lower().rstrip("/")
-    return value if "://" in value else f"https://{value}"
+    chosen = unquote(origin).strip().lower().rstrip("/")
+    return json_response(200, views.endpoint(api().endpoints.enable(_tenant().tenant_id, chosen)))

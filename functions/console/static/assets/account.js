@@ -121,7 +121,7 @@ export async function endpointsPage() {
             class: "button button-small",
             "aria-label": `Enable ${entry.origin}`,
             onclick: async () => {
-              if (await act(() => api("POST", `/account/endpoints/${encodeURIComponent(entry.origin)}/enable`), `${entry.origin} is enabled again`)) rerender();
+              if (await act(() => api("POST", `/account/endpoints/${encodeURIComponent(entry.origin.split("://")[1])}/enable`), `${entry.origin} is enabled again`)) rerender();
             },
           }, "Enable"))))))
       : h("p", { class: "empty" }, "No endpoint has failed yet."));

@@ -289,15 +289,21 @@ class EndpointAccount:
         return self._breakers.endpoints(tenant_id)
 
     def enable(self, tenant_id: str, origin: str) -> Breaker:
-        """Closed with a clean record, whatever its state (a closed one is left as it is)."""
-        key = BreakerKey(BreakerKind.ENDPOINT, tenant_id, origin)
+        """Closed with a clean record, whatever its state (a closed one is left as it is).
+        ``origin``: the endpoint's origin, or its host[:port] alone."""
+        known = next((item for item in self.list(tenant_id) if _names(item, origin)), None)
+        if known is None:
+            raise HeraldError("No webhook endpoint with this origin.", ErrorCode.ENDPOINT_NOT_FOUND)
+        found = known
         for _ in range(3):
-            found = self._breakers.read([key]).get(key)
-            if found is None:
-                raise HeraldError("No webhook endpoint with this origin.", ErrorCode.ENDPOINT_NOT_FOUND)
             if found.state is BreakerState.CLOSED:
                 return found
             enabled = closed(found, int(self._clock()))
             if self._breakers.save(enabled):
                 return enabled
+            found = self._breakers.read([known.key]).get(known.key) or known
         raise HeraldError("The endpoint changed meanwhile; try again.", ErrorCode.DEPENDENCY_UNAVAILABLE)
+
+
+def _names(breaker: Breaker, origin: str) -> bool:
+    return origin in (breaker.key.name, breaker.key.name.partition("://")[2])
