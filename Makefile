@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: run test lint typecheck validate build invoke bench load screenshots chromium clean
+.PHONY: run test lint typecheck validate build invoke bench bench-health load screenshots chromium clean
 
 $(STAMP): requirements-dev.txt constraints.txt layers/herald/requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -61,6 +61,10 @@ invoke: $(STAMP)
 ## bench: measure the accept and delivery paths (AWS calls, latency) against moto
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+## bench-health: provider and endpoint outages through two fresh local stacks, circuit breakers on and off (a few minutes)
+bench-health: $(STAMP)
+	$(BIN)/python -m bench.health
 
 ## load: 10 000 mixed notifications through a fresh local stack; prints, writes docs/load-results.json and the figures of docs/load.md
 load: $(STAMP)

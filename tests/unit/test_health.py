@@ -148,6 +148,12 @@ def rig() -> Rig:
     return build()
 
 
+def send(rig: Rig, channel: Channel, jobs: int) -> None:
+    """``jobs`` new jobs of ``channel``, each handled once (their retries stay queued)."""
+    for _ in range(jobs):
+        rig.engine(message := rig.submit(channel)).handle(message)
+
+
 def sendgrid_down(rig: Rig) -> None:
     rig.providers.script(SENDGRID, transient(SENDGRID, 503))
 
@@ -187,8 +193,7 @@ def test_given_an_open_breaker_when_its_cool_down_ends_then_one_pass_probes_and_
     rig: Rig,
 ) -> None:
     sendgrid_down(rig)
-    for _ in range(5):
-        rig.email.handle(rig.submit(Channel.EMAIL))
+    send(rig, Channel.EMAIL, 5)
     rig.clock.advance(30)
 
     rig.email.handle(rig.submit(Channel.EMAIL))  # the probe
@@ -203,15 +208,13 @@ def test_given_sendgrid_back_when_the_probe_succeeds_then_the_breaker_closes_and
     rig: Rig,
 ) -> None:
     sendgrid_down(rig)
-    for _ in range(5):
-        rig.email.handle(rig.submit(Channel.EMAIL))
+    send(rig, Channel.EMAIL, 5)
     rig.providers.script(SENDGRID)  # healthy again
     rig.clock.advance(30)
 
     rig.email.handle(rig.submit(Channel.EMAIL))
     writes = rig.breakers.writes
-    for _ in range(5):
-        rig.email.handle(rig.submit(Channel.EMAIL))
+    send(rig, Channel.EMAIL, 5)
 
     assert rig.breakers.stored[SG_KEY].state is BreakerState.CLOSED
     assert rig.breakers.writes == writes
@@ -222,8 +225,7 @@ def test_given_every_provider_open_when_a_pass_runs_then_each_is_still_tried() -
     rig = build()
     sendgrid_down(rig)
     rig.providers.script(RESEND, transient(RESEND, 500))
-    for _ in range(5):
-        rig.email.handle(rig.submit(Channel.EMAIL))
+    send(rig, Channel.EMAIL, 5)
     assert {rig.breakers.stored[key].state for key in rig.breakers.stored} == {BreakerState.OPEN}
     calls = len(rig.providers.calls)
 
@@ -247,8 +249,7 @@ def test_given_breakers_disabled_when_sendgrid_is_down_then_every_pass_calls_it_
 
 def test_given_two_workers_when_the_cool_down_ends_then_only_one_claims_the_probe(rig: Rig) -> None:
     sendgrid_down(rig)
-    for _ in range(5):
-        rig.email.handle(rig.submit(Channel.EMAIL))
+    send(rig, Channel.EMAIL, 5)
     rig.clock.advance(30)
     stale = rig.tenants.load(TENANT).breakers
     health = ProviderHealth(BreakerBoard(rig.breakers, PROVIDER_POLICY, clock=rig.clock))
@@ -267,8 +268,7 @@ def test_given_an_endpoint_down_when_jobs_run_then_its_breaker_opens_and_later_j
     rig: Rig,
 ) -> None:
     endpoint_down(rig)
-    for _ in range(5):
-        rig.webhook.handle(rig.submit(Channel.WEBHOOK))
+    send(rig, Channel.WEBHOOK, 5)
     assert rig.breakers.stored[ORIGIN].state is BreakerState.OPEN
     rig.queue.sent.clear()
 
@@ -309,8 +309,7 @@ def test_given_an_endpoint_failing_for_five_days_then_it_is_disabled_the_tenant_
     rig: Rig,
 ) -> None:
     endpoint_down(rig)
-    for _ in range(5):
-        rig.webhook.handle(rig.submit(Channel.WEBHOOK))
+    send(rig, Channel.WEBHOOK, 5)
     rig.queue.sent.clear()
     breaker = rig.breakers.stored[ORIGIN]
     rig.breakers.stored[ORIGIN] = type(breaker)(
@@ -339,8 +338,7 @@ def test_given_an_endpoint_failing_for_five_days_then_it_is_disabled_the_tenant_
 
 def test_given_a_disabled_endpoint_when_the_tenant_enables_it_then_its_jobs_are_sent_again(rig: Rig) -> None:
     endpoint_down(rig)
-    for _ in range(5):
-        rig.webhook.handle(rig.submit(Channel.WEBHOOK))
+    send(rig, Channel.WEBHOOK, 5)
     breaker = rig.breakers.stored[ORIGIN]
     rig.breakers.stored[ORIGIN] = replace(breaker, state=BreakerState.DISABLED, since=int(rig.clock.now))
     account = EndpointAccount(rig.breakers, clock=rig.clock)
@@ -367,8 +365,7 @@ def test_given_an_open_endpoint_when_its_probe_fails_then_the_probing_job_waits_
     rig: Rig,
 ) -> None:
     endpoint_down(rig)
-    for _ in range(5):
-        rig.webhook.handle(rig.submit(Channel.WEBHOOK))
+    send(rig, Channel.WEBHOOK, 5)
     rig.queue.sent.clear()
     rig.clock.advance(30)
     probe = rig.submit(Channel.WEBHOOK)

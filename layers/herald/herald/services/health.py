@@ -56,7 +56,7 @@ class ProviderPlan:
 
 
 class BreakerBoard:
-    """Reads and changes breakers of one kind; every change goes through ``_apply``."""
+    """Reads and changes breakers of one kind; every change goes through ``apply``."""
 
     def __init__(
         self,
