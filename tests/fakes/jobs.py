@@ -292,7 +292,7 @@ class FakeJobTable(Recorder):
             changes["skip_providers"] = tuple(skip_providers)
         return self._record(message, log, **changes)
 
-    def release_deferred(self, message: JobMessage, attempt: int) -> bool:
+    def release_deferred(self, message: JobMessage, attempt: int, due_at: str) -> bool:
         self._called("release_deferred")
         job = self._jobs.get((message.tenant_id, message.job_id))
         state = None if job is None else job.state
@@ -303,7 +303,13 @@ class FakeJobTable(Recorder):
             or state.attempts != attempt
         ):
             return False
-        job.state = replace(state, status=JobStatus.PENDING, attempts=message.seen_attempts, lease_until=None)
+        job.state = replace(
+            state,
+            status=JobStatus.PENDING,
+            attempts=message.seen_attempts,
+            lease_until=None,
+            requeued_at=due_at,
+        )
         return True
 
     # -------------------------------------------------- JobEvents

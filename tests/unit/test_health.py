@@ -5,6 +5,7 @@ Given / When / Then over the in-memory fakes, with a manual clock shared by engi
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import request_from_document
 from herald.domain.plans import Plan
 from herald.domain.providers import ProviderName
+from herald.domain.sweeping import is_stuck
 from herald.domain.webhooks import WebhookOutcome
 from herald.services.delivery import DeliveryEngine, DeliveryPolicy
 from herald.services.email_attempt import EmailAttempt
@@ -278,6 +280,9 @@ def test_given_an_endpoint_down_when_jobs_run_then_its_breaker_opens_and_later_j
     assert (handled.result, handled.delay_seconds) == ("deferred", 30)
     state = rig.store.state(TENANT, waiting.job_id)
     assert (state.status, state.attempts, state.delivery_logs) == (JobStatus.PENDING, 0, ())
+    # Due again when its message comes back: the sweeper does not take it for a lost job before.
+    assert state.requeued_at == "2023-11-14T22:13:50.000Z"
+    assert not is_stuck(state, datetime(2023, 11, 14, 22, 28, 49, tzinfo=UTC), timedelta(seconds=900))
     assert len(rig.sent_hooks) == 5
     [again] = rig.queue.sent
     assert (again.message.seen_attempts, again.delay_seconds) == (0, 30)

@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from herald.domain.alerts import JobAlert
@@ -175,7 +175,8 @@ class DeliveryEngine:
         attempt, and the same message comes back after ``delay``. Released first: a re-send that
         overtook the release would find the job claimed and be dropped as a duplicate; a re-send that
         fails leaves a PENDING job the sweeper re-queues."""
-        if not self._store.release_deferred(message, claim.attempt):
+        due_at = iso(self._moment() + timedelta(seconds=delay))
+        if not self._store.release_deferred(message, claim.attempt, due_at):
             return Handled(message.job_id, "lost-lease", claim.attempt)
         self._queue.enqueue(message, queue_priority(message.priority), delay)
         count("Deferred", metric_dimensions(message))
