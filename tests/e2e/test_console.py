@@ -211,8 +211,10 @@ def an_endpoint_outage_shows_on_endpoints_with_enable_and_failed_jobs_are_recove
     requests.put(outage, json={"status": 503}, timeout=HTTP_TIMEOUT).raise_for_status()
     for n in range(5):
         tenant.send("webhook", {"url": url, "payload": {"n": n + 1}})
-    wait_for(lambda: tenant.call("GET", "/account/endpoints").json()["data"], "the endpoint's breaker")
-    requests.delete(outage, timeout=HTTP_TIMEOUT)
+    wait_for(
+        lambda: [e for e in tenant.call("GET", "/account/endpoints").json()["data"] if e["state"] == "open"],
+        "the endpoint's breaker to open",
+    )
 
     page = console.open("/console/endpoints", "Webhook endpoints")
     row = page.get_by_role("row").filter(has_text=stack.sandbox_url)
@@ -220,6 +222,7 @@ def an_endpoint_outage_shows_on_endpoints_with_enable_and_failed_jobs_are_recove
     expect(row.get_by_text("the endpoint answered HTTP 503")).to_be_visible()
     screenshot(page, "endpoints")
     console.check_accessibility("endpoints")
+    requests.delete(outage, timeout=HTTP_TIMEOUT)  # the receiver is back; the tenant need not wait
     row.get_by_role("button", name=f"Enable {stack.sandbox_url}").click()
     expect(page.get_by_text(f"{stack.sandbox_url} is enabled again")).to_be_visible()
     expect(row.get_by_text("closed", exact=True)).to_be_visible()
@@ -445,9 +448,10 @@ WALK = (
     an_email_sent_through_the_api_appears_in_jobs_with_its_timeline_rendered_inert,
     a_failed_job_shows_every_attempt_and_retry_queues_it_again_by_keyboard,
     a_webhook_payload_with_markup_is_rendered_as_text,
-    an_endpoint_outage_shows_on_endpoints_with_enable_and_failed_jobs_are_recovered,
     another_tenants_job_id_in_the_url_is_not_found,
     upgrading_through_the_sandbox_checkout_moves_the_plan_to_indie,
+    # After the upgrade: the free plan's 5 requests a minute would not take the outage's webhooks.
+    an_endpoint_outage_shows_on_endpoints_with_enable_and_failed_jobs_are_recovered,
     providers_are_added_live_checked_and_reordered,
     a_domain_shows_the_dns_records_each_provider_wants,
     rotating_the_api_key_shows_the_new_one_once_and_refuses_the_old,

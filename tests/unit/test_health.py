@@ -355,7 +355,7 @@ def test_given_a_disabled_endpoint_when_the_tenant_enables_it_then_its_jobs_are_
     )
     rig.hook_outcome[0] = WebhookOutcome(ok=True, status_code=200)
 
-    enabled = account.enable(TENANT, "https://hooks.example")
+    enabled = account.enable(TENANT, "hooks.example")  # by its host alone, as the route takes it
     handled = rig.webhook.handle(rig.submit(Channel.WEBHOOK))
 
     assert (enabled.state, enabled.since) == (BreakerState.CLOSED, int(rig.clock.now))
