@@ -228,10 +228,10 @@ def an_endpoint_outage_shows_on_endpoints_with_enable_and_failed_jobs_are_recove
     expect(row.get_by_text("closed", exact=True)).to_be_visible()
 
     page = console.open("/console/jobs?status=failed&type=webhook", "Jobs")
-    page.get_by_role("button", name="Re-queue failed jobs").click()
-    expect(page.get_by_text(re.compile(r"^[1-9]\d* failed jobs? re-queued$"))).to_be_visible()
     screenshot(page, "jobs-recover")
     console.check_accessibility("recover")
+    page.get_by_role("button", name="Re-queue failed jobs").click()
+    expect(page.get_by_text(re.compile(r"^[1-9]\d* failed jobs? re-queued$"))).to_be_visible()
     recovered = wait_for(
         lambda: (job := tenant.job(refused["id"]))["status"] == "completed" and job, "the recovery"
     )

@@ -382,3 +382,19 @@ def test_given_an_open_endpoint_when_its_probe_fails_then_the_probing_job_waits_
     state = rig.store.state(TENANT, probe.job_id)
     assert (state.status, state.attempts) == (JobStatus.PENDING, 0)
     assert rig.breakers.stored[ORIGIN].cooldown_seconds == 60
+
+
+@pytest.mark.parametrize(("pause", "state"), [(0, BreakerState.CLOSED), (61, BreakerState.OPEN)])
+def test_given_sendgrid_succeeded_before_failing_then_its_recent_successes_count_against_the_failures(
+    rig: Rig, pause: int, state: BreakerState
+) -> None:
+    """6 successes (no write), then 5 failures: 5 of 11 calls failed, under half, unless the
+    successes are older than the window."""
+    rig.providers.script(SENDGRID, *([None] * 6), transient(SENDGRID, 503))
+    send(rig, Channel.EMAIL, 6)
+    assert rig.breakers.writes == 0
+    rig.clock.advance(pause)
+
+    send(rig, Channel.EMAIL, 5)
+
+    assert rig.breakers.stored[SG_KEY].state is state

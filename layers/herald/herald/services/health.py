@@ -16,7 +16,6 @@ a write per success. Nothing about a tenant is cached: this is a tally of calls 
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -124,7 +123,8 @@ class ProviderHealth:
 
     def __init__(self, board: BreakerBoard) -> None:
         self._board = board
-        self._unstored_successes: Counter[BreakerKey] = Counter()
+        # Successes not stored yet, by breaker: (when the first of them happened, how many).
+        self._unstored_successes: dict[BreakerKey, tuple[int, int]] = {}
 
     def plan(
         self, order: Sequence[str], tenant_id: str | None, stored: Sequence[Breaker] = ()
@@ -161,14 +161,14 @@ class ProviderHealth:
             return
         breaker = plan.breakers[name]
         if self._board.apply(breaker, lambda current: succeeded(current, self._board.now())) is None:
-            self._unstored_successes[breaker.key] += 1
+            self._keep_successes(breaker.key, 1)
 
     def failed(self, plan: ProviderPlan, name: str, error: str) -> None:
         """A transient failure of ``name`` in this pass."""
         if not plan.tracked:
             return
         breaker = plan.breakers[name]
-        successes = self._unstored_successes.pop(breaker.key, 0)
+        successes = self._take_successes(breaker.key)
         stored = self._board.apply(
             breaker,
             lambda current: failed(
@@ -181,7 +181,20 @@ class ProviderHealth:
             ),
         )
         if stored is None and successes:
-            self._unstored_successes[breaker.key] += successes
+            self._keep_successes(breaker.key, successes)
+
+    def _keep_successes(self, key: BreakerKey, successes: int) -> None:
+        now = self._board.now()
+        since, kept = self._take_since(key, now)
+        self._unstored_successes[key] = (since, kept + successes)
+
+    def _take_successes(self, key: BreakerKey) -> int:
+        return self._take_since(key, self._board.now())[1]
+
+    def _take_since(self, key: BreakerKey, now: int) -> tuple[int, int]:
+        """The unstored successes of ``key`` still inside the window (older ones no longer count)."""
+        since, kept = self._unstored_successes.pop(key, (now, 0))
+        return (since, kept) if now - since < self._board.policy.window_seconds else (now, 0)
 
 
 @dataclass(frozen=True)
