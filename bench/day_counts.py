@@ -1,25 +1,31 @@
 """What the day counters cost (docs/console.md): the outcome writes of a worker batch whose jobs
 belong to several tenants (the worst case: one counter write per tenant-day), and the reads of a
-console view and of a job listing for a tenant with 10 and with 10 000 jobs of history.
+console view, of a job listing and of a status poll for a tenant with 10, 1 000 and 100 000 jobs
+of history.
 
-The history is written straight into the table (jobs spread over the last 30 days, and the counters
-the accept path and the workers would have left), since only the reads are measured here.
+The history is written straight into the table (completed jobs spread over the last 30 days, their
+status items, and the counters the accept path and the workers would have left), since only the
+reads are measured here; each size is written once per run and shared by the scenarios that read it.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections import Counter
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from herald.adapters.store.models import DeflatedJSONAttribute
 from herald.domain.clock import iso, utc_now
 from herald_harness.in_moto import client
 
 if TYPE_CHECKING:
     from bench.scenarios import Rig, StepCost
+    from herald.services.tenants import IssuedKey
 
 HISTORY_DAYS = 30
+HISTORY_SIZES = (10, 1_000, 100_000)
 # The console's overview: the account, a 30-day chart; its jobs page: the newest 20.
 CONSOLE_VIEW = ("/api/v1/account", "/api/v1/account/activity?days=30", "/api/v1/notifications/jobs?limit=20")
 LISTING = "/api/v1/notifications/jobs?limit=20&type=webhook"
@@ -34,29 +40,27 @@ def _put(rig: Rig, items: list[dict[str, Any]]) -> None:
         )
 
 
-def write_history(rig: Rig, tenant_id: str, jobs: int) -> None:
-    """``jobs`` webhooks over the last 30 days (all completed), with their day counters."""
+def write_history(rig: Rig, tenant_id: str, jobs: int) -> list[str]:
+    """``jobs`` completed webhooks over the last 30 days, with their day counters; their ids."""
     now = utc_now()
+    request = DeflatedJSONAttribute().serialize({"url": "https://hooks.example.com/x", "payload": {}})
     items: list[dict[str, Any]] = []
+    ids: list[str] = []
     per_day: Counter[str] = Counter()
     for index in range(jobs):
         created = now - timedelta(days=index % HISTORY_DAYS, seconds=index)
         created_at, job_id = iso(created), str(uuid.uuid4())
         per_day[created_at[:10]] += 1
-        items.append(
-            {
-                "pk": {"S": f"JOB#{tenant_id}#{job_id}"},
-                "sk": {"S": "JOB"},
-                "kind": {"S": "job"},
-                "type": {"S": "webhook"},
-                "priority": {"N": "5"},
-                "maxAttempts": {"N": "3"},
-                "createdAt": {"S": created_at},
-                "payload": {"S": '{"url":"https://hooks.example.com/x","payload":{}}'},
-                "gsi1pk": {"S": f"JOBS#{tenant_id}"},
-                "gsi1sk": {"S": f"{created_at}#{job_id}"},
-            }
-        )
+        ids.append(job_id)
+        pk = {"S": f"JOB#{tenant_id}#{job_id}"}
+        job: dict[str, dict[str, Any]] = {"pk": pk, "sk": {"S": "JOB"}, "kind": {"S": "job"}}
+        job |= {"type": {"S": "webhook"}}
+        job |= {"priority": {"N": "5"}, "maxAttempts": {"N": "3"}, "request": {"B": request}}
+        job |= {"gsi1pk": {"S": f"JOBS#{tenant_id}"}, "gsi1sk": {"S": f"{created_at}#{job_id}"}}
+        status = {"pk": pk, "sk": {"S": "STATUS"}, "kind": {"S": "status"}, "type": {"S": "webhook"}}
+        status |= {"status": {"S": "completed"}, "priority": {"N": "5"}, "createdAt": {"S": created_at}}
+        status |= {"attempts": {"N": "1"}, "maxAttempts": {"N": "3"}, "completedAt": {"S": created_at}}
+        items += [job, status]
     start = now - timedelta(days=HISTORY_DAYS)
     period: dict[str, Any] = {
         "pk": {"S": f"USAGE#{tenant_id}"},
@@ -76,12 +80,30 @@ def write_history(rig: Rig, tenant_id: str, jobs: int) -> None:
         for day, count in per_day.items()
     ]
     _put(rig, [*items, period, *days])
+    return ids
+
+
+@dataclass(frozen=True)
+class History:
+    tenant: IssuedKey
+    job_ids: list[str]
+
+
+_HISTORIES: dict[tuple[int, int], History] = {}
+
+
+def history(rig: Rig, jobs: int) -> History:
+    """A tenant with ``jobs`` jobs of history, written once per rig."""
+    key = (id(rig), jobs)
+    if key not in _HISTORIES:
+        tenant = rig.new_tenant()
+        _HISTORIES[key] = History(tenant, write_history(rig, tenant.tenant_id, jobs))
+    return _HISTORIES[key]
 
 
 def console_reads(jobs: int, path_set: tuple[str, ...]) -> Any:
     def step(rig: Rig) -> StepCost:
-        tenant = rig.new_tenant()
-        write_history(rig, tenant.tenant_id, jobs)
+        tenant = history(rig, jobs).tenant
         for path in path_set:  # warm-up: the key lookup, the clients
             assert rig.get(path, tenant.api_key).status == 200
         with rig.measuring(1) as cost:
@@ -90,6 +112,21 @@ def console_reads(jobs: int, path_set: tuple[str, ...]) -> Any:
                 assert answer.status == 200, answer.text
         listed = rig.get(LISTING, tenant.api_key).data["pagination"]["total"]
         assert listed == jobs, f"the listing counted {listed} of {jobs} jobs"
+        return cost
+
+    return step
+
+
+def status_poll(jobs: int) -> Any:
+    """``GET /notifications/jobs/{id}`` of the tenant's oldest job, as a client polling it would."""
+
+    def step(rig: Rig) -> StepCost:
+        past = history(rig, jobs)
+        path = f"/api/v1/notifications/jobs/{past.job_ids[-1]}"
+        assert rig.get(path, past.tenant.api_key).status == 200  # warm-up
+        with rig.measuring(1) as cost:
+            answer = rig.get(path, past.tenant.api_key)
+            assert (answer.status, answer.data["status"]) == (200, "completed"), answer.text
         return cost
 
     return step

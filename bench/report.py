@@ -18,6 +18,7 @@ from typing import Any
 
 from moto import __version__ as moto_version
 
+from bench.capacity_modes import compare_capacity, snapstart_costs
 from bench.chart import draw
 from bench.cold_start import FLOOR_OF, LIBRARIES_ONLY, LIBRARY_FLOOR, SERVICES
 from herald_local.cloudformation.template import load_template
@@ -43,6 +44,8 @@ FLOOR_USD_PER_MILLION_WEBHOOKS = 4.50
 FLOOR_WRITE_UNITS_PER_WEBHOOK = 5
 # ApiFunction's import, as a multiple of a bare `import boto3`, that the cost work aims for.
 TARGET_API_RATIO = 1.5
+# The notification the capacity comparison prices: a 1 KB webhook, accepted and delivered.
+NOTIFICATION_STEPS = ("accept_webhook", "deliver_webhook")
 SNAPSTART_SOURCES = (
     "https://docs.aws.amazon.com/lambda/latest/dg/snapstart.html",
     "https://docs.aws.amazon.com/lambda/latest/dg/snapstart-uniqueness.html",
@@ -141,6 +144,8 @@ def render(results: Mapping[str, Any]) -> str:
         _costs(results),
         _cold_start(results),
         _api_floor(results),
+        _snapstart(results),
+        _capacity(results),
         _throughput(results),
         _health(),
         _prices(results),
@@ -324,7 +329,6 @@ def _api_floor(results: Mapping[str, Any]) -> str:
     boto3, api = compiled[cold["baseline"]]["cpu_ms"], compiled[FLOOR_OF]["ratio_to_boto3"]
     steps = [(label, compiled[LIBRARIES_ONLY + label]) for label, _ in LIBRARY_FLOOR]
     floor = steps[-1][1]["ratio_to_boto3"]
-    runtime = load_template(ROOT / "template.yaml")["Globals"]["Function"]["Runtime"]
     verdict = (
         f"above the {TARGET_API_RATIO}× target before any of Herald's own modules, so the target cannot"
         " be met with request validation kept"
@@ -345,25 +349,118 @@ def _api_floor(results: Mapping[str, Any]) -> str:
         f"With request validation kept, the libraries alone come to {floor:.2f}×, {verdict}."
         f" Herald's own modules and their wiring add {api - floor:.2f}×."
     )
-    snapstart = (
-        "SnapStart, on paper (not measured here): Lambda initialises the function when a version is"
-        " published, snapshots the initialised execution environment and resumes new environments from"
-        " it, so a cold start restores instead of importing and the import ratio stops deciding cold-start"
-        f" latency. It needs Python 3.12 or later (the template's runtime: {runtime}) and published"
-        " versions or their aliases (`AutoPublishAlias`, the HTTP API pointing at the alias), and does not"
-        " combine with provisioned concurrency. It bills snapshot caching per version and each restore"
-        " (no official rate with its source is on file in `bench/prices.yaml`, so none is used here)."
-        " Whatever init leaves in memory is shared by every restored environment: Herald draws its ids,"
-        " keys and AES-GCM nonces per request (uuid4, `secrets`, `os.urandom`) and builds its services,"
-        " clients and data-key cache on first use, so none of them is in a snapshot as the code stands."
-        " Building the services at init, to take them off the path as well, would need a before-snapshot"
-        " hook that leaves the data-key cache empty (no plaintext data key in the snapshot); and the retry"
-        " jitter draws from the `random` module, seeded once per interpreter, whose sequence restored"
-        " environments would share: an after-restore hook calling `random.seed()` fixes that."
-        f" Sources (read {SNAPSTART_READ}): " + ", ".join(SNAPSTART_SOURCES) + "."
+    return "\n\n".join(["### ApiFunction against its libraries' floor", measured, table, conclusion])
+
+
+def _price_each(results: Mapping[str, Any]) -> dict[str, float]:
+    return {key: entry["usd"] / entry["per"] for key, entry in results["prices"]["prices"].items()}
+
+
+def _units_of(results: Mapping[str, Any], kind: str, steps: Iterable[str]) -> float:
+    measured = results["write_units_per_notification"]
+    return sum(float(measured[step][kind]["total"]) for step in steps)
+
+
+def _snapstart(results: Mapping[str, Any]) -> str:
+    template = load_template(ROOT / "template.yaml")
+    memory = int(template["Globals"]["Function"]["MemorySize"])
+    compiled = results["cold_start"]["layouts"]["bytecode"]
+    functions = {
+        name: (int(resource["Properties"].get("MemorySize", memory)), float(compiled[name]["cpu_ms"]))
+        for name, resource in template["Resources"].items()
+        if "SnapStart" in resource.get("Properties", {}) and name in compiled
+    }
+    costs = snapstart_costs(functions, _price_each(results))
+    rows = [
+        [
+            cost.function,
+            cost.memory_mb,
+            _ms(cost.init_ms),
+            f"${cost.cache_usd_per_month:.2f}",
+            f"${cost.restore_usd * 1_000_000:.0f}",
+            f"${cost.init_usd * 1_000_000:.2f}",
+        ]
+        for cost in costs
+    ]
+    cache = sum(cost.cache_usd_per_month for cost in costs)
+    return "\n\n".join(
+        [
+            "## SnapStart: what it costs and what it saves",
+            "The functions on the request path run with SnapStart (template parameter `SnapStart`,"
+            " default `PublishedVersions`; `None` turns it off): Lambda initialises a published version"
+            " once, snapshots it, and resumes new environments from the snapshot instead of importing"
+            " anew. The API, the event source mappings and the schedules invoke the alias `live`. The"
+            " runtime hooks (`herald.composition.snapstart`) empty the process registry before the"
+            " snapshot and after each restore (no data key, client or connection is ever in a snapshot)"
+            " and re-seed `random` after each restore.",
+            _table(
+                [
+                    "function",
+                    "MB",
+                    "import it replaces: ms (this run)",
+                    "snapshot cache per month",
+                    "restores, per million cold starts",
+                    "the init it replaces, billed, per million cold starts",
+                ],
+                rows,
+            ),
+            f"The snapshot cache of one live version of each comes to ${cache:.2f} a month (a version"
+            " bills while it exists, at least 3 hours: delete the versions the alias left behind). A"
+            " restore costs more than the initialisation it replaces would be billed (INIT is billed"
+            " since 2025-08-01), so SnapStart buys latency, not money: a cold start resumes instead of"
+            " paying the import above (and, after a restore, the first request builds the services"
+            " and clients, as without SnapStart). Turn it off with `SnapStart=None` where cold starts"
+            " are rare or latency does not matter.",
+        ]
+    )
+
+
+def _capacity(results: Mapping[str, Any]) -> str:
+    template = load_template(ROOT / "template.yaml")
+    defaults = {name: spec.get("Default") for name, spec in template["Parameters"].items()}
+    table = next(
+        resource["Properties"]
+        for resource in template["Resources"].values()
+        if resource["Type"] == "AWS::DynamoDB::Table"
+    )
+    steps = NOTIFICATION_STEPS
+    compared = compare_capacity(
+        _units_of(results, "write_units", steps),
+        _units_of(results, "read_units", steps),
+        _price_each(results),
+        defaults,
+        indexes=len(table.get("GlobalSecondaryIndexes", [])),
     )
     return "\n\n".join(
-        ["### ApiFunction against its libraries' floor", measured, table, conclusion, snapstart]
+        [
+            "## On-demand or provisioned capacity",
+            f"`TableBillingMode=PROVISIONED` gives the table and each index provisioned capacity between"
+            f" `TableMin*Capacity` ({defaults['TableMinWriteCapacity']} write, {defaults['TableMinReadCapacity']}"
+            f" read units) and `TableMax*Capacity`, scaled to keep {defaults['TableTargetUtilization']} %"
+            f" of it in use. For a 1 KB webhook ({_units(compared.write_units)} write and"
+            f" {_units(compared.read_units)} read units, accept plus delivery, as measured above):",
+            _table(
+                ["", "USD per million notifications (DynamoDB only)"],
+                [
+                    ["on-demand", _usd(compared.on_demand_usd_per_million)],
+                    [
+                        f"provisioned, steady traffic at the {defaults['TableTargetUtilization']} % target",
+                        _usd(compared.provisioned_usd_per_million),
+                    ],
+                ],
+            ),
+            f"Provisioned capacity costs {compared.steady_ratio:.0%} of on-demand on steady traffic, and"
+            f" more than on-demand wherever the capacity paid for is used less than"
+            f" {compared.break_even_utilisation:.0%} of the time (spiky traffic, and the minutes"
+            " auto-scaling takes to follow a rise, which throttles meanwhile). Its minimums alone cost"
+            f" ${compared.minimum_usd_per_month:.2f} a month (the table and"
+            f" {len(table.get('GlobalSecondaryIndexes', []))} indexes), what on-demand bills for"
+            f" {compared.break_even_notifications_per_month / 1e6:.1f} million notifications a month;"
+            f" the table's writes leave the minimum above {compared.notifications_per_second_at_minimum:.1f}"
+            " notifications a second. So: on-demand below a few million notifications a month or for"
+            " bursty senders; provisioned for steady traffic well above that, where it saves up to"
+            f" {1 - compared.steady_ratio:.0%} of the DynamoDB bill.",
+        ]
     )
 
 

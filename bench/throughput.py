@@ -29,7 +29,8 @@ import requests
 from botocore.exceptions import ClientError
 
 from bench.local_stack import local_stack, unlimited_tenant
-from bench.scenarios import EMAIL_BODY, WEBHOOK_DATA, Recorded
+from bench.samples import ORDER_EMAIL_HTML, ORDER_EVENT
+from bench.scenarios import Recorded
 from bench.table_meter import UNAPPLIED_WRITES
 from herald_harness.running_stack import RunningStack
 from herald_local.aws.sdk_calls import call_unobserved
@@ -102,11 +103,11 @@ class Client:
     def request(self, index: int) -> tuple[str, dict[str, Any]]:
         priority = PRIORITIES[index % len(PRIORITIES)]
         if index % 2 == 0:
-            email = {"to": f"user{index}@example.com", "subject": f"bench {index}", "body": EMAIL_BODY}
+            email = {"to": f"user{index}@example.com", "subject": f"bench {index}", "body": ORDER_EMAIL_HTML}
             return "email", {**email, "priority": priority}
         return "webhook", {
             "url": self._hook,
-            "payload": {"n": index, "data": WEBHOOK_DATA},
+            "payload": {**ORDER_EVENT, "n": index},
             "priority": priority,
         }
 

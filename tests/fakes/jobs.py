@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from herald.domain.activity import DayCounts
+from herald.domain.clock import iso
 from herald.domain.errors import DependencyError
 from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import FINAL_STATUSES, Channel, JobStatus
@@ -53,6 +54,7 @@ class FakeJobTable(Recorder):
         super().__init__()
         self._jobs: dict[tuple[str, str], _Job] = {}
         self._max_attempts = max_attempts
+        self.sweep_mark: datetime | None = None
 
     # -------------------------------------------------- test set-up and inspection
 
@@ -203,6 +205,19 @@ class FakeJobTable(Recorder):
         return next((tenant for tenant in tenant_ids if (tenant, job_id) in self._jobs), None)
 
     # -------------------------------------------------- SweepStore
+
+    def last_sweep(self) -> datetime | None:
+        self._called("last_sweep")
+        return self.sweep_mark
+
+    def swept(self, at: datetime) -> None:
+        self._called("swept")
+        self.sweep_mark = at
+
+    def active_tenants(self, since: datetime) -> Iterator[str]:
+        self._called("active_tenants")
+        tenants = {tenant for (tenant, _), job in self._jobs.items() if job.request.created_at >= iso(since)}
+        yield from sorted(tenants)
 
     def unfinished(self, tenant_id: str, created_from: str, created_until: str) -> list[JobState]:
         self._called("unfinished")

@@ -15,8 +15,9 @@ from typing import Any
 from herald.domain.addresses import canonical_address
 from herald.domain.api_keys import hash_api_key
 from herald.domain.breakers import Breaker, BreakerKey, BreakerKind
-from herald.domain.clock import iso
+from herald.domain.clock import iso, parse_iso
 from herald.domain.errors import DependencyError
+from herald.domain.plans import reset_due
 from herald.domain.providers import ProviderName
 from herald.domain.records import (
     ACTIVE,
@@ -44,6 +45,8 @@ from tests.fakes.common import CREATED_AT
 class FakeTenantTable:
     def __init__(self) -> None:
         self.profiles: dict[str, TenantProfile] = {}
+        # What the last quota-reset run read.
+        self.reset_reads: list[TenantProfile] = []
         self.providers: dict[str, dict[str, StoredProvider]] = {}
         self.domains: dict[str, dict[str, SendingDomain]] = {}
         self.domain_claims: dict[str, str] = {}
@@ -141,6 +144,15 @@ class FakeTenantTable:
     def tenant_for_email(self, address_key: str) -> str | None:
         self._check()
         return self.email_claims.get(address_key)
+
+    def due_for_reset(self, now: datetime) -> Iterator[TenantProfile]:
+        self.reset_reads = [
+            profile
+            for profile in self.all_profiles()
+            if parse_iso(reset_due(profile.plan, profile.paid_until, profile.period_end, profile.created_at))
+            <= now
+        ]
+        yield from self.reset_reads
 
     def all_profiles(self) -> Iterator[TenantProfile]:
         self._check()

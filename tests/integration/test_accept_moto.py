@@ -12,12 +12,19 @@ from typing import Any
 import pytest
 from botocore.client import BaseClient
 
+from bench.samples import ORDER_EMAIL_HTML, ORDER_EVENT
+from bench.scenarios import table_schemas
+from bench.table_meter import TableMeter
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.domain.clock import iso
 from herald.domain.plans import current_period
 from herald.domain.records import TenantProfile
 from herald_harness.dns import resolve_publicly
 from herald_harness.in_moto import HeraldInMoto, client, herald_in_moto
+from herald_local.aws.sdk_calls import observing
+from herald_local.cloudformation.template import load_template
+from herald_local.config import project_root
+from tests.support.stored_items import readable
 
 pytestmark = pytest.mark.xdist_group("moto-api")
 
@@ -361,6 +368,10 @@ def test_the_quota_reset_function_run_twice_gives_the_same_state(herald: HeraldI
     assert first["outcomes"].get("lapsed") == 1
     assert "lapsed" not in second["outcomes"]
     assert "advanced" not in second["outcomes"]
+    # Neither tenant is due again before its new period ends.
+    assert not {lapsing.tenant_id, free.tenant_id} & {
+        profile.tenant_id for profile in DynamoTenantStore(herald.table).due_for_reset(datetime.now(UTC))
+    }
     assert {t: _profile(herald, t) for t in profiles} == profiles
     assert profiles[lapsing.tenant_id].plan == "free"
     assert profiles[free.tenant_id].period_end is not None
@@ -385,8 +396,10 @@ def test_a_webhooks_headers_rest_sealed_and_the_tenant_sees_its_credentials_mask
         "POST", "/api/v1/notifications/webhook", {**WEBHOOK, "headers": headers}, key=key
     ).data["jobId"]
 
-    stored = client("dynamodb").scan(TableName=herald.table.address.name)["Items"]
+    stored = readable(client("dynamodb").scan(TableName=herald.table.address.name)["Items"])
     assert any(job_id in json.dumps(item) for item in stored)
+    # The deflated request is read as text: the values are sealed, not merely compressed.
+    assert any("X-Api-Key" in json.dumps(item) for item in stored)
     assert not any(
         secret in json.dumps(item) for item in stored for secret in (token, "receiver-api-key-77", "acme-7")
     )
@@ -400,3 +413,28 @@ def test_a_webhooks_headers_rest_sealed_and_the_tenant_sees_its_credentials_mask
 
     shown = herald.api("GET", f"/api/v1/notifications/jobs/{job_id}", key=key).data["payload"]["headers"]
     assert shown == {"Authorization": "[masked]", "X-Api-Key": "[masked]", "X-Tenant-Ref": "acme-7"}
+
+
+@pytest.mark.parametrize(
+    ("route", "body"),
+    [
+        ("email", {"to": "marta@example.org", "subject": "Your order", "body": ORDER_EMAIL_HTML}),
+        ("webhook", {"url": "https://hooks.example.com/in", "payload": ORDER_EVENT}),
+        ("webhook", {"url": "https://hooks.example.com/in", "payload": ORDER_EVENT, "idempotencyKey": "o-1"}),
+    ],
+)
+def test_a_1_kb_request_is_accepted_with_three_write_units(
+    herald: HeraldInMoto, route: str, body: dict[str, Any]
+) -> None:
+    """The usage counter, the job item (its request deflated to well under 1 KB) and its listing
+    entry: one unit each."""
+    key = herald.new_key()
+    # The tenant's first request of an hour also moves its counter's entry in the active-tenants
+    # index (once an hour); the steady state is measured.
+    first = {name: value for name, value in body.items() if name != "idempotencyKey"}
+    assert herald.api("POST", f"/api/v1/notifications/{route}", first, key=key).status == 202
+    meter = TableMeter(table_schemas(load_template(project_root() / "template.yaml")), client("dynamodb"))
+    with observing(meter):
+        assert herald.api("POST", f"/api/v1/notifications/{route}", body, key=key).status == 202
+    charged = {write.item: (write.charge.table_units, write.charge.index_units) for write in meter.writes}
+    assert charged == {"USAGE#* PERIOD#*": (1, 0), "JOB#*#* JOB": (1, 1)}

@@ -14,17 +14,21 @@ from typing import Any
 
 import pytest
 
+from herald.adapters.store.counter_store import DynamoCounters
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.job_store import DynamoJobStore
+from herald.adapters.store.sweep_store import DynamoSweepStore
 from herald.composition.common import foundation
 from herald.domain.clock import iso
 from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import EmailNotification, NotificationRequest
 from herald.domain.records import NewJob
+from herald.domain.sweeping import checkpoints
 from herald_cli.main import main as herald_cli
 from herald_harness.in_moto import HeraldInMoto, client, herald_in_moto
 from herald_local.cloudformation.parameters import LOCAL_SLACK_PARAMETER
+from herald_local.cloudformation.template import load_template
 from herald_local.config import STACK_NAME, project_root
 from herald_local.sandbox import SandboxServer
 
@@ -180,15 +184,34 @@ def test_without_the_slack_parameter_an_alert_is_only_logged(ops: Ops) -> None:
 # ---------------------------------------------------------------- the sweeper
 
 
-def stored_without_message(tenant_id: str, minutes_ago: int) -> str:
-    """A job the API stored and then crashed before queueing (as DynamoDB holds it)."""
+def stored_without_message(tenant_id: str, created: datetime) -> str:
+    """A job the API accepted (its counter charged) and then crashed before queueing, as DynamoDB
+    holds it."""
     job_id = str(uuid.uuid4())
-    created = datetime.now(UTC) - timedelta(minutes=minutes_ago)
     request = NotificationRequest(EmailNotification("ada@example.com", "Hi", "<p>Hi</p>"))
-    DynamoJobStore(foundation().table, 3).insert(
-        NewJob(job_id, tenant_id, request, 5, 3, iso(created), 2_000_000_000)
+    table = foundation().table
+    DynamoCounters(table).charge(
+        tenant_id,
+        created.strftime("%Y%m%dT%H%M%S"),
+        created.strftime("%Y%m%d%H%M"),
+        Channel.EMAIL,
+        rate_limit=1000,
+        quota=None,
     )
+    DynamoJobStore(table, 3).insert(NewJob(job_id, tenant_id, request, 5, 3, iso(created), 2_000_000_000))
     return job_id
+
+
+def in_sweep_range(checkpoint: int) -> datetime:
+    """A creation time that the sweeper's next run reads at its ``checkpoint``-th age (the
+    template's sweep settings): the last run is noted three minutes ago, and the job reached that
+    age a minute ago."""
+    parameters = load_template(project_root() / "template.yaml")["Parameters"]
+    stuck = timedelta(seconds=int(parameters["StuckJobSeconds"]["Default"]))
+    window = timedelta(hours=int(parameters["SweepWindowHours"]["Default"]))
+    now = datetime.now(UTC)
+    DynamoSweepStore(foundation().table).swept(now - timedelta(minutes=3))
+    return now - checkpoints(stuck, window)[checkpoint] - timedelta(minutes=1)
 
 
 def queued_job_ids(ops: Ops) -> list[str]:
@@ -197,8 +220,8 @@ def queued_job_ids(ops: Ops) -> list[str]:
 
 def test_the_sweeper_re_queues_a_job_that_lost_its_message_once_and_the_worker_delivers_it(ops: Ops) -> None:
     tenant_id, _ = ops.tenant()
-    job_id = stored_without_message(tenant_id, minutes_ago=20)
-    fresh_id = stored_without_message(tenant_id, minutes_ago=1)
+    job_id = stored_without_message(tenant_id, in_sweep_range(0))
+    fresh_id = stored_without_message(tenant_id, datetime.now(UTC) - timedelta(minutes=1))
 
     first = ops.invoke("SweeperFunction", sample("sweeper/scheduled.json"))
     second = ops.invoke("SweeperFunction", sample("sweeper/scheduled.json"))
@@ -218,7 +241,7 @@ def test_the_sweeper_re_queues_a_job_that_lost_its_message_once_and_the_worker_d
 
 def test_the_sweeper_re_queues_a_job_whose_worker_died_after_sqs_gave_up_on_its_message(ops: Ops) -> None:
     tenant_id, _ = ops.tenant()
-    job_id = stored_without_message(tenant_id, minutes_ago=40)
+    job_id = stored_without_message(tenant_id, in_sweep_range(1))
     an_hour_ago = int(time.time()) - 3600
     created = ops.herald.job_state(tenant_id, job_id)
     assert created is not None

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bench.cold_start import LIBRARIES_ONLY, LIBRARY_FLOOR, BuildLayouts, Import, composition_calls
-from bench.report import _api_floor
+from bench.report import _api_floor, _capacity, _snapstart
 from herald_local.config import project_root
 
 
@@ -37,12 +37,47 @@ def test_the_api_floor_is_the_libraries_alone_measured_in_the_same_run() -> None
 
     assert "2.31× a bare `import boto3` (180 ms" in text
     assert "| Powertools HTTP resolver with request validation | 203 | 1.13× |" in text
-    assert "| + PynamoDB, email_validator, Logger and Metrics | 328 | 1.82× |" in text
+    assert "| + PynamoDB, Logger and Metrics | 328 | 1.82× |" in text
     assert "the libraries alone come to 1.82×, above the 1.5× target before any of Herald's own" in text
     assert (
         "cannot be met with request validation kept. Herald's own modules and their wiring add 0.49×." in text
     )
-    assert "python3.12" in text
+
+
+PRICES = {
+    "dynamodb_write_unit": {"usd": 0.625, "per": 1_000_000},
+    "dynamodb_read_unit": {"usd": 0.125, "per": 1_000_000},
+    "dynamodb_wcu_hour": {"usd": 0.00065, "per": 1},
+    "dynamodb_rcu_hour": {"usd": 0.00013, "per": 1},
+    "lambda_snapstart_cache_gb_second": {"usd": 0.0000015046, "per": 1},
+    "lambda_snapstart_restore_gb": {"usd": 0.0001397998, "per": 1},
+    "lambda_gb_second_arm64": {"usd": 0.0000133334, "per": 1},
+}
+
+
+def test_the_snapstart_section_prices_each_request_path_function_of_the_template() -> None:
+    compiled = {
+        name: {"cpu_ms": 400.0} for name in ("ApiFunction", "EmailWorkerFunction", "WebhookWorkerFunction")
+    }
+    text = _snapstart({"prices": {"prices": PRICES}, "cold_start": {"layouts": {"bytecode": compiled}}})
+
+    assert "| ApiFunction | 512 | 400 | $1.98 | $70 | $2.67 |" in text
+    assert "| WebhookWorkerFunction | 512 |" in text
+    assert "comes to $5.93 a month" in text
+    assert "`SnapStart=None`" in text
+
+
+def test_the_capacity_section_prices_the_measured_units_of_a_webhook() -> None:
+    measured = {
+        "accept_webhook": {"write_units": {"total": 3.0}, "read_units": {"total": 1.0}},
+        "deliver_webhook": {"write_units": {"total": 2.2}, "read_units": {"total": 1.0}},
+    }
+    text = _capacity({"prices": {"prices": PRICES}, "write_units_per_notification": measured})
+
+    assert "For a 1 KB webhook (5.2 write and 2 read units" in text
+    assert "| on-demand | $3.50 |" in text
+    assert "Provisioned capacity costs 41% of on-demand on steady traffic" in text
+    assert "used less than 29% of the time" in text
 
 
 def test_a_floor_below_the_target_leaves_the_rest_to_herald() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from herald.domain.clock import iso
 from herald.domain.plans import add_months, current_period
-from herald.services.billing import ADVANCED, IN_GRACE, LAPSED, UNCHANGED, QuotaReset
+from herald.services.billing import ADVANCED, IN_GRACE, LAPSED, QuotaReset
 from tests.fakes.tenants import FakeTenantTable
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -76,7 +76,8 @@ def test_a_run_records_each_free_tenants_period_once() -> None:
     second = rig.reset().run()
 
     assert first.outcomes == {ADVANCED: 1}
-    assert second.outcomes == {UNCHANGED: 1}
+    # Its next period end is a month away: the second run does not even read it.
+    assert (second.outcomes, rig.table.reset_reads) == ({}, [])
     assert rig.table.profiles["free-1"].period_end == "2026-12-01T00:00:00.000Z"
     rig.now = datetime(2026, 12, 1, 0, 0, 1, tzinfo=UTC)
     assert rig.reset().run().outcomes == {ADVANCED: 1}
@@ -108,7 +109,20 @@ def test_running_twice_or_late_changes_nothing_more() -> None:
     second = rig.reset().run()
 
     assert rig.table.profiles == after_first
-    assert second.outcomes == {UNCHANGED: 3}
+    assert (second.tenants, second.outcomes) == (0, {})
+
+
+def test_a_run_reads_only_the_tenants_it_has_something_to_do_for() -> None:
+    rig = Rig()
+    for index in range(50):
+        rig.table.add_tenant(f"free-{index}", "free")
+    rig.reset().run()
+    rig.paid("lapsing", paid_until=NOW - timedelta(days=8))
+
+    summary = rig.reset().run()
+
+    assert (summary.tenants, summary.outcomes) == (1, {LAPSED: 1})
+    assert [profile.tenant_id for profile in rig.table.reset_reads] == ["lapsing"]
 
 
 def test_a_paid_plan_set_by_an_operator_never_lapses() -> None:

@@ -8,13 +8,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from herald.domain.backoff import MAX_DELAY_SECONDS
 from herald.domain.clock import iso
 from herald.domain.jobs import Channel, JobStatus, QueuePriority
 from herald.domain.plans import Plan
 from herald.domain.records import DeliveryLog, JobState
-from herald.domain.sweeping import MAX_REQUEUES, is_stuck, quiet_since
+from herald.domain.sweeping import MAX_REQUEUES, checkpoints, is_stuck, quiet_since, slices
 from herald.services.activity import ActivityService
 from herald.services.sweeper import RESERVE_MILLIS, Sweeper, SweepPolicy
 from tests.fakes.common import settings_for_tests
@@ -24,6 +26,7 @@ from tests.fakes.tenants import FakeTenantTable
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 STUCK_AFTER = timedelta(minutes=15)
+WINDOW = timedelta(hours=2)
 TENANT = "tenant-a"
 EMAIL: dict[str, Any] = {"to": "ada@example.com", "subject": "Hello", "body": "<p>Hi</p>"}
 PLENTY = 300_000
@@ -57,7 +60,7 @@ class Rig:
     def sweeper(self) -> Sweeper:
         settings = settings_for_tests()
         return Sweeper(
-            SweepPolicy(stuck_after=STUCK_AFTER, window=timedelta(hours=2)),
+            SweepPolicy(stuck_after=STUCK_AFTER, window=WINDOW),
             store=self.jobs,
             tenants=self.tenants,
             queue=self.queue,
@@ -145,7 +148,7 @@ def test_a_job_that_lost_its_first_message_is_queued_again_once(rig: Rig) -> Non
 
 
 def test_a_job_whose_worker_died_after_the_queue_gave_up_is_queued_for_its_next_attempt(rig: Rig) -> None:
-    rig.jobs.add_job(TENANT, "job-1", EMAIL, created_at=ago(hours=1))
+    rig.jobs.add_job(TENANT, "job-1", EMAIL, created_at=ago(hours=1, minutes=2))
     lease_end = NOW - timedelta(minutes=30)
     rig.jobs.set_state(
         TENANT, "job-1", status=JobStatus.PROCESSING, attempts=2, lease_until=int(lease_end.timestamp())
@@ -181,12 +184,15 @@ def test_a_queue_with_messages_waiting_may_still_hold_the_job_so_it_is_left_for_
 
 
 def test_a_job_re_queued_again_and_again_is_failed_with_a_reason_a_copy_and_an_alert(rig: Rig) -> None:
-    rig.jobs.add_job(TENANT, "job-1", EMAIL, created_at=ago(minutes=20))
+    rig.jobs.add_job(TENANT, "job-1", EMAIL, created_at=ago(minutes=17))
 
-    for _ in range(MAX_REQUEUES):
-        rig.sweep()
-        rig.now += STUCK_AFTER
-    report = rig.sweep()
+    # It is looked at when 15, 30, 60 and 120 minutes old (the checkpoints), re-queued the first
+    # three times, failed the fourth.
+    reports = []
+    for age in checkpoints(STUCK_AFTER, WINDOW):
+        rig.now = NOW + age - STUCK_AFTER
+        reports.append(rig.sweep())
+    report = reports[-1]
 
     assert len(rig.queue.sent) == MAX_REQUEUES
     assert report.failed == 1
@@ -226,6 +232,7 @@ def test_a_sweep_short_of_time_stops_between_tenants_and_says_so(rig: Rig) -> No
 
 def test_a_table_that_fails_for_one_tenant_is_counted_and_the_others_are_swept(rig: Rig) -> None:
     rig.tenants.add_tenant("tenant-b", Plan.INDIE)
+    rig.jobs.add_job(TENANT, "job-a", EMAIL, created_at=ago(minutes=20))
     rig.jobs.add_job("tenant-b", "job-b", EMAIL, created_at=ago(minutes=20))
     rig.jobs.unavailable.add("unfinished")
 
@@ -233,4 +240,48 @@ def test_a_table_that_fails_for_one_tenant_is_counted_and_the_others_are_swept(r
 
     assert (report.tenants, report.errors) == (2, 2)
     rig.jobs.unavailable.clear()
+    assert rig.sweep().requeued == 2
+
+
+def test_a_tenant_without_recent_jobs_costs_the_sweeper_nothing(rig: Rig) -> None:
+    rig.tenants.add_tenant("tenant-quiet", Plan.INDIE)
+    rig.jobs.add_job("tenant-quiet", "job-old", EMAIL, created_at=ago(hours=5))
+
+    report = rig.sweep()
+
+    assert (report.tenants, report.examined) == (0, 0)
+    assert "unfinished" not in rig.jobs.calls
+
+
+@given(
+    st.integers(min_value=0, max_value=3600 * 1000),
+    st.lists(st.integers(min_value=1, max_value=30 * 60), min_size=60, max_size=120),
+)
+def test_runs_at_any_cadence_look_at_a_job_once_per_checkpoint(offset_ms: int, gaps: list[int]) -> None:
+    """Whatever the time between runs (a schedule sped up, a missed run), each run reads what reached
+    a checkpoint age since the last one: a job is read once per checkpoint, never on every run."""
+    created = NOW + timedelta(milliseconds=offset_ms)
+    since, now, looks = NOW, NOW, []
+    for gap in gaps:
+        now += timedelta(seconds=gap)
+        looks += [
+            (now, start)
+            for start, until in slices(since, now, STUCK_AFTER, WINDOW)
+            if start <= created < until
+        ]
+        since = now
+    if now - created > WINDOW + timedelta(minutes=30):
+        assert len(looks) == len(checkpoints(STUCK_AFTER, WINDOW)) == 4
+    assert len(looks) <= 4
+    assert all(run - created >= STUCK_AFTER for run, _ in looks)
+
+
+def test_a_sweep_that_failed_somewhere_reads_the_same_ranges_again(rig: Rig) -> None:
+    rig.jobs.add_job(TENANT, "job-1", EMAIL, created_at=ago(minutes=20))
+    rig.jobs.unavailable.add("unfinished")
+    assert rig.sweep().errors == 1
+    rig.jobs.unavailable.clear()
+    rig.now += timedelta(seconds=3)
+
     assert rig.sweep().requeued == 1
+    assert rig.jobs.sweep_mark == rig.now

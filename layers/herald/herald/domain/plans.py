@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from herald.domain.clock import iso, parse_iso
 from herald.domain.jobs import Channel
 
 
@@ -104,3 +105,13 @@ def current_period(anchor: datetime, now: datetime) -> BillingPeriod:
         months -= 1
         start = add_months(anchor, months)
     return BillingPeriod(start, add_months(anchor, months + 1))
+
+
+def reset_due(plan: str, paid_until: str | None, period_end: str | None, created_at: str) -> str:
+    """When the quota reset next has something to do for a tenant: the end of its recorded period,
+    or the end of a paid plan's grace, whichever comes first (a tenant whose period was never
+    recorded is due at once)."""
+    moments = [period_end or created_at]
+    if plan != Plan.FREE and paid_until is not None:
+        moments.append(iso(parse_iso(paid_until) + PAYMENT_GRACE))
+    return min(moments, key=parse_iso)

@@ -46,3 +46,23 @@ def stuck_reason(requeues: int) -> str:
         f"Not delivered: the sweeper re-queued this job {requeues} times and no worker finished it; "
         "an operator has its dead-letter copy."
     )
+
+
+def checkpoints(stuck_after: timedelta, window: timedelta) -> list[timedelta]:
+    """The ages at which a job is looked at: when it could first be stuck, then twice as old each
+    time, up to the window (a job that got stuck after a retry is caught at the next one)."""
+    ages = [stuck_after]
+    while ages[-1] * 2 < window:
+        ages.append(ages[-1] * 2)
+    return [*ages, window] if window > stuck_after else ages
+
+
+def slices(
+    since: datetime, now: datetime, stuck_after: timedelta, window: timedelta
+) -> list[tuple[datetime, datetime]]:
+    """[from, until) creation-time ranges a run at ``now`` reads when the last complete run was at
+    ``since``: for each checkpoint age, the jobs that reached it in between. Consecutive runs read
+    adjacent ranges whatever their cadence, so a job is read once per checkpoint, and a run after a
+    missed one reads what the missed one would have (at most ``window`` back)."""
+    start = max(since, now - window)
+    return [(start - age, now - age) for age in checkpoints(stuck_after, window)]

@@ -6,8 +6,9 @@ once, whether this run happened or not. This run does what needs a schedule:
 - records the period each tenant is in (``period_end``), so operators and reports see the roll-over;
 - moves a paid tenant whose subscription period ended without a renewal to the free plan once the
   grace period is over (a new free period starts then); within the grace, the plan stays.
-It is idempotent: a second run, or a late one, finds nothing left to change. It pages through the
-tenant index (a Query per page), never scanning the table.
+It is idempotent: a second run, or a late one, finds nothing left to change. It reads only the
+tenants due (an index by the time each next needs the reset, moved by every change of period or
+payment), so its reads grow with the tenants it acts on, not with all tenants.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class QuotaReset:
     def run(self) -> ResetSummary:
         now = self._clock()
         outcomes: Counter[str] = Counter()
-        for profile in self._store.all_profiles():
+        for profile in self._store.due_for_reset(now):
             outcomes[self._reset(profile, now)] += 1
         return ResetSummary(sum(outcomes.values()), dict(outcomes))
 

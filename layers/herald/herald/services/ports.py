@@ -209,6 +209,15 @@ class DeliveryStore(Protocol):
 class SweepStore(Protocol):
     """What the sweeper reads and writes: unfinished jobs of a time range, through the indexes."""
 
+    def last_sweep(self) -> datetime | None:
+        """When the last complete sweep ran; None before the first."""
+
+    def swept(self, at: datetime) -> None:
+        """Note a complete sweep at ``at``."""
+
+    def active_tenants(self, since: datetime) -> Iterator[str]:
+        """Every tenant that accepted a job at or after ``since`` (and maybe a few more)."""
+
     def unfinished(self, tenant_id: str, created_from: str, created_until: str) -> list[JobState]:
         """The tenant's jobs created in [from, until) that are neither completed nor failed."""
 
@@ -264,6 +273,9 @@ class TenantStore(Protocol):
         """``TenantNotFound`` when there is no such tenant."""
 
     def create(self, profile: TenantProfile) -> None: ...
+
+    def due_for_reset(self, now: datetime) -> Iterator[TenantProfile]:
+        """The tenants whose period ended or whose paid plan's grace ended by ``now``."""
 
     def all_profiles(self) -> Iterator[TenantProfile]: ...
 

@@ -1,11 +1,12 @@
 """The sweeper (SweeperFunction, on a schedule): jobs that lost their queue message are re-queued, or
 failed with a reason and a dead-letter copy once re-queueing has not helped.
 
-Where it looks: jobs created between ``window`` and ``stuck_after`` ago, tenant by tenant, through
-the indexes (never a scan): the tenant list (gsi1 ``TENANTS``), each tenant's jobs of that time range
-(gsi1) minus its finished ones (gsi2), and the status items of what is left (BatchGetItem). A tenant
-with no job in the range costs one Query. See ``DynamoSweepStore`` for the read units and
-docs/operations.md for what falls outside the window.
+Where it looks: at a few checkpoint ages (``stuck_after``, twice that, ... up to ``window``), the
+jobs that reached the age since the last complete run (a mark in the table), of the tenants that
+accepted jobs since the oldest range began (never a scan, never every tenant): so each job is read
+once per checkpoint in its life, and a run reads what crossed a checkpoint since the last one,
+whatever the history, the number of tenants or the schedule's cadence. See ``DynamoSweepStore`` for the read units and docs/operations.md for what falls outside
+the window.
 
 Idempotent: every action is a conditional write on the state the sweeper read (a job that moved
 meanwhile is left alone), and a re-queued job is quiet again only ``stuck_after`` later. A queue that
@@ -26,7 +27,7 @@ from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import Channel, QueuePriority, queue_priority
 from herald.domain.plans import retention_end
 from herald.domain.records import JobState
-from herald.domain.sweeping import MAX_REQUEUES, is_stuck, stuck_reason
+from herald.domain.sweeping import MAX_REQUEUES, is_stuck, slices, stuck_reason
 from herald.observability import correlation_id, count, logger
 from herald.services.activity import ActivityService
 from herald.services.delivery import metric_dimensions
@@ -94,20 +95,29 @@ class Sweeper:
 
     def sweep(self, millis_left: Callable[[], int]) -> SweepReport:
         run = _Run(self._clock())
-        for tenant_id in self._tenants.tenant_ids():
+        # The first run ever reads as if the last one had been one threshold ago.
+        since = self._store.last_sweep() or run.now - self._policy.stuck_after
+        ranges = slices(since, run.now, self._policy.stuck_after, self._policy.window)
+        for tenant_id in self._store.active_tenants(min(start for start, _ in ranges)):
             if millis_left() < RESERVE_MILLIS:
                 run.report.complete = False
                 break
-            self._tenant(run, tenant_id)
+            self._tenant(run, tenant_id, ranges)
+        if run.report.complete and not run.report.errors:
+            # A run that missed something leaves the mark: the next one reads its ranges again.
+            self._store.swept(run.now)
         count("SweepExamined", value=run.report.examined)
         logger.info("sweep finished", extra=run.report.as_dict())
         return run.report
 
-    def _tenant(self, run: _Run, tenant_id: str) -> None:
+    def _tenant(self, run: _Run, tenant_id: str, ranges: list[tuple[datetime, datetime]]) -> None:
         run.report.tenants += 1
-        created_from, created_until = run.now - self._policy.window, run.now - self._policy.stuck_after
         try:
-            jobs = self._store.unfinished(tenant_id, iso(created_from), iso(created_until))
+            jobs = [
+                job
+                for created_from, created_until in ranges
+                for job in self._store.unfinished(tenant_id, iso(created_from), iso(created_until))
+            ]
         except DependencyError as exc:
             run.error(tenant_id, None, exc)
             return

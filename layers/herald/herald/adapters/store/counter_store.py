@@ -18,7 +18,7 @@ from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
 
 from herald.adapters.store.failures import ConditionFailed, conditional, translated
-from herald.adapters.store.keys import period_sk, usage_pk
+from herald.adapters.store.keys import active_gsi_pk, period_sk, tenant_id_of_usage, usage_pk
 from herald.adapters.store.models import CounterItem
 from herald.adapters.store.table import Table
 from herald.domain.errors import DependencyError
@@ -97,6 +97,11 @@ class DynamoCounters:
                 CounterItem.minute.set(minute),
                 CounterItem.requests.set(1),
                 CounterItem.expires_at.set(int(self._clock()) + COUNTER_TTL_SECONDS),
+                # The sweeper's list of active tenants: the index entry moves once an hour (an
+                # unchanged key costs no index write).
+                CounterItem.kind.set(CounterItem.kind | CounterItem),
+                CounterItem.gsi1pk.set(active_gsi_pk(minute[:10])),
+                CounterItem.gsi1sk.set(tenant_id_of_usage(key[0])),
             ]
             condition = CounterItem.minute.does_not_exist() | (CounterItem.minute < minute)
         if quota is not None:

@@ -2,7 +2,8 @@
 
 DynamoDB per delivered message: 1 conditional UpdateItem to claim + 1 UpdateItem to record the
 outcome, both on the small status item (write units do not grow with the email's size, and the
-request item is never rewritten); 0 reads when the payload travelled in the message.
+request item is never rewritten); 0 reads when the payload travelled in the message. Only a failure
+adds an index entry (gsi2): completed jobs, the common case, are listed from gsi1.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pynamodb.expressions.condition import Condition
 
 from herald.adapters.store.failures import ConditionFailed, conditional, translated
 from herald.adapters.store.job_items import log_attribute, request_of, view_of
-from herald.adapters.store.job_store import finished_index, status_defaults, status_item
+from herald.adapters.store.job_store import failed_index, status_defaults, status_item
 from herald.adapters.store.keys import JOB_SK, job_pk
 from herald.adapters.store.models import JobItem, JobStatusItem
 from herald.adapters.store.table import Table
@@ -90,8 +91,9 @@ class DynamoDeliveryStore:
             JobStatusItem.status.set(status.value),
             JobStatusItem.completed_at.set(log.created_at),
             JobStatusItem.error_message.set(reason) if reason else JobStatusItem.error_message.remove(),
-            *finished_index(message.tenant_id, message.job_id, message.created_at, status),
         ]
+        if status is JobStatus.FAILED:
+            actions += failed_index(message.tenant_id, message.job_id, message.created_at)
         return self._record(message, log, actions)
 
     def release_for_retry(

@@ -90,7 +90,7 @@ def _from_status(status: JobStatusItem) -> JobState:
 
 
 def request_of(job: JobItem) -> NotificationRequest:
-    return request_from_document(Channel(job.type), job.payload)
+    return request_from_document(Channel(job.type), job.request)
 
 
 def view_of(items: Iterable[Any]) -> JobView | None:

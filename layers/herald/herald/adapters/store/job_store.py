@@ -4,10 +4,11 @@ DynamoDB calls per operation (measured by the benchmark):
 - insert: 1 conditional PutItem of the request item (its id derives from the idempotency key, so the
   put is the idempotency guard); a duplicate adds 1 consistent GetItem to tell 409 from 422;
 - get: 1 Query (request, status and events share a partition);
-- list: 1 Query of an index page + 1 BatchGetItem of the page's status items; finished statuses are
-  served by gsi2 directly; in-flight statuses (pending, processing) scan the newest jobs within a
-  budget. ``pagination.total`` comes from the day counters (``activity_store``), except for
-  in-flight statuses, whose scan counts them;
+- list: 1 Query of an index page + 1 BatchGetItem of the page's status items; failed jobs are
+  served by gsi2 directly; completed ones read the newest jobs' status items until the page is full;
+  in-flight statuses (pending, processing) scan the newest jobs within a budget. ``pagination.total``
+  comes from the day counters (``activity_store``), except for in-flight statuses, whose scan
+  counts them;
 - enqueue failure / retry: 1 conditional UpdateItem of the status item;
 - owner (the operator's lookup by job id alone): 1 BatchGetItem of request keys per 100 tenants.
 """
@@ -29,7 +30,7 @@ from herald.adapters.store.keys import (
     STATUS_SK,
     decode_cursor,
     encode_cursor,
-    finished_jobs_gsi_pk,
+    failed_jobs_gsi_pk,
     job_ids,
     job_pk,
     job_sort_key,
@@ -39,7 +40,7 @@ from herald.adapters.store.models import HeraldItem, JobItem, JobStatusItem
 from herald.adapters.store.table import Table
 from herald.domain.errors import DependencyError
 from herald.domain.job_messages import JobMessage
-from herald.domain.jobs import FINAL_STATUSES, Channel, JobStatus
+from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import request_document
 from herald.domain.records import JobPage, JobState, JobView, NewJob
 from herald.services.ports import DuplicateRequest
@@ -65,9 +66,8 @@ class DynamoJobStore:
             type=job.channel.value,
             priority=job.priority,
             max_attempts=job.max_attempts,
-            created_at=job.created_at,
-            payload=request_document(job.request),
-            body_hash=job.body_hash,
+            request=request_document(job.request),
+            body_digest=_digest(job.body_hash),
             expires_at=job.expires_at,
             gsi1pk=jobs_gsi_pk(job.tenant_id),
             gsi1sk=job_sort_key(job.created_at, job.job_id),
@@ -89,7 +89,7 @@ class DynamoJobStore:
             except DoesNotExist:
                 # Expired between the put and this read: the client's retry will be accepted.
                 return DependencyError("job table write failed: concurrent expiry")
-        return DuplicateRequest(job.job_id, existing.body_hash == job.body_hash)
+        return DuplicateRequest(job.job_id, existing.body_digest == _digest(job.body_hash))
 
     # ------------------------------------------------------------ reads
 
@@ -118,13 +118,15 @@ class DynamoJobStore:
         )
         if status is None:
             return self._all(query)
-        if status in FINAL_STATUSES:
-            return self._finished(query, status)
+        if status is JobStatus.FAILED:
+            return self._failed(query)
+        if status is JobStatus.COMPLETED:
+            return self._completed(query)
         return self._in_flight(query, status)
 
-    def _finished(self, query: _ListQuery, status: JobStatus) -> JobPage:
-        index = self._table.item.finished
-        partition = finished_jobs_gsi_pk(query.tenant_id, status.value)
+    def _failed(self, query: _ListQuery) -> JobPage:
+        index = self._table.item.failed
+        partition = failed_jobs_gsi_pk(query.tenant_id)
         with translated("job index read"):
             entries = query.page(_newest_first(index, partition, HeraldItem.gsi2sk, query, query.wanted))
         states = [state_of(None, entry) for entry in entries if isinstance(entry, JobStatusItem)]
@@ -146,8 +148,8 @@ class DynamoJobStore:
         with translated("job index read"):
             entries = [
                 entry
-                for entry in self._table.item.finished.query(
-                    finished_jobs_gsi_pk(tenant_id, JobStatus.FAILED.value),
+                for entry in self._table.item.failed.query(
+                    failed_jobs_gsi_pk(tenant_id),
                     range_key_condition=HeraldItem.gsi2sk.between(created_from, upper),
                     filter_condition=JobItem.type == channel.value if channel is not None else None,
                     scan_index_forward=False,
@@ -171,6 +173,25 @@ class DynamoJobStore:
             entries = query.page(_newest_first(index, partition, HeraldItem.gsi1sk, query, query.wanted))
         return JobPage(tuple(states_of(self._table, entries)), None, query.cursor_after(entries, "gsi1sk"))
 
+    def _completed(self, query: _ListQuery) -> JobPage:
+        """Completed jobs are most jobs, and have no index of their own (it would cost a write unit
+        per delivery): the newest jobs are read in chunks of status items until the page is full,
+        within ``IN_FLIGHT_SCAN_BUDGET``. The total comes from the day counters."""
+        matches: list[JobState] = []
+        keys: list[str] = []
+        with translated("job index read"):
+            entries = self._newest_jobs(query, IN_FLIGHT_SCAN_BUDGET)
+            for chunk in _chunks(entries, min(_BATCH_GET, max(query.wanted, 1))):
+                for entry, state in zip(chunk, states_of(self._table, chunk), strict=True):
+                    if state.status is JobStatus.COMPLETED:
+                        matches.append(state)
+                        keys.append(str(entry.gsi1sk))
+                if len(matches) >= query.wanted:
+                    break
+        page = matches[query.skip : query.skip + query.limit]
+        full = len(page) == query.limit
+        return JobPage(tuple(page), None, encode_cursor(keys[query.skip + query.limit - 1]) if full else None)
+
     def _in_flight(self, query: _ListQuery, status: JobStatus) -> JobPage:
         """Pending or processing jobs: no index holds them, so the newest jobs are read in pages of
         status items, at most ``IN_FLIGHT_SCAN_BUDGET`` per request (in-flight jobs are recent)."""
@@ -180,13 +201,7 @@ class DynamoJobStore:
         exhausted = True
         with translated("job index read"):
             # One entry past the budget tells whether the budget ended the scan.
-            entries = _newest_first(
-                self._table.item.by_tenant,
-                jobs_gsi_pk(query.tenant_id),
-                HeraldItem.gsi1sk,
-                query,
-                IN_FLIGHT_SCAN_BUDGET + 1,
-            )
+            entries = self._newest_jobs(query, IN_FLIGHT_SCAN_BUDGET + 1)
             for chunk in _chunks(entries, _BATCH_GET):
                 if scanned >= IN_FLIGHT_SCAN_BUDGET:
                     exhausted = False
@@ -197,6 +212,11 @@ class DynamoJobStore:
         page = matches[query.skip : query.skip + query.limit]
         next_cursor = encode_cursor(last_key) if last_key and not exhausted else None
         return JobPage(tuple(page), len(matches), next_cursor, total_exact=exhausted)
+
+    def _newest_jobs(self, query: _ListQuery, budget: int) -> Iterator[HeraldItem]:
+        return _newest_first(
+            self._table.item.by_tenant, jobs_gsi_pk(query.tenant_id), HeraldItem.gsi1sk, query, budget
+        )
 
     def owner(self, job_id: str, tenant_ids: Iterable[str]) -> str | None:
         tenants = iter(tenant_ids)
@@ -219,7 +239,7 @@ class DynamoJobStore:
             JobStatusItem.status.set(JobStatus.FAILED.value),
             JobStatusItem.error_message.set(reason),
             JobStatusItem.completed_at.set(failed_at),
-            *finished_index(message.tenant_id, message.job_id, message.created_at, JobStatus.FAILED),
+            *failed_index(message.tenant_id, message.job_id, message.created_at),
         ]
         pending = JobStatusItem.pk.does_not_exist() | (JobStatusItem.status == JobStatus.PENDING.value)
         with translated("job table write"):
@@ -256,6 +276,11 @@ class DynamoJobStore:
         return state_of(None, item)
 
 
+def _digest(body_hash: str | None) -> bytes | None:
+    """The stored half of a request's hex SHA-256."""
+    return bytes.fromhex(body_hash)[:16] if body_hash else None
+
+
 def status_item(table: Table, tenant_id: str, job_id: str) -> JobStatusItem:
     """The job's status item in ``table``, by its key (to update it)."""
     return table[JobStatusItem](job_pk(tenant_id, job_id), STATUS_SK)
@@ -272,10 +297,10 @@ def status_defaults(channel: Channel, priority: int, created_at: str | None, max
     ]
 
 
-def finished_index(tenant_id: str, job_id: str, created_at: str | None, status: JobStatus) -> list[Any]:
-    """The gsi2 entry of a finished job (written once, with the outcome)."""
+def failed_index(tenant_id: str, job_id: str, created_at: str | None) -> list[Any]:
+    """The gsi2 entry of a failed job (written once, with the failure; a retry removes it)."""
     return [
-        JobStatusItem.gsi2pk.set(finished_jobs_gsi_pk(tenant_id, status.value)),
+        JobStatusItem.gsi2pk.set(failed_jobs_gsi_pk(tenant_id)),
         JobStatusItem.gsi2sk.set(job_sort_key(created_at or "", job_id)),
     ]
 

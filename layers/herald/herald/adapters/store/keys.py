@@ -22,10 +22,14 @@
     INBOUND#<source>#<...>#<id> SEEN                 an inbound event already handled (dedupe)
     BILLING#<processor>#<ref>   LINK                 a processor's customer or subscription -> tenant
     ALERTS#<windowStart>        ALERTS               job alerts sent in a ten-minute window (rate limit)
+    SWEEPER                     LAST                 when the sweeper's last complete run was
 
-Indexes: gsi1 lists a tenant's jobs newest first (JOBS#<tenantId>, createdAt#jobId) and the
-operator's tenants (TENANTS, createdAt#tenantId); gsi2 lists a tenant's finished jobs by outcome
-(JOBS#<tenantId>#completed|failed, createdAt#jobId). The job id sits inside the job's partition key
+Indexes: gsi1 lists a tenant's jobs newest first (JOBS#<tenantId>, createdAt#jobId), the
+operator's tenants (TENANTS, createdAt#tenantId) and the tenants active lately (ACTIVE#<hour>,
+tenantId: a counter item's entry, moved once an hour by the accept path's counter write); gsi2 lists a tenant's failed jobs
+(JOBS#<tenantId>#failed, createdAt#jobId) and the tenants by when the quota reset next has
+something to do for them (RESETS, due#tenantId); completed jobs, most of them, have no entry of their own
+(it would cost a write unit per delivery) and are listed from gsi1 and their status items. The job id sits inside the job's partition key
 next to the tenant id, so a lookup with another tenant's id cannot find the job: isolation by
 construction, not by an extra check.
 """
@@ -35,7 +39,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from datetime import date
+from datetime import date, datetime
 
 PROFILE_SK = "PROFILE"
 KEY_SK = "KEY"
@@ -45,7 +49,11 @@ STATUS_SK = "STATUS"
 SEEN_SK = "SEEN"
 LINK_SK = "LINK"
 ALERTS_SK = "ALERTS"
+# The sweeper's mark: when its last complete run was.
+SWEEPER_PK = "SWEEPER"
+SWEEPER_SK = "LAST"
 TENANTS_GSI_PK = "TENANTS"
+RESETS_GSI_PK = "RESETS"
 _EVENT_PREFIX = "EVENT#"
 # createdAt (ISO-8601 ms, UTC) # job id: what a list cursor may point at.
 _JOB_SORT_KEY = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z#[0-9a-f-]{36}$")
@@ -131,6 +139,10 @@ def usage_pk(tenant_id: str) -> str:
     return f"USAGE#{tenant_id}"
 
 
+def tenant_id_of_usage(pk: str) -> str:
+    return pk.removeprefix("USAGE#")
+
+
 PERIOD_SK_PREFIX = "PERIOD#"
 DAY_SK_PREFIX = "DAY#"
 
@@ -163,8 +175,18 @@ def jobs_gsi_pk(tenant_id: str) -> str:
     return f"JOBS#{tenant_id}"
 
 
-def finished_jobs_gsi_pk(tenant_id: str, status: str) -> str:
-    return f"JOBS#{tenant_id}#{status}"
+def failed_jobs_gsi_pk(tenant_id: str) -> str:
+    return f"JOBS#{tenant_id}#failed"
+
+
+def active_gsi_pk(hour: str) -> str:
+    """The gsi1 partition of the counter items of the tenants whose last accepted job came in that
+    hour (``YYYYMMDDHH``, UTC): the sweeper's list of who may have recent jobs."""
+    return f"ACTIVE#{hour}"
+
+
+def active_hour(moment: datetime) -> str:
+    return moment.strftime("%Y%m%d%H")
 
 
 def job_sort_key(created_at: str, job_id: str) -> str:
@@ -173,6 +195,10 @@ def job_sort_key(created_at: str, job_id: str) -> str:
 
 def tenant_sort_key(created_at: str, tenant_id: str) -> str:
     return f"{created_at}#{tenant_id}"
+
+
+def reset_sort_key(due: str, tenant_id: str) -> str:
+    return f"{due}#{tenant_id}"
 
 
 def encode_cursor(sort_key: str) -> str:

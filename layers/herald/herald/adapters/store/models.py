@@ -13,9 +13,13 @@ request (``JobItem``), and the indexes project only what listing needs.
 
 from __future__ import annotations
 
+import json
+import zlib
 from typing import Any
 
 from pynamodb.attributes import (
+    Attribute,
+    BinaryAttribute,
     BooleanAttribute,
     DiscriminatorAttribute,
     JSONAttribute,
@@ -24,12 +28,13 @@ from pynamodb.attributes import (
     NumberAttribute,
     UnicodeAttribute,
 )
+from pynamodb.constants import BINARY
 from pynamodb.indexes import GlobalSecondaryIndex, IncludeProjection
 from pynamodb.models import Model
 
 # What gsi1 and gsi2 carry besides the keys; the template's projections say the same.
 JOBS_INDEX_ATTRIBUTES = ["kind", "type", "priority", "maxAttempts", "createdAt"]
-FINISHED_INDEX_ATTRIBUTES = [
+FAILED_INDEX_ATTRIBUTES = [
     "kind",
     "type",
     "status",
@@ -54,12 +59,12 @@ class ByTenantIndex(GlobalSecondaryIndex["HeraldItem"]):
     gsi1sk = UnicodeAttribute(range_key=True)
 
 
-class FinishedJobsIndex(GlobalSecondaryIndex["HeraldItem"]):
-    """gsi2: a tenant's finished jobs by outcome, newest first; an entry is written once, at the end."""
+class FailedJobsIndex(GlobalSecondaryIndex["HeraldItem"]):
+    """gsi2: a tenant's failed jobs, newest first; an entry is written once, with the failure."""
 
     class Meta:
         index_name = "gsi2"
-        projection = IncludeProjection(FINISHED_INDEX_ATTRIBUTES)
+        projection = IncludeProjection(FAILED_INDEX_ATTRIBUTES)
 
     gsi2pk = UnicodeAttribute(hash_key=True)
     gsi2sk = UnicodeAttribute(range_key=True)
@@ -85,10 +90,28 @@ class HeraldItem(Model):
     # Epoch seconds; the table's TTL attribute. TTL deletion is lazy, so readers also check times.
     expires_at = NumberAttribute(null=True, attr_name="expiresAt")
     by_tenant = ByTenantIndex()
-    finished = FinishedJobsIndex()
+    failed = FailedJobsIndex()
 
 
 # ---------------------------------------------------------------- tenants and keys
+
+
+class DeflatedJSONAttribute(Attribute[Any]):
+    """A JSON document stored as compact, deflated UTF-8. A request's text (HTML mail, JSON events)
+    shrinks to about half, so a 1 KB request fits its item in one write unit, and DynamoDB bills
+    binary values by their raw length."""
+
+    attr_type = BINARY
+
+    def serialize(self, value: Any) -> bytes:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+        # Raw deflate: DynamoDB checks the item's integrity, a zlib header and checksum would be
+        # six bytes paid on every job.
+        compressor = zlib.compressobj(level=9, wbits=-zlib.MAX_WBITS)
+        return compressor.compress(text) + compressor.flush()
+
+    def deserialize(self, value: bytes) -> Any:
+        return json.loads(zlib.decompress(value, wbits=-zlib.MAX_WBITS))
 
 
 class SealedAttribute(MapAttribute[str, Any]):
@@ -205,9 +228,15 @@ class JobItem(HeraldItem, discriminator="job"):
     type = UnicodeAttribute()
     priority = NumberAttribute()
     max_attempts = NumberAttribute(attr_name="maxAttempts")
-    created_at = UnicodeAttribute(attr_name="createdAt")
-    payload = JSONAttribute()
-    body_hash = UnicodeAttribute(null=True, attr_name="bodyHash")
+    request = DeflatedJSONAttribute()
+    # What tells a retry under the same idempotency key from another request: the first half of
+    # the request's SHA-256, raw (a collision would need 2^64 requests under one key).
+    body_digest = BinaryAttribute(null=True, legacy_encoding=False, attr_name="bodyDigest")
+
+    @property
+    def created_at(self) -> str:
+        """The acceptance time, which leads the listing key (stored once, there)."""
+        return str(self.gsi1sk).split("#", 1)[0]
 
 
 class DeliveryLogAttribute(MapAttribute[str, Any]):
@@ -306,6 +335,12 @@ class BillingLinkItem(HeraldItem, discriminator="billinglink"):
     subscription events without the tenant id Herald's checkout gave the first charge)."""
 
     tenant_id = UnicodeAttribute(attr_name="tenantId")
+
+
+class SweepMarkItem(HeraldItem, discriminator="sweep"):
+    """When the sweeper's last complete run was: the next run reads what aged since."""
+
+    swept_at = UnicodeAttribute(attr_name="sweptAt")
 
 
 class AlertCounterItem(HeraldItem, discriminator="alerts"):

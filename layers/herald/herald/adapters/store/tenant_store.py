@@ -22,9 +22,11 @@ from herald.adapters.store.keys import (
     CLAIM_SK,
     KEY_SK,
     PROFILE_SK,
+    RESETS_GSI_PK,
     TENANTS_GSI_PK,
     api_key_pk,
     email_claim_pk,
+    reset_sort_key,
     tenant_id_of,
     tenant_pk,
     tenant_sort_key,
@@ -34,17 +36,21 @@ from herald.adapters.store.models import (
     BreakerItem,
     DomainItem,
     EmailClaimItem,
+    HeraldItem,
     ProviderItem,
     TenantItem,
 )
 from herald.adapters.store.table import Table
 from herald.domain.clock import epoch_seconds, iso
+from herald.domain.plans import reset_due
 from herald.domain.records import ApiKeyRecord, TenantProfile, TenantRecords
 from herald.domain.signin import address_key
 from herald.services.ports import KeyChanged, ProfileChanged, TenantNotFound
 
 # TTL removes a rotated-out key's record a day after its grace ends (auth checks validUntil itself).
 GRACE_TTL_MARGIN = 24 * 3600
+# The fields the quota reset's due time derives from (``herald.domain.plans.reset_due``).
+_RESET_FIELDS = {"plan", "paid_until", "period_end"}
 # Profile fields an operator or a payment may change, by domain name.
 _PROFILE_FIELDS: dict[str, Any] = {
     "plan": TenantItem.plan,
@@ -108,6 +114,11 @@ class DynamoTenantStore:
         item = profile_item(self._table, profile)
         item.gsi1pk = TENANTS_GSI_PK
         item.gsi1sk = tenant_sort_key(profile.created_at, profile.tenant_id)
+        item.gsi2pk = RESETS_GSI_PK
+        item.gsi2sk = reset_sort_key(
+            reset_due(profile.plan, profile.paid_until, profile.period_end, profile.created_at),
+            profile.tenant_id,
+        )
         key = self._table[ApiKeyItem](
             api_key_pk(profile.api_key_hash),
             KEY_SK,
@@ -148,10 +159,25 @@ class DynamoTenantStore:
         for pk in keys:
             yield tenant_id_of(pk)
 
+    def due_for_reset(self, now: datetime) -> Iterator[TenantProfile]:
+        """The tenants the quota reset has something to do for (gsi2 ``RESETS`` up to now: keys
+        only, then one BatchGet per 100), whatever the number of tenants."""
+        with translated("tenant index read"):
+            keys = [
+                (item.pk, item.sk)
+                for item in self._table.item.failed.query(
+                    RESETS_GSI_PK, range_key_condition=HeraldItem.gsi2sk <= f"{iso(now)}#~"
+                )
+            ]
+        yield from self._profiles(keys)
+
     def all_profiles(self) -> Iterator[TenantProfile]:
         """Oldest first, from the index (its entries carry only keys: one BatchGet per 100)."""
         with translated("tenant index read"):
             keys = [(item.pk, item.sk) for item in self._table.item.by_tenant.query(TENANTS_GSI_PK)]
+        yield from self._profiles(keys)
+
+    def _profiles(self, keys: list[tuple[str, str]]) -> Iterator[TenantProfile]:
         for start in range(0, len(keys), 100):
             with translated("tenant table read"):
                 found = {
@@ -186,7 +212,20 @@ class DynamoTenantStore:
                 item.update(actions=actions, condition=condition)
         except ConditionFailed as exc:
             raise (ProfileChanged(tenant_id) if expected else TenantNotFound(tenant_id)) from exc
-        return profile_from(item)
+        profile = profile_from(item)
+        if _RESET_FIELDS & changes.keys():
+            self._move_reset_entry(item, profile)
+        return profile
+
+    def _move_reset_entry(self, item: TenantItem, profile: TenantProfile) -> None:
+        """A second write, only when a period or payment change moved the tenant's next reset."""
+        due = reset_sort_key(
+            reset_due(profile.plan, profile.paid_until, profile.period_end, profile.created_at),
+            profile.tenant_id,
+        )
+        if item.gsi2sk != due:
+            with translated("tenant table write"):
+                item.update(actions=[TenantItem.gsi2pk.set(RESETS_GSI_PK), TenantItem.gsi2sk.set(due)])
 
     def rotate_api_key(
         self, tenant_id: str, old_hash: str, new_hash: str, created_at: str, old_valid_until: datetime | None
@@ -229,3 +268,8 @@ class DynamoTenantStore:
                 actions=actions,
                 condition=TenantItem.api_key_hash == old_hash,
             )
+
+
+def _reset_key(profile: TenantProfile) -> str:
+    due = reset_due(profile.plan, profile.paid_until, profile.period_end, profile.created_at)
+    return reset_sort_key(due, profile.tenant_id)
