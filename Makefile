@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export AWS_DEFAULT_REGION ?= us-east-1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: run test lint typecheck validate build invoke bench time-order load screenshots chromium clean
+.PHONY: run test lint typecheck validate build invoke bench time-order bench-health load screenshots chromium clean
 
 $(STAMP): requirements-dev.txt constraints.txt layers/herald/requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -65,6 +65,9 @@ bench: $(STAMP)
 ## time-order: scheduled sends and ordering keys through local stacks (units, order per key, start delays, cancel race); writes docs/time-order-results.json
 time-order: $(STAMP)
 	$(BIN)/python -m bench.time_order --out docs/time-order-results.json
+## bench-health: provider and endpoint outages through two fresh local stacks, circuit breakers on and off (a few minutes)
+bench-health: $(STAMP)
+	$(BIN)/python -m bench.health
 
 ## load: 10 000 mixed notifications through a fresh local stack; prints, writes docs/load-results.json and the figures of docs/load.md
 load: $(STAMP)

@@ -27,6 +27,8 @@ from herald_local.config import project_root
 ROOT = project_root()
 RESULTS = ROOT / "bench" / "results.json"
 PAGE = ROOT / "docs" / "performance.md"
+# Written by ``python -m bench.health`` (its own, slower run); shown on the page when present.
+HEALTH_RESULTS = ROOT / "bench" / "health-results.json"
 CHART = ROOT / "docs" / "performance.png"
 MEASUREMENTS = (
     "calls_per_notification",
@@ -145,6 +147,7 @@ def render(results: Mapping[str, Any]) -> str:
         _snapstart(results),
         _capacity(results),
         _throughput(results),
+        _health(),
         _prices(results),
     ]
     return "\n\n".join(section for section in sections if section) + "\n"
@@ -502,6 +505,80 @@ def _throughput_row(label: str, through: Mapping[str, Any]) -> list[str]:
         f"{through['moto_raw']['notifications_per_second']:.1f}",
         f"{through['ceiling_ratio']:.2f}",
     ]
+
+
+def _health() -> str:
+    if not HEALTH_RESULTS.exists():
+        return ""
+    health = json.loads(HEALTH_RESULTS.read_text())
+    runs = health["runs"]
+    on_off = {True: "on", False: "off"}
+    provider = _table(
+        [
+            "breakers",
+            "emails",
+            "completed",
+            "delivered by",
+            "SendGrid calls",
+            "attempts",
+            "accept → completed ms p50 / p95",
+            "breaker writes",
+        ],
+        (
+            [
+                on_off[run["breakers"]],
+                p["emails"],
+                p["completed"],
+                ", ".join(p["deliveredBy"]),
+                p["sendgridCalls"],
+                p["attemptsSpent"],
+                f"{p['acceptToCompleted_ms_p50']:,} / {p['acceptToCompleted_ms_p95']:,}",
+                p["breakerWrites"],
+            ]
+            for run in runs
+            for p in [run["providerOutage"]]
+        ),
+    )
+    endpoint = _table(
+        [
+            "breakers",
+            "webhooks",
+            "failed before recovery",
+            "re-queued by recover",
+            "delivered",
+            "attempts",
+            "requests to the endpoint",
+            "dead-letter copies",
+            "all delivered after s",
+            "breaker writes",
+        ],
+        (
+            [
+                on_off[run["breakers"]],
+                e["webhooks"],
+                e["failedBeforeRecovery"],
+                e["recovered"],
+                e["delivered"],
+                e["attemptsSpent"],
+                e["requestsToTheEndpoint"],
+                e["deadLetterCopies"],
+                e["allDeliveredAfter_s"],
+                e["breakerWrites"],
+            ]
+            for run in runs
+            for e in [run["endpointOutage"]]
+        ),
+    )
+    return "\n\n".join(
+        [
+            f"## Circuit breakers under outages (`python -m bench.health`, {health['measuredAt']}, commit `{health['commit']}`)",
+            health["setting"],
+            "### SendGrid down for the whole run (answering 500), tenants whose order starts with SendGrid",
+            provider,
+            f"### A webhook endpoint down for {runs[0]['endpointOutage']['outageSeconds']} s, then back",
+            endpoint,
+        ]
+    )
 
 
 def _prices(results: Mapping[str, Any]) -> str:

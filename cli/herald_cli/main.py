@@ -9,8 +9,10 @@ import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 
 from herald.composition.operator import MissingOutput, OperatorServices
+from herald.domain.clock import iso
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.plans import Plan
 from herald.http.views import job_document
@@ -24,6 +26,15 @@ from herald_cli.target import TargetError, deployed_target, local_target
 from herald_local.state import add_local_dir_option
 
 PLANS = [plan.value for plan in Plan]
+
+
+def utc_time(value: str) -> str:
+    """An ISO-8601 time (UTC when it names no offset) as the dead-letter copies note theirs."""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not an ISO-8601 time: {value}") from exc
+    return iso((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -85,6 +96,12 @@ def _parser() -> argparse.ArgumentParser:
     which = redrive.add_mutually_exclusive_group(required=True)
     which.add_argument("--job", metavar="ID", help="the job to redrive")
     which.add_argument("--all", action="store_true", help="every job in the dead-letter queue")
+    which.add_argument(
+        "--since",
+        metavar="TIME",
+        type=utc_time,
+        help="the jobs that failed at or after this ISO-8601 time (e.g. 2026-12-01T09:00:00Z)",
+    )
     redrive.add_argument("--json", action="store_true")
 
     jobs = groups.add_parser("jobs", help="any tenant's jobs").add_subparsers(dest="command", required=True)

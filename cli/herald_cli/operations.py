@@ -66,7 +66,7 @@ def dead_letter_command(args: argparse.Namespace, desk: DeadLetterDesk) -> int:
             return 1
         _emit([letter.document() for letter in found], args.json, lambda: _print_letters_in_full(found))
         return 0
-    results = desk.redrive(None if args.all else args.job)
+    results = desk.redrive(args.job, since=args.since)
     if args.job and not results:
         print(f"herald: no dead-letter message for job {args.job}", file=sys.stderr)
         return 1

@@ -293,3 +293,33 @@ def list_suppressions() -> Response[str]:
 def delete_suppression(email: Annotated[str, Path(max_length=320)]) -> Response[str]:
     _account().delete_suppression(_tenant(), unquote(email))
     return json_response(200, {"deleted": True})
+
+
+@router.get(
+    "/api/v1/account/endpoints",
+    summary="The webhook endpoints as the circuit breakers see them",
+    responses=answers(200, "EndpointList", "Endpoints that ever failed, by origin", *AUTHENTICATED),
+)
+def list_endpoints() -> Response[str]:
+    return json_response(200, [views.endpoint(item) for item in api().endpoints.list(_tenant().tenant_id)])
+
+
+@router.post(
+    "/api/v1/account/endpoints/<origin>/enable",
+    summary="Re-enable a webhook endpoint (its breaker closes)",
+    responses=answers(
+        200,
+        "Endpoint",
+        "The endpoint, closed",
+        *AUTHENTICATED,
+        *PATH_PARAMETERS,
+        ErrorCode.ENDPOINT_NOT_FOUND,
+    ),
+)
+def enable_endpoint(
+    origin: Annotated[
+        str, Path(max_length=300, description="The endpoint's host[:port], or its origin URL-encoded")
+    ],
+) -> Response[str]:
+    chosen = unquote(origin).strip().lower().rstrip("/")
+    return json_response(200, views.endpoint(api().endpoints.enable(_tenant().tenant_id, chosen)))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import date
+from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
@@ -36,7 +36,7 @@ from herald.http.contract import (
 from herald.http.error_handlers import install_error_handlers
 from herald.http.errors import client_error
 from herald.http.guards import ScreenedBodies, as_resolver_reads
-from herald.http.requests import IDEMPOTENCY_KEY_RULE, EmailRequest, WebhookRequest
+from herald.http.requests import IDEMPOTENCY_KEY_RULE, EmailRequest, RecoverRequest, WebhookRequest
 from herald.http.responses import error_response, json_response, validation_error
 from herald.observability import logger, metrics, traced
 
@@ -245,6 +245,26 @@ def retry_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa
 def cancel_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (the route's {id})
     logger.append_keys(job_id=id)
     return json_response(200, views.job_document(api().jobs.cancel(tenant(), id)))
+
+
+@app.post(
+    "/api/v1/notifications/jobs/recover",
+    summary="Re-queue the failed jobs accepted in a time window",
+    responses=answers(
+        200,
+        "Recovery",
+        "Re-queued (at most 1000; nextCursor continues)",
+        *AUTHENTICATED,
+        *JSON_BODY,
+        ErrorCode.INVALID_CURSOR,
+        ErrorCode.QUEUE_UNAVAILABLE,
+    ),
+)
+def recover_jobs(request: Annotated[RecoverRequest, Body()]) -> Response[str]:
+    until = request.until or datetime.now(UTC)
+    channel = Channel(request.type) if request.type else None
+    result = api().jobs.recover(tenant(), (request.since, until), channel, request.cursor)
+    return json_response(200, views.recovery(result))
 
 
 # ---------------------------------------------------------------- errors

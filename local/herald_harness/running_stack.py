@@ -169,6 +169,7 @@ def start_stack(state_dir: Path, extra_env: dict[str, str] | None = None) -> Run
         "HERALD_API_PORT": str(_free_port()),
         "HERALD_SANDBOX_PORT": str(_free_port()),
         "HERALD_LOCAL_RETRY_BASE_DELAY": "2",
+        "HERALD_LOCAL_BREAKER_COOLDOWN_SECONDS": "2",
         "AWS_DEFAULT_REGION": "us-east-1",
         # The payment processors' test-only secrets and plans, so tests can sign as Polar and Paystack.
         **payment_environment(),

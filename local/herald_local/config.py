@@ -99,6 +99,12 @@ class LocalConfig:
     payments: Mapping[str, str] = field(default_factory=lambda: dict(PAYMENT_DEFAULTS))
     # Overrides the template's StuckJobSeconds (the sweeper's threshold), for the same reason.
     stuck_job_seconds: str | None = None
+    # Override the template's BreakerCooldownSeconds and EndpointDisableAfterSeconds, so tests see
+    # breakers probe and endpoints disabled in seconds.
+    breaker_cooldown_seconds: str | None = None
+    endpoint_disable_after_seconds: str | None = None
+    # Off only to measure what the breakers buy (HERALD_LOCAL_CIRCUIT_BREAKERS=0).
+    circuit_breakers: bool = True
     # Every schedule fires this often instead of on its own cadence (None: its own).
     schedule_seconds: float | None = None
     # How often alarms are evaluated (at most once per Period).
@@ -146,6 +152,9 @@ class LocalConfig:
             not in {"0", "false", "no"},
             payments={name: env.get(name, "").strip() or value for name, value in PAYMENT_DEFAULTS.items()},
             stuck_job_seconds=_seconds_text(env, "HERALD_LOCAL_STUCK_JOB_SECONDS"),
+            breaker_cooldown_seconds=_seconds_text(env, "HERALD_LOCAL_BREAKER_COOLDOWN_SECONDS"),
+            endpoint_disable_after_seconds=_seconds_text(env, "HERALD_LOCAL_ENDPOINT_DISABLE_AFTER_SECONDS"),
+            circuit_breakers=env.get("HERALD_LOCAL_CIRCUIT_BREAKERS", "1").strip() != "0",
             schedule_seconds=None if schedule is None else float(schedule),
             alarm_seconds=DEFAULT_ALARM_SECONDS if alarm is None else float(alarm),
         )

@@ -216,6 +216,45 @@ def a_webhook_payload_with_markup_is_rendered_as_text(console: Console) -> None:
     assert page.evaluate("window.__pwned") is None
 
 
+def an_endpoint_outage_shows_on_endpoints_with_enable_and_failed_jobs_are_recovered(console: Console) -> None:
+    stack, tenant = console.stack, console.tenant
+    target = f"hook:console-outage-{uuid.uuid4().hex[:8]}"
+    url = f"{stack.sandbox_url}/hooks/{target.removeprefix('hook:')}"
+    outage = f"{stack.sandbox_url}/_sandbox/outages/{target}"
+    # A receiver refusing (404) fails its job at once; answering 503 five times opens its breaker.
+    requests.put(outage, json={"status": 404}, timeout=HTTP_TIMEOUT).raise_for_status()
+    refused = finished_job(tenant, tenant.send("webhook", {"url": url, "payload": {"n": 0}}))
+    assert refused["status"] == "failed"
+    requests.put(outage, json={"status": 503}, timeout=HTTP_TIMEOUT).raise_for_status()
+    for n in range(5):
+        tenant.send("webhook", {"url": url, "payload": {"n": n + 1}})
+    wait_for(
+        lambda: [e for e in tenant.call("GET", "/account/endpoints").json()["data"] if e["state"] == "open"],
+        "the endpoint's breaker to open",
+    )
+
+    page = console.open("/console/endpoints", "Webhook endpoints")
+    row = page.get_by_role("row").filter(has_text=stack.sandbox_url)
+    expect(row.get_by_text("open", exact=True)).to_be_visible()
+    expect(row.get_by_text("the endpoint answered HTTP 503")).to_be_visible()
+    screenshot(page, "endpoints")
+    console.check_accessibility("endpoints")
+    requests.delete(outage, timeout=HTTP_TIMEOUT)  # the receiver is back; the tenant need not wait
+    row.get_by_role("button", name=f"Enable {stack.sandbox_url}").click()
+    expect(page.get_by_text(f"{stack.sandbox_url} is enabled again")).to_be_visible()
+    expect(row.get_by_text("closed", exact=True)).to_be_visible()
+
+    page = console.open("/console/jobs?status=failed&type=webhook", "Jobs")
+    screenshot(page, "jobs-recover")
+    console.check_accessibility("recover")
+    page.get_by_role("button", name="Re-queue failed jobs").click()
+    expect(page.get_by_text(re.compile(r"^[1-9]\d* failed jobs? re-queued$"))).to_be_visible()
+    recovered = wait_for(
+        lambda: (job := tenant.job(refused["id"]))["status"] == "completed" and job, "the recovery"
+    )
+    assert recovered["attempts"] == 2
+
+
 def another_tenants_job_id_in_the_url_is_not_found(console: Console) -> None:
     other = Tenant(console.stack.api_root, *console.stack.create_tenant(plan="startup", name="Other"))
     theirs = other.send(
@@ -398,6 +437,8 @@ def every_page_visited_had_no_serious_or_critical_accessibility_violation(consol
         "keys",
         "billing",
         "sign in",
+        "endpoints",
+        "recover",
     }
     assert {page: problems for page, problems in console.visited.items() if problems} == {}
 
@@ -427,6 +468,8 @@ WALK = (
     a_webhook_payload_with_markup_is_rendered_as_text,
     another_tenants_job_id_in_the_url_is_not_found,
     upgrading_through_the_sandbox_checkout_moves_the_plan_to_indie,
+    # After the upgrade: the free plan's 5 requests a minute would not take the outage's webhooks.
+    an_endpoint_outage_shows_on_endpoints_with_enable_and_failed_jobs_are_recovered,
     providers_are_added_live_checked_and_reordered,
     a_domain_shows_the_dns_records_each_provider_wants,
     rotating_the_api_key_shows_the_new_one_once_and_refuses_the_old,

@@ -65,7 +65,7 @@ CHECKS = [
 MAX_EXAMPLES = 10
 STATEFUL_EXAMPLES = 20
 STEPS = 10
-OPERATIONS = 27
+OPERATIONS = 30
 ROTATE_KEY = "/api/v1/account/api-key/rotate"
 EVERY_PHASE = "examples,coverage,fuzzing,stateful"
 HTTP_TIMEOUT = 20
@@ -96,6 +96,7 @@ class BusinessRule:
 SEND = ("POST /api/v1/notifications/email", "POST /api/v1/notifications/webhook")
 EMAIL, WEBHOOK = SEND
 PROVIDER = "PUT /api/v1/account/providers/{provider}"
+RECOVER = "POST /api/v1/notifications/jobs/recover"
 BUSINESS_RULES = (
     BusinessRule(
         (WEBHOOK,), 400, "url_not_allowed", "the host must resolve to public addresses only, over https"
@@ -132,10 +133,17 @@ BUSINESS_RULES = (
         "limits in bytes of UTF-8 or compact JSON that JSON Schema cannot state (body, text, payload, headers)",
     ),
     BusinessRule(
-        ("GET /api/v1/notifications/jobs",),
+        ("GET /api/v1/notifications/jobs", RECOVER),
         400,
         "invalid_cursor",
         "a cursor is opaque: only one Herald made reads",
+    ),
+    BusinessRule(
+        (RECOVER,),
+        400,
+        "validation_error",
+        "the window's since comes before its until (JSON Schema cannot compare two fields)",
+        r"Invalid request: since: must be before until\.",
     ),
     BusinessRule(
         (PROVIDER,), 400, "provider_key_invalid", "a provider key is checked live with the provider"

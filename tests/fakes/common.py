@@ -35,6 +35,9 @@ def settings_for_tests(**overrides: Any) -> Settings:
         "resend_base_url": "https://resend.test",
         "postmark_base_url": "https://postmark.test",
         "platform_sender": "notifications@herald.test",
+        "circuit_breakers": True,
+        "breaker_cooldown_seconds": 30,
+        "endpoint_disable_after_seconds": 432000,
         **overrides,
     }
     return Settings(**values)
@@ -69,6 +72,9 @@ def settings_environment(**overrides: str) -> dict[str, str]:
         "HERALD_RESEND_BASE_URL": settings.resend_base_url,
         "HERALD_POSTMARK_BASE_URL": settings.postmark_base_url,
         "HERALD_PLATFORM_SENDER": settings.platform_sender,
+        "HERALD_CIRCUIT_BREAKERS": "Enabled" if settings.circuit_breakers else "Disabled",
+        "HERALD_BREAKER_COOLDOWN_SECONDS": str(settings.breaker_cooldown_seconds),
+        "HERALD_ENDPOINT_DISABLE_AFTER_SECONDS": str(settings.endpoint_disable_after_seconds),
         **{
             f"HERALD_QUEUE_{channel.value.upper()}_{priority.value.upper()}": url
             for (channel, priority), url in settings.queue_urls.items()

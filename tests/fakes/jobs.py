@@ -143,6 +143,36 @@ class FakeJobTable(Recorder):
         total = None if status is None or status in FINAL_STATUSES else len(matching)
         return JobPage(tuple(matching[start : start + limit]), total, None)
 
+    def failed_between(
+        self,
+        tenant_id: str,
+        created_from: str,
+        created_until: str,
+        *,
+        channel: Channel | None,
+        cursor: str | None,
+        limit: int,
+    ) -> JobPage:
+        """The cursor is the last job's ``createdAt#jobId``, as the index's sort key."""
+        self._called("failed_between")
+        upper = cursor or f"{created_until}#"
+        if cursor is not None and "#" not in cursor:
+            raise ValueError("not a cursor")
+        matching = sorted(
+            (
+                state
+                for (t, j) in self._jobs
+                if t == tenant_id
+                and (state := self.state(t, j)).status is JobStatus.FAILED
+                and (channel is None or state.channel is channel)
+                and created_from <= f"{state.created_at}#{state.job_id}" < upper
+            ),
+            key=lambda state: (state.created_at, state.job_id),
+            reverse=True,
+        )[:limit]
+        last = matching[-1] if len(matching) == limit else None
+        return JobPage(tuple(matching), None, f"{last.created_at}#{last.job_id}" if last else None)
+
     def mark_enqueue_failed(self, message: JobMessage, reason: str, failed_at: str) -> None:
         self._called("mark_enqueue_failed")
         job = self._jobs[(message.tenant_id, message.job_id)]
@@ -338,6 +368,26 @@ class FakeJobTable(Recorder):
         if skip_providers:
             changes["skip_providers"] = tuple(skip_providers)
         return self._record(message, log, **changes)
+
+    def release_deferred(self, message: JobMessage, attempt: int, due_at: str) -> bool:
+        self._called("release_deferred")
+        job = self._jobs.get((message.tenant_id, message.job_id))
+        state = None if job is None else job.state
+        if (
+            job is None
+            or state is None
+            or state.status is not JobStatus.PROCESSING
+            or state.attempts != attempt
+        ):
+            return False
+        job.state = replace(
+            state,
+            status=JobStatus.PENDING,
+            attempts=message.seen_attempts,
+            lease_until=None,
+            requeued_at=due_at,
+        )
+        return True
 
     # -------------------------------------------------- JobEvents
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from herald.domain.addresses import canonical_address
 from herald.domain.api_keys import hash_api_key
+from herald.domain.breakers import Breaker, BreakerKey, BreakerKind
 from herald.domain.clock import iso, parse_iso
 from herald.domain.errors import DependencyError
 from herald.domain.plans import reset_due
@@ -51,6 +52,9 @@ class FakeTenantTable:
         self.domain_claims: dict[str, str] = {}
         self.keys: dict[str, ApiKeyRecord] = {}
         self.email_claims: dict[str, str] = {}
+        # Every breaker (tests.fakes.breakers keeps them here): a tenant's provider breakers are
+        # read with its partition, as in the table.
+        self.breakers: dict[BreakerKey, Breaker] = {}
         self.loads = 0
         self.key_reads = 0
         self.unavailable = False
@@ -119,7 +123,14 @@ class FakeTenantTable:
         self.loads += 1
         profile = self.profile(tenant_id)
         providers = sorted(self.providers.get(tenant_id, {}).values(), key=lambda item: item.priority)
-        return TenantRecords(profile, tuple(providers), tuple(self.domains.get(tenant_id, {}).values()))
+        breakers = tuple(
+            breaker
+            for key, breaker in self.breakers.items()
+            if key.kind is BreakerKind.PROVIDER and key.tenant_id == tenant_id
+        )
+        return TenantRecords(
+            profile, tuple(providers), tuple(self.domains.get(tenant_id, {}).values()), breakers
+        )
 
     def create(self, profile: TenantProfile) -> None:
         self._check()

@@ -310,6 +310,8 @@ def test_a_hop_by_hop_header_is_refused_at_acceptance(herald: HeraldInMoto, name
         ("POST", "/api/v1/account", "GET"),
         ("POST", "/api/v1/account/providers/SENDGRID", "DELETE, PATCH, PUT"),
         ("GET", "/api/v1/notifications/jobs/job-1/retry", "POST"),
+        ("OPTIONS", "/api/v1/notifications/jobs/recover", "POST"),
+        ("GET", "/api/v1/account/endpoints/hooks.example/enable", "POST"),
         ("DELETE", "/api/v1/notifications/email", "POST"),
         ("GET", "/api/v1/webhooks/sendgrid/6f1c2b4e-8d2a-4c47-9a57-3f1e0c9b2d71", "POST"),
         ("PUT", "/api/v1/payments/polar/webhook", "POST"),

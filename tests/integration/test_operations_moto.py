@@ -308,3 +308,19 @@ def test_an_unknown_job_is_a_clear_error(ops: Ops, capsys: pytest.CaptureFixture
     status = herald_cli(["--stack", STACK_NAME, "--region", "us-east-1", "jobs", "show", str(uuid.uuid4())])
     assert status == 1
     assert "No job" in capsys.readouterr().err
+
+
+def test_an_operator_redrives_what_failed_since_a_time_and_a_bad_time_is_refused(
+    ops: Ops, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, job_id = ops.dead_lettered_job()
+
+    status, later = cli(capsys, "dlq", "redrive", "--since", "2999-01-01T00:00:00Z", "--json")
+    assert (status, later) == (0, [])
+    status, redriven = cli(capsys, "dlq", "redrive", "--since", "2000-01-01T00:00:00+02:00", "--json")
+    assert status == 0
+    assert [(row["jobId"], row["outcome"]) for row in redriven] == [(job_id, "redriven")]
+
+    with pytest.raises(SystemExit):
+        herald_cli(["--stack", STACK_NAME, "--region", "us-east-1", "dlq", "redrive", "--since", "yesterday"])
+    assert "not an ISO-8601 time: yesterday" in capsys.readouterr().err

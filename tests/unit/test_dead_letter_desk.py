@@ -138,3 +138,21 @@ def test_a_queue_that_refuses_the_redrive_keeps_the_copy_and_the_job_failed(desk
     assert "could not be queued" in result.detail
     assert desk.jobs.state(TENANT, "job-1").status is JobStatus.FAILED
     assert set(desk.inbox.waiting) == {"m-job-1"}
+
+
+def test_redrive_since_a_time_takes_only_the_copies_of_jobs_that_failed_since(desk: Desk) -> None:
+    desk.failed_job("job-old")
+    desk.jobs.add_job(TENANT, "job-new", EMAIL)
+    desk.jobs.set_state(TENANT, "job-new", status=JobStatus.FAILED, attempts=3, error_message="HTTP 503")
+    message = JobMessage("job-new", TENANT, Channel.EMAIL, Plan.INDIE, 3, None)
+    request = request_from_document(Channel.EMAIL, EMAIL)
+    desk.inbox.put(
+        "m-job-new", FailedJobCopy(message, request, "HTTP 503", 3, 3, "2026-12-01T09:30:00.000Z").document()
+    )
+
+    results = desk.desk.redrive(None, since="2026-12-01T09:00:00.000Z")
+
+    assert [(result.letter.job_id, result.outcome) for result in results] == [("job-new", Outcome.REDRIVEN)]
+    assert desk.jobs.state(TENANT, "job-new").status is JobStatus.PENDING
+    assert desk.jobs.state(TENANT, "job-old").status is JobStatus.FAILED
+    assert desk.inbox.deleted == ["m-job-new"]

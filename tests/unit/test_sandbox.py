@@ -866,3 +866,51 @@ def test_given_an_unknown_provider_name_then_no_base_url_is_made_up(sandbox: San
     assert sandbox.provider_base_url("Resend") == f"{sandbox.base_url}/resend"
     with pytest.raises(ValueError, match="mailgun"):
         sandbox.provider_base_url("mailgun")
+
+
+# --- staged outages of one target ------------------------------------------------------------
+
+
+def test_given_a_sendgrid_outage_then_only_sendgrid_fails_until_it_is_lifted(sandbox: SandboxServer) -> None:
+    staged = requests.put(url(sandbox, "/_sandbox/outages/SENDGRID"), json={"status": 500}, timeout=TIMEOUT)
+    assert staged.json() == {"target": "sendgrid", "status": 500, "timeout": False, "until": None}
+
+    assert send_sendgrid(sandbox, sendgrid_body("ada@example.com")).status_code == 500
+    assert send_resend(sandbox, resend_body("ada@example.com")).status_code == 200
+    listed = requests.get(url(sandbox, "/_sandbox/outages"), timeout=TIMEOUT).json()
+    assert [outage["target"] for outage in listed] == ["sendgrid"]
+
+    assert requests.delete(url(sandbox, "/_sandbox/outages/SENDGRID"), timeout=TIMEOUT).status_code == 204
+    assert send_sendgrid(sandbox, sendgrid_body("ada@example.com")).status_code == 202
+
+
+def test_given_a_hook_outage_for_a_while_then_that_hook_fails_and_recovers_by_itself(
+    sandbox: SandboxServer,
+) -> None:
+    requests.put(
+        url(sandbox, "/_sandbox/outages/hook:orders"), json={"status": 503, "seconds": 0.5}, timeout=TIMEOUT
+    )
+
+    assert requests.post(url(sandbox, "/hooks/orders"), data=b"{}", timeout=TIMEOUT).status_code == 503
+    assert requests.post(url(sandbox, "/hooks/other"), data=b"{}", timeout=TIMEOUT).status_code == 200
+    time.sleep(0.6)
+    assert requests.post(url(sandbox, "/hooks/orders"), data=b"{}", timeout=TIMEOUT).status_code == 200
+    assert [hook["status"] for hook in hooks(sandbox, name="orders")] == [503, 200]
+
+
+@pytest.mark.parametrize(
+    ("target", "body"),
+    [
+        ("MAILGUN", {"status": 500}),
+        ("hook:", {"status": 500}),
+        ("RESEND", {"status": 200}),
+        ("RESEND", {"seconds": -1}),
+    ],
+)
+def test_given_a_bad_outage_then_it_is_refused(
+    sandbox: SandboxServer, target: str, body: dict[str, Any]
+) -> None:
+    answer = requests.put(url(sandbox, f"/_sandbox/outages/{target}"), json=body, timeout=TIMEOUT)
+
+    assert answer.status_code == 400
+    assert requests.get(url(sandbox, "/_sandbox/outages"), timeout=TIMEOUT).json() == []

@@ -13,9 +13,8 @@ from herald.adapters.data_key_cache import DataKeyCache
 from herald.adapters.vault import Vault
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.job_messages import JobMessage
-from herald.domain.jobs import Channel, compact_json
+from herald.domain.jobs import Channel, JobStatus, compact_json
 from herald.domain.notifications import (
-    REDACTED,
     NotificationRequest,
     WebhookNotification,
     request_from_document,
@@ -147,6 +146,7 @@ def test_given_a_tenant_without_a_secret_when_attempted_then_it_sends_unsigned(h
                 error_message="the endpoint answered HTTP 500",
                 response_status=500,
                 response_body="oops",
+                receiver_outage=True,
             ),
         ),
         (
@@ -192,13 +192,16 @@ def test_given_a_tenant_without_a_secret_when_attempted_then_it_sends_unsigned(h
                 error_message="the endpoint answered HTTP 429",
                 retry_after_seconds=120.0,
                 response_status=429,
+                receiver_outage=True,
             ),
         ),
         (
             WebhookOutcome(
                 ok=False, error_class="transient", error_message="the endpoint refused the connection"
             ),
-            AttemptOutcome(delivered=False, error_message="the endpoint refused the connection"),
+            AttemptOutcome(
+                delivered=False, error_message="the endpoint refused the connection", receiver_outage=True
+            ),
         ),
     ],
     ids=["ok", "transient-500", "permanent-404", "redirect", "retry-after", "network"],
@@ -294,7 +297,7 @@ def test_given_the_endpoint_answers_200_when_handled_then_the_job_completes_with
     assert log.used_provider is None
 
 
-def test_given_the_endpoint_keeps_failing_when_attempts_run_out_then_the_dead_letter_hides_header_values(
+def test_given_the_endpoint_keeps_failing_when_attempts_run_out_then_the_job_fails_without_a_dead_letter(
     hooks: Hooks, rig: WebhookRig
 ) -> None:
     hooks.sender.outcomes = [
@@ -313,16 +316,15 @@ def test_given_the_endpoint_keeps_failing_when_attempts_run_out_then_the_dead_le
         ("failed", 3),
     ]
     assert len(hooks.sender.calls) == 3
-    [copy] = rig.dead_letters.records
-    assert copy["payload"]["headers"] == {"Authorization": REDACTED, "X-Tenant-Ref": REDACTED}
-    assert copy["payload"]["payload"] == WEBHOOK["payload"]
-    assert RECEIVER_TOKEN not in repr(copy)
-    assert copy["error"] == "the endpoint answered HTTP 503"
+    # The receiver's outage is the tenant's to fix: no operator copy, no alarm.
+    assert rig.dead_letters.records == []
+    state = rig.store.state(TENANT, "job-7")
+    assert (state.status, state.error_message) == (JobStatus.FAILED, "the endpoint answered HTTP 503")
     # The tenant's own view keeps the request as accepted.
     kept = rig.store.request(TENANT, "job-7").notification
     assert isinstance(kept, WebhookNotification)
     assert kept.headers == WEBHOOK["headers"]
-    assert [log.response_status for log in rig.store.state(TENANT, "job-7").delivery_logs] == [503] * 3
+    assert [log.response_status for log in state.delivery_logs] == [503] * 3
 
 
 def test_given_a_disabled_tenant_when_attempted_then_nothing_is_sent_and_the_job_ends(hooks: Hooks) -> None:

@@ -40,6 +40,13 @@ def _int(env: Mapping[str, str], name: str, default: int | None = None) -> int:
         raise SettingsError(f"environment variable {name} must be an integer") from exc
 
 
+def _switch(env: Mapping[str, str], name: str) -> bool:
+    value = _required(env, name)
+    if value not in ("Enabled", "Disabled"):
+        raise SettingsError(f"environment variable {name} must be Enabled or Disabled")
+    return value == "Enabled"
+
+
 @dataclass(frozen=True)
 class Settings:
     table_name: str
@@ -57,6 +64,10 @@ class Settings:
     resend_base_url: str
     postmark_base_url: str
     platform_sender: str
+    # Template parameter CircuitBreakers (Enabled / Disabled).
+    circuit_breakers: bool
+    breaker_cooldown_seconds: int
+    endpoint_disable_after_seconds: int
     # Only the local stack sets this (HERALD_LOCAL_WEBHOOK_ORIGIN): the one loopback origin webhooks
     # may target, its provider sandbox. The template never sets it, so deployed stacks always refuse.
     local_webhook_origin: str | None = None
@@ -97,6 +108,9 @@ class Settings:
             resend_base_url=_required(env, "HERALD_RESEND_BASE_URL"),
             postmark_base_url=_required(env, "HERALD_POSTMARK_BASE_URL"),
             platform_sender=_required(env, "HERALD_PLATFORM_SENDER"),
+            circuit_breakers=_switch(env, "HERALD_CIRCUIT_BREAKERS"),
+            breaker_cooldown_seconds=_int(env, "HERALD_BREAKER_COOLDOWN_SECONDS"),
+            endpoint_disable_after_seconds=_int(env, "HERALD_ENDPOINT_DISABLE_AFTER_SECONDS"),
             local_webhook_origin=env.get("HERALD_LOCAL_WEBHOOK_ORIGIN", "").strip() or None,
             aws_max_attempts=_int(env, "HERALD_AWS_MAX_ATTEMPTS", DEFAULT_AWS_MAX_ATTEMPTS),
             dynamodb_endpoint=env.get("AWS_ENDPOINT_URL_DYNAMODB") or env.get("AWS_ENDPOINT_URL") or None,

@@ -32,6 +32,9 @@ PLAN_PARAMETERS = {
     "PaystackPlanStartup": "HERALD_PAYSTACK_PLAN_STARTUP",
 }
 STUCK_JOB_PARAMETER = "StuckJobSeconds"
+BREAKER_COOLDOWN_PARAMETER = "BreakerCooldownSeconds"
+ENDPOINT_DISABLE_PARAMETER = "EndpointDisableAfterSeconds"
+BREAKERS_PARAMETER = "CircuitBreakers"
 # The SSM SecureString AlertFunction reads the Slack webhook URL from; the stack puts the sandbox's there.
 SLACK_PARAMETER = "SlackWebhookParameterName"
 LOCAL_SLACK_PARAMETER = "/herald/local/slack-webhook-url"
@@ -47,6 +50,12 @@ def local_parameters(
         overrides[RETRY_DELAY_PARAMETER] = config.retry_base_delay
     if config.stuck_job_seconds is not None:
         overrides[STUCK_JOB_PARAMETER] = config.stuck_job_seconds
+    if config.breaker_cooldown_seconds is not None:
+        overrides[BREAKER_COOLDOWN_PARAMETER] = config.breaker_cooldown_seconds
+    if config.endpoint_disable_after_seconds is not None:
+        overrides[ENDPOINT_DISABLE_PARAMETER] = config.endpoint_disable_after_seconds
+    if not config.circuit_breakers:
+        overrides[BREAKERS_PARAMETER] = "Disabled"
     overrides |= {parameter: config.payments[variable] for parameter, variable in PLAN_PARAMETERS.items()}
     _declared(template, overrides)
     return overrides

@@ -10,6 +10,8 @@ for tests and the Docker-free local stack.
 - ``/slack/<path>`` is a Slack incoming webhook, the local stack's alert channel (see ``slack``).
 - ``PUT /_sandbox/outage {"status": 503}`` makes every provider answer that status to every send
   until ``DELETE /_sandbox/outage``: an outage, and the recovery after it.
+- ``PUT /_sandbox/outages/<SENDGRID|RESEND|POSTMARK|hook:name> {"status": 500, "seconds": 300}``
+  (or ``{"timeout": true}``): one target fails for a while (see ``outages``).
 - ``/_sandbox/messages``, ``/_sandbox/attempts``, ``/_sandbox/hooks``, ``/_sandbox/slack`` (JSON,
   filterable; DELETE to clear), ``DELETE /_sandbox`` (reset everything), ``/`` (the HTML mailbox).
 """

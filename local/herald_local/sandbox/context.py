@@ -6,6 +6,7 @@ import threading
 from dataclasses import dataclass, field
 
 from herald_local.sandbox.failures import FlakySends
+from herald_local.sandbox.outages import Outages
 from herald_local.sandbox.payments import Checkouts
 from herald_local.sandbox.store import SandboxStore
 
@@ -20,6 +21,8 @@ class SandboxContext:
     stopping: threading.Event = field(default_factory=threading.Event)
     # An outage of every imitated provider: each send answers this status until it is lifted.
     outage_status: int | None = None
+    # Outages of one provider or one hook name, for a while (see ``outages``).
+    outages: Outages = field(default_factory=Outages)
     # The imitated Polar and Paystack checkouts, and where their webhooks go (set by the local stack).
     checkouts: Checkouts = field(default_factory=Checkouts)
     # The sends so far of each recipient that fails at first (``flaky-<n>@…``).

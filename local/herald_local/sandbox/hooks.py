@@ -18,8 +18,10 @@ from flask import Blueprint, Request, Response, request
 from herald_local.config import SANDBOX_HOOKS_PATH
 from herald_local.sandbox.context import SandboxContext
 from herald_local.sandbox.json_fields import as_dict, as_str
+from herald_local.sandbox.outages import HOOK_PREFIX
 from herald_local.sandbox.records import Hook
 from herald_local.sandbox.replies import json_reply, safe_headers
+from herald_local.sandbox.send_flow import TIMEOUT_STATUS
 from herald_local.sandbox.signatures import check_all, is_valid_secret
 
 # One line per webhook received: the local stack's console shows it (see herald_local.host.console).
@@ -85,9 +87,16 @@ def hooks_blueprint(context: SandboxContext) -> Blueprint:
 
     @blueprint.route(f"{SANDBOX_HOOKS_PATH}<name>", methods=METHODS, provide_automatic_options=False)
     def receive(name: str) -> Response:
-        status = _status_for(name)
-        _record(context, name, request, status)
-        return _answer(context, name, status, request)
+        staged = context.outages.failure(f"{HOOK_PREFIX}{name}")
+        if staged is None:
+            status = _status_for(name)
+            _record(context, name, request, status)
+            return _answer(context, name, status, request)
+        _record(context, name, request, staged.status or TIMEOUT_STATUS)
+        if staged.status is None:
+            context.wait_slow()
+            return json_reply({"received": False}, TIMEOUT_STATUS)
+        return json_reply({"received": False}, staged.status)
 
     @blueprint.post("/_sandbox/secrets")
     def register_secret() -> Response:

@@ -74,7 +74,8 @@ def deliver(context: SandboxContext, api: SendApi, send: SendRequest) -> tuple[R
     failure = (
         Failure(outage)
         if outage is not None
-        else failure_for(send.summary.recipients, api.provider, context.flaky)
+        else context.outages.failure(api.provider.value)
+        or failure_for(send.summary.recipients, api.provider, context.flaky)
     )
     if failure is None:
         message_id = api.new_message_id()

@@ -6,8 +6,10 @@ from __future__ import annotations
 from flask import Blueprint, Response, request
 
 from herald_local.sandbox.context import SandboxContext
+from herald_local.sandbox.failures import Failure
 from herald_local.sandbox.json_fields import as_dict
 from herald_local.sandbox.mailbox import CONTENT_SECURITY_POLICY, render_mailbox
+from herald_local.sandbox.outages import target_key
 from herald_local.sandbox.replies import empty_reply, json_reply
 
 
@@ -43,6 +45,29 @@ def views_blueprint(context: SandboxContext) -> Blueprint:
     @blueprint.delete("/_sandbox/outage")
     def end_outage() -> Response:
         context.outage_status = None
+        return empty_reply(204)
+
+    @blueprint.get("/_sandbox/outages")
+    def outages() -> Response:
+        return json_reply([outage.as_json(target) for target, outage in context.outages.in_force().items()])
+
+    @blueprint.put("/_sandbox/outages/<target>")
+    def start_target_outage(target: str) -> Response:
+        body = as_dict(request.get_json(force=True, silent=True))
+        status, seconds, timeout = body.get("status", 503), body.get("seconds"), body.get("timeout") is True
+        key = target_key(target)
+        if key is None:
+            return json_reply({"error": "target must be SENDGRID, RESEND, POSTMARK, SES or hook:<name>"}, 400)
+        if not timeout and (not isinstance(status, int) or not 400 <= status <= 599):
+            return json_reply({"error": "status must be an HTTP error status (400-599)"}, 400)
+        if seconds is not None and (not isinstance(seconds, int | float) or seconds <= 0):
+            return json_reply({"error": "seconds must be a positive number"}, 400)
+        outage = context.outages.start(key, Failure(None if timeout else status), seconds)
+        return json_reply(outage.as_json(key))
+
+    @blueprint.delete("/_sandbox/outages/<target>")
+    def end_target_outage(target: str) -> Response:
+        context.outages.lift(target_key(target) or target)
         return empty_reply(204)
 
     @blueprint.get("/_sandbox/slack")

@@ -1,6 +1,6 @@
-// API key and signing secret (new values shown once), suppressions, and billing.
+// API key and signing secret (new values shown once), suppressions, webhook endpoints, and billing.
 import { api } from "./api.js";
-import { field, h, replace, secretOnce, when } from "./dom.js";
+import { badge, field, h, replace, secretOnce, when } from "./dom.js";
 import { act, currentAccount, refreshAccount, rerender } from "./app.js";
 
 const GRACE = [["0", "No grace: the current key stops now (a leaked key)"], ["3600", "1 hour"], ["86400", "24 hours"], ["604800", "7 days"]];
@@ -95,6 +95,36 @@ export async function suppressionsPage() {
             },
           }, "Remove"))))))
       : h("p", { class: "empty" }, "No suppressed addresses."));
+}
+
+const ENDPOINT_STATES = {
+  closed: "Delivering normally.",
+  open: "Failing: its webhooks wait and one is tried now and then; they go out once it answers again.",
+  disabled: "Failed for days: its new webhooks fail at once until you enable it again.",
+};
+
+export async function endpointsPage() {
+  const entries = await api("GET", "/account/endpoints");
+  return h("div", {},
+    h("header", { class: "page-head" }, h("h1", {}, "Webhook endpoints"),
+      h("p", { class: "muted" }, "The receivers of your webhooks that ever failed, by origin, as Herald's circuit breakers see them.")),
+    entries.length
+      ? h("table", { class: "table" },
+        h("thead", {}, h("tr", {}, ["Origin", "State", "Since", "Last error", ""].map((name) => h("th", { scope: "col" }, name)))),
+        h("tbody", {}, entries.map((entry) => h("tr", {},
+          h("th", { scope: "row" }, h("code", {}, entry.origin)),
+          h("td", { title: ENDPOINT_STATES[entry.state] || "" }, badge(entry.state)),
+          h("td", {}, when(entry.since)),
+          h("td", { class: "error-text" }, entry.lastError || ""),
+          h("td", {}, entry.state === "closed" ? null : h("button", {
+            type: "button",
+            class: "button button-small",
+            "aria-label": `Enable ${entry.origin}`,
+            onclick: async () => {
+              if (await act(() => api("POST", `/account/endpoints/${encodeURIComponent(entry.origin.split("://")[1])}/enable`), `${entry.origin} is enabled again`)) rerender();
+            },
+          }, "Enable"))))))
+      : h("p", { class: "empty" }, "No endpoint has failed yet."));
 }
 
 const PLANS = [

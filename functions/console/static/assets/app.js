@@ -5,7 +5,7 @@ import { signInPage } from "./signin.js";
 import { overviewPage } from "./overview.js";
 import { jobsPage, jobPage } from "./jobs.js";
 import { providersPage, domainsPage } from "./sending.js";
-import { keysPage, suppressionsPage, billingPage } from "./account.js";
+import { keysPage, suppressionsPage, endpointsPage, billingPage } from "./account.js";
 
 const NAV = [
   ["Overview", "/console"],
@@ -14,6 +14,7 @@ const NAV = [
   ["Domains", "/console/domains"],
   ["Keys & signing", "/console/keys"],
   ["Suppressions", "/console/suppressions"],
+  ["Endpoints", "/console/endpoints"],
   ["Billing", "/console/billing"],
 ];
 
@@ -25,6 +26,7 @@ const ROUTES = [
   [/^\/console\/domains\/?$/, domainsPage],
   [/^\/console\/keys\/?$/, keysPage],
   [/^\/console\/suppressions\/?$/, suppressionsPage],
+  [/^\/console\/endpoints\/?$/, endpointsPage],
   [/^\/console\/billing\/?$/, billingPage],
 ];
 

@@ -2,7 +2,7 @@
 // events, and the suppression that followed. All of it is the tenant's or a recipient's text:
 // shown with textContent only (dom.js).
 import { api, ApiError } from "./api.js";
-import { badge, field, h, replace, when } from "./dom.js";
+import { badge, field, h, replace, toast, when } from "./dom.js";
 import { act, go, link, rerender } from "./app.js";
 
 const LIMIT = 20;
@@ -18,6 +18,7 @@ export async function jobsPage() {
     h("header", { class: "page-head" }, h("h1", {}, "Jobs"),
       h("p", { class: "muted" }, `${listing.pagination.total}${listing.pagination.totalIsLowerBound ? "+" : ""} job${listing.pagination.total === 1 ? "" : "s"}`)),
     filterForm(filters),
+    filters.status === "failed" ? recoverForm(filters.type) : null,
     listing.data.length ? jobTable(listing.data) : h("p", { class: "empty" }, "No jobs match these filters yet. Send one with the API and it appears here."),
     pager(page, listing.pagination, filters));
 }
@@ -45,6 +46,42 @@ function filterForm(filters) {
   }, field("Type", type), field("Status", status), field("Accepted on (UTC)", dayInput),
   h("button", { type: "submit", class: "button" }, "Apply"),
   h("a", { href: "/console/jobs", "data-route": "", class: "button button-quiet" }, "Clear"));
+}
+
+// Re-queue every failed job accepted since a time, as POST /notifications/jobs/recover does (up to
+// 1 000 a call: the form follows nextCursor until all are queued).
+function recoverForm(type) {
+  const since = h("input", { type: "datetime-local", name: "since", required: true, value: localInput(new Date(Date.now() - 24 * 3600 * 1000)) });
+  const submit = h("button", { type: "submit", class: "button button-primary" }, "Re-queue failed jobs");
+  return h("form", {
+    class: "card recover",
+    "aria-label": "Recover failed jobs",
+    onsubmit: async (event) => {
+      event.preventDefault();
+      submit.disabled = true;
+      const body = { since: new Date(since.value).toISOString(), ...(type ? { type } : {}) };
+      let requeued = 0;
+      let cursor;
+      do {
+        const result = await act(() => api("POST", "/notifications/jobs/recover", cursor ? { ...body, cursor } : body));
+        if (!result) {
+          submit.disabled = false;
+          return;
+        }
+        requeued += result.requeued;
+        cursor = result.nextCursor;
+      } while (cursor);
+      toast(`${requeued} failed job${requeued === 1 ? "" : "s"} re-queued`, "success");
+      rerender();
+    },
+  }, h("h2", {}, "Recover"),
+  h("p", { class: "muted" }, "Queue the failed jobs again once what failed them is fixed. Their attempts go on counting; nothing is charged again."),
+  field("Failed jobs accepted since", since), submit);
+}
+
+function localInput(moment) {
+  const local = new Date(moment.getTime() - moment.getTimezoneOffset() * 60000);
+  return local.toISOString().slice(0, 16);
 }
 
 function jobTable(jobs) {

@@ -30,6 +30,7 @@ from herald.services.sessions import SessionAuthenticator
 if TYPE_CHECKING:
     from herald.services.account import AccountService
     from herald.services.checkout import CheckoutService
+    from herald.services.health import EndpointAccount
 
 
 class ApiServices:
@@ -87,6 +88,14 @@ class ApiServices:
             providers=provider_registry().domain,
             inbound_secrets=lambda provider, secret: delivery_format(provider).check_secret(secret),
         )
+
+    @cached_property
+    def endpoints(self) -> EndpointAccount:
+        """The tenant's webhook endpoints as the breakers see them (built on first use)."""
+        from herald.adapters.store.breaker_store import DynamoBreakers
+        from herald.services.health import EndpointAccount
+
+        return EndpointAccount(DynamoBreakers(self._base.table))
 
     @cached_property
     def checkout(self) -> CheckoutService:

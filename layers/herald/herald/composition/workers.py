@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 
 from herald import USER_AGENT
 from herald.adapters.dead_letters import SqsDeadLetters
 from herald.adapters.queueing import SqsJobQueue, SqsMessageReturns
 from herald.adapters.store.activity_store import DynamoActivity
+from herald.adapters.store.breaker_store import DynamoBreakers
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.batch.sqs import Worker
 from herald.composition.common import foundation, job_alerts, provider_registry, vault
 from herald.composition.process import once
+from herald.domain.breakers import ENDPOINT_POLICY, PROVIDER_POLICY, BreakerPolicy
 from herald.services.activity import ActivityService
 from herald.services.delivery import ChannelAttempt, DeliveryEngine, DeliveryPolicy
+from herald.services.health import BreakerBoard, EndpointHealth, ProviderHealth
 from herald.services.tenant_directory import TenantDirectory
 
 
@@ -40,6 +44,16 @@ def _directory() -> TenantDirectory:
     return TenantDirectory(DynamoTenantStore(foundation().table), vault())
 
 
+def _board(policy: BreakerPolicy) -> BreakerBoard:
+    """The breakers with the template's cool-down (and, for endpoints, time to disable)."""
+    base = foundation()
+    settings = base.settings
+    tuned = replace(policy, base_cooldown_seconds=settings.breaker_cooldown_seconds)
+    if tuned.disable_after_seconds is not None:
+        tuned = replace(tuned, disable_after_seconds=settings.endpoint_disable_after_seconds)
+    return BreakerBoard(DynamoBreakers(base.table), tuned, enabled=settings.circuit_breakers)
+
+
 def _email_worker() -> Worker:
     # Imported here so each worker's cold start loads only its own channel (providers vs. webhooks).
     from herald.adapters.store.suppression_store import DynamoSuppressions
@@ -51,6 +65,7 @@ def _email_worker() -> Worker:
             suppressions=DynamoSuppressions(foundation().table),
             providers=provider_registry().email,
             platform_sender=foundation().settings.platform_sender,
+            health=ProviderHealth(_board(PROVIDER_POLICY)),
         )
     )
 
@@ -60,12 +75,16 @@ def email_worker() -> Worker:
 
 
 def _webhook_worker() -> Worker:
+    from herald.adapters.platform_mail import SesPlatformMail
     from herald.adapters.webhook_sender import send_webhook
     from herald.services.webhook_attempt import WebhookAttempt
 
-    origin = foundation().settings.local_webhook_origin
+    base = foundation()
+    origin = base.settings.local_webhook_origin
     sender = partial(send_webhook, local_origin=origin, user_agent=USER_AGENT)
-    return _worker(WebhookAttempt(directory=_directory(), sender=sender))
+    mail = SesPlatformMail(base.clients.sesv2, base.settings.platform_sender)
+    health = EndpointHealth(_board(ENDPOINT_POLICY), mail)
+    return _worker(WebhookAttempt(directory=_directory(), sender=sender, health=health))
 
 
 def webhook_worker() -> Worker:

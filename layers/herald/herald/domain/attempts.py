@@ -22,5 +22,11 @@ class AttemptOutcome:
     tried: list[dict[str, Any]] = field(default_factory=list)
     # Providers that failed permanently in this attempt: skipped by later attempts of the job.
     skip_providers: list[str] = field(default_factory=list)
+    # The receiving endpoint's outage (timeout, connection error, 408/429/5xx): the tenant's
+    # receiver to fix, so a final failure of it gets no operator copy either.
+    receiver_outage: bool = False
+    # The endpoint's breaker is open: nothing was sent, the job waits this long without spending
+    # an attempt.
+    defer_seconds: int | None = None
     response_status: int | None = None
     response_body: str | None = None

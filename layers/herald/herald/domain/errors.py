@@ -44,6 +44,7 @@ class ErrorCode(StrEnum):
     SIGNING_SECRET_NOT_FOUND = "signing_secret_not_found"
     SUPPRESSION_NOT_FOUND = "suppression_not_found"
     WEBHOOK_NOT_FOUND = "webhook_not_found"
+    ENDPOINT_NOT_FOUND = "endpoint_not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"
     DUPLICATE_REQUEST = "duplicate_request"
     JOB_NOT_CANCELLABLE = "job_not_cancellable"

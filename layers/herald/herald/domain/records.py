@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from herald.domain.breakers import Breaker
 from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import Channel, JobStatus, queue_priority
 from herald.domain.notifications import NotificationRequest
@@ -108,6 +109,8 @@ class TenantRecords:
     profile: TenantProfile
     providers: tuple[StoredProvider, ...] = ()
     domains: tuple[SendingDomain, ...] = ()
+    # The circuit breakers of the tenant's provider keys (only those that ever failed are stored).
+    breakers: tuple[Breaker, ...] = ()
 
     def provider(self, name: str) -> StoredProvider | None:
         return next((item for item in self.providers if item.provider == name), None)

@@ -40,6 +40,8 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
 def allowed_methods(app: APIGatewayHttpResolver, path: str) -> list[str]:
     """Every method a route takes at ``path``: the resolver's routes (its own table, which it
     matches requests against) and the template's routes under /api/v1 to other functions."""
-    routes = (*app._static_routes, *app._dynamic_routes)  # Powertools has no public view of these
-    served = {route.method for route in routes if route.rule.match(path)}
+    # Powertools has no public view of these. A path a static route names is that route's alone
+    # (``/jobs/recover``), not also a value of a dynamic one's parameter (``/jobs/{id}``).
+    static = {route.method for route in app._static_routes if route.rule.match(path)}
+    served = static or {route.method for route in app._dynamic_routes if route.rule.match(path)}
     return sorted(served | methods_elsewhere(path))

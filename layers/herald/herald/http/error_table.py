@@ -40,6 +40,7 @@ STATUS: Mapping[ErrorCode, int] = {
     ErrorCode.SIGNING_SECRET_NOT_FOUND: 404,
     ErrorCode.SUPPRESSION_NOT_FOUND: 404,
     ErrorCode.WEBHOOK_NOT_FOUND: 404,
+    ErrorCode.ENDPOINT_NOT_FOUND: 404,
     ErrorCode.METHOD_NOT_ALLOWED: 405,
     ErrorCode.DUPLICATE_REQUEST: 409,
     ErrorCode.JOB_NOT_CANCELLABLE: 409,

@@ -161,6 +161,11 @@ class RetriedJob(_Shape):
     message: str
 
 
+class Recovery(_Shape):
+    requeued: int = Field(description="Failed jobs re-queued by this call")
+    nextCursor: str | None = Field(description="Pass as cursor to re-queue the rest; null when done")  # noqa: N815
+
+
 # ---------------------------------------------------------------- account
 
 
@@ -299,6 +304,19 @@ class SuppressionList(RootModel[list[Suppression]]):
     pass
 
 
+class Endpoint(_Shape):
+    origin: str = Field(description="scheme://host[:port] of the webhook URLs it serves")
+    state: Literal["closed", "open", "disabled"] = Field(
+        description="open: its jobs wait for the cool-down; disabled: its jobs fail with endpoint_disabled"
+    )
+    since: Timestamp | None = Field(description="When the state last changed")
+    lastError: str | None  # noqa: N815
+
+
+class EndpointList(RootModel[list[Endpoint]]):
+    pass
+
+
 # ---------------------------------------------------------------- errors
 
 
@@ -329,6 +347,7 @@ BODIES: tuple[type[BaseModel], ...] = (
     Job,
     JobPage,
     RetriedJob,
+    Recovery,
     Account,
     Activity,
     Checkout,
@@ -342,6 +361,8 @@ BODIES: tuple[type[BaseModel], ...] = (
     Domain,
     DomainList,
     SuppressionList,
+    Endpoint,
+    EndpointList,
 )
 
 

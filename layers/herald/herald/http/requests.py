@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
+    AwareDatetime,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -384,6 +385,15 @@ class ProviderKeyRequest(_Strict):
     apiKey: ProviderCredential  # noqa: N815 (the API's field names)
     accountToken: ProviderCredential | None = None  # noqa: N815
     webhookSecret: str | None = Field(default=None, min_length=1, max_length=1024)  # noqa: N815
+
+
+class RecoverRequest(_Strict):
+    """Which failed jobs to re-queue: those accepted in [since, until) (until: now), of one type."""
+
+    since: AwareDatetime = Field(description="ISO-8601 time with offset: the window's start")
+    until: AwareDatetime | None = Field(default=None, description="The window's end (default: now)")
+    type: Literal["email", "webhook"] | None = None
+    cursor: str | None = Field(default=None, max_length=512, description="nextCursor of the previous call")
 
 
 class PriorityRequest(_Strict):

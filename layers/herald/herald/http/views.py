@@ -7,9 +7,11 @@ the operator CLI prints the same documents.
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from herald.domain.account import AccountOverview, NewSigningSecret, SigningSecretStatus
+from herald.domain.breakers import Breaker
 from herald.domain.clock import iso
 from herald.domain.jobs import JobStatus
 from herald.domain.notifications import NotificationRequest, WebhookNotification, request_document
@@ -24,6 +26,7 @@ from herald.domain.records import (
     Suppression,
 )
 from herald.services.accept import AcceptedJob
+from herald.services.job_queries import Recovery
 from herald.services.tenants import IssuedKey
 
 Document = dict[str, Any]
@@ -210,3 +213,18 @@ def signing_secret_status(status: SigningSecretStatus) -> Document:
 
 def suppression(item: Suppression) -> Document:
     return {"email": item.address, "reason": item.reason, "source": item.source, "createdAt": item.created_at}
+
+
+def endpoint(breaker: Breaker) -> Document:
+    """A webhook endpoint as its breaker sees it (``since``: when its state last changed)."""
+    since = None if breaker.since is None else iso(datetime.fromtimestamp(breaker.since, UTC))
+    return {
+        "origin": breaker.key.name,
+        "state": breaker.state.value,
+        "since": since,
+        "lastError": breaker.last_error,
+    }
+
+
+def recovery(result: Recovery) -> Document:
+    return {"requeued": result.requeued, "nextCursor": result.next_cursor}

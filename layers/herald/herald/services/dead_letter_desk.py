@@ -65,10 +65,11 @@ class DeadLetterDesk:
         """The messages of a job id (a job may have more than one), or the message with that id."""
         return [letter for letter in self.letters() if letter.matches(ident)]
 
-    def redrive(self, job_id: str | None) -> list[Redrive]:
-        """Redrive the copies of one job, or (``job_id`` None) everything the queue holds."""
+    def redrive(self, job_id: str | None, since: str | None = None) -> list[Redrive]:
+        """Redrive the copies of one job, or (``job_id`` None) everything the queue holds, or only
+        what failed at or after ``since`` (ISO-8601 UTC, as the copies note their time)."""
         held = self._inbox.take(None, HOLD_SECONDS)
-        chosen = [message for message in held if job_id is None or read_dead_letter(message).matches(job_id)]
+        chosen = [message for message in held if _chosen(read_dead_letter(message), job_id, since)]
         untouched = [message for message in held if message not in chosen]
         results = []
         try:
@@ -109,3 +110,9 @@ class DeadLetterDesk:
             return Redrive(letter, Outcome.KEPT, "the job no longer exists (past its retention)")
         self._inbox.delete(message)
         return Redrive(letter, Outcome.REMOVED, f"the job is {view.state.status.value} already; copy removed")
+
+
+def _chosen(letter: DeadLetter, job_id: str | None, since: str | None) -> bool:
+    if job_id is not None:
+        return letter.matches(job_id)
+    return since is None or letter.at >= since

@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from herald.domain.alerts import JobAlert
@@ -55,8 +55,9 @@ class Handled:
     """What happened to one message (for logs, metrics and tests)."""
 
     job_id: str
-    # "completed", "retrying", "failed", "duplicate", "lost-lease", "early", or "holding": a keyed
-    # job's message is to stay in flight for ``delay_seconds`` (its retry, or the rest of its wait).
+    # "completed", "retrying", "deferred", "failed", "duplicate", "lost-lease", "early", or
+    # "holding": a keyed job's message is to stay in flight for ``delay_seconds`` (its retry, or the
+    # rest of its wait).
     result: str
     attempt: int | None = None
     delay_seconds: int | None = None
@@ -103,6 +104,8 @@ class DeliveryEngine:
             return self._not_claimed(message)
         request = message.request or self._store.request(message.tenant_id, message.job_id)
         outcome = self._run(message, request, claim)
+        if outcome.defer_seconds is not None:
+            return self._defer(message, claim, outcome.defer_seconds)
         log = DeliveryLog(
             log_id=str(uuid.uuid4()),
             attempt=claim.attempt,
@@ -117,7 +120,12 @@ class DeliveryEngine:
         if outcome.delivered:
             return self._complete(message, log, outcome)
         if outcome.final or claim.attempt >= claim.max_attempts:
-            return self._fail(message, request, log, claim.max_attempts, outcome.caused_by_tenant)
+            if outcome.receiver_outage:
+                # The tenant's receiver was down for every attempt: its to fix, not the operator's.
+                count("ReceiverOutage", metric_dimensions(message))
+            return self._fail(
+                message, request, log, claim.max_attempts, outcome.caused_by_tenant or outcome.receiver_outage
+            )
         return self._retry(message, claim, log, outcome)
 
     def _moment(self) -> datetime:
@@ -179,6 +187,18 @@ class DeliveryEngine:
             return self._lost_lease(message, log)
         count("RetryScheduled", metric_dimensions(message))
         return Handled(message.job_id, "retrying", log.attempt, delay)
+
+    def _defer(self, message: JobMessage, claim: Claim, delay: int) -> Handled:
+        """Nothing was sent (the endpoint's breaker is open): the claim is handed back with its
+        attempt, and the same message comes back after ``delay``. Released first: a re-send that
+        overtook the release would find the job claimed and be dropped as a duplicate; a re-send that
+        fails leaves a PENDING job the sweeper re-queues."""
+        due_at = iso(self._moment() + timedelta(seconds=delay))
+        if not self._store.release_deferred(message, claim.attempt, due_at):
+            return Handled(message.job_id, "lost-lease", claim.attempt)
+        self._queue.enqueue(message, queue_priority(message.priority), delay)
+        count("Deferred", metric_dimensions(message))
+        return Handled(message.job_id, "deferred", claim.attempt - 1, delay)
 
     def _fail(
         self,

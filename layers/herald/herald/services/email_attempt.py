@@ -26,6 +26,7 @@ from herald.domain.providers import (
 from herald.domain.records import Claim, Suppression, TenantRecords
 from herald.domain.secrets import SecretTampered
 from herald.observability import logger
+from herald.services.health import BREAKER_OPEN, MOVED_BACK, ProviderHealth, ProviderPlan
 from herald.services.ports import EmailProviders, Suppressions
 from herald.services.tenant_directory import TenantDirectory, tenant_for_pass
 
@@ -53,11 +54,13 @@ class EmailAttempt:
         suppressions: Suppressions,
         providers: EmailProviders,
         platform_sender: str,
+        health: ProviderHealth | None = None,
     ) -> None:
         self._directory = directory
         self._suppressions = suppressions
         self._providers = providers
         self._platform_sender = platform_sender
+        self._health = health
 
     def run(self, message: JobMessage, request: NotificationRequest, claim: Claim) -> AttemptOutcome:
         email = request.notification
@@ -90,7 +93,15 @@ class EmailAttempt:
             text=email.text,
             reply_to=email.reply_to,
         )
-        return self._pass(outbound, tenant, message.plan, order)
+        return self._pass(outbound, tenant, message.plan, self._plan(order, tenant, message.plan))
+
+    def _plan(self, order: list[str], tenant: TenantRecords, plan: str) -> ProviderPlan:
+        """The pass's order with open breakers moved back (free plan: the platform's breakers)."""
+        if self._health is None:
+            return ProviderPlan(order, {})
+        if plan == Plan.FREE:
+            return self._health.plan(order, None)
+        return self._health.plan(order, tenant.profile.tenant_id, tenant.breakers)
 
     def _default_sender(self, tenant: TenantRecords, plan: str) -> str:
         """Without a `from`, paid mail goes out from the tenant's first verified domain."""
@@ -101,11 +112,14 @@ class EmailAttempt:
         return self._platform_sender
 
     def _pass(
-        self, email: OutboundEmail, tenant: TenantRecords, plan: str, order: list[str]
+        self, email: OutboundEmail, tenant: TenantRecords, plan: str, health: ProviderPlan
     ) -> AttemptOutcome:
         outcome = AttemptOutcome(delivered=False)
+        outcome.tried.extend(
+            {"provider": name, "outcome": MOVED_BACK, "error": BREAKER_OPEN} for name in health.moved_back
+        )
         all_permanent = True
-        for name in order:
+        for name in health.order:
             provider = ProviderName(name)
             try:
                 delivered = self._send(provider, email, tenant, plan)
@@ -114,8 +128,12 @@ class EmailAttempt:
                 if failure.kind is FailureKind.MESSAGE_PERMANENT:
                     outcome.final = outcome.caused_by_tenant = True
                     return outcome
+                if failure.kind is FailureKind.TRANSIENT and self._health is not None:
+                    self._health.failed(health, name, str(failure))
                 all_permanent = all_permanent and failure.kind is FailureKind.PROVIDER_PERMANENT
                 continue
+            if self._health is not None:
+                self._health.succeeded(health, name)
             outcome.tried.append(
                 {"provider": name, "outcome": "delivered", "messageId": delivered.provider_message_id}
             )

@@ -4,10 +4,10 @@ scheduled ones (cancel)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
-from datetime import date
+from dataclasses import dataclass, replace
+from datetime import date, datetime
 
-from herald.domain.clock import now_iso, parse_iso
+from herald.domain.clock import iso, now_iso, parse_iso
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus, queue_priority
 from herald.domain.notifications import NotificationRequest, WebhookNotification
@@ -148,6 +148,77 @@ class JobQueries:
                 extra={"tenant_id": tenant.tenant_id, "job_id": state.job_id, "reason": str(exc)},
             )
             count("CancelRefundLost")
+
+    def recover(
+        self,
+        tenant: TenantContext,
+        window: tuple[datetime, datetime],
+        channel: Channel | None,
+        cursor: str | None,
+    ) -> Recovery:
+        return recover_failed(
+            self._store,
+            self._queue,
+            self._activity,
+            tenant_id=tenant.tenant_id,
+            plan=tenant.plan,
+            window=window,
+            channel=channel,
+            cursor=cursor,
+            max_attempts=self._max_attempts,
+            now=self._clock(),
+        )
+
+
+# Re-queued per recover call: 1 000 re-queues (a conditional write and an enqueue each) fit well
+# inside the API's 29-second limit; the cursor carries on from there.
+RECOVER_LIMIT = 1000
+
+
+@dataclass(frozen=True)
+class Recovery:
+    requeued: int
+    next_cursor: str | None
+
+
+def recover_failed(
+    store: JobStore,
+    queue: JobQueue,
+    activity: ActivityService,
+    *,
+    tenant_id: str,
+    plan: str,
+    window: tuple[datetime, datetime],
+    channel: Channel | None,
+    cursor: str | None,
+    max_attempts: int,
+    now: str,
+) -> Recovery:
+    """Re-queue the tenant's failed jobs accepted in ``window`` ([since, until)), newest first, at
+    most ``RECOVER_LIMIT``; each as ``requeue_failed`` does (attempts go on, no quota charged)."""
+    since, until = window
+    if since >= until:
+        raise HeraldError("Invalid request: since: must be before until.", ErrorCode.VALIDATION_ERROR)
+    try:
+        page = store.failed_between(
+            tenant_id, iso(since), iso(until), channel=channel, cursor=cursor, limit=RECOVER_LIMIT
+        )
+    except ValueError as exc:
+        raise HeraldError("The cursor is not valid.", ErrorCode.INVALID_CURSOR) from exc
+    requeued = 0
+    for state in page.items:
+        reopened = requeue_failed(
+            store,
+            queue,
+            tenant_id=tenant_id,
+            plan=plan,
+            job_id=state.job_id,
+            max_attempts=max_attempts,
+            now=now,
+            activity=activity,
+        )
+        requeued += reopened is not None
+    return Recovery(requeued, page.next_cursor)
 
 
 def requeue_failed(

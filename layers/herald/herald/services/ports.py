@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     # Only named in signatures: a function imports the domain modules its own path uses.
     from herald.domain.activity import DayCounts
     from herald.domain.alerts import AlertWindow, ChatOutcome, JobAlert, Notice
+    from herald.domain.breakers import Breaker, BreakerKey
     from herald.domain.dead_letters import FailedJobCopy, HeldMessage, UnreadableMessage
     from herald.domain.inbound import DeliveryEvent, IgnoredEvent, Processor, SubscriptionEvent
     from herald.domain.job_messages import JobMessage
@@ -150,6 +151,20 @@ class JobStore(Protocol):
         """Newest first, of the UTC ``day`` when given; ``total`` only where the store counted the
         matches on the way (in-flight statuses). ValueError for a cursor this store did not hand out."""
 
+    def failed_between(
+        self,
+        tenant_id: str,
+        created_from: str,
+        created_until: str,
+        *,
+        channel: Channel | None,
+        cursor: str | None,
+        limit: int,
+    ) -> JobPage:
+        """The tenant's FAILED jobs accepted in [from, until), newest first, at most ``limit``, from
+        the finished-jobs index; ``next_cursor`` continues after the last. ValueError for a cursor
+        this store did not hand out."""
+
     def mark_enqueue_failed(self, message: JobMessage, reason: str, failed_at: str) -> None:
         """The queue refused the job of ``message``: it ends FAILED with the reason (retryable)."""
 
@@ -205,6 +220,12 @@ class DeliveryStore(Protocol):
         self, message: JobMessage, log: DeliveryLog, reason: str, skip_providers: Sequence[str]
     ) -> bool: ...
 
+    def release_deferred(self, message: JobMessage, attempt: int, due_at: str) -> bool:
+        """Hand back claimed ``attempt`` unspent (nothing was sent): PENDING at the attempt count
+        ``message`` was sent for, noted as re-queued for ``due_at`` (when its delayed message comes
+        back, so the sweeper does not take a waiting job for a lost one); False when the lease was
+        lost."""
+
 
 class SweepStore(Protocol):
     """What the sweeper reads and writes: unfinished jobs of a time range, through the indexes."""
@@ -228,6 +249,24 @@ class SweepStore(Protocol):
 
     def fail(self, state: JobState, reason: str, at: str) -> bool:
         """End the job FAILED with ``reason``; False when it changed since ``state`` was read."""
+
+
+class Breakers(Protocol):
+    """The shared circuit breakers (``herald.domain.breakers``), one small item each."""
+
+    def read(self, keys: Sequence[BreakerKey]) -> Mapping[BreakerKey, Breaker]:
+        """The stored ones among ``keys`` (1 BatchGetItem)."""
+
+    def with_profile(self, tenant_id: str, key: BreakerKey) -> tuple[TenantProfile, Breaker | None]:
+        """The tenant's profile and one of its breakers, read together (1 BatchGetItem);
+        ``TenantNotFound`` when there is no such tenant."""
+
+    def save(self, breaker: Breaker) -> bool:
+        """Store ``breaker`` if the stored one is still at ``breaker.version - 1`` (absent for 1);
+        False when another worker changed it meanwhile."""
+
+    def endpoints(self, tenant_id: str) -> list[Breaker]:
+        """The tenant's endpoint breakers, by origin (1 Query of its endpoints' partition)."""
 
 
 class Suppressions(Protocol):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.clock import parse_iso, utc_now
@@ -23,6 +23,9 @@ from herald.domain.records import ACTIVE, StoredProvider, TenantProfile, TenantR
 from herald.domain.secrets import Purpose
 from herald.services.ports import SecretBox, TenantNotFound, TenantStore
 from herald.services.webhook_headers import opened
+
+if TYPE_CHECKING:
+    from herald.services.health import EndpointPass
 
 
 class TenantDirectory:
@@ -70,7 +73,7 @@ class TenantDirectory:
 
 # The reason a job of a disabled tenant ends with; the tenant's operator decided, nobody must act.
 TENANT_DISABLED = "the tenant is disabled (tenant_disabled); the job was not sent"
-T = TypeVar("T", TenantProfile, TenantRecords)
+T = TypeVar("T", TenantProfile, TenantRecords, "EndpointPass")
 
 
 def tenant_for_pass(read: Callable[[], T], unavailable: str) -> T | AttemptOutcome:

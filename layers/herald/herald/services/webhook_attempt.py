@@ -11,27 +11,63 @@ from herald.domain.errors import DependencyError
 from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import compact_json
 from herald.domain.notifications import NotificationRequest, SealedHeaders, WebhookNotification
-from herald.domain.records import Claim
+from herald.domain.records import Claim, TenantProfile
 from herald.domain.secrets import SecretTampered
 from herald.domain.webhooks import OutboundWebhook
+from herald.services.health import EndpointHealth, Gate
 from herald.services.ports import WebhookSender
 from herald.services.tenant_directory import TenantDirectory, tenant_for_pass
 
+# The reason a job for a disabled endpoint ends with; the tenant re-enables the endpoint.
+ENDPOINT_DISABLED = (
+    "the webhook endpoint is disabled after a long outage (endpoint_disabled); the job was not sent"
+)
+
 
 class WebhookAttempt:
-    def __init__(self, *, directory: TenantDirectory, sender: WebhookSender) -> None:
+    def __init__(
+        self, *, directory: TenantDirectory, sender: WebhookSender, health: EndpointHealth | None = None
+    ) -> None:
         self._directory = directory
         self._send = sender
+        self._health = health
 
     def run(self, message: JobMessage, request: NotificationRequest, _claim: Claim) -> AttemptOutcome:
         stored = request.notification
         if not isinstance(stored, WebhookNotification):
             raise TypeError(f"job {message.job_id} is not a webhook")
-        profile = tenant_for_pass(
-            lambda: self._directory.profile(message.tenant_id), "signing secret unavailable"
+        if self._health is None or not self._health.enabled:
+            profile = tenant_for_pass(
+                lambda: self._directory.profile(message.tenant_id), "signing secret unavailable"
+            )
+            if isinstance(profile, AttemptOutcome):
+                return profile
+            return self._attempt(message, stored, profile)
+        health = self._health
+        view = tenant_for_pass(
+            lambda: health.with_profile(message.tenant_id, stored.url), "signing secret unavailable"
         )
-        if isinstance(profile, AttemptOutcome):
-            return profile
+        if isinstance(view, AttemptOutcome):
+            return view
+        gate = health.gate(view.breaker)
+        if not gate.send:
+            return _held_back(gate)
+        outcome = self._attempt(message, stored, view.profile)
+        if outcome.delivered:
+            health.succeeded(view.breaker)
+        elif outcome.receiver_outage:
+            after = health.failed(
+                view.breaker, outcome.error_message or "delivery failed", gate, view.profile.email
+            )
+            if gate.probing and after is not None:
+                # A failed probe tried for every waiting job of the endpoint: this job waits with
+                # them again, its attempt handed back, instead of running out of attempts probing.
+                return _held_back(health.gate(after))
+        return outcome
+
+    def _attempt(
+        self, message: JobMessage, stored: WebhookNotification, profile: TenantProfile
+    ) -> AttemptOutcome:
         secrets = _opened(lambda: self._directory.signing_secrets(profile), "signing secret")
         if isinstance(secrets, AttemptOutcome):
             return secrets
@@ -51,6 +87,7 @@ class WebhookAttempt:
         result = self._send(hook, secrets=secrets)
         permanent = result.error_class == "permanent"
         return AttemptOutcome(
+            receiver_outage=not result.ok and not permanent,
             delivered=result.ok,
             error_message=None if result.ok else result.error_message,
             final=permanent,
@@ -63,6 +100,17 @@ class WebhookAttempt:
 
 
 T = TypeVar("T")
+
+
+def _held_back(gate: Gate) -> AttemptOutcome:
+    """The outcome of a job its endpoint's breaker keeps from being sent: fail (disabled) or wait."""
+    if gate.disabled:
+        return AttemptOutcome(
+            delivered=False, error_message=ENDPOINT_DISABLED, final=True, caused_by_tenant=True
+        )
+    return AttemptOutcome(
+        delivered=False, error_message="endpoint breaker open", defer_seconds=gate.defer_seconds
+    )
 
 
 def _opened(read: Callable[[], T], what: str) -> T | AttemptOutcome:

@@ -112,6 +112,23 @@ class DynamoDeliveryStore:
             actions.append(JobStatusItem.skip_providers.set(list(skip_providers)))
         return self._record(message, log, actions)
 
+    def release_deferred(self, message: JobMessage, attempt: int, due_at: str) -> bool:
+        try:
+            with conditional("job table write"):
+                status_item(self._table, message.tenant_id, message.job_id).update(
+                    actions=[
+                        JobStatusItem.status.set(JobStatus.PENDING.value),
+                        JobStatusItem.attempts.set(message.seen_attempts),
+                        JobStatusItem.requeued_at.set(due_at),
+                        JobStatusItem.lease_until.remove(),
+                    ],
+                    condition=(JobStatusItem.status == JobStatus.PROCESSING.value)
+                    & (JobStatusItem.attempts == attempt),
+                )
+        except ConditionFailed:
+            return False
+        return True
+
     def _record(self, message: JobMessage, log: DeliveryLog, actions: list[Any]) -> bool:
         """Apply the outcome of an attempt we still own; False when the lease was lost meanwhile."""
         if log.used_provider:

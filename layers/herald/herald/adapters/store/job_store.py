@@ -133,6 +133,39 @@ class DynamoJobStore:
         items = tuple(state for state in states if state is not None)
         return JobPage(items, None, query.cursor_after(entries, "gsi2sk"))
 
+    def failed_between(
+        self,
+        tenant_id: str,
+        created_from: str,
+        created_until: str,
+        *,
+        channel: Channel | None,
+        cursor: str | None,
+        limit: int,
+    ) -> JobPage:
+        """1 Query of gsi2 (JOBS#<tenantId>#failed) reading at most ``limit`` matching entries."""
+        upper = decode_cursor(cursor) if cursor else f"{created_until}#"
+        with translated("job index read"):
+            entries = [
+                entry
+                for entry in self._table.item.ended.query(
+                    ended_jobs_gsi_pk(tenant_id, JobStatus.FAILED.value),
+                    range_key_condition=HeraldItem.gsi2sk.between(created_from, upper),
+                    filter_condition=JobItem.type == channel.value if channel is not None else None,
+                    scan_index_forward=False,
+                    limit=limit + 1,
+                )
+                # The cursor's own entry is back in the index only if its job failed again since.
+                if entry.gsi2sk != upper
+            ][:limit]
+        states = [state_of(None, entry) for entry in entries if isinstance(entry, JobStatusItem)]
+        more = len(entries) == limit
+        return JobPage(
+            tuple(state for state in states if state is not None),
+            None,
+            encode_cursor(str(entries[-1].gsi2sk)) if more else None,
+        )
+
     def _all(self, query: _ListQuery) -> JobPage:
         index = self._table.item.by_tenant
         partition = jobs_gsi_pk(query.tenant_id)

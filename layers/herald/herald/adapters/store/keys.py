@@ -4,6 +4,9 @@
     TENANT#<tenantId>           PROFILE              tenant (plan, status, limits, signing secrets)
     TENANT#<tenantId>           PROVIDER#<NAME>      provider credential (sealed key)
     TENANT#<tenantId>           DOMAIN#<domain>      sending domain (per-provider state)
+    TENANT#<tenantId>           BREAKER#<NAME>       circuit breaker of the tenant's provider key
+    PLATFORM                    BREAKER#<NAME>       circuit breaker of a platform provider
+    ENDPOINTS#<tenantId>        <origin>             circuit breaker of a webhook endpoint
     DOMAIN#<domain>             CLAIM                which tenant owns a domain (unique)
     APIKEY#<sha256>             KEY                  API key hash -> tenant
     EMAIL#<sha256 of address>   CLAIM                the tenant that signs in to the console with it
@@ -74,6 +77,20 @@ def provider_sk(provider: str) -> str:
 
 def domain_sk(domain: str) -> str:
     return f"DOMAIN#{domain}"
+
+
+PLATFORM_PK = "PLATFORM"
+BREAKER_SK_PREFIX = "BREAKER#"
+
+
+def provider_breaker_sk(provider: str) -> str:
+    return f"{BREAKER_SK_PREFIX}{provider}"
+
+
+def endpoints_pk(tenant_id: str) -> str:
+    """A tenant's endpoint breakers in a partition of their own: the tenant's partition, read by
+    every request's authentication, stays small however many origins it calls."""
+    return f"ENDPOINTS#{tenant_id}"
 
 
 def domain_claim_pk(domain: str) -> str:

@@ -22,6 +22,7 @@ from pynamodb.attributes import (
     BinaryAttribute,
     BooleanAttribute,
     DiscriminatorAttribute,
+    JSONAttribute,
     ListAttribute,
     MapAttribute,
     NumberAttribute,
@@ -292,6 +293,23 @@ class JobStatusItem(HeraldItem, discriminator="status"):
     # Scheduled jobs: when to send (the status item exists from acceptance on, status scheduled).
     send_at = UnicodeAttribute(null=True, attr_name="sendAt")
     ordering_key = UnicodeAttribute(null=True, attr_name="orderingKey")
+
+
+class BreakerItem(HeraldItem, discriminator="breaker"):
+    """A provider's or an endpoint's circuit breaker: written on failures and state changes only."""
+
+    state = UnicodeAttribute()
+    name = UnicodeAttribute()
+    # [[slot start, failures, successes], ...] of the failure-rate window (provider breakers).
+    slots = JSONAttribute(null=True)
+    consecutive = NumberAttribute(default=0)
+    opened_at = NumberAttribute(null=True, attr_name="openedAt")
+    open_until = NumberAttribute(null=True, attr_name="openUntil")
+    cooldown_seconds = NumberAttribute(default=0, attr_name="cooldownSeconds")
+    probe_until = NumberAttribute(null=True, attr_name="probeUntil")
+    last_error = UnicodeAttribute(null=True, attr_name="lastError")
+    since = NumberAttribute(null=True)
+    version = NumberAttribute()
 
 
 class JobEventItem(HeraldItem, discriminator="event"):

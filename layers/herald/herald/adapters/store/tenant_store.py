@@ -15,6 +15,7 @@ from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 
+from herald.adapters.store.breaker_store import tenant_breaker_from
 from herald.adapters.store.conversions import domain_from, profile_from, profile_item, provider_from
 from herald.adapters.store.failures import ConditionFailed, conditional, transaction, translated
 from herald.adapters.store.keys import (
@@ -32,6 +33,7 @@ from herald.adapters.store.keys import (
 )
 from herald.adapters.store.models import (
     ApiKeyItem,
+    BreakerItem,
     DomainItem,
     EmailClaimItem,
     HeraldItem,
@@ -92,6 +94,7 @@ class DynamoTenantStore:
         profile: TenantProfile | None = None
         providers = []
         domains = []
+        breakers = []
         with translated("tenant table read"):
             for item in self._table.item.query(tenant_pk(tenant_id), consistent_read=True):
                 if isinstance(item, TenantItem):
@@ -100,10 +103,12 @@ class DynamoTenantStore:
                     providers.append(provider_from(item))
                 elif isinstance(item, DomainItem):
                     domains.append(domain_from(item))
+                elif isinstance(item, BreakerItem):
+                    breakers.append(tenant_breaker_from(item, tenant_id))
         if profile is None:
             raise TenantNotFound(tenant_id)
         providers.sort(key=lambda credential: credential.priority)
-        return TenantRecords(profile, tuple(providers), tuple(domains))
+        return TenantRecords(profile, tuple(providers), tuple(domains), tuple(breakers))
 
     def create(self, profile: TenantProfile) -> None:
         item = profile_item(self._table, profile)

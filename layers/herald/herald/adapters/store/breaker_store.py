@@ -1,0 +1,124 @@
+"""Data access of the circuit breakers: one small item per breaker (well under 1 KB: one write unit).
+
+A tenant's provider breakers sit in its own partition, so an email pass reads them with the tenant's
+one Query (``DynamoTenantStore.load``); a platform provider's under ``PLATFORM``; a tenant's
+endpoints' under ``ENDPOINTS#<tenantId>``, one per origin, read with the tenant's profile in one
+BatchGetItem by a webhook pass. Writes: one conditional PutItem per change (on the version read),
+only on failures and state changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from herald.adapters.store.conversions import profile_from
+from herald.adapters.store.failures import ConditionFailed, conditional, translated
+from herald.adapters.store.keys import (
+    PLATFORM_PK,
+    PROFILE_SK,
+    endpoints_pk,
+    provider_breaker_sk,
+    tenant_pk,
+)
+from herald.adapters.store.models import BreakerItem, TenantItem
+from herald.adapters.store.table import Table
+from herald.domain.breakers import Breaker, BreakerKey, BreakerKind, BreakerState, Slot
+from herald.domain.records import TenantProfile
+from herald.services.ports import TenantNotFound
+
+
+def breaker_item_key(key: BreakerKey) -> tuple[str, str]:
+    if key.kind is BreakerKind.ENDPOINT:
+        return endpoints_pk(key.tenant_id or ""), key.name
+    owner = PLATFORM_PK if key.tenant_id is None else tenant_pk(key.tenant_id)
+    return owner, provider_breaker_sk(key.name)
+
+
+def breaker_from(item: BreakerItem, key: BreakerKey) -> Breaker:
+    return Breaker(
+        key=key,
+        state=BreakerState(item.state),
+        slots=tuple(
+            Slot(int(start), int(failures), int(successes)) for start, failures, successes in item.slots or ()
+        ),
+        consecutive=int(item.consecutive or 0),
+        opened_at=_int(item.opened_at),
+        open_until=_int(item.open_until),
+        cooldown_seconds=int(item.cooldown_seconds or 0),
+        probe_until=_int(item.probe_until),
+        last_error=item.last_error,
+        since=_int(item.since),
+        version=int(item.version),
+    )
+
+
+def tenant_breaker_from(item: BreakerItem, tenant_id: str) -> Breaker:
+    """A provider breaker found in the tenant's partition."""
+    return breaker_from(item, BreakerKey(BreakerKind.PROVIDER, tenant_id, item.name))
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+class DynamoBreakers:
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
+    def read(self, keys: Sequence[BreakerKey]) -> Mapping[BreakerKey, Breaker]:
+        by_item_key = {breaker_item_key(key): key for key in keys}
+        with translated("breaker read"):
+            items = list(self._table[BreakerItem].batch_get(list(by_item_key), consistent_read=True))
+        return {
+            by_item_key[(item.pk, item.sk)]: breaker_from(item, by_item_key[(item.pk, item.sk)])
+            for item in items
+        }
+
+    def with_profile(self, tenant_id: str, key: BreakerKey) -> tuple[TenantProfile, Breaker | None]:
+        breaker_key = breaker_item_key(key)
+        with translated("tenant table read"):
+            items = list(
+                self._table.item.batch_get(
+                    [(tenant_pk(tenant_id), PROFILE_SK), breaker_key], consistent_read=True
+                )
+            )
+        profile = next((item for item in items if isinstance(item, TenantItem)), None)
+        if profile is None:
+            raise TenantNotFound(tenant_id)
+        breaker = next((item for item in items if isinstance(item, BreakerItem)), None)
+        return profile_from(profile), None if breaker is None else breaker_from(breaker, key)
+
+    def save(self, breaker: Breaker) -> bool:
+        pk, sk = breaker_item_key(breaker.key)
+        item = self._table[BreakerItem](
+            pk,
+            sk,
+            state=breaker.state.value,
+            name=breaker.key.name,
+            slots=[[slot.start, slot.failures, slot.successes] for slot in breaker.slots] or None,
+            consecutive=breaker.consecutive,
+            opened_at=breaker.opened_at,
+            open_until=breaker.open_until,
+            cooldown_seconds=breaker.cooldown_seconds,
+            probe_until=breaker.probe_until,
+            last_error=(breaker.last_error or "")[:500] or None,
+            since=breaker.since,
+            version=breaker.version,
+        )
+        expected = (
+            BreakerItem.pk.does_not_exist()
+            if breaker.version <= 1
+            else BreakerItem.version == breaker.version - 1
+        )
+        try:
+            with conditional("breaker write"):
+                item.save(condition=expected)
+        except ConditionFailed:
+            return False
+        return True
+
+    def endpoints(self, tenant_id: str) -> list[Breaker]:
+        with translated("breaker read"):
+            items = list(self._table[BreakerItem].query(endpoints_pk(tenant_id), consistent_read=True))
+        return [breaker_from(item, BreakerKey(BreakerKind.ENDPOINT, tenant_id, item.sk)) for item in items]
