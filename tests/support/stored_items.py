@@ -10,21 +10,23 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
+# The one binary attribute that holds deflated text (a job's request); others are digests.
+DEFLATED = "request"
+
 
 def readable(items: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{name: _readable(value) for name, value in item.items()} for item in items]
+    return [{name: _readable(name, value) for name, value in item.items()} for item in items]
 
 
-def _readable(value: dict[str, Any]) -> dict[str, Any]:
+def _readable(name: str, value: dict[str, Any]) -> dict[str, Any]:
     if "B" in value:
-        try:
+        if name == DEFLATED:
             return {"S": zlib.decompress(value["B"], wbits=-zlib.MAX_WBITS).decode()}
-        except zlib.error:  # not deflated text (a digest)
-            return {"S": value["B"].hex()}
+        return {"S": value["B"].hex()}
     if "M" in value:
-        return {"M": {name: _readable(inner) for name, inner in value["M"].items()}}
+        return {"M": {inner_name: _readable(inner_name, inner) for inner_name, inner in value["M"].items()}}
     if "L" in value:
-        return {"L": [_readable(inner) for inner in value["L"]]}
+        return {"L": [_readable(name, inner) for inner in value["L"]]}
     return value
 
 
