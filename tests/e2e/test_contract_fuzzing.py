@@ -128,6 +128,12 @@ BUSINESS_RULES = (
     BusinessRule(SEND, 422, "idempotency_key_reused", "an idempotency key names one request body"),
     BusinessRule(
         SEND,
+        400,
+        "send_at_out_of_range",
+        "sendAt lies between now and 30 days ahead: a window that moves with the time of the request",
+    ),
+    BusinessRule(
+        SEND,
         413,
         "payload_too_large",
         "limits in bytes of UTF-8 or compact JSON that JSON Schema cannot state (body, text, payload, headers)",
