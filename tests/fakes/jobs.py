@@ -179,7 +179,13 @@ class FakeJobTable(Recorder):
         current = self.state(message.tenant_id, message.job_id)
         if job.state is not None and job.state.status is not JobStatus.PENDING:
             raise DependencyError("job table write failed: ConditionalCheckFailedException")
-        job.state = replace(current, status=JobStatus.FAILED, error_message=reason, completed_at=failed_at)
+        job.state = replace(
+            current,
+            status=JobStatus.FAILED,
+            error_message=reason,
+            completed_at=failed_at,
+            ordering_key=current.ordering_key or message.ordering_key,
+        )
 
     def reopen_failed(
         self, tenant_id: str, job_id: str, extra_attempts: int, reopened_at: str
@@ -213,7 +219,10 @@ class FakeJobTable(Recorder):
         if stored.state is not None:
             raise DependencyError("job table write failed: ConditionalCheckFailedException")
         stored.state = replace(
-            self.state(job.tenant_id, job.job_id), status=JobStatus.SCHEDULED, send_at=send_at
+            self.state(job.tenant_id, job.job_id),
+            status=JobStatus.SCHEDULED,
+            send_at=send_at,
+            ordering_key=job.request.ordering_key,
         )
 
     def due(self, until: str) -> Iterator[DueJob]:
@@ -292,7 +301,7 @@ class FakeJobTable(Recorder):
 
     def mark_requeued(self, state: JobState, at: str, expires_at: int) -> bool:
         self._called("mark_requeued")
-        if self.state(state.tenant_id, state.job_id) != state:
+        if not self._unchanged(state):
             return False
         self._jobs[(state.tenant_id, state.job_id)].state = replace(
             state, requeued_at=at, sweeps=state.sweeps + 1
@@ -301,7 +310,7 @@ class FakeJobTable(Recorder):
 
     def fail(self, state: JobState, reason: str, at: str) -> bool:
         self._called("fail")
-        if self.state(state.tenant_id, state.job_id) != state:
+        if not self._unchanged(state):
             return False
         self._jobs[(state.tenant_id, state.job_id)].state = replace(
             state, status=JobStatus.FAILED, error_message=reason, completed_at=at, lease_until=None
@@ -341,6 +350,7 @@ class FakeJobTable(Recorder):
             attempts=state.attempts + 1,
             lease_until=now + lease_seconds,
             started_at=state.started_at or started_at,
+            ordering_key=state.ordering_key or message.ordering_key,
         )
         return Claim(job.state.attempts, job.state.max_attempts, job.state.skip_providers)
 
@@ -427,6 +437,15 @@ class FakeJobTable(Recorder):
             changes["used_provider"] = log.used_provider
         job.state = replace(state, delivery_logs=(*state.delivery_logs, log), lease_until=None, **changes)
         return True
+
+    def _unchanged(self, state: JobState) -> bool:
+        """The sweeper's condition: the job's status, attempts and last re-queue are as it read them."""
+        now = self.state(state.tenant_id, state.job_id)
+        return (now.status, now.attempts, now.requeued_at) == (
+            state.status,
+            state.attempts,
+            state.requeued_at,
+        )
 
     def _state(self, tenant_id: str, job_id: str) -> JobState | None:
         job = self._jobs.get((tenant_id, job_id))

@@ -5,11 +5,17 @@ and a group's next message is not handed out while one is in flight."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 
 import pytest
 
+from herald.adapters.store.delivery_store import DynamoDeliveryStore
+from herald.domain.clock import now_iso
+from herald.domain.job_messages import JobMessage
+from herald.domain.jobs import JobStatus
 from herald.domain.ordering import ordering_group
+from herald.domain.records import DeliveryLog
 from herald_harness.in_moto import HeraldInMoto, client, herald_in_moto
 
 pytestmark = pytest.mark.xdist_group("moto-api")
@@ -88,3 +94,36 @@ def test_the_job_document_shows_the_ordering_key(herald: HeraldInMoto) -> None:
     assert job["orderingKey"] == "customer 42"
     unkeyed = herald.api("GET", f"/api/v1/notifications/jobs/{send(herald, key)}", key=key).data
     assert unkeyed["orderingKey"] is None
+
+
+def test_a_failed_keyed_job_retried_by_hand_goes_back_to_its_keys_group(herald: HeraldInMoto) -> None:
+    """The claim writes the key on the job's status item, so the retry's message (POST .../retry,
+    as a redrive or a recovery) joins the key's FIFO group again instead of a priority queue."""
+    key = herald.new_key()
+    tenant_id = herald.tenant_of(key)
+    job_id = send(herald, key, orderingKey="order-7")
+    [queued] = receive(herald, "WebhookOrderedQueueUrl", 1)
+    client("sqs").delete_message(
+        QueueUrl=herald.queue_url("WebhookOrderedQueueUrl"), ReceiptHandle=queued["ReceiptHandle"]
+    )
+    message = JobMessage.from_json(str(queued["Body"]))
+    store = DynamoDeliveryStore(herald.table)
+    now = int(time.time())
+    claimed = store.claim(
+        message, now=now, lease_seconds=60, started_at=now_iso(), max_attempts=3, expires_at=now + 3600
+    )
+    assert claimed is not None
+    log = DeliveryLog("log-1", 1, False, now_iso(), error_message="endpoint answered 410")
+    assert store.finish(message, log, JobStatus.FAILED, "endpoint answered 410")
+
+    answer = herald.api("POST", f"/api/v1/notifications/jobs/{job_id}/retry", key=key)
+
+    assert answer.status == 201, answer.body
+    [again] = receive(herald, "WebhookOrderedQueueUrl", 1)
+    attributes = again["Attributes"]
+    assert isinstance(attributes, dict)
+    assert attributes["MessageGroupId"] == ordering_group(tenant_id, "order-7")
+    assert attributes["MessageDeduplicationId"] == f"{job_id}.1"
+    body = json.loads(str(again["Body"]))
+    assert (body["jobId"], body["orderingKey"], body["seenAttempts"]) == (job_id, "order-7", 1)
+    assert receive(herald, "WebhookNormalQueueUrl") == []

@@ -21,6 +21,7 @@ from herald.http.requests import EmailRequest, WebhookRequest
 from herald.observability import metrics
 from herald.services.activity import ActivityService
 from herald.services.delivery import HOLDING, DeliveryEngine, DeliveryPolicy
+from herald.services.job_queries import requeue_failed
 from tests.fakes.common import ManualClock
 from tests.fakes.jobs import FakeCounters, FakeJobTable
 from tests.fakes.queues import FakeAlerts, FakeDeadLetters, FakeQueue, FakeReturns
@@ -159,3 +160,30 @@ def test_both_routes_take_an_ordering_key_of_1_to_128_printable_characters(
         assert [(error["type"], error["loc"]) for error in errors] == [
             ("invalid_ordering_key", ("orderingKey",))
         ]
+
+
+def test_a_keyed_job_that_failed_is_retried_by_hand_into_its_keys_group() -> None:
+    """Given a keyed job whose attempts ran out, When it is retried (POST .../retry, a redrive, a
+    recovery), Then its new message carries its key: it joins the key's FIFO group instead of a
+    priority queue, where it would race the key's later jobs."""
+    rig = Rig(False, False, False)
+    message = rig.keyed()
+    for _ in range(3):
+        rig.engine.handle(message)
+    assert rig.store.state(TENANT, "job-1").status is JobStatus.FAILED
+
+    state = requeue_failed(
+        rig.store,
+        rig.queue,
+        tenant_id=TENANT,
+        plan=Plan.STARTUP,
+        job_id="job-1",
+        max_attempts=3,
+        now="2023-11-14T22:14:00.000Z",
+        activity=ActivityService(FakeCounters()),
+    )
+
+    assert state is not None
+    assert state.ordering_key == "order-7"
+    sent = rig.queue.take().message
+    assert (sent.ordering_key, sent.seen_attempts) == ("order-7", 3)

@@ -66,6 +66,7 @@ class Rig:
             queue=self.queue,
             depths=self.depths,
             queue_urls=settings.queue_urls,
+            ordered_queue_urls=settings.ordered_queue_urls,
             dead_letters=self.dead_letters,
             alerts=self.alerts,
             activity=ActivityService(self.counters),
@@ -181,6 +182,50 @@ def test_a_queue_with_messages_waiting_may_still_hold_the_job_so_it_is_left_for_
 
     assert (report.deferred, report.requeued, len(rig.queue.sent)) == (1, 0, 0)
     assert rig.state().sweeps == 0
+
+
+def test_a_keyed_job_never_claimed_goes_back_to_its_keys_fifo_group_not_a_priority_queue(rig: Rig) -> None:
+    """Given a keyed job that no worker claimed, When the sweeper re-queues it, Then its message
+    carries the key (the queue puts it in the key's group) and the key's queue was the one checked
+    for a backlog: a priority queue would let it overtake the key's earlier jobs."""
+    rig.jobs.add_job(TENANT, "job-1", {**EMAIL, "orderingKey": "order-7"}, created_at=ago(minutes=20))
+    rig.depths.waiting[settings_for_tests().queue_urls[(Channel.EMAIL, QueuePriority.NORMAL)]] = 40
+
+    report = rig.sweep()
+
+    assert report.requeued == 1
+    [sent] = rig.queue.sent
+    assert sent.message.ordering_key == "order-7"
+    assert rig.jobs.calls.count("request") == 1
+    assert rig.state().ordering_key == "order-7"
+
+
+def test_a_keyed_job_is_left_while_its_keys_queue_has_messages_waiting(rig: Rig) -> None:
+    rig.jobs.add_job(TENANT, "job-1", {**EMAIL, "orderingKey": "order-7"}, created_at=ago(minutes=20))
+    rig.depths.waiting[settings_for_tests().ordered_queue_urls[Channel.EMAIL]] = 3
+
+    report = rig.sweep()
+
+    assert (report.deferred, report.requeued, len(rig.queue.sent)) == (1, 0, 0)
+
+
+def test_a_claimed_keyed_job_keeps_its_key_from_its_status_without_reading_its_request(rig: Rig) -> None:
+    rig.jobs.add_job(TENANT, "job-1", {**EMAIL, "orderingKey": "order-7"}, created_at=ago(hours=1, minutes=2))
+    lease_end = NOW - timedelta(minutes=30)
+    rig.jobs.set_state(
+        TENANT,
+        "job-1",
+        status=JobStatus.PROCESSING,
+        attempts=1,
+        lease_until=int(lease_end.timestamp()),
+        ordering_key="order-7",
+    )
+
+    rig.sweep()
+
+    [sent] = rig.queue.sent
+    assert (sent.message.ordering_key, sent.message.seen_attempts) == ("order-7", 1)
+    assert "request" not in rig.jobs.calls
 
 
 def test_a_job_re_queued_again_and_again_is_failed_with_a_reason_a_copy_and_an_alert(rig: Rig) -> None:

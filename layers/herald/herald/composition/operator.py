@@ -39,6 +39,10 @@ def _queue_urls(outputs: Mapping[str, str]) -> dict[tuple[Channel, QueuePriority
     }
 
 
+def _ordered_queue_urls(outputs: Mapping[str, str]) -> dict[Channel, str]:
+    return {channel: _output(outputs, f"{channel.value.title()}OrderedQueueUrl") for channel in Channel}
+
+
 class OperatorServices:
     """Built once per CLI run; the dead-letter desk only when a command needs it."""
 
@@ -70,7 +74,9 @@ class OperatorServices:
             SqsDeadLetterInbox(_output(self._outputs, "DeadLetterQueueUrl"), self._clients.sqs),
             jobs=self.jobs,
             tenants=self.tenants,
-            queue=SqsJobQueue(_queue_urls(self._outputs), self._clients.sqs),
+            queue=SqsJobQueue(
+                _queue_urls(self._outputs), self._clients.sqs, _ordered_queue_urls(self._outputs)
+            ),
             max_attempts=self.max_attempts,
             activity=ActivityService(DynamoActivity(self._table)),
         )

@@ -237,6 +237,9 @@ class JobState:
     sweeps: int = 0
     # A scheduled job's time (on its status item from acceptance on).
     send_at: str | None = None
+    # A keyed job's ordering key (on its status item from its first claim or schedule on): every
+    # later message of the job joins the key's FIFO group, not a priority queue.
+    ordering_key: str | None = None
 
     @property
     def queue(self) -> str:
@@ -254,6 +257,7 @@ class JobState:
             self.priority,
             self.created_at,
             correlation_id,
+            ordering_key=self.ordering_key,
         )
 
 

@@ -16,7 +16,7 @@ still has messages waiting may hold the job's message: its jobs are left for a l
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 
 from herald.domain.alerts import JobAlert
@@ -77,6 +77,7 @@ class Sweeper:
         queue: JobQueue,
         depths: QueueDepths,
         queue_urls: Mapping[tuple[Channel, QueuePriority], str],
+        ordered_queue_urls: Mapping[Channel, str],
         dead_letters: DeadLetters,
         alerts: Alerts,
         activity: ActivityService,
@@ -89,6 +90,7 @@ class Sweeper:
         self._queue = queue
         self._depths = depths
         self._queue_urls = queue_urls
+        self._ordered_queue_urls = ordered_queue_urls
         self._dead_letters = dead_letters
         self._alerts = alerts
         self._clock = clock
@@ -137,6 +139,7 @@ class Sweeper:
                 run.error(tenant_id, state.job_id, exc)
 
     def _act(self, run: _Run, state: JobState, plan: str) -> None:
+        state = self._with_key(state)
         message = state.next_message(plan, correlation_id())
         dimensions = metric_dimensions(message)
         if state.sweeps >= self._policy.max_requeues:
@@ -172,8 +175,22 @@ class Sweeper:
         self._alerts.dead_lettered(JobAlert.of(message, state.attempts, reason))
         logger.warning("stuck job failed", extra={"job_id": state.job_id, "tenant_id": state.tenant_id})
 
+    def _with_key(self, state: JobState) -> JobState:
+        """A job no worker has claimed has no status item to carry its ordering key yet: its request
+        does (one read, for stuck jobs only). Re-queued without it, a keyed job would overtake its
+        key's earlier jobs through a priority queue."""
+        if state.ordering_key is not None or state.attempts > 0:
+            return state
+        key = self._store.request(state.tenant_id, state.job_id).ordering_key
+        return state if key is None else replace(state, ordering_key=key)
+
     def _backlog(self, run: _Run, state: JobState) -> int:
-        url = self._queue_urls[(state.channel, queue_priority(state.priority))]
+        """Messages waiting in the job's queue: while there are some, the job may just be waiting."""
+        url = (
+            self._queue_urls[(state.channel, queue_priority(state.priority))]
+            if state.ordering_key is None
+            else self._ordered_queue_urls[state.channel]
+        )
         if url not in run.backlogs:
             run.backlogs[url] = self._depths.visible(url)
         return run.backlogs[url]

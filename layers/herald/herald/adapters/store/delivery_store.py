@@ -65,7 +65,13 @@ class DynamoDeliveryStore:
             with conditional("job table write"):
                 item.update(
                     actions=[
-                        *status_defaults(message.channel, message.priority, message.created_at, max_attempts),
+                        *status_defaults(
+                            message.channel,
+                            message.priority,
+                            message.created_at,
+                            max_attempts,
+                            message.ordering_key,
+                        ),
                         JobStatusItem.status.set(JobStatus.PROCESSING.value),
                         JobStatusItem.attempts.set((JobStatusItem.attempts | 0) + 1),
                         JobStatusItem.lease_until.set(now + lease_seconds),

@@ -87,6 +87,7 @@ def _from_status(status: JobStatusItem) -> JobState:
         requeued_at=status.requeued_at,
         sweeps=int(status.sweeps or 0),
         send_at=status.send_at,
+        ordering_key=status.ordering_key,
     )
 
 

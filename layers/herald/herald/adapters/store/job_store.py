@@ -234,7 +234,13 @@ class DynamoJobStore:
     def mark_enqueue_failed(self, message: JobMessage, reason: str, failed_at: str) -> None:
         """The queue refused the job: it ends FAILED with the reason and can be retried."""
         actions = [
-            *status_defaults(message.channel, message.priority, message.created_at, self._max_attempts),
+            *status_defaults(
+                message.channel,
+                message.priority,
+                message.created_at,
+                self._max_attempts,
+                message.ordering_key,
+            ),
             JobStatusItem.attempts.set(JobStatusItem.attempts | message.seen_attempts),
             JobStatusItem.status.set(JobStatus.FAILED.value),
             JobStatusItem.error_message.set(reason),
@@ -286,15 +292,25 @@ def status_item(table: Table, tenant_id: str, job_id: str) -> JobStatusItem:
     return table[JobStatusItem](job_pk(tenant_id, job_id), STATUS_SK)
 
 
-def status_defaults(channel: Channel, priority: int, created_at: str | None, max_attempts: int) -> list[Any]:
-    """What a status item copies from its job when a write creates it (and keeps when it exists)."""
-    return [
+def status_defaults(
+    channel: Channel,
+    priority: int,
+    created_at: str | None,
+    max_attempts: int,
+    ordering_key: str | None = None,
+) -> list[Any]:
+    """What a status item copies from its job when a write creates it (and keeps when it exists);
+    a keyed job's key, so that whatever queues it again keeps it in its key's FIFO group."""
+    actions = [
         JobStatusItem.kind.set(JobStatusItem.kind | JobStatusItem),
         JobStatusItem.type.set(JobStatusItem.type | channel.value),
         JobStatusItem.priority.set(JobStatusItem.priority | priority),
         JobStatusItem.created_at.set(JobStatusItem.created_at | (created_at or "")),
         JobStatusItem.max_attempts.set(JobStatusItem.max_attempts | max_attempts),
     ]
+    if ordering_key is not None:
+        actions.append(JobStatusItem.ordering_key.set(JobStatusItem.ordering_key | ordering_key))
+    return actions
 
 
 def ended_index(tenant_id: str, job_id: str, created_at: str | None, status: JobStatus) -> list[Any]:

@@ -115,7 +115,9 @@ class DynamoSweepStore:
 
     def _update(self, state: JobState, actions: list[Any]) -> bool:
         """Apply ``actions`` if the job is still as the sweeper read it."""
-        defaults = status_defaults(state.channel, state.priority, state.created_at, state.max_attempts)
+        defaults = status_defaults(
+            state.channel, state.priority, state.created_at, state.max_attempts, state.ordering_key
+        )
         try:
             with conditional("job table write"):
                 status_item(self._table, state.tenant_id, state.job_id).update(
