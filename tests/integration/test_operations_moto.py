@@ -23,7 +23,7 @@ from herald.domain.clock import iso
 from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import EmailNotification, NotificationRequest
-from herald.domain.records import NewJob
+from herald.domain.records import DeliveryLog, NewJob
 from herald.domain.sweeping import checkpoints
 from herald_cli.main import main as herald_cli
 from herald_harness.in_moto import HeraldInMoto, client, herald_in_moto
@@ -37,6 +37,8 @@ pytestmark = pytest.mark.xdist_group("moto-operations")
 EVENTS = project_root() / "events"
 EMAIL_QUEUE = "EmailNormalQueueUrl"
 DLQ = "DeadLetterQueueUrl"
+ORDERED_QUEUE = "EmailOrderedQueueUrl"
+ORDERED_DLQ = "OrderedDeadLetterQueueUrl"
 WAIT_SECONDS = 20.0
 
 
@@ -302,6 +304,59 @@ def test_an_operator_lists_shows_and_redrives_a_dead_lettered_job(
         herald_cli(["--stack", STACK_NAME, "--region", "us-east-1", "dlq", "redrive", "--job", job_id]) == 1
     )
     assert f"no dead-letter message for job {job_id}" in capsys.readouterr().err
+
+
+def test_a_keyed_job_the_fifo_queue_gave_up_on_is_listed_and_redriven_into_its_keys_group(
+    ops: Ops, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The ordered queues give up into a FIFO dead-letter queue of their own: the CLI reads it beside
+    the standard one, and the redrive sends the job back to its key's group."""
+    tenant_id, key = ops.tenant()
+    ops.herald.use_function_environment("ApiFunction", ops.environment())
+    body = {"to": "ada@example.com", "subject": "Hi", "body": "<p>Hi</p>", "orderingKey": "order-7"}
+    answer = ops.herald.api("POST", "/api/v1/notifications/email", body, key=key)
+    assert answer.status == 202, answer.body
+    job_id = str(answer.data["jobId"])
+    [queued] = ops.herald.queued(ORDERED_QUEUE)
+    client("sqs").delete_message(
+        QueueUrl=ops.herald.queue_url(ORDERED_QUEUE), ReceiptHandle=queued["ReceiptHandle"]
+    )
+    message = JobMessage.from_json(queued["Body"])
+    store = DynamoDeliveryStore(ops.herald.table)
+    now = int(time.time())
+    assert store.claim(
+        message,
+        now=now,
+        lease_seconds=60,
+        started_at=iso(datetime.now(UTC)),
+        max_attempts=1,
+        expires_at=now + 3600,
+    )
+    log = DeliveryLog("log-1", 1, False, iso(datetime.now(UTC)), error_message="provider answered 500")
+    assert store.finish(message, log, JobStatus.FAILED, "provider answered 500")
+    # As SQS's redrive moves it once the message was received too often.
+    client("sqs").send_message(
+        QueueUrl=ops.herald.queue_url(ORDERED_DLQ),
+        MessageBody=queued["Body"],
+        MessageGroupId=queued["Attributes"]["MessageGroupId"],
+        MessageDeduplicationId=queued["Attributes"]["MessageDeduplicationId"],
+    )
+
+    status, listed = cli(capsys, "dlq", "list", "--json")
+    assert status == 0
+    [letter] = [row for row in listed if row["jobId"] == job_id]
+    assert (letter["kind"], letter["tenantId"]) == ("redriven", tenant_id)
+
+    status, redriven = cli(capsys, "dlq", "redrive", "--job", job_id, "--json")
+    assert status == 0
+    assert [(row["jobId"], row["outcome"]) for row in redriven] == [(job_id, "redriven")]
+    assert ops.herald.queued(ORDERED_DLQ) == []
+    [again] = ops.herald.queued(ORDERED_QUEUE)
+    assert (json.loads(again["Body"])["jobId"], json.loads(again["Body"])["orderingKey"]) == (
+        job_id,
+        "order-7",
+    )
+    assert queued_job_ids(ops) == []
 
 
 def test_an_unknown_job_is_a_clear_error(ops: Ops, capsys: pytest.CaptureFixture[str]) -> None:

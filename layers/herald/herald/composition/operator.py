@@ -71,7 +71,13 @@ class OperatorServices:
     @cached_property
     def dead_letters(self) -> DeadLetterDesk:
         return DeadLetterDesk(
-            SqsDeadLetterInbox(_output(self._outputs, "DeadLetterQueueUrl"), self._clients.sqs),
+            SqsDeadLetterInbox(
+                [
+                    _output(self._outputs, name)
+                    for name in ("DeadLetterQueueUrl", "OrderedDeadLetterQueueUrl")
+                ],
+                self._clients.sqs,
+            ),
             jobs=self.jobs,
             tenants=self.tenants,
             queue=SqsJobQueue(
