@@ -269,11 +269,44 @@ def _costs(results: Mapping[str, Any]) -> str:
             _table(["service", *names], rows),
             f"Design floor for a 1 KB webhook, accept plus delivery: ≈ {FLOOR_WRITE_UNITS_PER_WEBHOOK} write units"
             f" and ≈ {_usd(FLOOR_USD_PER_MILLION_WEBHOOKS)} per million.",
+            _write_floor(results),
             "What is billed per notification:",
             _table(["quantity", *names], quantities),
             "Managed alternatives for the same million:",
             _table(["service", "what", "per million"], alternatives),
         ]
+    )
+
+
+def _write_floor(results: Mapping[str, Any]) -> str:
+    """Where a 1 KB webhook's write units go, item by item, and what the day counts add."""
+    units = results["write_units_per_notification"]
+
+    def spent(step: str) -> str:
+        rows = units[step]["write_units"]["by_item"]
+        items = ", ".join(
+            f"`{row['item']}` {_units(row['table_units'])}"
+            + (f" + its index entry {_units(row['index_units'])}" if row["index_units"] else "")
+            for row in rows
+        )
+        return f"{_units(units[step]['write_units']['total'])} ({items})"
+
+    delivery = units["deliver_webhook"]
+    day_units = sum(
+        row["table_units"]
+        for row in delivery["write_units"]["by_item"]
+        if row["item"].startswith("USAGE#* DAY#")
+    )
+    spread = units["deliver_webhook_five_tenants"]["write_units"]["total"]
+    return (
+        f"Where a 1 KB webhook's write units go: accepting it {spent('accept_webhook')}; delivering it"
+        f" {spent('deliver_webhook')}. Five are one write each of what the path cannot do without: the"
+        " usage counter (rate limit and quota), the request written once, its listing entry, the"
+        " worker's claim (at most one delivery) and the outcome. The day counts (the console's chart"
+        " and the listings' totals) cost one write per worker batch and tenant-day:"
+        f" {_units(day_units)} unit when a batch of {delivery['notifications']} holds one tenant-day's"
+        f" jobs, a whole one when it holds one job of each (delivery {_units(spread)} in the"
+        " several-tenant batch above)."
     )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bench.cold_start import LIBRARIES_ONLY, LIBRARY_FLOOR, BuildLayouts, Import, composition_calls
-from bench.report import _api_floor, _capacity, _snapstart
+from bench.report import _api_floor, _capacity, _snapstart, _write_floor
 from herald_local.config import project_root
 
 
@@ -118,3 +118,30 @@ def test_a_functions_services_are_built_by_its_handlers_calls_to_the_composition
     source = (project_root() / "functions" / function / "app.py").read_text()
 
     assert composition_calls(source) == calls
+
+
+def test_the_write_floor_names_each_item_a_webhook_writes_and_what_the_day_counts_add() -> None:
+    def row(item: str, table: float, index: float = 0.0) -> dict[str, Any]:
+        return {"item": item, "table_units": table, "index_units": index}
+
+    units = {
+        "accept_webhook": {
+            "notifications": 5,
+            "write_units": {"total": 3.0, "by_item": [row("USAGE#* PERIOD#*", 1), row("JOB#*#* JOB", 1, 1)]},
+        },
+        "deliver_webhook": {
+            "notifications": 5,
+            "write_units": {
+                "total": 2.2,
+                "by_item": [row("JOB#*#* STATUS", 1), row("JOB#*#* STATUS", 1), row("USAGE#* DAY#*", 0.2)],
+            },
+        },
+        "deliver_webhook_five_tenants": {"notifications": 5, "write_units": {"total": 3.0, "by_item": []}},
+    }
+
+    text = _write_floor({"write_units_per_notification": units})
+
+    assert "accepting it 3 (`USAGE#* PERIOD#*` 1, `JOB#*#* JOB` 1 + its index entry 1)" in text
+    assert "delivering it 2.2 (`JOB#*#* STATUS` 1, `JOB#*#* STATUS` 1, `USAGE#* DAY#*` 0.2)" in text
+    assert "0.2 unit when a batch of 5 holds one tenant-day's jobs" in text
+    assert "(delivery 3 in the several-tenant batch above)" in text
