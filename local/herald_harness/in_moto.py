@@ -45,6 +45,7 @@ from herald_local.cloudformation.topology import QueueSourceSpec, Topology
 from herald_local.config import LocalConfig
 from herald_local.event_sources.pollers import sqs_record
 from herald_local.event_sources.sns_bridge import SnsBridge
+from herald_local.event_sources.streams import StreamReader
 
 REGION = "us-east-1"
 NO_RETRIES = Config(retries={"max_attempts": 0}, region_name=REGION)
@@ -114,6 +115,7 @@ class HeraldInMoto:
         self._modules: dict[str, ModuleType] = {}
         # The function whose environment this process has now.
         self._current: str | None = None
+        self._streams: dict[str, StreamReader] = {}
 
     def use_function_environment(self, logical_id: str, extra: Mapping[str, str] | None = None) -> None:
         """Give this process exactly the environment the template gives that function."""
@@ -228,6 +230,22 @@ class HeraldInMoto:
         """Invoke a template function in this process, in its own template environment."""
         self.use_function_environment(logical_id, {"HERALD_AWS_MAX_ATTEMPTS": "1"})
         return self.invoke(logical_id, event)
+
+    def tally(self) -> list[Any]:
+        """What the template's stream event sources do with what the table's stream holds now: its
+        new records that pass their filters, in one batch each, handed to their function (in its
+        environment); the functions' answers."""
+        answers = []
+        for source in self.topology.stream_sources:
+            reader = self._streams.get(source.logical_id)
+            if reader is None:
+                reader = self._streams[source.logical_id] = StreamReader(
+                    source, client("dynamodbstreams"), REGION
+                )
+            records = reader.read(source.batch_size)
+            if records:
+                answers.append(self.invoke_function(source.function, {"Records": records}))
+        return answers
 
     def queue_url(self, output: str) -> str:
         return self.topology.outputs[output]

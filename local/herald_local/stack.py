@@ -30,6 +30,7 @@ from herald_local.config import ACCOUNT_ID, STACK_NAME, ConfigError, LocalConfig
 from herald_local.event_sources.pollers import RECEIVE_WAIT_SECONDS, QueuePoller
 from herald_local.event_sources.schedules import SchedulePlayer
 from herald_local.event_sources.sns_bridge import SnsBridge
+from herald_local.event_sources.streams import StreamPoller
 from herald_local.host.processes import ChildProcess
 from herald_local.sandbox import SandboxServer
 from herald_local.sandbox.payments import PaymentTargets
@@ -62,7 +63,7 @@ class _Parts:
     bridge: SnsBridge | None = None
     pool: FunctionPool | None = None
     gateway: GatewayServer | None = None
-    pollers: list[QueuePoller] = field(default_factory=list)
+    pollers: list[QueuePoller | StreamPoller] = field(default_factory=list)
     schedules: SchedulePlayer | None = None
     alarms: list[AlarmPlayer] = field(default_factory=list)
 
@@ -195,6 +196,14 @@ class LocalStack:
             )
             poller.start()
             parts.pollers.append(poller)
+        streams = moto_client("dynamodbstreams", config.moto_url, config.region)
+        for stream_source in topology.stream_sources:
+            assert parts.pool is not None
+            stream_poller = StreamPoller(
+                stream_source, streams, parts.pool[stream_source.function].invoke, config.region
+            )
+            stream_poller.start()
+            parts.pollers.append(stream_poller)
         parts.schedules = SchedulePlayer(
             topology.schedules, self._invoke, config.region, every=config.schedule_seconds
         )

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
 
-from herald.domain.activity import DayCounts
+from herald.domain.activity import DayCounts, StatusChange
 from herald.domain.clock import iso
 from herald.domain.errors import DependencyError
 from herald.domain.job_messages import JobMessage
@@ -25,16 +25,39 @@ from herald.domain.notifications import NotificationRequest, request_from_docume
 from herald.domain.plans import Quota, channel_counter
 from herald.domain.records import Claim, DeliveryLog, JobEvent, JobPage, JobState, JobView, NewJob, Usage
 from herald.domain.scheduling import DueJob
-from herald.services.ports import DuplicateRequest, QuotaExhausted, RateLimited
+from herald.services.activity import DayCountTally
+from herald.services.ports import ActivityCounters, DuplicateRequest, QuotaExhausted, RateLimited
 from tests.fakes.common import CREATED_AT
 
 
-@dataclass
 class _Job:
-    request: NewJob
-    state: JobState | None = None  # the status item, from the first claim on
-    # Delivery events by (provider, the provider's event id), as their items are keyed.
-    events: dict[tuple[str, str], tuple[JobEvent, int]] = field(default_factory=dict)
+    """A job's request and its status item (from the first claim on); every write of the status item
+    is reported to ``stream``, as the table's stream reports it."""
+
+    def __init__(self, request: NewJob, stream: list[StatusChange]) -> None:
+        self.request = request
+        self._stream = stream
+        self._state: JobState | None = None
+        # Delivery events by (provider, the provider's event id), as their items are keyed.
+        self.events: dict[tuple[str, str], tuple[JobEvent, int]] = {}
+
+    @property
+    def state(self) -> JobState | None:
+        return self._state
+
+    @state.setter
+    def state(self, new: JobState) -> None:
+        old, self._state = self._state, new
+        self._stream.append(
+            StatusChange(
+                str(len(self._stream)),
+                new.tenant_id,
+                new.created_at,
+                new.channel,
+                None if old is None else old.status,
+                new.status,
+            )
+        )
 
 
 class Recorder:
@@ -56,6 +79,13 @@ class FakeJobTable(Recorder):
         self._jobs: dict[tuple[str, str], _Job] = {}
         self._max_attempts = max_attempts
         self.sweep_mark: datetime | None = None
+        # The status items' writes, in order (the table's stream), and those already tallied.
+        self.stream: list[StatusChange] = []
+        self._tallied: dict[str, bool] = {}
+
+    def tally(self, counters: ActivityCounters) -> int:
+        """What TallyFunction does with the stream's changes so far: adds them to the day counts."""
+        return DayCountTally(counters, self._tallied).add(self.stream)
 
     # -------------------------------------------------- test set-up and inspection
 
@@ -74,7 +104,7 @@ class FakeJobTable(Recorder):
         """A job as the API leaves it: accepted, never claimed (``payload``: the request's document)."""
         request = request_from_document(channel, copy.deepcopy(payload))
         job = NewJob(job_id, tenant_id, request, priority, max_attempts, created_at, expires_at)
-        self._jobs[(tenant_id, job_id)] = _Job(job)
+        self._jobs[(tenant_id, job_id)] = _Job(job, self.stream)
 
     def state(self, tenant_id: str, job_id: str) -> JobState:
         """The job's current state, read without counting as a call of the code under test."""
@@ -98,7 +128,7 @@ class FakeJobTable(Recorder):
         existing = self._jobs.get((job.tenant_id, job.job_id))
         if existing is not None:
             raise DuplicateRequest(job.job_id, existing.request.body_hash == job.body_hash)
-        self._jobs[(job.tenant_id, job.job_id)] = _Job(copy.deepcopy(job))
+        self._jobs[(job.tenant_id, job.job_id)] = _Job(copy.deepcopy(job), self.stream)
 
     def get(self, tenant_id: str, job_id: str) -> JobView | None:
         self._called("get")

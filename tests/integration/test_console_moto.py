@@ -101,7 +101,7 @@ def test_sign_out_and_a_rotation_without_grace_end_sessions(herald: HeraldInMoto
     assert herald.api("GET", "/api/v1/account", headers={"cookie": renewed}).status == 401
 
 
-def test_day_counts_and_listing_totals_come_from_counters_the_workers_add_per_batch(
+def test_accepted_day_counts_and_listing_totals_come_from_the_accept_paths_counter_write(
     herald: HeraldInMoto,
 ) -> None:
     key = herald.new_key()

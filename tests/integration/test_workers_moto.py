@@ -585,3 +585,33 @@ def test_given_a_message_that_crashes_every_worker_then_sqs_redrives_it_to_the_d
 
 def _always_crash(*_: Any) -> Any:
     raise RuntimeError("this message crashes the worker")
+
+
+def test_the_day_counts_follow_the_jobs_status_changes_through_the_tables_stream(rig: Rig) -> None:
+    """Given a worker batch that completes two emails and fails one (its last attempt), the counts
+    move only once TallyFunction reads the table's stream: one counter write for the tenant-day;
+    a retry of the failed job takes it back out of the failed count."""
+    _, key = rig.new_tenant(["SENDGRID"])
+    rig.herald.tally()  # what other tests left on the stream
+    for n in range(2):
+        rig.accept(key, "email", email(f"ok-{n}-{uuid.uuid4().hex}@example.com"))
+    failing = rig.accept(key, "email", email(f"fail-500+{uuid.uuid4().hex}@example.com"))
+    records = rig.herald.receive_records(EMAIL_QUEUE)
+    assert rig.deliver(EMAIL_QUEUE, records, {"HERALD_MAX_ATTEMPTS": "1"}) == {"batchItemFailures": []}
+
+    def counts() -> tuple[int, int, int]:
+        totals = rig.api("GET", "/api/v1/account/activity?days=7", key=key).data["totals"]
+        failed = rig.api("GET", "/api/v1/notifications/jobs?status=failed", key=key).data["pagination"]
+        return totals["completed"], totals["failed"], failed["total"]
+
+    assert counts() == (0, 0, 0)  # not tallied yet
+    (answer,) = rig.herald.tally()
+    # Each job's claim and outcome: six changes, one tenant-day, one write.
+    assert answer == {"changes": 6, "writes": 1}
+    assert counts() == (2, 1, 1)
+    assert rig.herald.tally() == []  # nothing new: nothing counted twice
+
+    assert rig.api("POST", f"/api/v1/notifications/jobs/{failing}/retry", key=key).status == 201
+    (answer,) = rig.herald.tally()
+    assert answer == {"changes": 1, "writes": 1}
+    assert counts() == (2, 0, 0)

@@ -24,7 +24,6 @@ from herald.domain.webhooks import UrlNotAllowed
 from herald.http.envelope import message_of
 from herald.http.views import accepted_job
 from herald.services.accept import AcceptService, job_id_for
-from herald.services.activity import ActivityService
 from herald.services.callers import Credentials
 from herald.services.webhook_headers import opened
 from tests.fakes.common import NOW
@@ -80,7 +79,6 @@ class Rig:
             schedules=self.jobs,
             url_guard=url_guard,
             max_attempts=3,
-            activity=ActivityService(self.counters, clock=lambda: now),
             clock=lambda: now,
         )
 

@@ -3,15 +3,16 @@ tenant and day per worker batch, and the totals job listings take from them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, date, datetime
 
 import pytest
 
-from herald.domain.activity import DayCounts, OutcomeTally, merge_days, series
-from herald.domain.errors import ErrorCode, HeraldError
+from herald.domain.activity import DayCounts, StatusChange, merge_days, series
+from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.records import TenantContext
-from herald.services.activity import ActivityService
+from herald.services.activity import ActivityService, DayCountTally
 from tests.fakes.jobs import FakeCounters
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -59,24 +60,80 @@ def test_listing_totals_come_from_the_counters_by_day_type_and_outcome() -> None
     assert service.total(TENANT, Channel.WEBHOOK, None, date(2026, 11, 29)) == 0
 
 
-def test_a_batch_costs_one_counter_write_per_tenant_and_day_whatever_its_size() -> None:
+def change(
+    sequence: int,
+    old: JobStatus | None,
+    new: JobStatus,
+    *,
+    tenant_id: str = "tenant-a",
+    created_at: str = "2026-11-30T08:00:00.000Z",
+    channel: Channel = Channel.EMAIL,
+) -> StatusChange:
+    return StatusChange(str(sequence), tenant_id, created_at, channel, old, new)
+
+
+def test_a_stream_batch_costs_one_counter_write_per_tenant_and_day_whatever_its_size() -> None:
     counters = FakeCounters()
-    tally = OutcomeTally()
-    for _ in range(5):
-        tally.add("tenant-a", "2026-11-30T08:00:00.000Z", Channel.EMAIL, JobStatus.COMPLETED)
-    tally.add("tenant-a", "2026-11-29T23:59:59.999Z", Channel.EMAIL, JobStatus.FAILED)
-    tally.add("tenant-b", "2026-11-30T08:00:00.000Z", Channel.WEBHOOK, JobStatus.COMPLETED)
-    tally.add("tenant-b", "2026-11-30T08:00:00.000Z", Channel.WEBHOOK, JobStatus.PENDING)
-    ActivityService(counters).record(tally)
+    changes = [change(n, JobStatus.PROCESSING, JobStatus.COMPLETED) for n in range(5)]
+    changes += [
+        change(5, JobStatus.PROCESSING, JobStatus.FAILED, created_at="2026-11-29T23:59:59.999Z"),
+        change(6, None, JobStatus.PROCESSING, tenant_id="tenant-b"),
+        change(7, JobStatus.PROCESSING, JobStatus.COMPLETED, tenant_id="tenant-b", channel=Channel.WEBHOOK),
+    ]
+    assert DayCountTally(counters, {}).add(changes) == 3
     assert counters.calls == ["add_outcomes"] * 3
     assert counters.day_counts[("tenant-a", date(2026, 11, 30))]["completed_email"] == 5
+    assert counters.day_counts[("tenant-a", date(2026, 11, 29))]["failed_email"] == 1
+    assert dict(counters.day_counts[("tenant-b", date(2026, 11, 30))]) == {"completed_webhook": 1}
 
 
-def test_a_retried_failure_leaves_the_failed_count() -> None:
+def test_writes_that_change_no_counted_status_cost_no_counter_write() -> None:
+    counters = FakeCounters()
+    changes = [
+        change(1, None, JobStatus.PROCESSING),
+        change(2, JobStatus.PROCESSING, JobStatus.PENDING),  # a pass that is retried
+        change(3, JobStatus.COMPLETED, JobStatus.COMPLETED),  # a provider's event on a finished job
+    ]
+    assert DayCountTally(counters, {}).add(changes) == 0
+    assert counters.calls == []
+
+
+def test_a_retried_failure_leaves_the_failed_count_and_its_new_outcome_joins_its_own() -> None:
     counters = counters_with_history()
     service = ActivityService(counters, clock=lambda: NOW)
-    service.reopened("tenant-a", "2026-11-30T09:00:00.000Z", Channel.WEBHOOK)
+    created = "2026-11-30T09:00:00.000Z"
+    DayCountTally(counters, {}).add(
+        [
+            change(1, JobStatus.FAILED, JobStatus.PENDING, created_at=created, channel=Channel.WEBHOOK),
+            change(2, JobStatus.PROCESSING, JobStatus.COMPLETED, created_at=created, channel=Channel.WEBHOOK),
+        ]
+    )
     assert service.total(TENANT, None, JobStatus.FAILED, None) == 0
+    assert service.total(TENANT, Channel.WEBHOOK, JobStatus.COMPLETED, None) == 1
+
+
+def test_a_failed_write_fails_the_batch_and_its_retry_adds_only_what_was_not_added() -> None:
+    counters = FakeCounters()
+    applied: dict[str, bool] = {}
+    changes = [
+        change(1, JobStatus.PROCESSING, JobStatus.COMPLETED),
+        change(2, JobStatus.PROCESSING, JobStatus.COMPLETED, tenant_id="tenant-b"),
+    ]
+    original = counters.add_outcomes
+
+    def refuse_tenant_b(tenant_id: str, day: date, changes: Mapping[str, int]) -> None:
+        if tenant_id == "tenant-b":
+            raise DependencyError("activity write failed: ProvisionedThroughputExceededException")
+        original(tenant_id, day, changes)
+
+    counters.add_outcomes = refuse_tenant_b  # type: ignore[method-assign]
+    with pytest.raises(DependencyError, match="1 of 2 day count writes failed"):
+        DayCountTally(counters, applied).add(changes)
+    counters.add_outcomes = original  # type: ignore[method-assign]
+    # The event source retries the whole batch: tenant-a's change is not added a second time.
+    assert DayCountTally(counters, applied).add(changes) == 1
+    assert counters.day_counts[("tenant-a", date(2026, 11, 30))]["completed_email"] == 1
+    assert counters.day_counts[("tenant-b", date(2026, 11, 30))]["completed_email"] == 1
 
 
 def test_counter_items_of_the_same_day_add_up_and_missing_days_count_zero() -> None:

@@ -13,7 +13,6 @@ from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import request_from_document
 from herald.domain.plans import Plan
-from herald.services.activity import ActivityService
 from herald.services.dead_letter_desk import DeadLetterDesk, Outcome
 from tests.fakes.jobs import FakeCounters, FakeJobTable
 from tests.fakes.queues import FakeDeadLetterInbox, FakeQueue
@@ -34,7 +33,6 @@ class Desk:
             tenants=self.tenants,
             queue=self.queue,
             max_attempts=3,
-            activity=ActivityService(self.counters),
             clock=lambda: "T",
         )
 

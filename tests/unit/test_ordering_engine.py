@@ -19,11 +19,10 @@ from herald.domain.plans import Plan
 from herald.domain.records import Claim
 from herald.http.requests import EmailRequest, WebhookRequest
 from herald.observability import metrics
-from herald.services.activity import ActivityService
 from herald.services.delivery import HOLDING, DeliveryEngine, DeliveryPolicy
 from herald.services.job_queries import requeue_failed
 from tests.fakes.common import ManualClock
-from tests.fakes.jobs import FakeCounters, FakeJobTable
+from tests.fakes.jobs import FakeJobTable
 from tests.fakes.queues import FakeAlerts, FakeDeadLetters, FakeQueue, FakeReturns
 from tests.unit.test_notification_requests import EMAIL, WEBHOOK
 from tests.unit.test_notification_requests import _errors as refusal
@@ -84,7 +83,7 @@ class Rig:
     def batch(self, message: JobMessage) -> dict[str, Any]:
         record = sqs_record("msg-1", message.to_json())
         record["eventSourceARN"] = "arn:aws:sqs:us-east-1:123456789012:herald-dev-email-ordered.fifo"
-        worker = Worker(self.engine, FakeDeadLetters(), self.returns, ActivityService(FakeCounters()))
+        worker = Worker(self.engine, FakeDeadLetters(), self.returns)
         return process_batch({"Records": [record]}, FakeContext(PLENTY), worker)
 
 
@@ -180,7 +179,6 @@ def test_a_keyed_job_that_failed_is_retried_by_hand_into_its_keys_group() -> Non
         job_id="job-1",
         max_attempts=3,
         now="2023-11-14T22:14:00.000Z",
-        activity=ActivityService(FakeCounters()),
     )
 
     assert state is not None

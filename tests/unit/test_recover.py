@@ -9,7 +9,6 @@ import pytest
 
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus
-from herald.services.activity import ActivityService
 from herald.services.job_queries import RECOVER_LIMIT, recover_failed
 from tests.fakes.jobs import FakeCounters, FakeJobTable
 from tests.fakes.queues import FakeQueue
@@ -39,7 +38,7 @@ def recover(
         "max_attempts": 3,
         "now": "2026-12-01T10:00:00.000Z",
     } | overrides
-    result = recover_failed(jobs, queue, ActivityService(counters), **arguments)  # type: ignore[arg-type]
+    result = recover_failed(jobs, queue, **arguments)  # type: ignore[arg-type]
     return result.requeued, result.next_cursor
 
 

@@ -207,6 +207,12 @@ def test_cancel_ends_a_scheduled_job_and_takes_it_off_the_usage(stack: Stack) ->
     document = job_document(view)
     assert (document["status"], document["completedAt"], document["sendAt"]) == ("cancelled", at(0), at(3600))
     assert stack.usage() == 0
+    # Still one of its day's jobs, counted as cancelled once its status change is tallied.
+    stack.jobs.tally(stack.counters)
+    listing = stack.queries.list(
+        tenant(), page=1, limit=20, channel=None, status=JobStatus.CANCELLED, cursor=None
+    )
+    assert (len(listing.items), listing.total) == (1, 1)
     stack.clock.now += timedelta(hours=2)
     assert stack.dispatch().dispatched == 0
     assert not stack.queue.sent

@@ -17,7 +17,6 @@ from herald.domain.jobs import Channel, JobStatus, QueuePriority
 from herald.domain.plans import Plan
 from herald.domain.records import DeliveryLog, JobState
 from herald.domain.sweeping import MAX_REQUEUES, checkpoints, is_stuck, quiet_since, slices
-from herald.services.activity import ActivityService
 from herald.services.sweeper import RESERVE_MILLIS, Sweeper, SweepPolicy
 from tests.fakes.common import settings_for_tests
 from tests.fakes.jobs import FakeCounters, FakeJobTable
@@ -69,7 +68,6 @@ class Rig:
             ordered_queue_urls=settings.ordered_queue_urls,
             dead_letters=self.dead_letters,
             alerts=self.alerts,
-            activity=ActivityService(self.counters),
             clock=lambda: self.now,
         )
 

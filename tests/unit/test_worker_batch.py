@@ -21,7 +21,6 @@ from herald.domain.notifications import NotificationRequest, request_from_docume
 from herald.domain.plans import Plan
 from herald.domain.records import Claim
 from herald.observability import logger, metrics
-from herald.services.activity import ActivityService
 from herald.services.delivery import DeliveryEngine, DeliveryPolicy
 from tests.fakes.common import ManualClock
 from tests.fakes.jobs import FakeCounters, FakeJobTable
@@ -129,7 +128,7 @@ def run(worker: BatchRig, event: dict[str, Any], context: LambdaContext | None =
     return process_batch(
         event,
         context or FakeContext(PLENTY),
-        Worker(worker.engine, worker.dead_letters, worker.returns, ActivityService(worker.counters)),
+        Worker(worker.engine, worker.dead_letters, worker.returns),
     )
 
 
@@ -305,7 +304,7 @@ def test_given_a_data_key_cache_when_a_batch_runs_then_its_hits_and_misses_becom
     process_batch(
         event,
         FakeContext(PLENTY),
-        Worker(worker.engine, worker.dead_letters, worker.returns, ActivityService(worker.counters), cache),
+        Worker(worker.engine, worker.dead_letters, worker.returns, cache),
     )
 
     emitted = metrics.metric_set

@@ -1,8 +1,9 @@
-"""What the template declares, resolved: functions, HTTP routes, queue event sources, schedules,
-alarms and SNS subscriptions. Everything here is read from the template; nothing is named by hand."""
+"""What the template declares, resolved: functions, HTTP routes, queue and stream event sources,
+schedules, alarms and SNS subscriptions. Everything here is read from the template; nothing is named by hand."""
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -33,6 +34,9 @@ DEFAULT_SQS_BATCH_SIZE = 10
 # Lambda starts five concurrent batches per SQS event source and scales up from there; without a
 # MaximumConcurrency the local poller stays at that starting point.
 DEFAULT_SQS_CONCURRENCY = 5
+DEFAULT_STREAM_BATCH_SIZE = 100
+# -1: a failed batch is retried until it succeeds (or its records expire from the stream).
+DEFAULT_STREAM_RETRIES = -1
 DEFAULT_INTEGRATION_TIMEOUT_MS = 30_000
 _ANY_METHOD = "x-amazon-apigateway-any-method"
 _HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch"})
@@ -95,6 +99,21 @@ class QueueSourceSpec:
 
 
 @dataclass(frozen=True)
+class StreamSourceSpec:
+    """A DynamoDB stream event source: batches of its records that pass ``filters`` (the event
+    source's FilterCriteria patterns; none: every record)."""
+
+    logical_id: str
+    function: str
+    stream_arn: str
+    batch_size: int
+    batching_window_seconds: int
+    starting_position: str
+    filters: tuple[dict[str, Any], ...]
+    max_retry_attempts: int
+
+
+@dataclass(frozen=True)
 class ScheduleSpec:
     logical_id: str
     function: str
@@ -139,6 +158,7 @@ class Topology:
     functions: dict[str, FunctionSpec] = field(default_factory=dict)
     routes: list[RouteSpec] = field(default_factory=list)
     queue_sources: list[QueueSourceSpec] = field(default_factory=list)
+    stream_sources: list[StreamSourceSpec] = field(default_factory=list)
     schedules: list[ScheduleSpec] = field(default_factory=list)
     alarms: list[AlarmSpec] = field(default_factory=list)
     subscriptions: list[SubscriptionSpec] = field(default_factory=list)
@@ -216,14 +236,44 @@ def _routes(topology: Topology, logical_id: str, resource: ResolvedResource) -> 
             topology.routes.append(RouteSpec(api_id, method, path, function, timeout_ms / 1000))
 
 
-def _queue_source(topology: Topology, logical_id: str, properties: dict[str, Any]) -> None:
+def _event_source(topology: Topology, logical_id: str, properties: dict[str, Any]) -> None:
     source = str(properties.get("EventSourceArn", ""))
     function = topology.function_for(str(properties.get("FunctionName", "")))
-    if ":sqs:" not in source or function is None:
-        log.warning("%s: only SQS event sources of template functions are played locally", logical_id)
+    kind = (
+        "sqs" if ":sqs:" in source else "stream" if ":dynamodb:" in source and "/stream/" in source else None
+    )
+    if kind is None or function is None:
+        log.warning(
+            "%s: only SQS and DynamoDB stream event sources of template functions are played locally",
+            logical_id,
+        )
         return
     if str(properties.get("Enabled", "true")).lower() == "false":
         return
+    if kind == "sqs":
+        _queue_source(topology, logical_id, function, properties)
+    else:
+        _stream_source(topology, logical_id, function, properties)
+
+
+def _stream_source(topology: Topology, logical_id: str, function: str, properties: dict[str, Any]) -> None:
+    filters = ((properties.get("FilterCriteria") or {}).get("Filters")) or []
+    topology.stream_sources.append(
+        StreamSourceSpec(
+            logical_id=logical_id,
+            function=function,
+            stream_arn=str(properties["EventSourceArn"]),
+            batch_size=int(properties.get("BatchSize", DEFAULT_STREAM_BATCH_SIZE)),
+            batching_window_seconds=int(properties.get("MaximumBatchingWindowInSeconds", 0)),
+            starting_position=str(properties.get("StartingPosition", "LATEST")),
+            filters=tuple(json.loads(str(each["Pattern"])) for each in filters),
+            max_retry_attempts=int(properties.get("MaximumRetryAttempts", DEFAULT_STREAM_RETRIES)),
+        )
+    )
+
+
+def _queue_source(topology: Topology, logical_id: str, function: str, properties: dict[str, Any]) -> None:
+    source = str(properties.get("EventSourceArn", ""))
     scaling = properties.get("ScalingConfig") or {}
     topology.queue_sources.append(
         QueueSourceSpec(
@@ -335,7 +385,7 @@ def build_topology(stack: ResolvedStack, translated: dict[str, Any], root: Path,
         if resource.kind == HTTP_API:
             _routes(topology, logical_id, resource)
         elif resource.kind == EVENT_SOURCE_MAPPING:
-            _queue_source(topology, logical_id, resource.properties)
+            _event_source(topology, logical_id, resource.properties)
         elif resource.kind in (EVENTS_RULE, SCHEDULER_SCHEDULE):
             _schedules(topology, logical_id, resource)
         elif resource.kind == ALARM:

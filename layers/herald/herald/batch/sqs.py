@@ -2,8 +2,7 @@
 
 A record that raises is reported in ``batchItemFailures`` and comes back after the visibility
 timeout; records the invocation has no time left for are reported too, without being touched. The
-jobs the batch finished are added to their tenants' day counts once per tenant and day, after the
-batch (``herald.services.activity``).
+day counts of the jobs a batch finishes are kept from the table's stream (TallyFunction), not here.
 """
 
 from __future__ import annotations
@@ -15,22 +14,16 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from herald.domain.activity import OutcomeTally
-from herald.domain.clock import now_iso
 from herald.domain.dead_letters import UnreadableMessage
 from herald.domain.errors import DependencyError
 from herald.domain.job_messages import JobMessage
-from herald.domain.jobs import JobStatus
 from herald.observability import logger, metrics
-from herald.services.activity import ActivityService
 from herald.services.delivery import HOLDING, DeliveryEngine, Handled
 from herald.services.ports import CacheStats, DeadLetters, MessageReturns
 
 # A record is only started with this much time left: a full provider pass (three providers,
 # each with connect and read timeouts) must finish before Lambda stops the invocation.
 RECORD_BUDGET_MILLIS = 45_000
-# The results of ``DeliveryEngine.handle`` that end a job (and are its status).
-FINISHED_RESULTS = frozenset({JobStatus.COMPLETED.value, JobStatus.FAILED.value})
 
 
 class OutOfTime(Exception):
@@ -49,7 +42,6 @@ class Worker:
     engine: DeliveryEngine
     dead_letters: DeadLetters
     returns: MessageReturns
-    activity: ActivityService
     key_cache: CacheStats | None = None
 
 
@@ -60,7 +52,6 @@ def process_batch(event: dict[str, Any], context: LambdaContext, worker: Worker)
     processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
     engine, dead_letters, key_cache = worker.engine, worker.dead_letters, worker.key_cache
     not_started: list[SQSRecord] = []
-    finished = OutcomeTally()
 
     def handle(record: SQSRecord) -> str:
         if context.get_remaining_time_in_millis() < RECORD_BUDGET_MILLIS:
@@ -76,9 +67,6 @@ def process_batch(event: dict[str, Any], context: LambdaContext, worker: Worker)
         try:
             handled: Handled = engine.handle(message)
             logger.info("job handled", extra={"result": handled.result, "attempt": handled.attempt})
-            if handled.result in FINISHED_RESULTS:
-                created_at = message.created_at or now_iso()
-                finished.add(message.tenant_id, created_at, message.channel, JobStatus(handled.result))
             if handled.result == HOLDING:
                 _hold(worker.returns, record, handled.delay_seconds or 0)
         except HeldInFlight:
@@ -97,7 +85,6 @@ def process_batch(event: dict[str, Any], context: LambdaContext, worker: Worker)
         process_partial_response(event=event, record_handler=handle, processor=processor, context=context)
     )
     _return_now(worker.returns, not_started)
-    worker.activity.record(finished)
     if key_cache is not None:
         # The data key cache's hit rate, observable in CloudWatch: misses are KMS Decrypt calls.
         metrics.add_metric(name="DataKeyCacheHits", unit="Count", value=key_cache.hits - before[0])

@@ -57,7 +57,6 @@ class ApiServices:
             url_guard=partial(check_url, local_origin=settings.local_webhook_origin),
             secrets=VaultOnFirstUse(),
             max_attempts=settings.max_attempts,
-            activity=self.activity,
         )
         self.jobs = JobQueries(
             jobs,

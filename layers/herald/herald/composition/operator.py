@@ -9,12 +9,10 @@ from functools import cached_property
 from herald.adapters.aws_clients import AwsClients
 from herald.adapters.dead_letters import SqsDeadLetterInbox
 from herald.adapters.queueing import SqsJobQueue
-from herald.adapters.store.activity_store import DynamoActivity
 from herald.adapters.store.job_store import DynamoJobStore
 from herald.adapters.store.table import Table, TableAddress
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.domain.jobs import Channel, QueuePriority
-from herald.services.activity import ActivityService
 from herald.services.dead_letter_desk import DeadLetterDesk
 from herald.services.ports import JobStore, TenantStore
 from herald.services.tenants import TenantAdmin
@@ -84,5 +82,4 @@ class OperatorServices:
                 _queue_urls(self._outputs), self._clients.sqs, _ordered_queue_urls(self._outputs)
             ),
             max_attempts=self.max_attempts,
-            activity=ActivityService(DynamoActivity(self._table)),
         )

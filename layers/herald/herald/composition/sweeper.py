@@ -6,12 +6,10 @@ from datetime import timedelta
 
 from herald.adapters.dead_letters import SqsDeadLetters
 from herald.adapters.queueing import SqsJobQueue, SqsQueueDepths
-from herald.adapters.store.activity_store import DynamoActivity
 from herald.adapters.store.sweep_store import DynamoSweepStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import foundation, job_alerts
 from herald.composition.process import once
-from herald.services.activity import ActivityService
 from herald.services.sweeper import Sweeper, SweepPolicy
 from herald.settings import SweepSettings
 
@@ -32,7 +30,6 @@ def _sweeper() -> Sweeper:
         ordered_queue_urls=settings.ordered_queue_urls,
         dead_letters=SqsDeadLetters(settings.dlq_url, base.clients.sqs),
         alerts=job_alerts(),
-        activity=ActivityService(DynamoActivity(base.table)),
     )
 
 

@@ -8,7 +8,6 @@ from functools import partial
 from herald import USER_AGENT
 from herald.adapters.dead_letters import SqsDeadLetters
 from herald.adapters.queueing import SqsJobQueue, SqsMessageReturns
-from herald.adapters.store.activity_store import DynamoActivity
 from herald.adapters.store.breaker_store import DynamoBreakers
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
@@ -16,7 +15,6 @@ from herald.batch.sqs import Worker
 from herald.composition.common import foundation, job_alerts, provider_registry, vault
 from herald.composition.process import once
 from herald.domain.breakers import ENDPOINT_POLICY, PROVIDER_POLICY, BreakerPolicy
-from herald.services.activity import ActivityService
 from herald.services.delivery import ChannelAttempt, DeliveryEngine, DeliveryPolicy
 from herald.services.health import BreakerBoard, EndpointHealth, ProviderHealth
 from herald.services.tenant_directory import TenantDirectory
@@ -37,7 +35,7 @@ def _worker(attempt: ChannelAttempt) -> Worker:
     returns = SqsMessageReturns(
         [*settings.queue_urls.values(), *settings.ordered_queue_urls.values()], base.clients.sqs
     )
-    return Worker(engine, dead_letters, returns, ActivityService(DynamoActivity(base.table)), vault().cache)
+    return Worker(engine, dead_letters, returns, vault().cache)
 
 
 def _directory() -> TenantDirectory:

@@ -86,10 +86,24 @@ def series(days: Mapping[date, DayCounts], first: date, last: date) -> list[DayC
     return [days.get(first + timedelta(n)) or DayCounts(first + timedelta(n)) for n in range(span + 1)]
 
 
+@dataclass(frozen=True)
+class StatusChange:
+    """One write of a job's status item, as the table's stream reports it: the status before (None:
+    the item is new) and after. ``sequence`` names the change in its stream."""
+
+    sequence: str
+    tenant_id: str
+    created_at: str
+    channel: Channel
+    old: JobStatus | None
+    new: JobStatus
+
+
 @dataclass
 class OutcomeTally:
-    """Outcomes of one worker batch (or one sweep) added up per tenant and day, so each tenant-day
-    costs one counter write however many of its jobs the batch finished."""
+    """Status changes added up per tenant and day, so each tenant-day costs one counter write
+    however many of its jobs changed: a job leaves the count of its old status and joins its new
+    one's (a retried failed job leaves the failed count; most writes change nothing counted)."""
 
     changes: dict[tuple[str, date], Counter[str]] = field(default_factory=dict)
 
@@ -100,6 +114,13 @@ class OutcomeTally:
             return
         counter = self.changes.setdefault((tenant_id, day_of(created_at)), Counter())
         counter[outcome_field(status, channel)] += delta
+
+    def change(self, change: StatusChange) -> None:
+        if change.old == change.new:
+            return
+        if change.old is not None:
+            self.add(change.tenant_id, change.created_at, change.channel, change.old, -1)
+        self.add(change.tenant_id, change.created_at, change.channel, change.new)
 
     def __bool__(self) -> bool:
         return any(any(counter.values()) for counter in self.changes.values())

@@ -37,7 +37,6 @@ from herald.domain.records import NewJob, TenantContext
 from herald.domain.scheduling import SendAtOutOfRange, due_time
 from herald.domain.webhooks import UrlNotAllowed
 from herald.observability import correlation_id, count, logger
-from herald.services.activity import ActivityService
 from herald.services.callers import Credentials
 from herald.services.ports import (
     Counters,
@@ -85,7 +84,6 @@ class AcceptService:
         url_guard: UrlGuard,
         secrets: SecretBox,
         max_attempts: int,
-        activity: ActivityService,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._authenticate = authenticate
@@ -93,7 +91,6 @@ class AcceptService:
         self._secrets = secrets
         self._jobs = jobs
         self._counters = counters
-        self._activity = activity
         self._queue = queue
         self._url_guard = url_guard
         self._max_attempts = max_attempts
@@ -142,7 +139,6 @@ class AcceptService:
                 message,
                 queue_priority(job.priority),
                 iso(self._clock()),
-                activity=self._activity,
             )
         else:
             send_at = iso(due)
@@ -151,7 +147,6 @@ class AcceptService:
                 self._jobs,
                 message,
                 iso(self._clock()),
-                activity=self._activity,
                 failure="Could not be scheduled",
             )
         logger.append_keys(job_id=job.job_id)
@@ -263,8 +258,6 @@ def enqueue_or_fail(
     message: JobMessage,
     priority: QueuePriority,
     now: str,
-    *,
-    activity: ActivityService,
 ) -> None:
     """Queue a stored PENDING job; if the queue refuses, the job becomes FAILED with the reason
     (so a retry can restart it) and the client gets 503 with the job id."""
@@ -273,7 +266,6 @@ def enqueue_or_fail(
         store,
         message,
         now,
-        activity=activity,
         failure="Could not be queued for delivery",
     )
 
@@ -284,7 +276,6 @@ def hand_over_or_fail(
     message: JobMessage,
     now: str,
     *,
-    activity: ActivityService,
     failure: str,
 ) -> None:
     """Pass a stored job on (to its queue, or to the schedule); if that fails, the job becomes FAILED
@@ -295,7 +286,6 @@ def hand_over_or_fail(
         logger.error("enqueue failed", extra={"job_id": message.job_id, "reason": str(exc)})
         try:
             store.mark_enqueue_failed(message, f"{failure}: {exc}", now)
-            activity.failed(message.tenant_id, message.created_at or now, message.channel)
         except DependencyError as store_exc:
             # The job stays PENDING without a message; the sweeper finds and re-queues it.
             logger.error(

@@ -1,15 +1,14 @@
 """A tenant's activity by day (the console's chart) and the totals of job listings, from counters.
 
-Accepted jobs are counted by the accept path's counter write; outcomes are added here, once per
-tenant and day for a whole worker batch (``OutcomeTally``), so the cost per notification stays a
-fraction of a write unit. A failed counter write is logged with what it would have added and
-counted as a metric: the jobs themselves are delivered and recorded either way, and the listing
-shows them; only the chart and the totals of that day would read low.
+Accepted jobs are counted by the accept path's counter write; outcomes by ``DayCountTally`` from
+the table's stream of status changes (TallyFunction), once per tenant and day for a whole stream
+batch, so the cost per notification is a small fraction of a write unit and no delivery, sweep,
+cancel or retry writes a counter itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
@@ -17,6 +16,7 @@ from herald.domain.activity import (
     ACTIVITY_RANGES,
     DayCounts,
     OutcomeTally,
+    StatusChange,
     day_of,
     merge_days,
     series,
@@ -26,7 +26,7 @@ from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.plans import limits_for
 from herald.domain.records import TenantContext
-from herald.observability import count, logger
+from herald.observability import logger
 from herald.services.ports import ActivityCounters
 
 
@@ -70,39 +70,48 @@ class ActivityService:
         counted = self._counters.days(tenant.tenant_id, first, day or last)
         return max(sum(entry.count(status, channel) for entry in counted), 0)
 
-    def record(self, tally: OutcomeTally) -> None:
-        """One counter write per tenant and day of the tally."""
-        for (tenant_id, day), changes in tally.changes.items():
-            if not any(changes.values()):
-                continue
-            try:
-                self._counters.add_outcomes(tenant_id, day, dict(changes))
-            except DependencyError as exc:
-                logger.error(
-                    "activity counts not recorded",
-                    extra={
-                        "tenant_id": tenant_id,
-                        "day": day.isoformat(),
-                        "changes": dict(changes),
-                        "reason": str(exc),
-                    },
-                )
-                count("ActivityCountsLost", value=sum(abs(delta) for delta in changes.values()))
 
-    def reopened(self, tenant_id: str, created_at: str, channel: Channel) -> None:
-        """A failed job retried: it leaves the day's failed count (its new outcome is counted anew)."""
+class DayCountTally:
+    """Adds the status changes of the table's stream to the day counts (TallyFunction): one counter
+    write per tenant-day of a batch. A batch that fails is retried whole by its event source; the
+    changes already added (``applied``, by stream sequence number, kept for this container's life
+    of a retry) are not added twice."""
+
+    def __init__(self, counters: ActivityCounters, applied: MutableMapping[str, bool]) -> None:
+        self._counters = counters
+        self._applied = applied
+
+    def add(self, changes: Iterable[StatusChange]) -> int:
+        """Counter writes made; raises ``DependencyError`` after trying every tenant-day if any
+        write failed (those changes stay unapplied)."""
+        groups: dict[tuple[str, date], list[StatusChange]] = {}
+        for change in changes:
+            if change.sequence not in self._applied:
+                groups.setdefault((change.tenant_id, day_of(change.created_at)), []).append(change)
+        written = [self._write(tenant_id, day, group) for (tenant_id, day), group in groups.items()]
+        if None in written:
+            raise DependencyError(f"{written.count(None)} of {len(groups)} day count writes failed")
+        return sum(filter(None, written))
+
+    def _write(self, tenant_id: str, day: date, group: list[StatusChange]) -> int | None:
+        """Writes made for one tenant-day (0: its changes cancel out); None when the write failed."""
         tally = OutcomeTally()
-        tally.add(tenant_id, created_at, channel, JobStatus.FAILED, -1)
-        self.record(tally)
-
-    def failed(self, tenant_id: str, created_at: str, channel: Channel) -> None:
-        """A job failed outside a worker batch (its queue refused it)."""
-        self._ended(tenant_id, created_at, channel, JobStatus.FAILED)
-
-    def cancelled(self, tenant_id: str, created_at: str, channel: Channel) -> None:
-        self._ended(tenant_id, created_at, channel, JobStatus.CANCELLED)
-
-    def _ended(self, tenant_id: str, created_at: str, channel: Channel, status: JobStatus) -> None:
-        tally = OutcomeTally()
-        tally.add(tenant_id, created_at, channel, status)
-        self.record(tally)
+        for change in group:
+            tally.change(change)
+        counted = {name: delta for name, delta in tally.changes.get((tenant_id, day), {}).items() if delta}
+        try:
+            if counted:
+                self._counters.add_outcomes(tenant_id, day, counted)
+        except DependencyError as exc:
+            logger.error(
+                "day counts not added; the batch is retried",
+                extra={
+                    "tenant_id": tenant_id,
+                    "day": day.isoformat(),
+                    "changes": counted,
+                    "reason": str(exc),
+                },
+            )
+            return None
+        self._applied.update((change.sequence, True) for change in group)
+        return 1 if counted else 0

@@ -15,7 +15,6 @@ from enum import StrEnum
 from herald.domain.clock import now_iso
 from herald.domain.dead_letters import DeadLetter, HeldMessage, read_dead_letter
 from herald.domain.errors import DependencyError, HeraldError
-from herald.services.activity import ActivityService
 from herald.services.job_queries import requeue_failed
 from herald.services.ports import DeadLetterInbox, JobQueue, JobStore, TenantNotFound, TenantStore
 
@@ -45,7 +44,6 @@ class DeadLetterDesk:
         tenants: TenantStore,
         queue: JobQueue,
         max_attempts: int,
-        activity: ActivityService,
         clock: Callable[[], str] = now_iso,
     ) -> None:
         self._inbox = inbox
@@ -53,7 +51,6 @@ class DeadLetterDesk:
         self._tenants = tenants
         self._queue = queue
         self._max_attempts = max_attempts
-        self._activity = activity
         self._clock = clock
 
     def letters(self, limit: int | None = None) -> list[DeadLetter]:
@@ -96,7 +93,6 @@ class DeadLetterDesk:
                 job_id=letter.job_id,
                 max_attempts=self._max_attempts,
                 now=self._clock(),
-                activity=self._activity,
             )
             if state is not None:
                 self._inbox.delete(message)

@@ -109,7 +109,6 @@ class JobQueries:
             job_id=job_id,
             max_attempts=self._max_attempts,
             now=self._clock(),
-            activity=self._activity,
         )
         if state is None:
             raise HeraldError(
@@ -132,8 +131,6 @@ class JobQueries:
                 ErrorCode.JOB_NOT_CANCELLABLE,
             )
         self._refund(tenant, cancelled)
-        # Still one of its day's accepted jobs, now counted as cancelled (listing totals, the chart).
-        self._activity.cancelled(tenant.tenant_id, cancelled.created_at, cancelled.channel)
         count("Cancelled", {"channel": cancelled.channel.value})
         return replace(view, state=cancelled)
 
@@ -159,7 +156,6 @@ class JobQueries:
         return recover_failed(
             self._store,
             self._queue,
-            self._activity,
             tenant_id=tenant.tenant_id,
             plan=tenant.plan,
             window=window,
@@ -184,7 +180,6 @@ class Recovery:
 def recover_failed(
     store: JobStore,
     queue: JobQueue,
-    activity: ActivityService,
     *,
     tenant_id: str,
     plan: str,
@@ -215,7 +210,6 @@ def recover_failed(
             job_id=state.job_id,
             max_attempts=max_attempts,
             now=now,
-            activity=activity,
         )
         requeued += reopened is not None
     return Recovery(requeued, page.next_cursor)
@@ -230,7 +224,6 @@ def requeue_failed(
     job_id: str,
     max_attempts: int,
     now: str,
-    activity: ActivityService,
 ) -> JobState | None:
     """A failed job back to PENDING with a fresh budget of ``max_attempts`` (attempt numbers go on
     growing) and queued again, as POST .../retry and the operator's redrive do; None when the job is
@@ -238,7 +231,6 @@ def requeue_failed(
     state = store.reopen_failed(tenant_id, job_id, max_attempts, now)
     if state is None:
         return None
-    activity.reopened(tenant_id, state.created_at, state.channel)
     message = state.next_message(plan, correlation_id())
-    enqueue_or_fail(queue, store, message, queue_priority(state.priority), now, activity=activity)
+    enqueue_or_fail(queue, store, message, queue_priority(state.priority), now)
     return state

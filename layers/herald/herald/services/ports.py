@@ -122,7 +122,7 @@ class Counters(Protocol):
 
 class ActivityCounters(Protocol):
     """A tenant's jobs by day: the accepted ones (counted by ``Counters.charge``) and the outcomes,
-    which workers add per batch, one write per tenant and day."""
+    which TallyFunction adds from the table's stream, one write per tenant-day and stream batch."""
 
     def add_outcomes(self, tenant_id: str, day: date, changes: Mapping[str, int]) -> None:
         """Add ``changes`` (``outcome_field`` -> count, negative to take back) to the day's counts."""

@@ -29,7 +29,6 @@ from herald.domain.plans import retention_end
 from herald.domain.records import JobState
 from herald.domain.sweeping import MAX_REQUEUES, is_stuck, slices, stuck_reason
 from herald.observability import correlation_id, count, logger
-from herald.services.activity import ActivityService
 from herald.services.delivery import metric_dimensions
 from herald.services.ports import (
     Alerts,
@@ -80,10 +79,8 @@ class Sweeper:
         ordered_queue_urls: Mapping[Channel, str],
         dead_letters: DeadLetters,
         alerts: Alerts,
-        activity: ActivityService,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
-        self._activity = activity
         self._policy = policy
         self._store = store
         self._tenants = tenants
@@ -168,7 +165,6 @@ class Sweeper:
         )
         if not self._store.fail(state, reason, iso(run.now)):
             return
-        self._activity.failed(state.tenant_id, state.created_at, state.channel)
         run.report.failed += 1
         count("SweptFailed", dimensions)
         count("DeadLettered", dimensions)

@@ -3,8 +3,9 @@
 - the billing period's item (``PERIOD#<period>``, written by the accept path's one counter write)
   holds each day's accepted jobs per channel, as ``ae1130`` / ``aw1130`` (emails / webhooks of 30
   November); a period is at most a month long, so month and day name the day;
-- one small item per day (``DAY#2026-11-30``) holds the outcomes of that day's jobs, added by the
-  workers once per batch and tenant-day, by the sweeper, and taken back by a retry.
+- one small item per day (``DAY#2026-11-30``) holds the outcomes of that day's jobs, added by
+  TallyFunction from the table's stream once per batch and tenant-day (a retry takes a failed job
+  back out of the failed count).
 
 Reading any range of days is one Query of that partition: the day items of the range and the period
 items (at most ~14: their TTL is about a year), a few read units whatever the tenant's volume.
