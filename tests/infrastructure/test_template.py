@@ -14,6 +14,7 @@ import pytest
 
 from herald_local.cloudformation.template import load_template
 from herald_local.config import project_root
+from herald_local.event_sources.streams import matches
 from tests.support.api_docs import documented_routes
 
 ROOT = project_root()
@@ -348,3 +349,27 @@ def test_the_dashboard_is_json_and_shows_every_queue_the_dlq_deliveries_and_late
         assert "${" + queue + ".QueueName}" in body
     for metric in ("Delivered", "Failed", "DeadLettered", "FallbackUsed", "AcceptToDeliveredLatency"):
         assert f'MetricName=\\"{metric}\\"' in body
+
+
+def test_the_tally_reads_only_status_writes_from_the_tables_stream(template: dict[str, Any]) -> None:
+    """Its own day-count writes, the requests and an expiry never reach it (no loop, no cost)."""
+    resources = template["Resources"]
+    assert resources["HeraldTable"]["Properties"]["StreamSpecification"] == {
+        "StreamViewType": "NEW_AND_OLD_IMAGES"
+    }
+    event = resources["TallyFunction"]["Properties"]["Events"]["StatusChanges"]
+    assert event["Type"] == "DynamoDB"
+    (criterion,) = event["Properties"]["FilterCriteria"]["Filters"]
+    pattern = json.loads(criterion["Pattern"])
+
+    def passes(event_name: str, sk: str) -> bool:
+        return matches(
+            pattern, {"eventName": event_name, "dynamodb": {"Keys": {"pk": {"S": "x"}, "sk": {"S": sk}}}}
+        )
+
+    assert passes("MODIFY", "STATUS")
+    assert passes("INSERT", "STATUS")
+    assert not passes("REMOVE", "STATUS")
+    assert not any(passes("MODIFY", sk) for sk in ("DAY#2026-12-01", "PERIOD#20261201T000000", "JOB"))
+    alarm = resources["TallyIteratorAgeAlarm"]["Properties"]
+    assert (alarm["MetricName"], alarm["Dimensions"][0]["Value"]) == ("IteratorAge", {"Ref": "TallyFunction"})
