@@ -1,10 +1,10 @@
-"""What the day counters cost (docs/console.md): the outcome writes of a worker batch whose jobs
-belong to several tenants (the worst case: one counter write per tenant-day), and the reads of a
-console view, of a job listing and of a status poll for a tenant with 10, 1 000 and 100 000 jobs
-of history.
+"""What the day counters cost (docs/console.md): a worker batch whose jobs belong to several tenants
+(no day count writes: TallyFunction keeps them from the table's stream), TallyFunction's batch of
+a window's status changes (one counter write per tenant-day), and the reads of a console view, of
+a job listing and of a status poll for a tenant with 10, 1 000 and 100 000 jobs of history.
 
 The history is written straight into the table (completed jobs spread over the last 30 days, their
-status items, and the counters the accept path and the workers would have left), since only the
+status items, and the counters the accept path and the tally would have left), since only the
 reads are measured here; each size is written once per run and shared by the scenarios that read it.
 """
 
@@ -159,6 +159,36 @@ def deliver_for_tenants(tenants: int) -> Any:
         with rig.measuring(len(records)) as cost:
             answer = rig.deliver(WEBHOOK_QUEUE, records)
         assert answer == {"batchItemFailures": []}, answer
+        return cost
+
+    return step
+
+
+# The day counts of one TallyFunction batch: the jobs a tenant's traffic finishes within the event
+# source's batching window (100 in 5 s: a tenant sending 20 a second), 2 status changes each.
+WINDOW_JOBS = 100
+
+
+def tally_window(tenants: int, jobs: int = WINDOW_JOBS) -> Any:
+    """``jobs`` webhooks of ``tenants`` tenants (sent in turn, so the fair queue mixes them in every
+    worker batch) delivered, then TallyFunction's one batch of their status changes."""
+
+    def step(rig: Rig) -> StepCost:
+        from bench.scenarios import API, WEBHOOK_QUEUE
+
+        rig.herald.drain_queues()
+        while rig.tally():  # what earlier steps left on the stream, unmeasured
+            pass
+        senders = [rig.new_tenant() for _ in range(tenants)]
+        rig.environment(API)
+        for n in range(jobs):
+            assert rig.send("webhook", rig.webhook(), senders[n % tenants].api_key).status == 202
+        rig.environment(rig.herald.event_source(WEBHOOK_QUEUE).function)
+        while records := rig.herald.receive_records(WEBHOOK_QUEUE, rig.batch_size):
+            assert rig.deliver(WEBHOOK_QUEUE, records) == {"batchItemFailures": []}
+        with rig.measuring(jobs) as cost:
+            answers = rig.tally()
+        assert answers == [{"changes": 2 * jobs, "writes": tenants}], answers
         return cost
 
     return step

@@ -291,22 +291,18 @@ def _write_floor(results: Mapping[str, Any]) -> str:
         )
         return f"{_units(units[step]['write_units']['total'])} ({items})"
 
-    delivery = units["deliver_webhook"]
-    day_units = sum(
-        row["table_units"]
-        for row in delivery["write_units"]["by_item"]
-        if row["item"].startswith("USAGE#* DAY#")
-    )
+    one, five = (units[step]["write_units"]["total"] for step in ("tally_one_tenant", "tally_five_tenants"))
     spread = units["deliver_webhook_five_tenants"]["write_units"]["total"]
     return (
         f"Where a 1 KB webhook's write units go: accepting it {spent('accept_webhook')}; delivering it"
         f" {spent('deliver_webhook')}. Five are one write each of what the path cannot do without: the"
         " usage counter (rate limit and quota), the request written once, its listing entry, the"
         " worker's claim (at most one delivery) and the outcome. The day counts (the console's chart"
-        " and the listings' totals) cost one write per worker batch and tenant-day:"
-        f" {_units(day_units)} unit when a batch of {delivery['notifications']} holds one tenant-day's"
-        f" jobs, a whole one when it holds one job of each (delivery {_units(spread)} in the"
-        " several-tenant batch above)."
+        " and the listings' totals) are not written by the worker (delivery costs"
+        f" {_units(spread)} also when a batch mixes tenants): TallyFunction adds the status changes"
+        " of the table's stream, one write per tenant-day and batch, which is"
+        f" {_units(one)} unit per job for one tenant's {units['tally_one_tenant']['notifications']}"
+        f" jobs of a batching window and {_units(five)} for five tenants'."
     )
 
 

@@ -231,11 +231,10 @@ class HeraldInMoto:
         self.use_function_environment(logical_id, {"HERALD_AWS_MAX_ATTEMPTS": "1"})
         return self.invoke(logical_id, event)
 
-    def tally(self) -> list[Any]:
-        """What the template's stream event sources do with what the table's stream holds now: its
-        new records that pass their filters, in one batch each, handed to their function (in its
-        environment); the functions' answers."""
-        answers = []
+    def stream_batches(self) -> list[tuple[str, list[dict[str, Any]]]]:
+        """(function, records) for each of the template's stream event sources with something new:
+        the table stream's records since the last call that pass its filters, in one batch."""
+        batches = []
         for source in self.topology.stream_sources:
             reader = self._streams.get(source.logical_id)
             if reader is None:
@@ -244,8 +243,16 @@ class HeraldInMoto:
                 )
             records = reader.read(source.batch_size)
             if records:
-                answers.append(self.invoke_function(source.function, {"Records": records}))
-        return answers
+                batches.append((source.function, records))
+        return batches
+
+    def tally(self) -> list[Any]:
+        """What the stream event sources do with what the table's stream holds now: each batch
+        handed to its function (in its environment); the functions' answers."""
+        return [
+            self.invoke_function(function, {"Records": records})
+            for function, records in self.stream_batches()
+        ]
 
     def queue_url(self, output: str) -> str:
         return self.topology.outputs[output]

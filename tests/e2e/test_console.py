@@ -166,7 +166,14 @@ def an_email_sent_through_the_api_appears_in_jobs_with_its_timeline_rendered_ine
     assert page.evaluate("window.__pwned") is None
     screenshot(page, "job-timeline")
     console.check_accessibility("job")
-    # The day's counters saw it: the overview's chart and the listing's total.
+    # The day's counters saw it (once TallyFunction read its status change from the table's
+    # stream, within its batching window): the overview's chart and the listing's total.
+    wait_for(
+        lambda: (
+            console.tenant.call("GET", "/account/activity?days=7").json()["data"]["totals"]["completed"] == 1
+        ),
+        "the day counts to show the completed job",
+    )
     page = console.open("/console", "Overview")
     expect(page.locator(".total").filter(has_text="Completed").locator("dd")).to_have_text("1")
     screenshot(page, "overview")

@@ -131,17 +131,16 @@ def test_the_write_floor_names_each_item_a_webhook_writes_and_what_the_day_count
         },
         "deliver_webhook": {
             "notifications": 5,
-            "write_units": {
-                "total": 2.2,
-                "by_item": [row("JOB#*#* STATUS", 1), row("JOB#*#* STATUS", 1), row("USAGE#* DAY#*", 0.2)],
-            },
+            "write_units": {"total": 2.0, "by_item": [row("JOB#*#* STATUS", 1), row("JOB#*#* STATUS", 1)]},
         },
-        "deliver_webhook_five_tenants": {"notifications": 5, "write_units": {"total": 3.0, "by_item": []}},
+        "deliver_webhook_five_tenants": {"notifications": 5, "write_units": {"total": 2.0, "by_item": []}},
+        "tally_one_tenant": {"notifications": 100, "write_units": {"total": 0.01, "by_item": []}},
+        "tally_five_tenants": {"notifications": 100, "write_units": {"total": 0.05, "by_item": []}},
     }
 
     text = _write_floor({"write_units_per_notification": units})
 
     assert "accepting it 3 (`USAGE#* PERIOD#*` 1, `JOB#*#* JOB` 1 + its index entry 1)" in text
-    assert "delivering it 2.2 (`JOB#*#* STATUS` 1, `JOB#*#* STATUS` 1, `USAGE#* DAY#*` 0.2)" in text
-    assert "0.2 unit when a batch of 5 holds one tenant-day's jobs" in text
-    assert "(delivery 3 in the several-tenant batch above)" in text
+    assert "delivering it 2 (`JOB#*#* STATUS` 1, `JOB#*#* STATUS` 1)" in text
+    assert "(delivery costs 2 also when a batch mixes tenants)" in text
+    assert "0.01 unit per job for one tenant's 100 jobs of a batching window and 0.05 for five tenants'" in text
