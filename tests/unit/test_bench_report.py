@@ -143,4 +143,6 @@ def test_the_write_floor_names_each_item_a_webhook_writes_and_what_the_day_count
     assert "accepting it 3 (`USAGE#* PERIOD#*` 1, `JOB#*#* JOB` 1 + its index entry 1)" in text
     assert "delivering it 2 (`JOB#*#* STATUS` 1, `JOB#*#* STATUS` 1)" in text
     assert "(delivery costs 2 also when a batch mixes tenants)" in text
-    assert "0.01 unit per job for one tenant's 100 jobs of a batching window and 0.05 for five tenants'" in text
+    assert (
+        "0.01 unit per job for one tenant's 100 jobs of a batching window and 0.05 for five tenants'" in text
+    )
