@@ -80,3 +80,9 @@ def test_a_status_item_that_does_not_read_as_a_job_status_names_its_record() -> 
         UnreadableChange, match=r"stream record 1100000000017454423011: 'done' is not a valid JobStatus"
     ):
         status_change(record("MODIFY", image("done"), image("processing")))
+
+
+def test_a_status_item_with_no_status_before_or_after_is_no_change() -> None:
+    """moto writes a new item's key before the update's attributes: that first record counts nothing."""
+    keys_only = {"pk": {"S": PK}, "sk": {"S": "STATUS"}}
+    assert status_change(record("INSERT", keys_only, None)) is None

@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 from herald_local.awslambda.functions import FunctionUnavailable, Invocation
@@ -108,7 +109,16 @@ class StreamReader:
         return not self.source.filters or any(matches(pattern, record) for pattern in self.source.filters)
 
     def _event_record(self, record: Mapping[str, Any]) -> dict[str, Any]:
-        return {**record, "awsRegion": self._region, "eventSourceARN": self.source.stream_arn}
+        stream = dict(record["dynamodb"])
+        created = stream.get("ApproximateCreationDateTime")
+        if isinstance(created, datetime):  # boto3 parses it; Lambda's event carries epoch seconds
+            stream["ApproximateCreationDateTime"] = created.timestamp()
+        return {
+            **record,
+            "dynamodb": stream,
+            "awsRegion": self._region,
+            "eventSourceARN": self.source.stream_arn,
+        }
 
 
 class StreamPoller:
@@ -136,15 +146,14 @@ class StreamPoller:
         while not self._stop.is_set():
             try:
                 batch = self._next_batch()
+                if batch:
+                    self._deliver(batch)
+                else:
+                    self._stop.wait(_IDLE_SECONDS)
             except Exception:  # noqa: BLE001 - moto down or stopping; the loop decides
                 if not self._stop.is_set():
                     log.exception("%s: reading %s failed", self.source.logical_id, self.source.stream_arn)
                     self._stop.wait(1)
-                continue
-            if batch:
-                self._deliver(batch)
-            else:
-                self._stop.wait(_IDLE_SECONDS)
 
     def _next_batch(self) -> list[dict[str, Any]]:
         """What is waiting, and for up to the batching window after the first record, more."""

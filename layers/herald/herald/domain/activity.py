@@ -88,15 +88,15 @@ def series(days: Mapping[date, DayCounts], first: date, last: date) -> list[DayC
 
 @dataclass(frozen=True)
 class StatusChange:
-    """One write of a job's status item, as the table's stream reports it: the status before (None:
-    the item is new) and after. ``sequence`` names the change in its stream."""
+    """One write of a job's status item, as the table's stream reports it: the status before and
+    after (None: the item had none, or was new). ``sequence`` names the change in its stream."""
 
     sequence: str
     tenant_id: str
     created_at: str
     channel: Channel
     old: JobStatus | None
-    new: JobStatus
+    new: JobStatus | None
 
 
 @dataclass
@@ -120,7 +120,8 @@ class OutcomeTally:
             return
         if change.old is not None:
             self.add(change.tenant_id, change.created_at, change.channel, change.old, -1)
-        self.add(change.tenant_id, change.created_at, change.channel, change.new)
+        if change.new is not None:
+            self.add(change.tenant_id, change.created_at, change.channel, change.new)
 
     def __bool__(self) -> bool:
         return any(any(counter.values()) for counter in self.changes.values())

@@ -34,26 +34,34 @@ def _text(image: Mapping[str, Any], name: str) -> str:
 
 
 def status_change(record: Mapping[str, Any]) -> StatusChange | None:
-    """The change a stream record reports; None for records that are not a status item's write."""
+    """The change a stream record reports; None for records that are not a status item's write, or
+    whose item has no status before or after (moto's update of a new item writes its key first)."""
     stream = record.get("dynamodb") or {}
     keys = stream.get("Keys") or {}
     if record.get("eventName") not in _CHANGES or _text(keys, "sk") != STATUS_SK:
         return None
-    new, old = stream.get("NewImage") or {}, stream.get("OldImage")
+    new, old = stream.get("NewImage") or {}, stream.get("OldImage") or {}
     try:
+        before, after = _status(old), _status(new)
+        if before is None and after is None:
+            return None
         tenant_id, _ = job_ids(_text(keys, "pk"))
-        status, channel = JobStatus(_text(new, _STATUS)), Channel(_text(new, _CHANNEL))
-        before = None if old is None else JobStatus(_text(old, _STATUS))
+        channel = Channel(_text(new, _CHANNEL) or _text(old, _CHANNEL))
     except ValueError as exc:
         raise UnreadableChange(f"stream record {stream.get('SequenceNumber')}: {exc}") from exc
     return StatusChange(
         sequence=str(stream.get("SequenceNumber", "")),
         tenant_id=tenant_id,
-        created_at=_text(new, _CREATED_AT) or _written_at(stream),
+        created_at=_text(new, _CREATED_AT) or _text(old, _CREATED_AT) or _written_at(stream),
         channel=channel,
         old=before,
-        new=status,
+        new=after,
     )
+
+
+def _status(image: Mapping[str, Any]) -> JobStatus | None:
+    text = _text(image, _STATUS)
+    return JobStatus(text) if text else None
 
 
 def _written_at(stream: Mapping[str, Any]) -> str:
