@@ -133,7 +133,7 @@ def status_poll(jobs: int) -> Any:
 
 
 def deliver_for_tenants(tenants: int) -> Any:
-    """One warm worker batch of webhooks, each of another tenant: a counter write per tenant-day."""
+    """One warm worker batch of webhooks, each of another tenant: the worker writes no day counts."""
 
     def step(rig: Rig) -> StepCost:
         from bench.scenarios import API, WEBHOOK_QUEUE
