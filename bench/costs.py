@@ -8,7 +8,8 @@ What is billed per notification, by service:
 - SQS: the handlers' own requests (sends, dead-letter copies) plus, per worker invocation, the event
   source mapping's ReceiveMessage and DeleteMessageBatch (its empty long polls cost the same at any
   volume and are left out); the fair-queue surcharge when messages carry a MessageGroupId;
-- DynamoDB: the measured write and read units; KMS: the measured requests.
+- DynamoDB: the measured write and read units (TallyFunction's stream reads are free: Lambda's
+  GetRecords calls on a DynamoDB stream are not billed); KMS: the measured requests.
 Left out: CloudWatch Logs ingestion and metrics, data transfer, storage, free tiers, cold starts'
 INIT time (billed since 2025-08-01, but how often a container is new depends on traffic).
 """
