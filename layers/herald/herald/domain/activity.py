@@ -122,6 +122,3 @@ class OutcomeTally:
             self.add(change.tenant_id, change.created_at, change.channel, change.old, -1)
         if change.new is not None:
             self.add(change.tenant_id, change.created_at, change.channel, change.new)
-
-    def __bool__(self) -> bool:
-        return any(any(counter.values()) for counter in self.changes.values())

@@ -8,7 +8,7 @@ cancel or retry writes a counter itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
@@ -84,21 +84,28 @@ class DayCountTally:
     def add(self, changes: Iterable[StatusChange]) -> int:
         """Counter writes made; raises ``DependencyError`` after trying every tenant-day if any
         write failed (those changes stay unapplied)."""
-        groups: dict[tuple[str, date], list[StatusChange]] = {}
+        tally = OutcomeTally()
+        sequences: dict[tuple[str, date], list[str]] = {}
         for change in changes:
             if change.sequence not in self._applied:
-                groups.setdefault((change.tenant_id, day_of(change.created_at)), []).append(change)
-        written = [self._write(tenant_id, day, group) for (tenant_id, day), group in groups.items()]
+                tally.change(change)
+                sequences.setdefault((change.tenant_id, day_of(change.created_at)), []).append(
+                    change.sequence
+                )
+        written = [
+            self._write(tenant_day, tally.changes.get(tenant_day, {}), applied)
+            for tenant_day, applied in sequences.items()
+        ]
         if None in written:
-            raise DependencyError(f"{written.count(None)} of {len(groups)} day count writes failed")
+            raise DependencyError(f"{written.count(None)} of {len(sequences)} day count writes failed")
         return sum(filter(None, written))
 
-    def _write(self, tenant_id: str, day: date, group: list[StatusChange]) -> int | None:
+    def _write(
+        self, tenant_day: tuple[str, date], changes: Mapping[str, int], applied: list[str]
+    ) -> int | None:
         """Writes made for one tenant-day (0: its changes cancel out); None when the write failed."""
-        tally = OutcomeTally()
-        for change in group:
-            tally.change(change)
-        counted = {name: delta for name, delta in tally.changes.get((tenant_id, day), {}).items() if delta}
+        tenant_id, day = tenant_day
+        counted = {name: delta for name, delta in changes.items() if delta}
         try:
             if counted:
                 self._counters.add_outcomes(tenant_id, day, counted)
@@ -113,5 +120,5 @@ class DayCountTally:
                 },
             )
             return None
-        self._applied.update((change.sequence, True) for change in group)
+        self._applied.update((sequence, True) for sequence in applied)
         return 1 if counted else 0
