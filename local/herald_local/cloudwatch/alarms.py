@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 import operator
-import threading
 from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -25,6 +24,7 @@ from herald_local.aws.regions import region_description
 from herald_local.cloudformation.topology import AlarmSpec
 from herald_local.cloudwatch.metrics import API_GATEWAY, LAMBDA, LocalMetrics
 from herald_local.config import ACCOUNT_ID, DEFAULT_ALARM_SECONDS
+from herald_local.host.loops import BackgroundLoop
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ class AlarmState:
         return f'{self.state}: "{self.alarm.name}" in {region_description(self.region)}'
 
 
-class AlarmPlayer:
+class AlarmPlayer(BackgroundLoop):
     def __init__(
         self,
         state: AlarmState,
@@ -137,19 +137,11 @@ class AlarmPlayer:
         publish: Publish,
         cadence: float = DEFAULT_ALARM_SECONDS,
     ) -> None:
+        super().__init__(f"{state.alarm.logical_id}-alarm", join_seconds=5)
         self.state = state
         self._read_metric = read_metric
         self._publish = publish
         self._every = min(cadence, state.alarm.period_seconds)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"{state.alarm.logical_id}-alarm", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(5)
 
     def evaluate(self) -> None:
         notification = self.state.observe(self._read_metric(), datetime.now(UTC))

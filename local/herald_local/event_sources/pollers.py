@@ -33,6 +33,7 @@ from typing import Any
 
 from herald_local.awslambda.functions import FunctionUnavailable, Invocation
 from herald_local.cloudformation.topology import QueueSourceSpec
+from herald_local.host.loops import BackgroundLoop
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +147,7 @@ def succeeded_message_ids(
     return [message_id for message_id in ids if message_id not in failed]
 
 
-class QueuePoller:
+class QueuePoller(BackgroundLoop):
     """One event source: a receiving thread and up to MaximumConcurrency invocations in flight."""
 
     def __init__(
@@ -159,6 +160,7 @@ class QueuePoller:
         *,
         fair: bool = True,
     ) -> None:
+        super().__init__(f"{source.logical_id}-poller", join_seconds=RECEIVE_WAIT_SECONDS + 5)
         self.source = source
         fifo = source.queue_name.endswith(".fifo")
         self._fair = fair and not fifo
@@ -167,22 +169,12 @@ class QueuePoller:
         self._queue_url = queue_url
         self._invoke = invoke
         self._region = region
-        self._stop = threading.Event()
         self._slots = threading.Semaphore(source.max_concurrency)
         self._pending: deque[dict[str, Any]] = deque()  # received, fairly ordered, not yet invoked
         self._workers = ThreadPoolExecutor(source.max_concurrency, thread_name_prefix=source.logical_id)
-        self._thread = threading.Thread(target=self._run, name=f"{source.logical_id}-poller", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def request_stop(self) -> None:
-        """Lets every poller stop at once; ``stop`` then only waits."""
-        self._stop.set()
 
     def stop(self) -> None:
-        self.request_stop()
-        self._thread.join(RECEIVE_WAIT_SECONDS + 5)
+        super().stop()
         self._workers.shutdown(wait=False, cancel_futures=True)
 
     def _run(self) -> None:

@@ -14,7 +14,6 @@ nothing matches differently here than in AWS without saying so.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -22,6 +21,7 @@ from typing import Any
 
 from herald_local.awslambda.functions import FunctionUnavailable, Invocation
 from herald_local.cloudformation.topology import StreamSourceSpec
+from herald_local.host.loops import BackgroundLoop
 
 log = logging.getLogger(__name__)
 
@@ -121,26 +121,15 @@ class StreamReader:
         }
 
 
-class StreamPoller:
+class StreamPoller(BackgroundLoop):
     """A reading thread per stream event source; one batch in flight at a time (one shard)."""
 
     def __init__(self, source: StreamSourceSpec, streams: Any, invoke: Invoke, region: str) -> None:
+        super().__init__(f"{source.logical_id}-poller", join_seconds=5)
         self.source = source
         self._reader = StreamReader(source, streams, region)
         self._invoke = invoke
         self._pending: list[dict[str, Any]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"{source.logical_id}-poller", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def request_stop(self) -> None:
-        self._stop.set()
-
-    def stop(self) -> None:
-        self.request_stop()
-        self._thread.join(max(_RETRY_SECONDS) + 5)
 
     def _run(self) -> None:
         while not self._stop.is_set():
