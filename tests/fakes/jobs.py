@@ -25,7 +25,7 @@ from herald.domain.notifications import NotificationRequest, request_from_docume
 from herald.domain.plans import Quota, channel_counter
 from herald.domain.records import Claim, DeliveryLog, JobEvent, JobPage, JobState, JobView, NewJob, Usage
 from herald.domain.scheduling import DueJob
-from herald.services.ports import DuplicateRequest, QuotaExhausted, RateLimited
+from herald.services.outcomes import DuplicateRequest, QuotaExhausted, RateLimited
 from tests.fakes.common import CREATED_AT
 
 

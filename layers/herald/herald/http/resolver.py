@@ -41,7 +41,7 @@ class HttpResolver(APIGatewayHttpResolver):
         self._dynamic_routes.extend(own[1])
         return True
 
-    def _handle_not_found(self, method: str, path: str) -> ResponseBuilder:
+    def _handle_not_found(self, method: str, path: str) -> ResponseBuilder[Any]:
         # Powertools calls this when no route matched: the deferred routes may hold one.
         if self.include_deferred():
             return self._resolve()
