@@ -13,6 +13,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from herald.http.resolver import HttpResolver
 
@@ -76,7 +77,7 @@ def _own_routes(app: APIGatewayHttpResolver) -> None:
 
 
 def _other_router() -> Router:
-    router = Router()
+    router = Router()  # type: ignore[no-untyped-call]  # Powertools leaves it untyped
 
     @router.get("/others/<other>")
     def other(other: str) -> Response[str]:
@@ -118,13 +119,13 @@ def _deferred() -> tuple[HttpResolver, list[str]]:
 def test_deferred_routes_are_loaded_by_the_first_request_no_own_route_takes() -> None:
     app, loads = _deferred()
 
-    assert app.resolve(_event("GET", "/items/7"), None)["body"] == "item 7"
+    assert app.resolve(_event("GET", "/items/7"), LambdaContext())["body"] == "item 7"
     assert loads == []
-    assert app.resolve(_event("PUT", "/others/3"), None)["body"] == "replaced 3"
-    assert app.resolve(_event("GET", "/others"), None)["body"] == "others"
-    assert app.resolve(_event("GET", "/items/recent"), None)["body"] == "recent"
+    assert app.resolve(_event("PUT", "/others/3"), LambdaContext())["body"] == "replaced 3"
+    assert app.resolve(_event("GET", "/others"), LambdaContext())["body"] == "others"
+    assert app.resolve(_event("GET", "/items/recent"), LambdaContext())["body"] == "recent"
     assert loads == ["loaded"]
-    assert app.resolve(_event("GET", "/nowhere"), None)["statusCode"] == 404
+    assert app.resolve(_event("GET", "/nowhere"), LambdaContext())["statusCode"] == 404
 
 
 def test_deferred_routes_rank_and_document_as_if_included_first() -> None:
