@@ -18,7 +18,7 @@ from herald.domain.plans import Plan
 from herald.http.views import job_document
 from herald.observability import logger
 from herald.services.job_queries import operator_job
-from herald.services.ports import TenantNotFound
+from herald.services.outcomes import TenantNotFound
 from herald.services.tenants import IssuedKey
 from herald_cli.operations import dead_letter_command, show_job
 from herald_cli.schedules import run_deployed, run_local

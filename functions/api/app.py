@@ -7,8 +7,8 @@ from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
-from account_routes import router as account_router
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
 from aws_lambda_powertools.logging import correlation_paths
@@ -37,6 +37,7 @@ from herald.http.error_handlers import install_error_handlers
 from herald.http.errors import client_error
 from herald.http.guards import ScreenedBodies, as_resolver_reads
 from herald.http.requests import IDEMPOTENCY_KEY_RULE, EmailRequest, RecoverRequest, WebhookRequest
+from herald.http.resolver import HttpResolver
 from herald.http.responses import error_response, json_response, validation_error
 from herald.observability import logger, metrics, traced
 
@@ -56,10 +57,18 @@ IdempotencyHeader = Annotated[
     str | None, Header(alias="Idempotency-Key", json_schema_extra=IDEMPOTENCY_KEY_RULE)
 ]
 
+
+def _account_router() -> Router:
+    """Imported on first need: no notification request takes an account route."""
+    from account_routes import router
+
+    return router
+
+
 bodies = ScreenedBodies()
-app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=bodies.deserialize)
+app = HttpResolver(enable_validation=True, json_body_deserializer=bodies.deserialize)
 install_error_handlers(app)
-app.include_router(account_router)
+app.include_on_first_need(_account_router)
 
 
 def tenant() -> TenantContext:

@@ -103,7 +103,9 @@ def _load_handler_module(spec_dir: str, name: str) -> ModuleType:
         spec.loader.exec_module(module)
         return module
     finally:
+        # As on Lambda, the folder stays importable: a handler may import its modules on first need.
         sys.path.remove(spec_dir)
+        sys.path.append(spec_dir)
 
 
 class HeraldInMoto:

@@ -26,7 +26,8 @@ from herald.domain.plans import Quota, channel_counter
 from herald.domain.records import Claim, DeliveryLog, JobEvent, JobPage, JobState, JobView, NewJob, Usage
 from herald.domain.scheduling import DueJob
 from herald.services.activity import DayCountTally
-from herald.services.ports import ActivityCounters, DuplicateRequest, QuotaExhausted, RateLimited
+from herald.services.outcomes import DuplicateRequest, QuotaExhausted, RateLimited
+from herald.services.ports import ActivityCounters
 from tests.fakes.common import CREATED_AT
 
 
@@ -374,7 +375,7 @@ class FakeJobTable(Recorder):
         )
         if not ((fresh or abandoned) and state.attempts < state.max_attempts):
             return None
-        job.state = replace(
+        claimed = replace(
             state,
             status=JobStatus.PROCESSING,
             attempts=state.attempts + 1,
@@ -382,7 +383,8 @@ class FakeJobTable(Recorder):
             started_at=state.started_at or started_at,
             ordering_key=state.ordering_key or message.ordering_key,
         )
-        return Claim(job.state.attempts, job.state.max_attempts, job.state.skip_providers)
+        job.state = claimed
+        return Claim(claimed.attempts, claimed.max_attempts, claimed.skip_providers)
 
     def current(self, tenant_id: str, job_id: str) -> JobState | None:
         self._called("current")

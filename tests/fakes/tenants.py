@@ -31,14 +31,8 @@ from herald.domain.records import (
 )
 from herald.domain.secrets import Purpose, SealedSecret
 from herald.domain.signin import address_key
-from herald.services.ports import (
-    AlreadyExists,
-    DomainTaken,
-    KeyChanged,
-    ProfileChanged,
-    SecretBox,
-    TenantNotFound,
-)
+from herald.services.outcomes import AlreadyExists, DomainTaken, KeyChanged, ProfileChanged, TenantNotFound
+from herald.services.ports import SecretBox
 from tests.fakes.common import CREATED_AT
 
 

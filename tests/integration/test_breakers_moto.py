@@ -24,7 +24,7 @@ from herald.domain.breakers import (
 )
 from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import Channel, JobStatus
-from herald.services.ports import TenantNotFound
+from herald.services.outcomes import TenantNotFound
 from herald.services.tenants import TenantAdmin
 from herald_harness.in_moto import HeraldInMoto, herald_in_moto
 

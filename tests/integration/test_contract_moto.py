@@ -258,6 +258,7 @@ def test_the_405_route_table_is_the_templates_and_the_resolvers(herald: HeraldIn
     under /api/v1 if not by its own), and the routes elsewhere are exactly the template's others
     under /api/v1 (the console's pages under /console never reach the API function)."""
     app = herald.handler_module("ApiFunction").app
+    app.include_deferred()  # the account routes, otherwise included by the first request to one
     resolver = {
         (route.method, re.sub(r"<(\w+)>", r"{\1}", route.path))
         for route in (*app._static_routes, *app._dynamic_routes)

@@ -11,7 +11,7 @@ import pytest
 from herald.adapters.store.models import HeraldItem, JobItem
 from herald.adapters.store.table import Table, TableAddress
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.services.ports import TenantNotFound
+from herald.services.outcomes import TenantNotFound
 from herald.services.tenants import TenantAdmin
 from herald_harness.in_moto import REGION, HeraldInMoto, client, herald_in_moto
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from herald.domain.inbound import Processor
 from herald.domain.jobs import Channel, QueuePriority
+
+if TYPE_CHECKING:
+    from herald.domain.inbound import Processor
 
 # Retries of AWS SDK calls. Not a template setting: tests against moto lower it (an unimplemented
 # call answers 500 and retries only slow them down).
@@ -124,8 +127,9 @@ def _present(env: Mapping[str, str], name: str) -> str:
     return env[name].strip()
 
 
-# What each processor calls the thing a tenant subscribes to (Polar: a product, Paystack: a plan).
-_PLAN_KEY_NAMES = {Processor.POLAR: "PRODUCT", Processor.PAYSTACK: "PLAN"}
+# What each processor calls the thing a tenant subscribes to (Polar: a product, Paystack: a plan), by
+# its value: the functions that read no payment settings skip importing the processors.
+_PLAN_KEY_NAMES = {"POLAR": "PRODUCT", "PAYSTACK": "PLAN"}
 
 
 @dataclass(frozen=True)
@@ -141,7 +145,7 @@ class PaymentSettings:
     def from_env(cls, processor: Processor, env: Mapping[str, str] | None = None) -> PaymentSettings:
         env = os.environ if env is None else env
         prefix = f"HERALD_{processor.value}"
-        plan_key = f"{prefix}_{_PLAN_KEY_NAMES[processor]}"
+        plan_key = f"{prefix}_{_PLAN_KEY_NAMES[processor.value]}"
         return cls(
             secret_parameter=_required(env, f"{prefix}_SECRET_PARAMETER"),
             indie_plan_key=_present(env, f"{plan_key}_INDIE"),

@@ -1,17 +1,17 @@
 """Composition root of the API function: its services, built once per container from the settings.
 
-Only what the send path needs is built at cold start; the account routes' service (vault, provider
-adapters) and the checkout (its processors' credentials) are built on first use of their routes.
+Only what the send path needs is built at cold start; what only some requests need (the job
+queries, the health check, the webhook URL check, the account routes' service with its vault and
+provider adapters, the checkout with its processors' credentials) is built, with its imports, on first
+use.
 """
 
 from __future__ import annotations
 
-from functools import cached_property, partial
+from functools import cached_property
 from typing import TYPE_CHECKING
 
-from herald.adapters.health import HealthCheck
 from herald.adapters.queueing import SqsJobQueue
-from herald.adapters.ssrf import check_url
 from herald.adapters.store.activity_store import DynamoActivity
 from herald.adapters.store.counter_store import DynamoCounters
 from herald.adapters.store.job_store import DynamoJobStore
@@ -24,13 +24,14 @@ from herald.services.accept import AcceptService
 from herald.services.activity import ActivityService
 from herald.services.auth import Authenticator
 from herald.services.callers import Callers
-from herald.services.job_queries import JobQueries
 from herald.services.sessions import SessionAuthenticator
 
 if TYPE_CHECKING:
+    from herald.adapters.health import HealthCheck
     from herald.services.account import AccountService
     from herald.services.checkout import CheckoutService
     from herald.services.health import EndpointAccount
+    from herald.services.job_queries import JobQueries
 
 
 class ApiServices:
@@ -43,31 +44,50 @@ class ApiServices:
         self.sessions = SessionAuthenticator(DynamoSessions(table), self._tenants)
         self.callers = Callers(Authenticator(self._tenants), self.sessions)
         self.activity = ActivityService(DynamoActivity(table))
-        jobs, queue, schedules = (
-            DynamoJobStore(table, settings.max_attempts),
-            SqsJobQueue(settings.queue_urls, base.clients.sqs, settings.ordered_queue_urls),
-            DynamoSchedules(table),
-        )
+        self._jobs = DynamoJobStore(table, settings.max_attempts)
+        self._queue = SqsJobQueue(settings.queue_urls, base.clients.sqs, settings.ordered_queue_urls)
+        self._schedules = DynamoSchedules(table)
         self.accept = AcceptService(
             authenticate=self.callers.authenticate,
-            jobs=jobs,
+            jobs=self._jobs,
             counters=self._counters,
-            queue=queue,
-            schedules=schedules,
-            url_guard=partial(check_url, local_origin=settings.local_webhook_origin),
+            queue=self._queue,
+            schedules=self._schedules,
+            url_guard=self._check_webhook_url,
             secrets=VaultOnFirstUse(),
             max_attempts=settings.max_attempts,
         )
-        self.jobs = JobQueries(
-            jobs,
-            queue,
+
+    def _check_webhook_url(self, url: str) -> object:
+        # Imported on first use: only webhook requests carry a URL.
+        from herald.adapters.ssrf import check_url
+
+        return check_url(url, local_origin=self._base.settings.local_webhook_origin)
+
+    @cached_property
+    def jobs(self) -> JobQueries:
+        """Built on first use of a job route (reading, listing, retrying, cancelling, recovering)."""
+        from herald.services.job_queries import JobQueries
+
+        return JobQueries(
+            self._jobs,
+            self._queue,
             self.activity,
-            schedules=schedules,
+            schedules=self._schedules,
             counters=self._counters,
             secrets=VaultOnFirstUse(),
-            max_attempts=settings.max_attempts,
+            max_attempts=self._base.settings.max_attempts,
         )
-        self.health = HealthCheck(table, [*settings.queue_urls.values(), settings.dlq_url], base.clients.sqs)
+
+    @cached_property
+    def health(self) -> HealthCheck:
+        """Built on first use of the health route."""
+        from herald.adapters.health import HealthCheck
+
+        settings = self._base.settings
+        return HealthCheck(
+            self._base.table, [*settings.queue_urls.values(), settings.dlq_url], self._base.clients.sqs
+        )
 
     @cached_property
     def account(self) -> AccountService:

@@ -187,7 +187,9 @@ class ProviderChoice(StrEnum):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # defer_build: each model's validator is built by the first request that carries its body (a
+    # request carries one), not at cold start; the rules and the JSON Schema stay the same.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 def _provider_pair_rule() -> dict[str, Any]:

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from herald.domain.account import AccountOverview, NewSigningSecret, SigningSecretStatus
-from herald.domain.breakers import Breaker
 from herald.domain.clock import iso
 from herald.domain.jobs import JobStatus
 from herald.domain.notifications import NotificationRequest, WebhookNotification, request_document
@@ -25,9 +23,13 @@ from herald.domain.records import (
     StoredProvider,
     Suppression,
 )
-from herald.services.accept import AcceptedJob
-from herald.services.job_queries import Recovery
-from herald.services.tenants import IssuedKey
+
+if TYPE_CHECKING:
+    from herald.domain.account import AccountOverview, NewSigningSecret, SigningSecretStatus
+    from herald.domain.breakers import Breaker
+    from herald.services.accept import AcceptedJob
+    from herald.services.job_queries import Recovery
+    from herald.services.tenants import IssuedKey
 
 Document = dict[str, Any]
 

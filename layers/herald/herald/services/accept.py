@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from herald.domain.clock import epoch_seconds, iso, utc_now
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
@@ -37,19 +38,12 @@ from herald.domain.records import NewJob, TenantContext
 from herald.domain.scheduling import SendAtOutOfRange, due_time
 from herald.domain.webhooks import UrlNotAllowed
 from herald.observability import correlation_id, count, logger
-from herald.services.callers import Credentials
-from herald.services.ports import (
-    Counters,
-    DuplicateRequest,
-    JobQueue,
-    JobStore,
-    QuotaExhausted,
-    RateLimited,
-    Schedules,
-    SecretBox,
-    UrlGuard,
-)
+from herald.services.outcomes import DuplicateRequest, QuotaExhausted, RateLimited
 from herald.services.webhook_headers import sealed
+
+if TYPE_CHECKING:
+    from herald.services.callers import Credentials
+    from herald.services.ports import Counters, JobQueue, JobStore, Schedules, SecretBox, UrlGuard
 
 # Job ids of requests with an idempotency key derive from tenant and key (UUID v5 in this namespace).
 JOB_ID_NAMESPACE = uuid.UUID("1b0e8f8a-5a0f-4f4e-9a6c-3f0f6b1d2c7e")

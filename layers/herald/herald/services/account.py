@@ -30,12 +30,11 @@ from herald.domain.records import (
 from herald.domain.secrets import Purpose, SealedSecret, SecretTampered, last_four
 from herald.domain.signing import new_signing_secret
 from herald.observability import logger
+from herald.services.outcomes import AlreadyExists, DomainTaken
 from herald.services.ports import (
     AccountStore,
-    AlreadyExists,
     Counters,
     DomainProviders,
-    DomainTaken,
     SecretBox,
     Suppressions,
     TenantStore,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from herald.domain.activity import (
     ACTIVITY_RANGES,
@@ -25,9 +26,11 @@ from herald.domain.clock import utc_now
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.plans import limits_for
-from herald.domain.records import TenantContext
 from herald.observability import logger
-from herald.services.ports import ActivityCounters
+
+if TYPE_CHECKING:
+    from herald.domain.records import TenantContext
+    from herald.services.ports import ActivityCounters
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from cachetools import LRUCache
 
@@ -21,7 +22,10 @@ from herald.domain.clock import parse_iso, utc_now
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.records import ACTIVE, TenantContext, TenantProfile, TenantRecords
 from herald.observability import logger
-from herald.services.ports import TenantNotFound, TenantStore
+from herald.services.outcomes import TenantNotFound
+
+if TYPE_CHECKING:
+    from herald.services.ports import TenantStore
 
 _INVALID = HeraldError("The API key is not valid.", ErrorCode.INVALID_API_KEY)
 # Key hashes whose tenant this container knows: at most this many (about 100 bytes each).

@@ -22,7 +22,8 @@ from herald.domain.clock import iso, parse_iso, utc_now
 from herald.domain.plans import PAYMENT_GRACE, Plan, current_period
 from herald.domain.records import TenantProfile
 from herald.observability import logger
-from herald.services.ports import TenantNotFound, TenantStore
+from herald.services.outcomes import TenantNotFound
+from herald.services.ports import TenantStore
 
 ADVANCED = "advanced"
 LAPSED = "lapsed"

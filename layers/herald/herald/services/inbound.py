@@ -53,16 +53,15 @@ from herald.domain.plans import Plan
 from herald.domain.records import JobEvent, Suppression, TenantProfile
 from herald.domain.secrets import Purpose, SecretTampered
 from herald.observability import count, logger
+from herald.services.outcomes import ProfileChanged, TenantNotFound
 from herald.services.ports import (
     BillingLinks,
     DeliveryWebhook,
     InboundLedger,
     JobEvents,
     PaymentWebhook,
-    ProfileChanged,
     SecretBox,
     Suppressions,
-    TenantNotFound,
     TenantStore,
     Verify,
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from herald.domain.clock import iso, parse_iso, utc_now
 from herald.domain.errors import ErrorCode, HeraldError
@@ -17,7 +18,10 @@ from herald.domain.records import ACTIVE, TenantContext
 from herald.domain.signin import SESSION_TTL_SECONDS, Session, new_session_token, token_digest
 from herald.observability import logger
 from herald.services.auth import tenant_context
-from herald.services.ports import SessionStore, TenantNotFound, TenantStore
+from herald.services.outcomes import TenantNotFound
+
+if TYPE_CHECKING:
+    from herald.services.ports import SessionStore, TenantStore
 
 
 def session_ended() -> HeraldError:

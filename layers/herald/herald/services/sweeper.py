@@ -30,15 +30,8 @@ from herald.domain.records import JobState
 from herald.domain.sweeping import MAX_REQUEUES, is_stuck, slices, stuck_reason
 from herald.observability import correlation_id, count, logger
 from herald.services.delivery import metric_dimensions
-from herald.services.ports import (
-    Alerts,
-    DeadLetters,
-    JobQueue,
-    QueueDepths,
-    SweepStore,
-    TenantNotFound,
-    TenantStore,
-)
+from herald.services.outcomes import TenantNotFound
+from herald.services.ports import Alerts, DeadLetters, JobQueue, QueueDepths, SweepStore, TenantStore
 
 # Stop starting tenants with this little time left in the invocation (a tenant takes well under it).
 RESERVE_MILLIS = 10_000

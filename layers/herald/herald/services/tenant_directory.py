@@ -21,7 +21,8 @@ from herald.domain.notifications import WebhookNotification
 from herald.domain.providers import Credential
 from herald.domain.records import ACTIVE, StoredProvider, TenantProfile, TenantRecords
 from herald.domain.secrets import Purpose
-from herald.services.ports import SecretBox, TenantNotFound, TenantStore
+from herald.services.outcomes import TenantNotFound
+from herald.services.ports import SecretBox, TenantStore
 from herald.services.webhook_headers import opened
 
 if TYPE_CHECKING:

@@ -16,7 +16,8 @@ from herald.domain.clock import iso, utc_now
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.plans import Plan
 from herald.domain.records import ACTIVE, DISABLED, TenantProfile
-from herald.services.ports import KeyChanged, TenantNotFound, TenantStore
+from herald.services.outcomes import KeyChanged, TenantNotFound
+from herald.services.ports import TenantStore
 
 
 @dataclass(frozen=True)

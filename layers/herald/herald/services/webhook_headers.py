@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from herald.domain.jobs import compact_json
 from herald.domain.notifications import NotificationRequest, SealedHeaders, WebhookNotification
 from herald.domain.secrets import Purpose
-from herald.services.ports import SecretBox
+
+if TYPE_CHECKING:
+    from herald.services.ports import SecretBox
 
 
 def sealed(secrets: SecretBox, tenant_id: str, request: NotificationRequest) -> NotificationRequest:

@@ -17,7 +17,7 @@ from herald.adapters.store.sealed import to_attribute
 from herald.adapters.store.table import Table
 from herald.domain.records import SendingDomain, StoredProvider
 from herald.domain.secrets import SealedSecret
-from herald.services.ports import AlreadyExists, DomainTaken
+from herald.services.outcomes import AlreadyExists, DomainTaken
 
 
 class DynamoAccountStore:

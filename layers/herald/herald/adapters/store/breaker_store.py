@@ -25,7 +25,7 @@ from herald.adapters.store.models import BreakerItem, TenantItem
 from herald.adapters.store.table import Table
 from herald.domain.breakers import Breaker, BreakerKey, BreakerKind, BreakerState, Slot
 from herald.domain.records import TenantProfile
-from herald.services.ports import TenantNotFound
+from herald.services.outcomes import TenantNotFound
 
 
 def breaker_item_key(key: BreakerKey) -> tuple[str, str]:

@@ -25,7 +25,7 @@ from herald.domain.errors import DependencyError
 from herald.domain.jobs import Channel
 from herald.domain.plans import Quota, channel_counter
 from herald.domain.records import Usage
-from herald.services.ports import QuotaExhausted, RateLimited
+from herald.services.outcomes import QuotaExhausted, RateLimited
 
 # Counters stay readable (usage history) for about a year after their period.
 COUNTER_TTL_SECONDS = 400 * 24 * 3600

@@ -43,7 +43,7 @@ from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import request_document
 from herald.domain.records import JobPage, JobState, JobView, NewJob
-from herald.services.ports import DuplicateRequest
+from herald.services.outcomes import DuplicateRequest
 
 # In-flight filters read status items of the newest jobs; this many at most per request.
 IN_FLIGHT_SCAN_BUDGET = 1000

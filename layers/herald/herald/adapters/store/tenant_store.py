@@ -45,7 +45,7 @@ from herald.domain.clock import epoch_seconds, iso
 from herald.domain.plans import reset_due
 from herald.domain.records import ApiKeyRecord, TenantProfile, TenantRecords
 from herald.domain.signin import address_key
-from herald.services.ports import KeyChanged, ProfileChanged, TenantNotFound
+from herald.services.outcomes import KeyChanged, ProfileChanged, TenantNotFound
 
 # TTL removes a rotated-out key's record a day after its grace ends (auth checks validUntil itself).
 GRACE_TTL_MARGIN = 24 * 3600

@@ -1,0 +1,44 @@
+"""What a store answers besides its result: the outcomes of reads and conditional writes that the
+services act on. Their own module, apart from the ports' protocols (only named in signatures), so
+that a cold start loads these classes without the protocols."""
+
+from __future__ import annotations
+
+
+class DuplicateRequest(Exception):
+    """A job with this idempotency key exists already; ``same_body`` tells 409 from 422."""
+
+    def __init__(self, job_id: str, same_body: bool) -> None:
+        super().__init__("duplicate request")
+        self.job_id = job_id
+        self.same_body = same_body
+
+
+class RateLimited(Exception):
+    pass
+
+
+class QuotaExhausted(Exception):
+    def __init__(self, used: int) -> None:
+        super().__init__("quota exhausted")
+        self.used = used
+
+
+class TenantNotFound(Exception):
+    pass
+
+
+class ProfileChanged(Exception):
+    """A conditional profile update found the fields it expected changed meanwhile."""
+
+
+class KeyChanged(Exception):
+    """The tenant's current key changed under a concurrent rotation."""
+
+
+class DomainTaken(Exception):
+    """Another tenant already registered this domain."""
+
+
+class AlreadyExists(Exception):
+    pass
