@@ -141,6 +141,13 @@ def test_recover_requeues_the_failed_jobs_of_the_window_through_the_index(herald
         "POST", "/api/v1/notifications/jobs/recover", {"since": since, "limit": 5}, key=key
     )
     assert unknown_field.status == 400
+    unix_time = herald.api(
+        "POST", "/api/v1/notifications/jobs/recover", {"since": since, "until": 1_700_000_000}, key=key
+    )
+    assert (unix_time.status, unix_time.body["message"]) == (
+        400,
+        ["until: must be an ISO-8601 time with an offset, such as 2026-12-01T09:30:00Z"],
+    )
 
 
 def test_the_tenants_endpoints_are_listed_and_enabled_through_the_api(herald: HeraldInMoto) -> None:

@@ -12,6 +12,7 @@ from herald.http.requests import (
     MAX_BODY_BYTES,
     TOO_LARGE,
     EmailRequest,
+    RecoverRequest,
     WebhookRequest,
 )
 
@@ -126,3 +127,27 @@ def test_the_payload_must_be_a_json_object(payload: object) -> None:
 
 def test_only_the_documented_methods_are_allowed() -> None:
     assert _errors(WebhookRequest, {**WEBHOOK, "method": "TRACE"})[0]["loc"] == ("method",)
+
+
+@pytest.mark.parametrize(
+    "edge",
+    [1_700_000_000, 1.7e9, "1700000000", "2026-12-01T09:30:00", "yesterday", True],
+    ids=["unix-seconds", "float", "digits", "no-offset", "words", "boolean"],
+)
+def test_a_recovery_window_takes_only_iso_times_with_an_offset(edge: object) -> None:
+    with pytest.raises(ValidationError) as caught:
+        RecoverRequest.model_validate({"since": "2026-12-01T00:00:00Z", "until": edge})
+
+    [error] = caught.value.errors()
+    assert (error["type"], error["loc"], error["msg"]) == (
+        "invalid_time",
+        ("until",),
+        "must be an ISO-8601 time with an offset, such as 2026-12-01T09:30:00Z",
+    )
+
+
+def test_a_recovery_window_keeps_the_offset_it_was_given() -> None:
+    request = RecoverRequest.model_validate({"since": "2026-12-01T09:30:00+01:00"})
+
+    assert request.since.isoformat() == "2026-12-01T09:30:00+01:00"
+    assert request.until is None

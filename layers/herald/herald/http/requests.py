@@ -127,16 +127,31 @@ def _priority(value: int) -> int:
     return value
 
 
-def _send_at(value: str) -> str:
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        moment = None
+def _aware_time(value: Any, error_type: str) -> datetime:
+    # A string only: pydantic alone would take a number for a Unix time and "1700000000" too.
+    moment = None
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            moment = None
     if moment is None or moment.tzinfo is None:
         raise PydanticCustomError(
-            "invalid_send_at", "must be an ISO-8601 time with an offset, such as 2026-12-01T09:30:00Z"
+            error_type, "must be an ISO-8601 time with an offset, such as 2026-12-01T09:30:00Z"
         )
-    return iso(moment)
+    return moment
+
+
+def _send_at(value: str) -> str:
+    return iso(_aware_time(value, "invalid_send_at"))
+
+
+def _window_edge(value: Any) -> datetime:
+    return _aware_time(value, "invalid_time")
+
+
+# A time window's edge, as the JSON Schema's date-time string.
+WindowEdge = Annotated[AwareDatetime, BeforeValidator(_window_edge)]
 
 
 # A time with an offset; how far ahead it may be is checked on acceptance (send_at_out_of_range).
@@ -392,8 +407,8 @@ class ProviderKeyRequest(_Strict):
 class RecoverRequest(_Strict):
     """Which failed jobs to re-queue: those accepted in [since, until) (until: now), of one type."""
 
-    since: AwareDatetime = Field(description="ISO-8601 time with offset: the window's start")
-    until: AwareDatetime | None = Field(default=None, description="The window's end (default: now)")
+    since: WindowEdge = Field(description="ISO-8601 time with offset: the window's start")
+    until: WindowEdge | None = Field(default=None, description="The window's end (default: now)")
     type: Literal["email", "webhook"] | None = None
     cursor: str | None = Field(default=None, max_length=512, description="nextCursor of the previous call")
 
