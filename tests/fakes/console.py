@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+
+from msgspec.structs import replace
 
 from herald.domain.errors import DependencyError
 from herald.domain.signin import MAX_CODE_TRIES, PendingCode, Session

@@ -12,9 +12,11 @@ from __future__ import annotations
 import copy
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
+
+from msgspec.structs import replace
 
 from herald.domain.activity import DayCounts, StatusChange
 from herald.domain.clock import iso

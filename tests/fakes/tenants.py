@@ -8,9 +8,10 @@ be reached; ``loads`` counts partition reads (what the services' caches should s
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
+
+from msgspec.structs import replace
 
 from herald.domain.addresses import canonical_address
 from herald.domain.api_keys import hash_api_key

@@ -4,10 +4,10 @@ they were read at, so two workers never both win a probe."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from msgspec.structs import replace
 
 from herald.adapters.store.breaker_store import DynamoBreakers
 from herald.adapters.store.job_store import DynamoJobStore

@@ -3,11 +3,11 @@ any sequence of events (hypothesis)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from herald.domain.billing import Billing, BillingStatus, PlanCatalog, billing_after, profile_changes
 from herald.domain.inbound import Processor, SubscriptionChange, SubscriptionEvent

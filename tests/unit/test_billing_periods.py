@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from msgspec.structs import replace
 
 from herald.domain.clock import iso
 from herald.domain.plans import add_months, current_period

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from herald.adapters.vault import KeyServiceUnavailable, Vault
 from herald.domain.attempts import AttemptOutcome

@@ -4,11 +4,12 @@ Given / When / Then over the in-memory fakes, with a manual clock shared by engi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from herald.adapters.data_key_cache import DataKeyCache
 from herald.adapters.vault import Vault
@@ -317,9 +318,7 @@ def test_given_an_endpoint_failing_for_five_days_then_it_is_disabled_the_tenant_
     send(rig, Channel.WEBHOOK, 5)
     rig.queue.sent.clear()
     breaker = rig.breakers.stored[ORIGIN]
-    rig.breakers.stored[ORIGIN] = type(breaker)(
-        **{**breaker.__dict__, "opened_at": int(rig.clock.now) - 5 * 86400}
-    )
+    rig.breakers.stored[ORIGIN] = replace(breaker, opened_at=int(rig.clock.now) - 5 * 86400)
     rig.clock.advance(30)
 
     probe = rig.submit(Channel.WEBHOOK)

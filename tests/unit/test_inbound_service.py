@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from herald.adapters.inbound import paystack, polar, postmark, resend, sendgrid
 from herald.adapters.vault import Vault
@@ -89,7 +89,7 @@ class Rig:
         for name, secret in secrets.items():
             stored = self.tenants.providers[tenant_id][name.value]
             sealed = self.vault.seal(tenant_id, Purpose.INBOUND_SECRET, secret)
-            self.tenants.save_provider(tenant_id, type(stored)(**{**vars(stored), "webhook_secret": sealed}))
+            self.tenants.save_provider(tenant_id, replace(stored, webhook_secret=sealed))
 
     def sent_job(self, tenant_id: str = TENANT_ID, job_id: str = JOB_ID) -> None:
         """A job a worker has claimed, so handed to a provider."""

@@ -11,6 +11,7 @@ import pytest
 import requests
 import responses
 from botocore.stub import Stubber
+from msgspec.structs import replace
 
 from herald.adapters.slack import ParameterSecret, SlackWebhook, escaped, slack_message
 from herald.domain.alerts import AlarmChange, ChatOutcome, JobAlert, JobAlertsPaused, Notice, PlainNotice
@@ -91,7 +92,7 @@ def test_foreign_text_can_neither_mention_nor_link_in_any_message(attack: str) -
     """Errors come from providers and tenants' endpoints; reasons and notices from whoever publishes."""
     notices: list[Notice] = [
         JobAlert("job-1", "tenant-a", "webhook", 5, 3, attack),
-        AlarmChange(**{**ALARM.__dict__, "reason": attack, "description": attack}),
+        replace(ALARM, reason=attack, description=attack),
         PlainNotice("Test", attack),
     ]
     for notice in notices:

@@ -3,13 +3,14 @@ again changes nothing until the threshold has passed once more."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from herald.domain.backoff import MAX_DELAY_SECONDS
 from herald.domain.clock import iso

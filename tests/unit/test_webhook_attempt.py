@@ -4,10 +4,11 @@ becomes the engine's AttemptOutcome; then the engine's view of webhook jobs."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from herald.adapters.data_key_cache import DataKeyCache
 from herald.adapters.vault import Vault

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from herald.domain.jobs import Channel, QueuePriority
 
@@ -50,8 +51,7 @@ def _switch(env: Mapping[str, str], name: str) -> bool:
     return value == "Enabled"
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(msgspec.Struct, frozen=True):
     table_name: str
     kms_key_id: str
     queue_urls: Mapping[tuple[Channel, QueuePriority], str]
@@ -132,8 +132,7 @@ def _present(env: Mapping[str, str], name: str) -> str:
 _PLAN_KEY_NAMES = {"POLAR": "PRODUCT", "PAYSTACK": "PLAN"}
 
 
-@dataclass(frozen=True)
-class PaymentSettings:
+class PaymentSettings(msgspec.Struct, frozen=True):
     """What a payment webhook function adds to ``Settings``: where the platform's webhook secret is
     kept, and which of the processor's plan keys are Herald's plans (empty: not sold there)."""
 
@@ -153,8 +152,7 @@ class PaymentSettings:
         )
 
 
-@dataclass(frozen=True)
-class CheckoutSettings:
+class CheckoutSettings(msgspec.Struct, frozen=True):
     """What ApiFunction needs to start checkouts: each processor's API, the SSM SecureString of its
     platform credential (Polar's access token, Paystack's secret key) and the plan keys it sells
     (Indie, Startup; empty: not sold there)."""
@@ -185,8 +183,7 @@ class CheckoutSettings:
         )
 
 
-@dataclass(frozen=True)
-class AlertSettings:
+class AlertSettings(msgspec.Struct, frozen=True):
     """What only the AlertFunction is given."""
 
     slack_webhook_parameter: str
@@ -196,8 +193,7 @@ class AlertSettings:
         return cls(_required(os.environ if env is None else env, "HERALD_SLACK_WEBHOOK_PARAMETER"))
 
 
-@dataclass(frozen=True)
-class SweepSettings:
+class SweepSettings(msgspec.Struct, frozen=True):
     """What only the SweeperFunction is given."""
 
     stuck_job_seconds: int

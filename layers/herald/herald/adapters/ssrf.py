@@ -13,8 +13,9 @@ import socket
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
 from urllib.parse import SplitResult, quote, unquote, urlsplit
+
+import msgspec
 
 from herald.domain.text import line_breaking_character
 from herald.domain.webhooks import UrlNotAllowed
@@ -59,8 +60,7 @@ _DEFAULT_PORTS = {"https": 443, "http": 80}
 _dns_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="herald-dns")
 
 
-@dataclass(frozen=True)
-class CheckedTarget:
+class CheckedTarget(msgspec.Struct, frozen=True):
     scheme: str
     host: str
     port: int

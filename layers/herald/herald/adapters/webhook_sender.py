@@ -18,9 +18,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack, suppress
-from dataclasses import dataclass, field
 from datetime import UTC
 from functools import lru_cache
+
+import msgspec
 
 from herald.adapters.ssrf import CheckedTarget, IPAddress, Resolver, check_url, resolve_host
 from herald.domain.clock import epoch_seconds, utc_now
@@ -44,22 +45,21 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # an RFC 9110 token
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")  # what http.client can send (latin-1, no CR/LF)
 
 
-@dataclass(frozen=True)
-class _Response:
+class _Response(msgspec.Struct, frozen=True):
     status: int
     retry_after: str | None
     excerpt: bytes
 
 
-@dataclass
 class _Watchdog:
     """Shuts ``sock`` down when the deadline passes, which wakes any read or handshake blocked on it."""
 
-    sock: socket.socket
-    seconds: float
-    fired: bool = False
-    _handle: socket.socket | None = field(default=None, init=False)
-    _timer: threading.Timer | None = field(default=None, init=False)
+    def __init__(self, sock: socket.socket, seconds: float) -> None:
+        self.sock = sock
+        self.seconds = seconds
+        self.fired = False
+        self._handle: socket.socket | None = None
+        self._timer: threading.Timer | None = None
 
     def __enter__(self) -> _Watchdog:
         # A duplicate descriptor, because wrapping the socket in TLS detaches the original object.

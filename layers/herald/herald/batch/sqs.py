@@ -7,9 +7,9 @@ day counts of the jobs a batch finishes are kept from the table's stream (TallyF
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -35,8 +35,7 @@ class HeldInFlight(Exception):
     as a failure, so that it is not deleted, with its visibility set to when it is due again."""
 
 
-@dataclass(frozen=True)
-class Worker:
+class Worker(msgspec.Struct, frozen=True):
     """What a worker function's batches are handled with."""
 
     engine: DeliveryEngine

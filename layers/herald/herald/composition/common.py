@@ -3,8 +3,9 @@ pieces several functions share (provider adapters, job alerts, the vault)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from herald.adapters.aws_clients import AwsClients
 from herald.adapters.store.table import Table, TableAddress
@@ -18,8 +19,7 @@ if TYPE_CHECKING:
     from herald.services.alerting import RateLimitedAlerts
 
 
-@dataclass(frozen=True)
-class Foundation:
+class Foundation(msgspec.Struct, frozen=True):
     settings: Settings
     clients: AwsClients
     table: Table

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import partial
+
+from msgspec.structs import replace
 
 from herald import USER_AGENT
 from herald.adapters.dead_letters import SqsDeadLetters

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from herald.domain.plans import BillingPeriod, PlanLimits, Quota
 from herald.domain.records import TenantProfile, Usage
 
 
-@dataclass(frozen=True)
-class AccountOverview:
+class AccountOverview(msgspec.Struct, frozen=True):
     profile: TenantProfile
     limits: PlanLimits
     period: BillingPeriod
@@ -22,8 +21,7 @@ class AccountOverview:
         return self.profile.rate_limit or self.limits.requests_per_minute
 
 
-@dataclass(frozen=True)
-class NewSigningSecret:
+class NewSigningSecret(msgspec.Struct, frozen=True):
     """A signing secret in clear text: shown once, in the response that creates it."""
 
     secret: str
@@ -32,8 +30,7 @@ class NewSigningSecret:
     previous_valid_until: str | None = None
 
 
-@dataclass(frozen=True)
-class SigningSecretStatus:
+class SigningSecretStatus(msgspec.Struct, frozen=True):
     has_secret: bool
     created_at: str | None
     previous_valid_until: str | None

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+
+import msgspec
 
 from herald.domain.jobs import Channel, JobStatus
 
@@ -34,15 +35,14 @@ def outcome_field(status: JobStatus, channel: Channel) -> str:
     return f"{status.value}_{channel.value}"
 
 
-@dataclass(frozen=True)
-class DayCounts:
+class DayCounts(msgspec.Struct, frozen=True):
     """One day of a tenant's jobs, by channel."""
 
     day: date
-    accepted: Mapping[Channel, int] = field(default_factory=dict)
-    completed: Mapping[Channel, int] = field(default_factory=dict)
-    failed: Mapping[Channel, int] = field(default_factory=dict)
-    cancelled: Mapping[Channel, int] = field(default_factory=dict)
+    accepted: Mapping[Channel, int] = msgspec.field(default_factory=dict)
+    completed: Mapping[Channel, int] = msgspec.field(default_factory=dict)
+    failed: Mapping[Channel, int] = msgspec.field(default_factory=dict)
+    cancelled: Mapping[Channel, int] = msgspec.field(default_factory=dict)
 
     def count(self, status: JobStatus | None, channel: Channel | None) -> int:
         """Jobs of this day with ``status`` (None: all accepted) on ``channel`` (None: both)."""
@@ -86,8 +86,7 @@ def series(days: Mapping[date, DayCounts], first: date, last: date) -> list[DayC
     return [days.get(first + timedelta(n)) or DayCounts(first + timedelta(n)) for n in range(span + 1)]
 
 
-@dataclass(frozen=True)
-class StatusChange:
+class StatusChange(msgspec.Struct, frozen=True):
     """One write of a job's status item, as the table's stream reports it: the status before and
     after (None: the item had none, or was new). ``sequence`` names the change in its stream."""
 
@@ -99,13 +98,12 @@ class StatusChange:
     new: JobStatus | None
 
 
-@dataclass
-class OutcomeTally:
+class OutcomeTally(msgspec.Struct):
     """Status changes added up per tenant and day, so each tenant-day costs one counter write
     however many of its jobs changed: a job leaves the count of its old status and joins its new
     one's (a retried failed job leaves the failed count; most writes change nothing counted)."""
 
-    changes: dict[tuple[str, date], Counter[str]] = field(default_factory=dict)
+    changes: dict[tuple[str, date], Counter[str]] = msgspec.field(default_factory=dict)
 
     def add(
         self, tenant_id: str, created_at: str, channel: Channel, status: JobStatus, delta: int = 1

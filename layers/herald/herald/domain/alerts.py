@@ -9,11 +9,12 @@ notifications are JSON with ``AlarmName``; anything else on the topic is a plain
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 from urllib.parse import quote
+
+import msgspec
 
 from herald.domain.clock import epoch_seconds, iso
 from herald.domain.job_messages import JobMessage
@@ -28,8 +29,7 @@ ALERT_WINDOW = timedelta(minutes=10)
 MAX_ERROR_CHARS = 500
 
 
-@dataclass(frozen=True)
-class JobAlert:
+class JobAlert(msgspec.Struct, frozen=True):
     """One job an operator can act on just went to the dead-letter queue."""
 
     job_id: str
@@ -61,8 +61,7 @@ class JobAlert:
         }
 
 
-@dataclass(frozen=True)
-class AlertWindow:
+class AlertWindow(msgspec.Struct, frozen=True):
     start: datetime
 
     @property
@@ -84,8 +83,7 @@ def alert_window(now: datetime) -> AlertWindow:
     return AlertWindow(datetime.fromtimestamp(epoch_seconds(now) // seconds * seconds, tz=now.tzinfo))
 
 
-@dataclass(frozen=True)
-class JobAlertsPaused:
+class JobAlertsPaused(msgspec.Struct, frozen=True):
     """More jobs than ``limit`` were dead-lettered in the window; their alerts are held until its end."""
 
     since: str
@@ -104,8 +102,7 @@ class JobAlertsPaused:
         return cls(iso(window.start), iso(window.end), limit)
 
 
-@dataclass(frozen=True)
-class AlarmChange:
+class AlarmChange(msgspec.Struct, frozen=True):
     """A CloudWatch alarm changed state (CloudWatch's notification to its SNS actions)."""
 
     name: str
@@ -163,8 +160,7 @@ class AlarmChange:
         )
 
 
-@dataclass(frozen=True)
-class PlainNotice:
+class PlainNotice(msgspec.Struct, frozen=True):
     """Anything else published to the alert topic (an operator's test message, say)."""
 
     subject: str

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 
-@dataclass
-class AttemptOutcome:
+
+class AttemptOutcome(msgspec.Struct):
     delivered: bool
     # The provider that delivered, or the last one tried (None for webhooks).
     used_provider: str | None = None
@@ -19,9 +19,9 @@ class AttemptOutcome:
     caused_by_tenant: bool = False
     retry_after_seconds: float | None = None
     # Every provider tried in this attempt, in order: {provider, outcome, status, code, error}.
-    tried: list[dict[str, Any]] = field(default_factory=list)
+    tried: list[dict[str, Any]] = msgspec.field(default_factory=list)
     # Providers that failed permanently in this attempt: skipped by later attempts of the job.
-    skip_providers: list[str] = field(default_factory=list)
+    skip_providers: list[str] = msgspec.field(default_factory=list)
     # The receiving endpoint's outage (timeout, connection error, 408/429/5xx): the tenant's
     # receiver to fix, so a final failure of it gets no operator copy either.
     receiver_outage: bool = False

@@ -14,9 +14,11 @@ products: their events never set, extend or end a Herald plan.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
+
+import msgspec
+from msgspec.structs import replace
 
 from herald.domain.clock import iso, parse_iso
 from herald.domain.inbound import Processor, SubscriptionChange, SubscriptionEvent
@@ -32,8 +34,7 @@ class BillingStatus(StrEnum):
     PAST_DUE = "past_due"
 
 
-@dataclass(frozen=True)
-class PlanCatalog:
+class PlanCatalog(msgspec.Struct, frozen=True):
     """The processor's plan keys (Polar product ids, Paystack plan codes) that are Herald plans."""
 
     plans: Mapping[str, Plan]
@@ -47,8 +48,7 @@ class PlanCatalog:
         return self.plans.get(key) if key else None
 
 
-@dataclass(frozen=True)
-class Billing:
+class Billing(msgspec.Struct, frozen=True):
     plan: str
     period_anchor: str
     paid_until: str | None = None

@@ -19,9 +19,11 @@ provider's successes are counted in the worker and carried to the table by its n
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from enum import StrEnum
 from urllib.parse import urlsplit
+
+import msgspec
+from msgspec.structs import replace
 
 
 class BreakerState(StrEnum):
@@ -35,8 +37,7 @@ class BreakerKind(StrEnum):
     ENDPOINT = "endpoint"
 
 
-@dataclass(frozen=True)
-class BreakerKey:
+class BreakerKey(msgspec.Struct, frozen=True):
     kind: BreakerKind
     # None: one of the platform's own providers (free-plan mail).
     tenant_id: str | None
@@ -53,8 +54,7 @@ def endpoint_origin(url: str) -> str:
     return f"{parts.scheme.lower()}://{host}{port}"
 
 
-@dataclass(frozen=True)
-class BreakerPolicy:
+class BreakerPolicy(msgspec.Struct, frozen=True):
     # Trip on this many consecutive failures; None: on the failure rate over the window.
     consecutive_failures: int | None = None
     window_seconds: int = 60
@@ -73,8 +73,7 @@ PROVIDER_POLICY = BreakerPolicy()
 ENDPOINT_POLICY = BreakerPolicy(consecutive_failures=5, disable_after_seconds=5 * 24 * 3600)
 
 
-@dataclass(frozen=True)
-class Slot:
+class Slot(msgspec.Struct, frozen=True):
     """The calls of one ``slot_seconds`` stretch of the window."""
 
     start: int
@@ -82,8 +81,7 @@ class Slot:
     successes: int = 0
 
 
-@dataclass(frozen=True)
-class Breaker:
+class Breaker(msgspec.Struct, frozen=True):
     key: BreakerKey
     state: BreakerState = BreakerState.CLOSED
     slots: tuple[Slot, ...] = ()

@@ -8,16 +8,16 @@ its worker ``maxReceiveCount`` times; and a message no worker could read at all.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+import msgspec
 
 from herald.domain.job_messages import JobMessage
 from herald.domain.notifications import NotificationRequest, request_document
 
 
-@dataclass(frozen=True)
-class FailedJobCopy:
+class FailedJobCopy(msgspec.Struct, frozen=True):
     """The operator's copy of a job that failed for a reason an operator can act on: enough to
     understand it and to redrive it."""
 
@@ -44,8 +44,7 @@ class FailedJobCopy:
         }
 
 
-@dataclass(frozen=True)
-class UnreadableMessage:
+class UnreadableMessage(msgspec.Struct, frozen=True):
     """A queue message no worker can read: it goes to the operator instead of looping."""
 
     message_id: str
@@ -62,8 +61,7 @@ class LetterKind(StrEnum):
     UNREADABLE = "unreadable"
 
 
-@dataclass(frozen=True)
-class HeldMessage:
+class HeldMessage(msgspec.Struct, frozen=True):
     """A dead-letter message received and held invisible until deleted or released."""
 
     message_id: str
@@ -72,8 +70,7 @@ class HeldMessage:
     sent_at: str
 
 
-@dataclass(frozen=True)
-class DeadLetter:
+class DeadLetter(msgspec.Struct, frozen=True):
     message_id: str
     kind: LetterKind
     job_id: str | None

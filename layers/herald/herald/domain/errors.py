@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+import msgspec
+
 
 class ErrorCode(StrEnum):
     """Every machine code a client can see in the error envelope."""
@@ -63,8 +65,7 @@ class ErrorCode(StrEnum):
     DEPENDENCY_UNAVAILABLE = "dependency_unavailable"
 
 
-@dataclass
-class FieldProblem:
+class FieldProblem(msgspec.Struct):
     field: str
     message: str
 

@@ -10,8 +10,9 @@ Times are ISO-8601 UTC strings with milliseconds, as everywhere in the API.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+
+import msgspec
 
 from herald.domain.providers import ProviderName
 
@@ -38,8 +39,7 @@ SUPPRESSING_TYPES = frozenset(
 )
 
 
-@dataclass(frozen=True, kw_only=True)
-class DeliveryEvent:
+class DeliveryEvent(msgspec.Struct, frozen=True, kw_only=True):
     provider: ProviderName
     # The provider's id of this report, or one derived from a hash of what was signed where the
     # provider has none; duplicates of one report share it.
@@ -80,8 +80,7 @@ class SubscriptionChange(StrEnum):
     OTHER = "other"
 
 
-@dataclass(frozen=True, kw_only=True)
-class SubscriptionEvent:
+class SubscriptionEvent(msgspec.Struct, frozen=True, kw_only=True):
     processor: Processor
     event_id: str
     event_name: str  # the processor's own name, for the record
@@ -98,8 +97,7 @@ class SubscriptionEvent:
     period_end: str | None
 
 
-@dataclass(frozen=True, kw_only=True)
-class IgnoredEvent:
+class IgnoredEvent(msgspec.Struct, frozen=True, kw_only=True):
     """A verified report Herald acknowledges and does not act on (unknown or irrelevant type)."""
 
     source: str  # provider or processor name

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from herald.domain.jobs import DEFAULT_PRIORITY, Channel
 from herald.domain.notifications import NotificationRequest, request_document, request_from_document
@@ -15,8 +16,7 @@ INLINE_PAYLOAD_LIMIT = 200 * 1024
 MESSAGE_VERSION = 1
 
 
-@dataclass(frozen=True)
-class JobMessage:
+class JobMessage(msgspec.Struct, frozen=True):
     job_id: str
     tenant_id: str
     channel: Channel

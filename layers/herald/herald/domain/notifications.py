@@ -11,8 +11,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any
+
+import msgspec
+from msgspec.structs import replace
 
 from herald.domain.jobs import Channel, compact_json
 from herald.domain.providers import ProviderName
@@ -34,8 +36,7 @@ IDEMPOTENCY_KEY = re.compile(PRINTABLE_ASCII + "{1,255}")
 ORDERING_KEY = re.compile(PRINTABLE_ASCII + "{1,128}")
 
 
-@dataclass(frozen=True)
-class EmailNotification:
+class EmailNotification(msgspec.Struct, frozen=True):
     to: str
     subject: str
     # The HTML body.
@@ -56,8 +57,7 @@ class EmailNotification:
         return tuple(name for name in (self.provider, self.fallback) if name is not None)
 
 
-@dataclass(frozen=True)
-class SealedHeaders:
+class SealedHeaders(msgspec.Struct, frozen=True):
     """A webhook's custom headers at rest (table and queue): the names in clear, the values sealed
     together, as one secret of the tenant."""
 
@@ -65,14 +65,13 @@ class SealedHeaders:
     sealed: SealedSecret
 
 
-@dataclass(frozen=True)
-class WebhookNotification:
+class WebhookNotification(msgspec.Struct, frozen=True):
     url: str
     # The JSON object that is sent as the body.
     payload: Mapping[str, Any]
     method: str = "POST"
     # In clear only in memory (as the request brought them, or opened just before sending).
-    headers: Mapping[str, str] | SealedHeaders = field(default_factory=dict)
+    headers: Mapping[str, str] | SealedHeaders = msgspec.field(default_factory=dict)
 
     @property
     def channel(self) -> Channel:
@@ -100,8 +99,7 @@ class WebhookNotification:
 Notification = EmailNotification | WebhookNotification
 
 
-@dataclass(frozen=True)
-class NotificationRequest:
+class NotificationRequest(msgspec.Struct, frozen=True):
     """One accepted request: the notification and the options it came with."""
 
     notification: Notification

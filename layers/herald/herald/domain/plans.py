@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import calendar
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+
+import msgspec
 
 from herald.domain.clock import iso, parse_iso
 from herald.domain.jobs import Channel
@@ -17,8 +18,7 @@ class Plan(StrEnum):
     STARTUP = "startup"
 
 
-@dataclass(frozen=True)
-class PlanLimits:
+class PlanLimits(msgspec.Struct, frozen=True):
     requests_per_minute: int
     # None = unmetered. FREE shares one quota between emails and webhooks.
     monthly_emails: int | None
@@ -52,8 +52,7 @@ def channel_counter(channel: Channel) -> str:
     return "emails" if channel is Channel.EMAIL else "webhooks"
 
 
-@dataclass(frozen=True)
-class Quota:
+class Quota(msgspec.Struct, frozen=True):
     """The counter an accepted job is charged against, and its limit for the period."""
 
     counter: str
@@ -72,8 +71,7 @@ def quota_for(plan: str, channel: Channel, custom_limit: int | None = None) -> Q
     return Quota(channel_counter(channel), custom_limit if custom_limit is not None else plan_limit)
 
 
-@dataclass(frozen=True)
-class BillingPeriod:
+class BillingPeriod(msgspec.Struct, frozen=True):
     start: datetime
     end: datetime
 

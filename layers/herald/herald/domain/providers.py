@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from enum import StrEnum
+
+import msgspec
 
 
 class ProviderName(StrEnum):
@@ -48,8 +49,7 @@ class FailureKind(StrEnum):
     TRANSIENT = "transient"
 
 
-@dataclass(frozen=True, kw_only=True)
-class OutboundEmail:
+class OutboundEmail(msgspec.Struct, frozen=True, kw_only=True):
     job_id: str
     tenant_id: str
     to: str
@@ -61,8 +61,7 @@ class OutboundEmail:
     from_name: str | None = None
 
 
-@dataclass(frozen=True)
-class Credential:
+class Credential(msgspec.Struct, frozen=True):
     """A tenant's decrypted provider secrets; they live in memory only for the provider call."""
 
     api_key: str
@@ -78,8 +77,7 @@ class Credential:
         return tuple(value for value in (self.api_key, self.account_token) if value)
 
 
-@dataclass(frozen=True)
-class Delivered:
+class Delivered(msgspec.Struct, frozen=True):
     provider: ProviderName
     # None when the provider accepted the mail without naming it (SendGrid without X-Message-Id).
     provider_message_id: str | None
@@ -125,8 +123,7 @@ class ProviderFailure(Exception):
         )
 
 
-@dataclass(frozen=True, kw_only=True)
-class DnsRecord:
+class DnsRecord(msgspec.Struct, frozen=True, kw_only=True):
     """One DNS record a tenant must publish; ``host`` is always fully qualified, ``type`` upper-case."""
 
     type: str
@@ -137,25 +134,22 @@ class DnsRecord:
     status: str | None = None  # "verified", "pending" or "failed" where the provider reports it
 
 
-@dataclass(frozen=True, kw_only=True)
-class DomainRegistration:
+class DomainRegistration(msgspec.Struct, frozen=True, kw_only=True):
     provider: ProviderName
     provider_domain_id: str
     records: tuple[DnsRecord, ...]
     verified: bool
 
 
-@dataclass(frozen=True, kw_only=True)
-class DomainVerification:
+class DomainVerification(msgspec.Struct, frozen=True, kw_only=True):
     verified: bool
     records: tuple[DnsRecord, ...] = ()
 
 
-@dataclass(frozen=True, kw_only=True)
-class KeyCheck:
+class KeyCheck(msgspec.Struct, frozen=True, kw_only=True):
     """The answer of a live key check. ``valid`` False means the provider refused the key for
     Herald's needs; a provider that could not answer raises ``ProviderFailure`` instead."""
 
     valid: bool
     reason: str | None = None
-    details: Mapping[str, object] = field(default_factory=dict)
+    details: Mapping[str, object] = msgspec.field(default_factory=dict)

@@ -6,9 +6,10 @@ Services take and return these; the PynamoDB items behind them never leave ``her
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+import msgspec
 
 from herald.domain.breakers import Breaker
 from herald.domain.job_messages import JobMessage
@@ -25,8 +26,7 @@ DISABLED = "disabled"
 # ---------------------------------------------------------------- tenants
 
 
-@dataclass(frozen=True)
-class TenantProfile:
+class TenantProfile(msgspec.Struct, frozen=True):
     tenant_id: str
     name: str
     email: str
@@ -53,13 +53,12 @@ class TenantProfile:
     billing_status: str | None = None
     subscription: str | None = None
     # Keys of earlier rotations still in their grace period: hash -> valid until (ISO-8601).
-    grace_keys: Mapping[str, str] = field(default_factory=dict)
+    grace_keys: Mapping[str, str] = msgspec.field(default_factory=dict)
     # Console sessions started before this time have ended (a key rotation without grace).
     sessions_valid_from: str | None = None
 
 
-@dataclass(frozen=True)
-class ApiKeyRecord:
+class ApiKeyRecord(msgspec.Struct, frozen=True):
     key_hash: str
     tenant_id: str
     created_at: str
@@ -67,8 +66,7 @@ class ApiKeyRecord:
     valid_until: str | None = None
 
 
-@dataclass(frozen=True)
-class StoredProvider:
+class StoredProvider(msgspec.Struct, frozen=True):
     """A tenant's provider credential as stored: sealed, with its place in the fallback order."""
 
     provider: str
@@ -80,8 +78,7 @@ class StoredProvider:
     webhook_secret: SealedSecret | None = None
 
 
-@dataclass(frozen=True)
-class ProviderDomain:
+class ProviderDomain(msgspec.Struct, frozen=True):
     """One provider's registration of a sending domain."""
 
     provider: str
@@ -91,8 +88,7 @@ class ProviderDomain:
     error: str | None = None
 
 
-@dataclass(frozen=True)
-class SendingDomain:
+class SendingDomain(msgspec.Struct, frozen=True):
     domain: str
     created_at: str
     providers: tuple[ProviderDomain, ...] = ()
@@ -102,8 +98,7 @@ class SendingDomain:
         return any(entry.verified for entry in self.providers)
 
 
-@dataclass(frozen=True)
-class TenantRecords:
+class TenantRecords(msgspec.Struct, frozen=True):
     """Everything stored in a tenant's partition, read with one Query."""
 
     profile: TenantProfile
@@ -126,8 +121,7 @@ class TenantRecords:
         )
 
 
-@dataclass(frozen=True)
-class TenantContext:
+class TenantContext(msgspec.Struct, frozen=True):
     """Who is calling, and what their account allows: everything the accept path needs."""
 
     tenant_id: str
@@ -152,8 +146,7 @@ class TenantContext:
         return current_period(self.period_anchor, now)
 
 
-@dataclass(frozen=True)
-class Usage:
+class Usage(msgspec.Struct, frozen=True):
     emails: int = 0
     webhooks: int = 0
 
@@ -162,8 +155,7 @@ class Usage:
         return self.emails + self.webhooks
 
 
-@dataclass(frozen=True)
-class Suppression:
+class Suppression(msgspec.Struct, frozen=True):
     address: str
     reason: str
     created_at: str
@@ -173,8 +165,7 @@ class Suppression:
 # ---------------------------------------------------------------- jobs
 
 
-@dataclass(frozen=True)
-class NewJob:
+class NewJob(msgspec.Struct, frozen=True):
     """An accepted request, as the accept path stores it (once; the payload is never rewritten)."""
 
     job_id: str
@@ -192,8 +183,7 @@ class NewJob:
         return self.request.channel
 
 
-@dataclass(frozen=True)
-class DeliveryLog:
+class DeliveryLog(msgspec.Struct, frozen=True):
     """What one attempt did, appended to the job's delivery log."""
 
     log_id: str
@@ -212,8 +202,7 @@ class DeliveryLog:
         return "success" if self.succeeded else "failed"
 
 
-@dataclass(frozen=True)
-class JobState:
+class JobState(msgspec.Struct, frozen=True):
     """A job's current state: the accepted request's facts joined with its delivery progress."""
 
     job_id: str
@@ -261,8 +250,7 @@ class JobState:
         )
 
 
-@dataclass(frozen=True)
-class JobEvent:
+class JobEvent(msgspec.Struct, frozen=True):
     """A delivery event a provider reported for the job (``herald.domain.inbound``)."""
 
     type: str
@@ -272,16 +260,14 @@ class JobEvent:
     reason: str | None = None
 
 
-@dataclass(frozen=True)
-class JobView:
+class JobView(msgspec.Struct, frozen=True):
     state: JobState
     # The accepted request, until its retention ends.
     request: NotificationRequest | None
-    events: tuple[JobEvent, ...] = field(default_factory=tuple)
+    events: tuple[JobEvent, ...] = msgspec.field(default_factory=tuple)
 
 
-@dataclass(frozen=True)
-class JobPage:
+class JobPage(msgspec.Struct, frozen=True):
     items: tuple[JobState, ...]
     # None when the store did not count the matches (the day counters give the total).
     total: int | None
@@ -290,8 +276,7 @@ class JobPage:
     total_exact: bool = True
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(msgspec.Struct, frozen=True):
     """A job taken by one delivery attempt."""
 
     attempt: int

@@ -9,8 +9,9 @@ starts at its ``sendAt`` plus the queue's pick-up time, never before it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from datetime import datetime, timedelta
+
+import msgspec
 
 from herald.domain.clock import parse_iso
 from herald.domain.jobs import Channel
@@ -45,8 +46,7 @@ def delay_seconds(send_at: str, now: datetime) -> int:
     return max(0, math.ceil((parse_iso(send_at) - now).total_seconds()))
 
 
-@dataclass(frozen=True)
-class DueJob:
+class DueJob(msgspec.Struct, frozen=True):
     """A scheduled job as the due-time index holds it: enough to queue it without reading its request."""
 
     tenant_id: str

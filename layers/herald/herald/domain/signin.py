@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
 from enum import StrEnum
+
+import msgspec
 
 CODE_DIGITS = 6
 CODE_TTL_SECONDS = 600
@@ -55,8 +56,7 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-@dataclass(frozen=True)
-class PendingCode:
+class PendingCode(msgspec.Struct, frozen=True):
     """A code sent to an address and not yet used. ``name`` is the account name a sign-up asked for;
     ``tenant_id`` the account a sign-in code opens (None: the code creates one)."""
 
@@ -75,8 +75,7 @@ class PendingCode:
         return self.tries < MAX_CODE_TRIES and now < self.expires_at
 
 
-@dataclass(frozen=True)
-class Session:
+class Session(msgspec.Struct, frozen=True):
     token_digest: str
     tenant_id: str
     created_at: str

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
+
+import msgspec
 
 ErrorClass = Literal["transient", "permanent"]
 
@@ -43,8 +44,7 @@ class UrlNotAllowed(Exception):
         self.retryable = retryable
 
 
-@dataclass(frozen=True)
-class OutboundWebhook:
+class OutboundWebhook(msgspec.Struct, frozen=True):
     job_id: str
     url: str
     method: str
@@ -52,8 +52,7 @@ class OutboundWebhook:
     body: bytes  # the exact bytes that are signed and sent
 
 
-@dataclass(frozen=True)
-class WebhookOutcome:
+class WebhookOutcome(msgspec.Struct, frozen=True):
     ok: bool
     status_code: int | None = None
     body_excerpt: str = ""

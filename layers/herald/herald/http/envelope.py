@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
+
+from msgspec.structs import asdict
 
 from herald.domain.clock import now_iso
 from herald.domain.errors import ErrorCode, HeraldError

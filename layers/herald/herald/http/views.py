@@ -6,9 +6,10 @@ the operator CLI prints the same documents.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+
+from msgspec.structs import replace
 
 from herald.domain.clock import iso
 from herald.domain.jobs import JobStatus

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from herald.domain.clock import epoch_seconds, iso, utc_now
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
@@ -49,8 +50,7 @@ if TYPE_CHECKING:
 JOB_ID_NAMESPACE = uuid.UUID("1b0e8f8a-5a0f-4f4e-9a6c-3f0f6b1d2c7e")
 
 
-@dataclass(frozen=True)
-class AcceptedJob:
+class AcceptedJob(msgspec.Struct, frozen=True):
     job_id: str
     channel: Channel
     created_at: str

@@ -9,8 +9,9 @@ so every change holds from the next request in every container.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import datetime, timedelta
+
+from msgspec.structs import replace
 
 from herald.domain.account import AccountOverview, NewSigningSecret, SigningSecretStatus
 from herald.domain.clock import iso, parse_iso, utc_now

@@ -9,9 +9,10 @@ cancel or retry writes a counter itself.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from herald.domain.activity import (
     ACTIVITY_RANGES,
@@ -33,8 +34,7 @@ if TYPE_CHECKING:
     from herald.services.ports import ActivityCounters
 
 
-@dataclass(frozen=True)
-class Activity:
+class Activity(msgspec.Struct, frozen=True):
     """The days of a range, oldest first, with their sums."""
 
     days: tuple[DayCounts, ...]

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
+
+import msgspec
 
 from herald.domain.clock import iso, parse_iso, utc_now
 from herald.domain.plans import PAYMENT_GRACE, Plan, current_period
@@ -31,8 +32,7 @@ IN_GRACE = "in_grace"
 UNCHANGED = "unchanged"
 
 
-@dataclass(frozen=True)
-class ResetSummary:
+class ResetSummary(msgspec.Struct, frozen=True):
     tenants: int
     outcomes: dict[str, int]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.records import TenantContext
@@ -10,8 +10,7 @@ from herald.services.auth import Authenticator
 from herald.services.sessions import SessionAuthenticator
 
 
-@dataclass(frozen=True)
-class Credentials:
+class Credentials(msgspec.Struct, frozen=True):
     """What a request presents to say who calls: an API key, or else a console session's token
     (the HTTP edge has checked that a state change by session comes from the console's origin)."""
 

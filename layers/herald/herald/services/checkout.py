@@ -10,8 +10,9 @@ webhooks find the tenant (``herald.adapters.inbound``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Protocol
+
+import msgspec
 
 from herald.domain.billing import PlanCatalog
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
@@ -22,8 +23,7 @@ from herald.observability import logger
 from herald.services.ports import TenantStore
 
 
-@dataclass(frozen=True)
-class CheckoutRequest:
+class CheckoutRequest(msgspec.Struct, frozen=True):
     tenant_id: str
     email: str
     plan_key: str
@@ -37,8 +37,7 @@ class CheckoutProcessor(Protocol):
         cannot be reached."""
 
 
-@dataclass(frozen=True)
-class Seller:
+class Seller(msgspec.Struct, frozen=True):
     processor: Processor
     catalog: PlanCatalog
     checkout: CheckoutProcessor

@@ -9,8 +9,9 @@ nothing left to act on and is deleted too; a copy whose job is gone, or that is 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
+
+import msgspec
 
 from herald.domain.clock import now_iso
 from herald.domain.dead_letters import DeadLetter, HeldMessage, read_dead_letter
@@ -29,8 +30,7 @@ class Outcome(StrEnum):
     KEPT = "kept"
 
 
-@dataclass(frozen=True)
-class Redrive:
+class Redrive(msgspec.Struct, frozen=True):
     letter: DeadLetter
     outcome: Outcome
     detail: str

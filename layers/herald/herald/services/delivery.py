@@ -12,9 +12,11 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
+
+import msgspec
+from msgspec.structs import replace
 
 from herald.domain.alerts import JobAlert
 from herald.domain.attempts import AttemptOutcome
@@ -50,8 +52,7 @@ class AttemptNotReleased(Exception):
 HOLDING = "holding"
 
 
-@dataclass(frozen=True)
-class Handled:
+class Handled(msgspec.Struct, frozen=True):
     """What happened to one message (for logs, metrics and tests)."""
 
     job_id: str
@@ -63,8 +64,7 @@ class Handled:
     delay_seconds: int | None = None
 
 
-@dataclass(frozen=True)
-class DeliveryPolicy:
+class DeliveryPolicy(msgspec.Struct, frozen=True):
     max_attempts: int
     retry_base_delay_seconds: int
 

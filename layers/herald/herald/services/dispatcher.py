@@ -14,8 +14,10 @@ UpdateItem and 1 SQS SendMessage.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
+
+import msgspec
+from msgspec.structs import asdict
 
 from herald.domain.clock import iso, utc_now
 from herald.domain.errors import DependencyError
@@ -30,8 +32,7 @@ from herald.services.ports import JobQueue, Schedules, TenantStore
 RESERVE_MILLIS = 5_000
 
 
-@dataclass
-class DispatchReport:
+class DispatchReport(msgspec.Struct):
     dispatched: int = 0
     # Cancelled (or dispatched by an overlapping run) between the index read and the claim.
     taken_meanwhile: int = 0

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
+
+import msgspec
 
 from herald.domain.breakers import (
     Breaker,
@@ -42,14 +43,13 @@ MOVED_BACK = "moved back"
 BREAKER_OPEN = "breaker open"
 
 
-@dataclass
-class ProviderPlan:
+class ProviderPlan(msgspec.Struct):
     """One pass's provider order after the breakers had their say."""
 
     order: list[str]
     breakers: dict[str, Breaker]
-    moved_back: list[str] = field(default_factory=list)
-    probing: set[str] = field(default_factory=set)
+    moved_back: list[str] = msgspec.field(default_factory=list)
+    probing: set[str] = msgspec.field(default_factory=set)
     # False where a breaker cannot reorder anything (one provider, breakers off): nothing is recorded.
     tracked: bool = True
 
@@ -197,8 +197,7 @@ class ProviderHealth:
         return (since, kept) if now - since < self._board.policy.window_seconds else (now, 0)
 
 
-@dataclass(frozen=True)
-class Gate:
+class Gate(msgspec.Struct, frozen=True):
     """What a webhook pass may do with its endpoint: send (as the probe, or normally), wait, or fail."""
 
     send: bool
@@ -213,8 +212,7 @@ MAX_DEFER_SECONDS = 900
 PROBE_WAIT_SECONDS = 5
 
 
-@dataclass(frozen=True)
-class EndpointPass:
+class EndpointPass(msgspec.Struct, frozen=True):
     """What a webhook pass reads before it sends: the tenant's profile and its endpoint's breaker."""
 
     profile: TenantProfile

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TypeVar
+
+import msgspec
 
 from herald.domain.billing import (
     PlanCatalog,
@@ -77,8 +78,7 @@ BILLING_WRITE_ATTEMPTS = 3
 E = TypeVar("E")
 
 
-@dataclass(frozen=True)
-class InboundRequest:
+class InboundRequest(msgspec.Struct, frozen=True):
     headers: Mapping[str, str]
     raw_body: bytes
 
@@ -89,11 +89,10 @@ class Outcome(StrEnum):
     IGNORED = "ignored"
 
 
-@dataclass
-class Receipt:
+class Receipt(msgspec.Struct):
     """What a verified request brought: events acted on, duplicates, events of no use to Herald."""
 
-    outcomes: dict[Outcome, int] = field(default_factory=lambda: dict.fromkeys(Outcome, 0))
+    outcomes: dict[Outcome, int] = msgspec.field(default_factory=lambda: dict.fromkeys(Outcome, 0))
 
     def add(self, outcome: Outcome) -> None:
         self.outcomes[outcome] += 1

@@ -4,8 +4,10 @@ scheduled ones (cancel)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from datetime import date, datetime
+
+import msgspec
+from msgspec.structs import replace
 
 from herald.domain.clock import iso, now_iso, parse_iso
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
@@ -171,8 +173,7 @@ class JobQueries:
 RECOVER_LIMIT = 1000
 
 
-@dataclass(frozen=True)
-class Recovery:
+class Recovery(msgspec.Struct, frozen=True):
     requeued: int
     next_cursor: str | None
 

@@ -5,9 +5,10 @@ tests substitute in-memory fakes."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
 
 if TYPE_CHECKING:
     # Only named in signatures: a function imports the domain modules its own path uses.
@@ -512,8 +513,7 @@ class DomainProviders(Protocol):
 Verify = Callable[[Mapping[str, str], bytes, str, float], None]
 
 
-@dataclass(frozen=True)
-class DeliveryWebhook:
+class DeliveryWebhook(msgspec.Struct, frozen=True):
     """An email provider's event webhook: verified with the tenant's stored secret, then read as
     events (``MalformedPayload`` for a body that is not the provider's documented shape)."""
 
@@ -524,8 +524,7 @@ class DeliveryWebhook:
     check_secret: Callable[[str], object]
 
 
-@dataclass(frozen=True)
-class PaymentWebhook:
+class PaymentWebhook(msgspec.Struct, frozen=True):
     """A payment processor's webhook to the platform, verified with the platform's secret."""
 
     processor: Processor

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from herald.domain.clock import iso, parse_iso, utc_now
 from herald.domain.errors import ErrorCode, HeraldError
@@ -28,8 +29,7 @@ def session_ended() -> HeraldError:
     return HeraldError("The console session has ended; sign in again.", ErrorCode.INVALID_SESSION)
 
 
-@dataclass(frozen=True)
-class StartedSession:
+class StartedSession(msgspec.Struct, frozen=True):
     """A new session's token: it goes into the cookie and is never stored or shown again."""
 
     token: str

@@ -15,7 +15,8 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+
+import msgspec
 
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.plans import Plan
@@ -39,8 +40,7 @@ from herald.services.sessions import SessionAuthenticator, StartedSession
 from herald.services.tenants import TenantAdmin
 
 
-@dataclass(frozen=True)
-class SignedIn:
+class SignedIn(msgspec.Struct, frozen=True):
     session: StartedSession
     tenant_id: str
     # The first API key of a tenant this sign-in created, shown this once; None otherwise.

@@ -16,8 +16,10 @@ still has messages waiting may hold the job's message: its jobs are left for a l
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
+
+import msgspec
+from msgspec.structs import asdict, replace
 
 from herald.domain.alerts import JobAlert
 from herald.domain.clock import epoch_seconds, iso, parse_iso, utc_now
@@ -37,15 +39,13 @@ from herald.services.ports import Alerts, DeadLetters, JobQueue, QueueDepths, Sw
 RESERVE_MILLIS = 10_000
 
 
-@dataclass(frozen=True)
-class SweepPolicy:
+class SweepPolicy(msgspec.Struct, frozen=True):
     stuck_after: timedelta
     window: timedelta
     max_requeues: int = MAX_REQUEUES
 
 
-@dataclass
-class SweepReport:
+class SweepReport(msgspec.Struct):
     tenants: int = 0
     examined: int = 0
     requeued: int = 0
@@ -185,13 +185,12 @@ class Sweeper:
         return run.backlogs[url]
 
 
-@dataclass
-class _Run:
+class _Run(msgspec.Struct):
     """One sweep: when it started, the queue backlogs it read, and what it did."""
 
     now: datetime
-    report: SweepReport = field(default_factory=SweepReport)
-    backlogs: dict[str, int] = field(default_factory=dict)
+    report: SweepReport = msgspec.field(default_factory=SweepReport)
+    backlogs: dict[str, int] = msgspec.field(default_factory=dict)
 
     def error(self, tenant_id: str, job_id: str | None, exc: Exception) -> None:
         self.report.errors += 1

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
+
+import msgspec
 
 from herald.domain.api_keys import MAX_GRACE_SECONDS, generate_api_key, hash_api_key
 from herald.domain.clock import iso, utc_now
@@ -20,8 +21,7 @@ from herald.services.outcomes import KeyChanged, TenantNotFound
 from herald.services.ports import TenantStore
 
 
-@dataclass(frozen=True)
-class IssuedKey:
+class IssuedKey(msgspec.Struct, frozen=True):
     """An API key in clear text: shown once, in the response that creates it, never stored."""
 
     tenant_id: str

@@ -5,8 +5,9 @@ credentials, never rest in clear in the table or a queue)."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
 
 from herald.domain.jobs import compact_json
 from herald.domain.notifications import NotificationRequest, SealedHeaders, WebhookNotification

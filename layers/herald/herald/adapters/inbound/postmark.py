@@ -17,8 +17,9 @@ import base64
 import binascii
 import hmac
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from herald.adapters.inbound.payloads import (
     as_object,
@@ -58,8 +59,7 @@ _HARD_BOUNCES = frozenset({"HardBounce", "BadEmailAddress"})
 _TIME_FIELDS = ("DeliveredAt", "BouncedAt", "ReceivedAt", "ChangedAt")
 
 
-@dataclass(frozen=True)
-class BasicCredentials:
+class BasicCredentials(msgspec.Struct, frozen=True):
     password: str
     # None or empty: the tenant chose no user name, so any user name passes.
     username: str | None = None

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+
+import msgspec
 
 from herald.adapters.inbound.verification import fresh_timestamp, required_header
 from herald.domain.inbound import InvalidSignature
@@ -20,8 +21,7 @@ from herald.domain.signing import standard_signature
 SIGNATURE_VERSION = "v1"
 
 
-@dataclass(frozen=True)
-class SchemeHeaders:
+class SchemeHeaders(msgspec.Struct, frozen=True):
     message_id: str
     timestamp: str
     signature: str

@@ -4,8 +4,9 @@ imports only the providers it actually calls (the API's key check needs one, the
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from herald.domain.providers import TENANT_PROVIDERS, ProviderName
 from herald.services.ports import DomainProvider, EmailProvider
@@ -14,8 +15,7 @@ if TYPE_CHECKING:
     from mypy_boto3_sesv2 import SESV2Client
 
 
-@dataclass(frozen=True)
-class ProviderEndpoints:
+class ProviderEndpoints(msgspec.Struct, frozen=True):
     sendgrid: str
     resend: str
     postmark: str

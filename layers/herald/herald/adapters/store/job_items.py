@@ -4,8 +4,9 @@ exists from the first claim on), read in one Query of the job's partition or one
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from herald.adapters.store.keys import job_ids
 from herald.adapters.store.models import DeliveryLogAttribute, JobEventItem, JobItem, JobStatusItem

@@ -16,10 +16,10 @@ DynamoDB calls per operation (measured by the benchmark):
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+import msgspec
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
 
@@ -335,8 +335,7 @@ def states_of(table: Table, entries: Sequence[JobItem]) -> list[JobState]:
     return states
 
 
-@dataclass(frozen=True)
-class _ListQuery:
+class _ListQuery(msgspec.Struct, frozen=True):
     tenant_id: str
     type_filter: Condition | None
     after: str | None

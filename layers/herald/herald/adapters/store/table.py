@@ -10,10 +10,10 @@ that table only, and one process can hold several (the tests and the benchmark d
 from __future__ import annotations
 
 import types
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, TypeVar
 
+import msgspec
 from pynamodb.attributes import DiscriminatorAttribute
 from pynamodb.connection import Connection
 
@@ -22,8 +22,7 @@ from herald.adapters.store import models
 M = TypeVar("M", bound=models.HeraldItem)
 
 
-@dataclass(frozen=True)
-class TableAddress:
+class TableAddress(msgspec.Struct, frozen=True):
     name: str
     region: str
     # None: the region's DynamoDB endpoint (the local stack and the tests point it at moto).
