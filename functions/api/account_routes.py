@@ -16,16 +16,16 @@ from herald.domain.inbound import Processor
 from herald.domain.plans import Plan
 from herald.domain.records import StoredProvider, TenantContext
 from herald.http import views
-from herald.http.activity import activity_document
-from herald.http.console import credentials, request_origin, session_cookie, signed_in_by_session
-from herald.http.contract import AUTHENTICATED, JSON_BODY, PARAMETERS, PATH_PARAMETERS, answers, success
-from herald.http.requests import (
+from herald.http.account_requests import (
     CheckoutRequest,
     DomainRequest,
     PriorityRequest,
     ProviderKeyRequest,
     RotateKeyRequest,
 )
+from herald.http.activity import activity_document
+from herald.http.console import credentials, request_origin, session_cookie, signed_in_by_session
+from herald.http.contract import AUTHENTICATED, JSON_BODY, PARAMETERS, PATH_PARAMETERS, answers, success
 from herald.http.responses import json_response
 
 if TYPE_CHECKING:

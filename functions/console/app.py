@@ -16,6 +16,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from herald.composition.console import console_services
 from herald.domain.errors import HeraldError
 from herald.domain.signin import CodePurpose
+from herald.http.account_requests import SignInRequest, SignUpRequest, VerifyCodeRequest
 from herald.http.console import (
     cleared_cookie,
     request_origin,
@@ -27,7 +28,6 @@ from herald.http.console_pages import console_answer, is_console_path
 from herald.http.error_handlers import install_error_handlers
 from herald.http.errors import refusal
 from herald.http.guards import ScreenedBodies, as_resolver_reads
-from herald.http.requests import SignInRequest, SignUpRequest, VerifyCodeRequest
 from herald.http.responses import error_response, json_response, validation_error
 from herald.observability import logger, metrics, traced
 

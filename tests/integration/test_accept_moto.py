@@ -20,11 +20,13 @@ from herald.domain.clock import iso
 from herald.domain.plans import current_period
 from herald.domain.records import TenantProfile
 from herald_harness.dns import resolve_publicly
-from herald_harness.in_moto import HeraldInMoto, client, herald_in_moto
+from herald_harness.in_moto import REGION, HeraldInMoto, client, herald_in_moto
 from herald_local.aws.sdk_calls import observing
+from herald_local.awslambda.functions import runner_environment
 from herald_local.cloudformation.template import load_template
 from herald_local.config import project_root
 from tests.support.stored_items import readable
+from tests.unit.test_api_cold_start import probe_cold_start
 
 pytestmark = pytest.mark.xdist_group("moto-api")
 
@@ -438,3 +440,14 @@ def test_a_1_kb_request_is_accepted_with_three_write_units(
         assert herald.api("POST", f"/api/v1/notifications/{route}", body, key=key).status == 202
     charged = {write.item: (write.charge.table_units, write.charge.index_units) for write in meter.writes}
     assert charged == {"USAGE#* PERIOD#*": (1, 0), "JOB#*#* JOB": (1, 1)}
+
+
+def test_building_the_api_services_loads_none_of_what_only_some_requests_need(herald: HeraldInMoto) -> None:
+    """The send path's services, with the function's environment from the template (no AWS call)."""
+    unused = "http://127.0.0.1:9"
+    environment = runner_environment(herald.topology.functions["ApiFunction"], unused, REGION, unused)
+
+    probed = probe_cold_start(environment, "services")
+
+    assert probed["at_import"] == []
+    assert (probed["status"], probed["allow"], probed["account_routes"]) == (405, "GET", True)

@@ -1,7 +1,8 @@
-"""ApiFunction's cold start imports what every notification request needs, and what only some
-requests need on their first use: the account routes, the email address validator, the job queries,
-the health check, the webhook URL check and the ports' protocols. Deferred routes answer as if they
-had been included from the start."""
+"""ApiFunction's cold start (its handler's import and its services) imports what every notification
+request needs, and what only some requests need on their first use: the account routes and their
+request bodies, the email address validator, the job queries, the day counts, console sessions, the
+health check, the webhook URL check and the ports' protocols. Deferred routes answer as if they had
+been included from the start."""
 
 from __future__ import annotations
 
@@ -19,17 +20,25 @@ from herald.http.resolver import HttpResolver
 
 LOADED_ON_FIRST_USE = (
     "account_routes",
+    "herald.http.account_requests",
     "email_validator",
+    "herald.services.activity",
+    "herald.adapters.store.activity_store",
+    "herald.services.sessions",
+    "herald.adapters.store.signin_store",
     "herald.services.job_queries",
     "herald.adapters.health",
     "herald.adapters.ssrf",
     "herald.services.ports",
 )
-# Imports the handler, then asks it for a method the first account route does not take.
+# Imports the handler (and builds its services if asked), then asks it for a method the first account
+# route does not take.
 PROBE = """
 import json, sys
 sys.path.insert(0, "functions/api")
 import app
+if sys.argv[2:] == ["services"]:
+    app.api()
 lazy = json.loads(sys.argv[1])
 at_import = sorted(name for name in lazy if name in sys.modules)
 event = {
@@ -48,20 +57,26 @@ print(json.dumps({
 """
 
 
-def test_the_handler_imports_none_of_what_only_some_requests_need_and_loads_the_account_routes_when_asked() -> (
-    None
-):
-    environment = {**os.environ, "POWERTOOLS_METRICS_NAMESPACE": "HeraldTest"}
+def probe_cold_start(environment: dict[str, str], *steps: str) -> dict[str, Any]:
+    """What the handler's import (and ``steps``) loaded of ``LOADED_ON_FIRST_USE``, and the deferred
+    route's answer."""
     result = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(LOADED_ON_FIRST_USE)],
+        [sys.executable, "-c", PROBE, json.dumps(LOADED_ON_FIRST_USE), *steps],
         capture_output=True,
         text=True,
         check=True,
         timeout=120,
         env=environment,
     )
+    probed: dict[str, Any] = json.loads(result.stdout.splitlines()[-1])
+    return probed
 
-    probed = json.loads(result.stdout.splitlines()[-1])
+
+def test_the_handler_imports_none_of_what_only_some_requests_need_and_loads_the_account_routes_when_asked() -> (
+    None
+):
+    probed = probe_cold_start({**os.environ, "POWERTOOLS_METRICS_NAMESPACE": "HeraldTest"})
+
     assert probed["at_import"] == []
     assert (probed["status"], probed["allow"], probed["account_routes"]) == (405, "GET", True)
 

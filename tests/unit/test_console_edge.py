@@ -43,7 +43,7 @@ class Rig:
         self.key = generate_api_key()
         self.tenants.add_tenant("tenant-a", api_key=self.key)
         self.sessions = SessionAuthenticator(FakeSessions(), self.tenants)
-        self.callers = Callers(Authenticator(self.tenants), self.sessions)
+        self.callers = Callers(Authenticator(self.tenants), lambda: self.sessions)
         self.token = self.sessions.start("tenant-a").token
 
     def caller(self, request: dict[str, Any]) -> str:

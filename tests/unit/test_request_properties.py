@@ -32,11 +32,11 @@ from herald.domain.webhooks import (
     HOP_BY_HOP_PREFIXES,
     reserved_header,
 )
+from herald.http.account_requests import ProviderKeyRequest
 from herald.http.requests import (
     IDEMPOTENCY_KEY_RULE,
     MAX_WEBHOOK_PAYLOAD_BYTES,
     EmailRequest,
-    ProviderKeyRequest,
     WebhookRequest,
 )
 from herald.http.responses import validation_error

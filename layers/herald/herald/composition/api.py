@@ -1,9 +1,9 @@
 """Composition root of the API function: its services, built once per container from the settings.
 
-Only what the send path needs is built at cold start; what only some requests need (the job
-queries, the health check, the webhook URL check, the account routes' service with its vault and
-provider adapters, the checkout with its processors' credentials) is built, with its imports, on first
-use.
+Only what the send path needs is built at cold start; what only some requests need (console
+sessions, the day counts, the job queries, the health check, the webhook URL check, the account
+routes' service with its vault and provider adapters, the checkout with its processors' credentials)
+is built, with its imports, on first use.
 """
 
 from __future__ import annotations
@@ -12,26 +12,24 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from herald.adapters.queueing import SqsJobQueue
-from herald.adapters.store.activity_store import DynamoActivity
 from herald.adapters.store.counter_store import DynamoCounters
 from herald.adapters.store.job_store import DynamoJobStore
 from herald.adapters.store.schedule_store import DynamoSchedules
-from herald.adapters.store.signin_store import DynamoSessions
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import Foundation, VaultOnFirstUse, foundation, provider_registry, vault
 from herald.composition.process import once
 from herald.services.accept import AcceptService
-from herald.services.activity import ActivityService
 from herald.services.auth import Authenticator
 from herald.services.callers import Callers
-from herald.services.sessions import SessionAuthenticator
 
 if TYPE_CHECKING:
     from herald.adapters.health import HealthCheck
     from herald.services.account import AccountService
+    from herald.services.activity import ActivityService
     from herald.services.checkout import CheckoutService
     from herald.services.health import EndpointAccount
     from herald.services.job_queries import JobQueries
+    from herald.services.sessions import SessionAuthenticator
 
 
 class ApiServices:
@@ -40,10 +38,7 @@ class ApiServices:
         self._base = base
         self._tenants = DynamoTenantStore(table)
         self._counters = DynamoCounters(table)
-        # Console sessions: read with their tenant on every request (never cached), like API keys.
-        self.sessions = SessionAuthenticator(DynamoSessions(table), self._tenants)
-        self.callers = Callers(Authenticator(self._tenants), self.sessions)
-        self.activity = ActivityService(DynamoActivity(table))
+        self.callers = Callers(Authenticator(self._tenants), lambda: self.sessions)
         self._jobs = DynamoJobStore(table, settings.max_attempts)
         self._queue = SqsJobQueue(settings.queue_urls, base.clients.sqs, settings.ordered_queue_urls)
         self._schedules = DynamoSchedules(table)
@@ -63,6 +58,23 @@ class ApiServices:
         from herald.adapters.ssrf import check_url
 
         return check_url(url, local_origin=self._base.settings.local_webhook_origin)
+
+    @cached_property
+    def sessions(self) -> SessionAuthenticator:
+        """Console sessions, built on the first request without an API key: read with their tenant on
+        every request (never cached), like API keys."""
+        from herald.adapters.store.signin_store import DynamoSessions
+        from herald.services.sessions import SessionAuthenticator
+
+        return SessionAuthenticator(DynamoSessions(self._base.table), self._tenants)
+
+    @cached_property
+    def activity(self) -> ActivityService:
+        """The day counts, built on first use of a listing or the console's activity."""
+        from herald.adapters.store.activity_store import DynamoActivity
+        from herald.services.activity import ActivityService
+
+        return ActivityService(DynamoActivity(self._base.table))
 
     @cached_property
     def jobs(self) -> JobQueries:

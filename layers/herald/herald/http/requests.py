@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
@@ -26,7 +25,6 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from herald.domain.api_keys import MAX_GRACE_SECONDS
 from herald.domain.clock import iso
 from herald.domain.jobs import PRIORITY_QUEUES, compact_json
 from herald.domain.notifications import (
@@ -54,7 +52,6 @@ _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _HEADER_VALUE = re.compile(r"^[\t\x20-\x7e\xa0-\xff]*$")
 # What ``idempotency_key`` checks, as JSON Schema (for the body field and the header alike).
 IDEMPOTENCY_KEY_RULE = {"minLength": 1, "maxLength": 255, "pattern": f"^{PRINTABLE_ASCII}+$"}
-_DOMAIN = r"^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
 
 
 def _address(value: str) -> str:
@@ -201,7 +198,7 @@ class ProviderChoice(StrEnum):
     POSTMARK = "POSTMARK"
 
 
-class _Strict(BaseModel):
+class StrictBody(BaseModel):
     # defer_build: each model's validator is built by the first request that carries its body (a
     # request carries one), not at cold start; the rules and the JSON Schema stay the same.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
@@ -226,7 +223,7 @@ def _provider_pair_rule() -> dict[str, Any]:
     }
 
 
-class EmailRequest(_Strict):
+class EmailRequest(StrictBody):
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
@@ -349,7 +346,7 @@ def _compact_payload(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
-class WebhookRequest(_Strict):
+class WebhookRequest(StrictBody):
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
@@ -395,67 +392,13 @@ class WebhookRequest(_Strict):
         )
 
 
-# ---------------------------------------------------------------- account routes
+# ---------------------------------------------------------------- the job routes
 
 
-class ProviderKeyRequest(_Strict):
-    apiKey: ProviderCredential  # noqa: N815 (the API's field names)
-    accountToken: ProviderCredential | None = None  # noqa: N815
-    webhookSecret: str | None = Field(default=None, min_length=1, max_length=1024)  # noqa: N815
-
-
-class RecoverRequest(_Strict):
+class RecoverRequest(StrictBody):
     """Which failed jobs to re-queue: those accepted in [since, until) (until: now), of one type."""
 
     since: WindowEdge = Field(description="ISO-8601 time with offset: the window's start")
     until: WindowEdge | None = Field(default=None, description="The window's end (default: now)")
     type: Literal["email", "webhook"] | None = None
     cursor: str | None = Field(default=None, max_length=512, description="nextCursor of the previous call")
-
-
-class PriorityRequest(_Strict):
-    priority: WholeNumber = Field(ge=1, le=3)
-
-
-class RotateKeyRequest(_Strict):
-    graceSeconds: WholeNumber = Field(default=0, ge=0, le=MAX_GRACE_SECONDS)  # noqa: N815
-
-
-class DomainRequest(_Strict):
-    domain: str = Field(
-        min_length=4,
-        max_length=253,
-        pattern=_DOMAIN,
-        description="A sending domain such as mail.example.com (lower case)",
-    )
-
-
-# ---------------------------------------------------------------- the console's browser routes
-
-
-class SignUpRequest(_Strict):
-    email: EmailAddress
-    name: str = Field(min_length=1, max_length=100, description="The account's name (a team or product)")
-
-    @field_validator("name")
-    @classmethod
-    def _single_line(cls, value: str) -> str:
-        if not value.strip() or any(unicodedata.category(char).startswith("C") for char in value):
-            raise ValueError("must be one line of visible text")
-        return value.strip()
-
-
-class SignInRequest(_Strict):
-    email: EmailAddress
-
-
-class VerifyCodeRequest(_Strict):
-    email: EmailAddress
-    code: str = Field(pattern=r"^\s*\d{6}\s*$", description="The six digits of the emailed code")
-
-
-class CheckoutRequest(_Strict):
-    plan: Literal["indie", "startup"]
-    processor: Literal["polar", "paystack"] | None = Field(
-        default=None, description="Which processor takes the payment (default: the first that sells the plan)"
-    )

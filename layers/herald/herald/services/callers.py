@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import msgspec
 
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.domain.records import TenantContext
-from herald.services.auth import Authenticator
-from herald.services.sessions import SessionAuthenticator
+
+if TYPE_CHECKING:
+    from herald.domain.records import TenantContext
+    from herald.services.auth import Authenticator
+    from herald.services.sessions import SessionAuthenticator
 
 
 class Credentials(msgspec.Struct, frozen=True):
@@ -19,9 +24,10 @@ class Credentials(msgspec.Struct, frozen=True):
 
 
 class Callers:
-    """The caller of a request, by its API key or its console session."""
+    """The caller of a request, by its API key or its console session. ``sessions`` gives the
+    session authenticator when the first request without a key needs it: API clients never do."""
 
-    def __init__(self, keys: Authenticator, sessions: SessionAuthenticator) -> None:
+    def __init__(self, keys: Authenticator, sessions: Callable[[], SessionAuthenticator]) -> None:
         self._keys = keys
         self._sessions = sessions
 
@@ -30,4 +36,4 @@ class Callers:
             return self._keys.authenticate(credentials.api_key)
         if credentials.session_token is None:
             raise HeraldError("An API key is required (X-API-Key header).", ErrorCode.MISSING_API_KEY)
-        return self._sessions.authenticate(credentials.session_token)
+        return self._sessions().authenticate(credentials.session_token)
