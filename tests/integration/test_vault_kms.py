@@ -6,7 +6,6 @@ from __future__ import annotations
 import socket
 import uuid
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -14,6 +13,7 @@ import pytest
 from botocore.config import Config
 from botocore.stub import Stubber
 from moto import mock_aws
+from msgspec.structs import replace
 
 from herald.adapters.data_key_cache import DataKeyCache
 from herald.adapters.vault import KeyServiceUnavailable, KmsKeyManager, Vault

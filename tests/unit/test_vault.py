@@ -6,9 +6,9 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 
 import pytest
+from msgspec.structs import replace
 
 from herald.adapters.data_key_cache import DataKeyCache
 from herald.adapters.vault import Vault

@@ -9,8 +9,9 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from enum import StrEnum
+
+import msgspec
 
 FORMAT_VERSION = 1
 NONCE_BYTES = 12  # 96 bits, the GCM nonce size NIST recommends; random is safe with one key per value
@@ -45,14 +46,17 @@ def last_four(plaintext: str) -> str:
     return plaintext[-4:] if len(plaintext) >= _MIN_LENGTH_FOR_PREVIEW else ""
 
 
-@dataclass(frozen=True)
-class SealedSecret:
+class SealedSecret(msgspec.Struct, frozen=True):
     """What a row stores of a secret. Stored as one map attribute, binary fields in base64 strings."""
 
     version: int
-    wrapped_key: bytes = field(repr=False)
-    nonce: bytes = field(repr=False)
-    ciphertext: bytes = field(repr=False)
+    wrapped_key: bytes
+    nonce: bytes
+    ciphertext: bytes
+
+    def __repr__(self) -> str:
+        # The sealed bytes stay out of logs and tracebacks, as the plaintext does.
+        return f"SealedSecret(version={self.version})"
 
     def __post_init__(self) -> None:
         if self.version != FORMAT_VERSION:
