@@ -387,7 +387,8 @@ def _collector(compiled: Mapping[str, Any]) -> str:
     """The garbage collector's part: a full collection walks every object of the process, and it
     fires in whichever import takes the process's objects past its threshold."""
     api, floor = compiled[FLOOR_OF], compiled[LIBRARIES_ONLY + LIBRARY_FLOOR[-1][0]]
-    share = api["ratio_to_boto3_without_gc"] - floor["ratio_to_boto3_without_gc"]
+    # + 0.0: a share that rounds to zero from below reads 0.00, not -0.00.
+    share = round(api["ratio_to_boto3_without_gc"] - floor["ratio_to_boto3_without_gc"], 2) + 0.0
     return (
         f"Of that, the cyclic garbage collector's pauses: {_ms(api['gc_ms'])} ms in {FLOOR_OF}'s import"
         f" ({_collections(api)}), {_ms(floor['gc_ms'])} ms in the libraries' ({_collections(floor)})."

@@ -164,3 +164,10 @@ def test_the_write_floor_names_each_item_a_webhook_writes_and_what_the_day_count
     assert (
         "0.01 unit per job for one tenant's 100 jobs of a batching window and 0.05 for five tenants'" in text
     )
+
+
+def test_a_share_that_rounds_to_zero_from_below_reads_zero() -> None:
+    results = cold_start(200.0, 2.0, (1.2, 1.5, 1.7))
+    results["cold_start"]["layouts"]["bytecode"]["ApiFunction"]["ratio_to_boto3_without_gc"] = 1.599
+
+    assert "Herald's modules and wiring add 0.00×." in _api_floor(results)
