@@ -126,12 +126,10 @@ def _priority(value: int) -> int:
 
 def _aware_time(value: Any, error_type: str) -> datetime:
     # A string only: pydantic alone would take a number for a Unix time and "1700000000" too.
-    moment = None
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            moment = None
+    try:
+        moment = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        moment = None
     if moment is None or moment.tzinfo is None:
         raise PydanticCustomError(
             error_type, "must be an ISO-8601 time with an offset, such as 2026-12-01T09:30:00Z"
