@@ -20,6 +20,10 @@ code; every AWS endpoint points at a closed port, so a call to AWS would fail th
 "Libraries only" (compiled layout): ApiFunction's libraries imported from its layer without any
 Herald module, each step adding to the one before: the floor its import cannot go below while it
 keeps Powertools' request validation, measured like every other probe in the same run.
+
+"after its libraries" (compiled layout): one process imports the floor's libraries first, untimed,
+then ApiFunction's handler, timed: Herald's own part measured directly rather than as the difference
+of two medians of separate processes, with the objects it adds to the process's heap.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from packaging.requirements import Requirement
 from herald_local.awslambda.functions import runner_environment
 from herald_local.cloudformation.topology import FunctionSpec
 
-RUNS = 5
+RUNS = 9
 LAYOUTS = ("source", "bytecode")
 BASELINE = "import boto3"
 SERVICES = " + services"
@@ -54,6 +58,7 @@ COMPOSITION = "herald.composition"
 RUNTIME_PACKAGE = "boto3"
 UNUSED_ENDPOINT = "http://127.0.0.1:9"
 LIBRARIES_ONLY = "libraries only: "
+AFTER_LIBRARIES = " after its libraries"
 FLOOR_OF = "ApiFunction"
 LIBRARY_FLOOR = (
     (
@@ -69,13 +74,16 @@ LIBRARY_FLOOR = (
     ),
 )
 _NO_BYTECODE = shutil.ignore_patterns("__pycache__", "*.pyc")
-# Runs in the fresh interpreter: the build's folders first, then the runtime, then the import. The
-# cyclic garbage collector's pauses in it are timed too (CPU, and how many were full collections).
+# Runs in the fresh interpreter: the build's folders first, then the runtime, then what the probe
+# imports first (untimed), then the import. The cyclic garbage collector's pauses in it are timed
+# too (CPU, and how many were full collections), and the tracked objects it leaves on the heap counted.
 _PROBE = """
 import gc, json, sys, time
-paths, runtime, module, services = json.loads(sys.argv[1])
+paths, runtime, module, services, first = json.loads(sys.argv[1])
 sys.path[:0] = paths
 sys.path.append(runtime)
+exec(first, {})
+objects = len(gc.get_objects())
 collector = {"cpu": 0.0, "full": 0, "started": 0.0}
 def timed(phase, info):
     if phase == "start":
@@ -93,6 +101,7 @@ gc.callbacks.remove(timed)
 print(json.dumps({
     "cpu": cpu, "wall": wall, "gc": collector["cpu"], "full_collections": collector["full"],
     "modules": len(sys.modules), "xray": "aws_xray_sdk" in sys.modules,
+    "objects": len(gc.get_objects()), "objects_added": len(gc.get_objects()) - objects,
 }))
 """
 _IMPORTTIME = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)$")
@@ -169,8 +178,8 @@ def composition_calls(handler_source: str) -> tuple[str, ...]:
 
 @dataclasses.dataclass(frozen=True)
 class Import:
-    """What a probe imports, with which folders first on ``sys.path`` and which environment, and
-    the calls it then makes in the imported module."""
+    """What a probe imports, with which folders first on ``sys.path`` and which environment, the
+    calls it then makes in the imported module, and the code it runs untimed before the import."""
 
     label: str
     module: str
@@ -178,6 +187,7 @@ class Import:
     runtime: str
     environment: Mapping[str, str]
     services: tuple[str, ...] = ()
+    first: str = ""
 
 
 class BuildLayouts:
@@ -224,6 +234,7 @@ class BuildLayouts:
                 probes.append(dataclasses.replace(probe, label=probe.label + SERVICES, services=calls))
             if layout == "bytecode" and spec.logical_id == FLOOR_OF:
                 probes.extend(self._library_floor(probe, base))
+                probes.append(after_libraries(probe))
         return probes
 
     @staticmethod
@@ -236,8 +247,14 @@ class BuildLayouts:
             )
 
 
+def after_libraries(function: Import) -> Import:
+    """The function's import in a process that has imported the floor's libraries already."""
+    first = "\n".join(code for _, code in LIBRARY_FLOOR)
+    return dataclasses.replace(function, label=function.label + AFTER_LIBRARIES, first=first)
+
+
 def _run(probe: Import, *options: str) -> subprocess.CompletedProcess[str]:
-    argument = json.dumps([list(probe.paths), probe.runtime, probe.module, list(probe.services)])
+    argument = json.dumps([list(probe.paths), probe.runtime, probe.module, list(probe.services), probe.first])
     with tempfile.TemporaryDirectory() as cwd:
         return subprocess.run(
             [sys.executable, "-I", "-S", "-B", *options, "-c", _PROBE, argument],
@@ -331,6 +348,8 @@ def _summary(samples: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
             "full_collections": _median(runs, lambda sample: sample["full_collections"]),
             "ratio_to_boto3_without_gc": _median(runs, _without_collector) / baseline_without_gc,
             "modules": runs[-1]["modules"],
+            "objects": _median(runs, lambda sample: sample["objects"]),
+            "objects_added": _median(runs, lambda sample: sample["objects_added"]),
             "xray_sdk_loaded": runs[-1]["xray"],
         }
         for label, runs in samples.items()
@@ -339,4 +358,4 @@ def _summary(samples: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
 
 def cold_start_steps(functions: list[FunctionSpec]) -> int:
     """How many probes ``measure_cold_starts`` runs (for the progress bar)."""
-    return RUNS * (len(LAYOUTS) * (len(functions) + 1) + len(functions) + len(LIBRARY_FLOOR)) + 1
+    return RUNS * (len(LAYOUTS) * (len(functions) + 1) + len(functions) + len(LIBRARY_FLOOR) + 1) + 1
