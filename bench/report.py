@@ -270,12 +270,40 @@ def _costs(results: Mapping[str, Any]) -> str:
             f"Design floor for a 1 KB webhook, accept plus delivery: ≈ {FLOOR_WRITE_UNITS_PER_WEBHOOK} write units"
             f" and ≈ {_usd(FLOOR_USD_PER_MILLION_WEBHOOKS)} per million.",
             _write_floor(results),
+            _write_units_by_phase(results),
             "What is billed per notification:",
             _table(["quantity", *names], quantities),
             "Managed alternatives for the same million:",
             _table(["service", "what", "per million"], alternatives),
         ]
     )
+
+
+# The steps of a notification's cost, by what their names begin with.
+PHASES = (("accept", "accept_"), ("delivery", "deliver_"), ("day counts", "tally_"))
+
+
+def _write_units_by_phase(results: Mapping[str, Any]) -> str:
+    """Each notification's write units: accept plus delivery (the floor's measure), then the day counts."""
+    rows = []
+    for name, cost in results["cost_per_million"]["notifications"].items():
+        by_phase = {
+            phase: _units_of(
+                results, "write_units", (step for step in cost["steps"] if step.startswith(prefix))
+            )
+            for phase, prefix in PHASES
+        }
+        path = by_phase["accept"] + by_phase["delivery"]
+        rows.append(
+            [
+                name,
+                *(_units(by_phase[phase]) for phase in ("accept", "delivery")),
+                f"**{_units(path)}**",
+                _units(by_phase["day counts"]),
+                _units(cost["per_notification"]["write_units"]),
+            ]
+        )
+    return _table(["write units", "accept", "delivery", "accept plus delivery", "day counts", "all in"], rows)
 
 
 def _write_floor(results: Mapping[str, Any]) -> str:

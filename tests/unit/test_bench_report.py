@@ -18,7 +18,7 @@ from bench.cold_start import (
     composition_calls,
     measure_import,
 )
-from bench.report import _api_floor, _capacity, _snapstart, _write_floor
+from bench.report import _api_floor, _capacity, _snapstart, _write_floor, _write_units_by_phase
 from herald_local.config import project_root
 
 
@@ -221,3 +221,36 @@ def test_a_share_that_rounds_to_zero_from_below_reads_zero() -> None:
     results["cold_start"]["layouts"]["bytecode"]["ApiFunction"]["ratio_to_boto3_without_gc"] = 1.599
 
     assert "Herald's modules and wiring add 0.00×." in _api_floor(results)
+
+
+def test_write_units_are_given_for_accept_plus_delivery_apart_from_the_day_counts() -> None:
+    def step(total: float) -> dict[str, Any]:
+        return {"write_units": {"total": total}}
+
+    results = {
+        "write_units_per_notification": {
+            "accept_email": step(3.0),
+            "deliver_email": step(2.0),
+            "accept_webhook_keyed": step(4.0),
+            "deliver_webhook": step(3.0),
+            "tally_one_tenant": step(0.01),
+        },
+        "cost_per_million": {
+            "notifications": {
+                "email": {
+                    "steps": ["accept_email", "deliver_email", "tally_one_tenant"],
+                    "per_notification": {"write_units": 5.01},
+                },
+                "1 KB webhook, keyed": {
+                    "steps": ["accept_webhook_keyed", "deliver_webhook", "tally_one_tenant"],
+                    "per_notification": {"write_units": 7.01},
+                },
+            }
+        },
+    }
+
+    lines = _write_units_by_phase(results).splitlines()
+
+    assert lines[0] == "| write units | accept | delivery | accept plus delivery | day counts | all in |"
+    assert lines[2] == "| email | 3 | 2 | **5** | 0.01 | 5.01 |"
+    assert lines[3] == "| 1 KB webhook, keyed | 4 | 3 | **7** | 0.01 | 7.01 |"
