@@ -328,7 +328,8 @@ def _write_floor(results: Mapping[str, Any]) -> str:
         " worker's claim (at most one delivery) and the outcome. The day counts (the console's chart"
         " and the listings' totals) are not written by the worker (delivery costs"
         f" {_units(spread)} also when a batch mixes tenants): TallyFunction adds the status changes"
-        " of the table's stream, one write per tenant-day and batch, which is"
+        " of the table's stream, one transactional write per tenant-day and batch (billed twice, so"
+        " that a retried batch is not counted twice), which is"
         f" {_units(one)} unit per job for one tenant's {units['tally_one_tenant']['notifications']}"
         f" jobs of a batching window and {_units(five)} for five tenants'."
     )

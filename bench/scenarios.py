@@ -548,7 +548,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         f"the day counts of {WINDOW_JOBS} webhooks of one tenant (one TallyFunction batch)",
         tally_window(1),
         "per job: the jobs one tenant's traffic finishes in the 5 s batching window at 20 a second;"
-        " one counter write for the tenant-day",
+        " one counter write for the tenant-day, in a transaction (billed twice) whose request token"
+        " keeps a retried batch from counting twice",
     ),
     Scenario(
         "tally_five_tenants",

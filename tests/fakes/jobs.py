@@ -82,13 +82,16 @@ class FakeJobTable(Recorder):
         self._jobs: dict[tuple[str, str], _Job] = {}
         self._max_attempts = max_attempts
         self.sweep_mark: datetime | None = None
-        # The status items' writes, in order (the table's stream), and those already tallied.
+        # The status items' writes, in order (the table's stream), and how many are tallied.
         self.stream: list[StatusChange] = []
-        self._tallied: dict[str, bool] = {}
+        self._tallied = 0
 
     def tally(self, counters: ActivityCounters) -> int:
-        """What TallyFunction does with the stream's changes so far: adds them to the day counts."""
-        return DayCountTally(counters, self._tallied).add(self.stream)
+        """What TallyFunction does with the stream's changes not yet tallied: adds them to the day
+        counts (a batch that raises stays on the stream)."""
+        written = DayCountTally(counters).add(self.stream[self._tallied :])
+        self._tallied = len(self.stream)
+        return written
 
     # -------------------------------------------------- test set-up and inspection
 
@@ -509,6 +512,7 @@ class FakeCounters(Recorder):
     jobs: dict[tuple[str, str, str], int] = field(default_factory=dict)
     requests: dict[tuple[str, str], int] = field(default_factory=dict)
     day_counts: dict[tuple[str, date], Counter[str]] = field(default_factory=dict)
+    outcome_tokens: dict[str, dict[tuple[str, date], dict[str, int]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         super().__init__()
@@ -544,9 +548,17 @@ class FakeCounters(Recorder):
         day = date(int(minute[:4]), int(minute[4:6]), int(minute[6:8]))
         return self.day_counts.setdefault((tenant_id, day), Counter())
 
-    def add_outcomes(self, tenant_id: str, day: date, changes: Mapping[str, int]) -> None:
+    def add_outcomes(self, changes: Mapping[tuple[str, date], Mapping[str, int]], token: str) -> None:
+        """Applied once per token, as DynamoDB applies a transaction's request token; the same token
+        with other changes is the caller's error (DynamoDB's IdempotentParameterMismatch)."""
         self._called("add_outcomes")
-        self.day_counts.setdefault((tenant_id, day), Counter()).update(changes)
+        given = {tenant_day: dict(deltas) for tenant_day, deltas in changes.items()}
+        if token in self.outcome_tokens:
+            assert self.outcome_tokens[token] == given, f"token {token} repeated with other changes"
+            return
+        self.outcome_tokens[token] = given
+        for tenant_day, deltas in given.items():
+            self.day_counts.setdefault(tenant_day, Counter()).update(deltas)
 
     def days(self, tenant_id: str, first: date, last: date) -> list[DayCounts]:
         self._called("days")

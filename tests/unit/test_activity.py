@@ -27,8 +27,13 @@ def counters_with_history() -> FakeCounters:
         ("202611300900", Channel.WEBHOOK),
     ]:
         counters.charge("tenant-a", "p", minute, channel, rate_limit=100, quota=None)
-    counters.add_outcomes("tenant-a", date(2026, 11, 30), {"completed_email": 1, "failed_webhook": 1})
-    counters.add_outcomes("tenant-a", date(2026, 11, 29), {"completed_email": 1})
+    counters.add_outcomes(
+        {
+            ("tenant-a", date(2026, 11, 30)): {"completed_email": 1, "failed_webhook": 1},
+            ("tenant-a", date(2026, 11, 29)): {"completed_email": 1},
+        },
+        "history",
+    )
     return counters
 
 
@@ -80,11 +85,14 @@ def test_a_stream_batch_costs_one_counter_write_per_tenant_and_day_whatever_its_
         change(6, None, JobStatus.PROCESSING, tenant_id="tenant-b"),
         change(7, JobStatus.PROCESSING, JobStatus.COMPLETED, tenant_id="tenant-b", channel=Channel.WEBHOOK),
     ]
-    assert DayCountTally(counters, {}).add(changes) == 3
-    assert counters.calls == ["add_outcomes"] * 3
-    assert counters.day_counts[("tenant-a", date(2026, 11, 30))]["completed_email"] == 5
-    assert counters.day_counts[("tenant-a", date(2026, 11, 29))]["failed_email"] == 1
-    assert dict(counters.day_counts[("tenant-b", date(2026, 11, 30))]) == {"completed_webhook": 1}
+    assert DayCountTally(counters).add(changes) == 3
+    assert counters.calls == ["add_outcomes"]
+    (written,) = counters.outcome_tokens.values()
+    assert written == {
+        ("tenant-a", date(2026, 11, 30)): {"completed_email": 5},
+        ("tenant-a", date(2026, 11, 29)): {"failed_email": 1},
+        ("tenant-b", date(2026, 11, 30)): {"completed_webhook": 1},
+    }
 
 
 def test_writes_that_change_no_counted_status_cost_no_counter_write() -> None:
@@ -94,7 +102,7 @@ def test_writes_that_change_no_counted_status_cost_no_counter_write() -> None:
         change(2, JobStatus.PROCESSING, JobStatus.PENDING),  # a pass that is retried
         change(3, JobStatus.COMPLETED, JobStatus.COMPLETED),  # a provider's event on a finished job
     ]
-    assert DayCountTally(counters, {}).add(changes) == 0
+    assert DayCountTally(counters).add(changes) == 0
     assert counters.calls == []
 
 
@@ -102,7 +110,7 @@ def test_a_retried_failure_leaves_the_failed_count_and_its_new_outcome_joins_its
     counters = counters_with_history()
     service = ActivityService(counters, clock=lambda: NOW)
     created = "2026-11-30T09:00:00.000Z"
-    DayCountTally(counters, {}).add(
+    DayCountTally(counters).add(
         [
             change(1, JobStatus.FAILED, JobStatus.PENDING, created_at=created, channel=Channel.WEBHOOK),
             change(2, JobStatus.PROCESSING, JobStatus.COMPLETED, created_at=created, channel=Channel.WEBHOOK),
@@ -112,28 +120,32 @@ def test_a_retried_failure_leaves_the_failed_count_and_its_new_outcome_joins_its
     assert service.total(TENANT, Channel.WEBHOOK, JobStatus.COMPLETED, None) == 1
 
 
-def test_a_failed_write_fails_the_batch_and_its_retry_adds_only_what_was_not_added() -> None:
+def test_a_batch_retried_in_another_container_is_not_counted_twice() -> None:
     counters = FakeCounters()
-    applied: dict[str, bool] = {}
     changes = [
         change(1, JobStatus.PROCESSING, JobStatus.COMPLETED),
         change(2, JobStatus.PROCESSING, JobStatus.COMPLETED, tenant_id="tenant-b"),
     ]
-    original = counters.add_outcomes
-
-    def refuse_tenant_b(tenant_id: str, day: date, changes: Mapping[str, int]) -> None:
-        if tenant_id == "tenant-b":
-            raise DependencyError("activity write failed: ProvisionedThroughputExceededException")
-        original(tenant_id, day, changes)
-
-    counters.add_outcomes = refuse_tenant_b  # type: ignore[method-assign]
-    with pytest.raises(DependencyError, match="1 of 2 day count writes failed"):
-        DayCountTally(counters, applied).add(changes)
-    counters.add_outcomes = original  # type: ignore[method-assign]
-    # The event source retries the whole batch: tenant-a's change is not added a second time.
-    assert DayCountTally(counters, applied).add(changes) == 1
+    assert DayCountTally(counters).add(changes) == 2
+    # The event source retries the batch (the first try's answer was lost) in a fresh container.
+    assert DayCountTally(counters).add(list(reversed(changes))) == 2
+    assert len(counters.outcome_tokens) == 1
     assert counters.day_counts[("tenant-a", date(2026, 11, 30))]["completed_email"] == 1
     assert counters.day_counts[("tenant-b", date(2026, 11, 30))]["completed_email"] == 1
+    # The next batch, with other changes of the same tenant-days, is a write of its own.
+    DayCountTally(counters).add([change(3, JobStatus.PROCESSING, JobStatus.COMPLETED)])
+    assert counters.day_counts[("tenant-a", date(2026, 11, 30))]["completed_email"] == 2
+
+
+def test_a_failed_write_fails_the_batch_and_says_so_without_counting_it() -> None:
+    class Refusing(FakeCounters):
+        def add_outcomes(self, changes: Mapping[tuple[str, date], Mapping[str, int]], token: str) -> None:
+            raise DependencyError("day count write failed: ProvisionedThroughputExceededException")
+
+    counters = Refusing()
+    with pytest.raises(DependencyError, match="day count write failed: ProvisionedThroughput"):
+        DayCountTally(counters).add([change(1, JobStatus.PROCESSING, JobStatus.COMPLETED)])
+    assert counters.day_counts == {}
 
 
 def test_counter_items_of_the_same_day_add_up_and_missing_days_count_zero() -> None:

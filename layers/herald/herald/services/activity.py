@@ -8,7 +8,8 @@ cancel or retry writes a counter itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, MutableMapping
+import hashlib
+from collections.abc import Callable, Iterable
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -76,52 +77,39 @@ class ActivityService:
 
 class DayCountTally:
     """Adds the status changes of the table's stream to the day counts (TallyFunction): one counter
-    write per tenant-day of a batch. A batch that fails is retried whole by its event source; the
-    changes already added (``applied``, by stream sequence number, kept for this container's life
-    of a retry) are not added twice."""
+    write per tenant-day of a batch. A batch that fails is retried whole by its event source, in
+    this container or another; its writes carry a token named after the batch's changes, so what an
+    earlier try added is not added again."""
 
-    def __init__(self, counters: ActivityCounters, applied: MutableMapping[str, bool]) -> None:
+    def __init__(self, counters: ActivityCounters) -> None:
         self._counters = counters
-        self._applied = applied
 
     def add(self, changes: Iterable[StatusChange]) -> int:
-        """Counter writes made; raises ``DependencyError`` after trying every tenant-day if any
-        write failed (those changes stay unapplied)."""
+        """Tenant-days written (changes that cancel out write nothing); raises ``DependencyError``
+        if a write failed."""
+        batch = list(changes)
         tally = OutcomeTally()
-        sequences: dict[tuple[str, date], list[str]] = {}
-        for change in changes:
-            if change.sequence not in self._applied:
-                tally.change(change)
-                sequences.setdefault((change.tenant_id, day_of(change.created_at)), []).append(
-                    change.sequence
-                )
-        written = [
-            self._write(tenant_day, tally.changes.get(tenant_day, {}), applied)
-            for tenant_day, applied in sequences.items()
-        ]
-        if None in written:
-            raise DependencyError(f"{written.count(None)} of {len(sequences)} day count writes failed")
-        return sum(filter(None, written))
-
-    def _write(
-        self, tenant_day: tuple[str, date], changes: Mapping[str, int], applied: list[str]
-    ) -> int | None:
-        """Writes made for one tenant-day (0: its changes cancel out); None when the write failed."""
-        tenant_id, day = tenant_day
-        counted = {name: delta for name, delta in changes.items() if delta}
+        for change in batch:
+            tally.change(change)
+        counted = {
+            tenant_day: nonzero
+            for tenant_day, deltas in tally.changes.items()
+            if (nonzero := {name: delta for name, delta in deltas.items() if delta})
+        }
+        if not counted:
+            return 0
         try:
-            if counted:
-                self._counters.add_outcomes(tenant_id, day, counted)
+            self._counters.add_outcomes(counted, _token(batch))
         except DependencyError as exc:
             logger.error(
                 "day counts not added; the batch is retried",
-                extra={
-                    "tenant_id": tenant_id,
-                    "day": day.isoformat(),
-                    "changes": counted,
-                    "reason": str(exc),
-                },
+                extra={"tenant_days": len(counted), "changes": len(batch), "reason": str(exc)},
             )
-            return None
-        self._applied.update((sequence, True) for sequence in applied)
-        return 1 if counted else 0
+            raise
+        return len(counted)
+
+
+def _token(batch: list[StatusChange]) -> str:
+    """The same for every try of a stream batch (its changes' sequence numbers), 32 characters."""
+    sequences = "\n".join(sorted(change.sequence for change in batch))
+    return hashlib.sha256(sequences.encode()).hexdigest()[:32]

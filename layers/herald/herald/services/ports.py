@@ -83,8 +83,11 @@ class ActivityCounters(Protocol):
     """A tenant's jobs by day: the accepted ones (counted by ``Counters.charge``) and the outcomes,
     which TallyFunction adds from the table's stream, one write per tenant-day and stream batch."""
 
-    def add_outcomes(self, tenant_id: str, day: date, changes: Mapping[str, int]) -> None:
-        """Add ``changes`` (``outcome_field`` -> count, negative to take back) to the day's counts."""
+    def add_outcomes(self, changes: Mapping[tuple[str, date], Mapping[str, int]], token: str) -> None:
+        """Add each tenant-day's ``changes`` (``outcome_field`` -> count, negative to take back) to its
+        counts. Repeated with the same ``token`` and changes within ten minutes, it adds only what
+        the earlier call did not (a call that raised may have added some tenant-days): a retried
+        stream batch, in this container or another, is not counted twice."""
 
     def days(self, tenant_id: str, first: date, last: date) -> list[DayCounts]:
         """The counts of the days from ``first`` to ``last`` that have any (one bounded read)."""

@@ -5,7 +5,8 @@
   November); a period is at most a month long, so month and day name the day;
 - one small item per day (``DAY#2026-11-30``) holds the outcomes of that day's jobs, added by
   TallyFunction from the table's stream once per batch and tenant-day (a retry takes a failed job
-  back out of the failed count).
+  back out of the failed count), in transactions whose request tokens make a retried batch count
+  once.
 
 Reading any range of days is one Query of that partition: the day items of the range and the period
 items (at most ~14: their TTL is about a year), a few read units whatever the tenant's volume.
@@ -13,16 +14,15 @@ items (at most ~14: their TTL is about a year), a few read units whatever the te
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping
-from datetime import date, datetime
+from collections.abc import Mapping
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 from pynamodb.attributes import NumberAttribute
 from pynamodb.expressions.operand import Path
 
 from herald.adapters.store.counter_store import COUNTER_TTL_SECONDS
-from herald.adapters.store.failures import translated
+from herald.adapters.store.failures import TRANSACTION_ITEMS, transaction, translated
 from herald.adapters.store.keys import DAY_SK_PREFIX, PERIOD_SK_PREFIX, day_sk, usage_pk
 from herald.adapters.store.models import DayCountItem
 from herald.adapters.store.table import Table
@@ -38,18 +38,21 @@ _OUTCOMES = {
 
 
 class DynamoActivity:
-    def __init__(self, table: Table, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, table: Table) -> None:
         self._table = table
-        self._clock = clock
 
-    def add_outcomes(self, tenant_id: str, day: date, changes: Mapping[str, int]) -> None:
-        actions: list[Any] = [
-            DayCountItem.kind.set(DayCountItem.kind | DayCountItem),
-            DayCountItem.expires_at.set(int(self._clock()) + COUNTER_TTL_SECONDS),
-        ]
-        actions += [NumberAttribute(attr_name=name).add(delta) for name, delta in changes.items() if delta]
-        with translated("activity write"):
-            self._table[DayCountItem](usage_pk(tenant_id), day_sk(day)).update(actions=actions)
+    def add_outcomes(self, changes: Mapping[tuple[str, date], Mapping[str, int]], token: str) -> None:
+        """Transactions of up to ``TRANSACTION_ITEMS`` day items, each with its own request token
+        (``token`` and its number): DynamoDB applies a token's transaction once in ten minutes, so
+        a retry adds only the transactions that failed. Every parameter follows from the changes
+        (the expiry from the day, not the clock): a token repeated with other parameters fails."""
+        tenant_days = sorted(changes)
+        for number, start in enumerate(range(0, len(tenant_days), TRANSACTION_ITEMS)):
+            part = tenant_days[start : start + TRANSACTION_ITEMS]
+            with transaction(self._table.connection, "day count write", token=f"{token}-{number}") as tx:
+                for tenant_id, day in part:
+                    item = self._table[DayCountItem](usage_pk(tenant_id), day_sk(day))
+                    tx.update(item, actions=_additions(day, changes[(tenant_id, day)]))
 
     def days(self, tenant_id: str, first: date, last: date) -> list[DayCounts]:
         sort_key = Path("sk")
@@ -79,6 +82,15 @@ class DynamoActivity:
                 start = page.get("LastEvaluatedKey")
                 if not start:
                     return items
+
+
+def _additions(day: date, changes: Mapping[str, int]) -> list[Any]:
+    expires_at = int(datetime.combine(day, time.min, UTC).timestamp()) + COUNTER_TTL_SECONDS
+    actions: list[Any] = [
+        DayCountItem.kind.set(DayCountItem.kind | DayCountItem),
+        DayCountItem.expires_at.set(expires_at),
+    ]
+    return actions + [NumberAttribute(attr_name=name).add(delta) for name, delta in sorted(changes.items())]
 
 
 def _number(item: Mapping[str, Any], name: str) -> int:

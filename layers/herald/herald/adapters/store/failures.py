@@ -14,6 +14,8 @@ from pynamodb.transactions import TransactWrite
 from herald.domain.errors import DependencyError
 
 CONDITION_FAILED = "ConditionalCheckFailedException"
+# The most items DynamoDB takes in one transaction.
+TRANSACTION_ITEMS = 100
 
 
 def response_code(exc: Exception) -> str:
@@ -66,12 +68,17 @@ def conditional(what: str) -> Iterator[None]:
 
 @contextmanager
 def transaction(
-    connection: Connection, what: str, refine: Callable[[list[str | None]], Exception | None] | None = None
+    connection: Connection,
+    what: str,
+    refine: Callable[[list[str | None]], Exception | None] | None = None,
+    token: str | None = None,
 ) -> Iterator[TransactWrite]:
-    """A write transaction; a cancellation becomes what ``refine`` makes of the per-item reasons
-    (in PynamoDB's order: condition checks, deletes, puts, updates), else ``DependencyError``."""
+    """A write transaction (of at most ``TRANSACTION_ITEMS``; with ``token``, applied once however
+    often it is sent within ten minutes); a cancellation becomes what ``refine`` makes of the
+    per-item reasons (in PynamoDB's order: condition checks, deletes, puts, updates), else
+    ``DependencyError``."""
     try:
-        with TransactWrite(connection=connection) as tx:
+        with TransactWrite(connection=connection, client_request_token=token) as tx:
             yield tx
     except TransactWriteError as exc:
         refined = refine(cancellation_codes(exc)) if refine is not None else None
