@@ -446,7 +446,10 @@ def _collector(compiled: Mapping[str, Any]) -> str:
         f"Of that, the cyclic garbage collector's pauses: {_ms(api['gc_ms'])} ms in {FLOOR_OF}'s import"
         f" ({_collections(api)}), {_ms(floor['gc_ms'])} ms in the libraries' ({_collections(floor)})."
         " A full collection walks all of the process's objects, most of them the libraries', and fires"
-        " in whichever import takes their number past its threshold. Each probe less its own pauses,"
+        " in whichever import takes their number past its threshold. In Lambda, `herald` pauses the"
+        " collector from its first module to the end of the handler's import and then freezes what the"
+        " import made, so no collection walks those objects again (`herald.composition.startup`)."
+        " Each probe less its own pauses,"
         f" over `import boto3` less its own, Herald's modules and wiring add {share:.2f}×."
     )
 
@@ -496,7 +499,9 @@ def _snapstart(results: Mapping[str, Any]) -> str:
             " anew. The API, the event source mappings and the schedules invoke the alias `live`. The"
             " runtime hooks (`herald.composition.snapstart`) empty the process registry before the"
             " snapshot and after each restore (no data key, client or connection is ever in a snapshot)"
-            " and re-seed `random` after each restore.",
+            " and re-seed `random` after each restore. What the import made is frozen out of the"
+            " collector's walks before the snapshot (`herald.composition.startup`): a collection after"
+            " a restore does not read every page of it back from the snapshot.",
             _table(
                 [
                     "function",

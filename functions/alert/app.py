@@ -7,6 +7,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.data_classes import SNSEvent
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from herald.composition import startup
 from herald.composition.alert import alert_relay
 from herald.observability import logger, metrics, traced
 
@@ -21,3 +22,6 @@ def handler(event: dict[str, Any], _context: LambdaContext) -> dict[str, Any]:
         logger.set_correlation_id(record.sns.message_id)
         outcomes.append(relay.relay(record.sns.subject, record.sns.message).value)
     return {"outcomes": outcomes}
+
+
+startup.finish()

@@ -15,7 +15,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import herald
-from herald.composition import snapstart
+from herald.composition import startup
 from herald.composition.api import api
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus
@@ -290,11 +290,11 @@ def invalid_request(error: RequestValidationError) -> Response[str]:
     return error_response(validation_error(error.errors()))
 
 
-snapstart.register()
-
-
 @traced
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return bodies.admit(event) or app.resolve(as_resolver_reads(event), context)
+
+
+startup.finish()

@@ -13,6 +13,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from herald.composition import startup
 from herald.composition.console import console_services
 from herald.domain.errors import HeraldError
 from herald.domain.signin import CodePurpose
@@ -102,3 +103,6 @@ def _cross_origin(event: dict[str, Any]) -> dict[str, Any] | None:
     except HeraldError as error:
         return refusal(error)
     return None
+
+
+startup.finish()

@@ -6,6 +6,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from herald.composition import startup
 from herald.composition.dispatcher import dispatcher
 from herald.observability import logger, metrics, traced
 
@@ -23,3 +24,6 @@ def handler(_event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if report.errors:
         raise DispatchIncomplete(f"{report.errors} scheduled job(s) not dispatched; see the log lines above")
     return report.as_dict()
+
+
+startup.finish()

@@ -7,11 +7,9 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from herald.batch.sqs import process_batch
-from herald.composition import snapstart
+from herald.composition import startup
 from herald.composition.workers import email_worker
 from herald.observability import logger, metrics, traced
-
-snapstart.register()
 
 
 @traced
@@ -19,3 +17,6 @@ snapstart.register()
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return process_batch(event, context, email_worker())
+
+
+startup.finish()

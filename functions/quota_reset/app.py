@@ -6,6 +6,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from herald.composition import startup
 from herald.composition.schedules import quota_reset
 from herald.observability import count, logger, metrics, traced
 
@@ -22,3 +23,6 @@ def handler(event: dict[str, Any], _context: LambdaContext) -> dict[str, Any]:
         count("TenantPeriods", {"outcome": outcome}, value=tenants)
     logger.info("quota reset done", extra={"tenants": summary.tenants, "outcomes": summary.outcomes})
     return {"tenants": summary.tenants, "outcomes": summary.outcomes}
+
+
+startup.finish()

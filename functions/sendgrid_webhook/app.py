@@ -6,6 +6,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from herald.composition import startup
 from herald.composition.inbound import delivery_webhooks
 from herald.domain.providers import ProviderName
 from herald.http.inbound import tenant_webhook
@@ -17,3 +18,6 @@ from herald.observability import logger, metrics, traced
 @metrics.log_metrics
 def handler(event: dict[str, Any], _context: LambdaContext) -> dict[str, Any]:
     return tenant_webhook(event, delivery_webhooks(ProviderName.SENDGRID).receive)
+
+
+startup.finish()

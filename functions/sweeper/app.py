@@ -6,6 +6,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from herald.composition import startup
 from herald.composition.sweeper import sweeper
 from herald.observability import logger, metrics, traced
 
@@ -23,3 +24,6 @@ def handler(_event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if report.errors:
         raise SweepIncomplete(f"{report.errors} sweep step(s) failed; see the log lines above")
     return report.as_dict()
+
+
+startup.finish()

@@ -7,6 +7,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from herald.adapters.store.status_stream import UnreadableChange, status_change
+from herald.composition import startup
 from herald.composition.tally import tally
 from herald.domain.activity import StatusChange
 from herald.observability import count, logger, metrics, traced
@@ -36,3 +37,6 @@ def _changes(records: list[dict[str, Any]]) -> list[StatusChange]:
         if change is not None:
             changes.append(change)
     return changes
+
+
+startup.finish()

@@ -90,6 +90,7 @@ def runner_environment(spec: FunctionSpec, moto_url: str, region: str, sandbox_u
         "AWS_LAMBDA_FUNCTION_NAME": spec.name,
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
         "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+        "AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand",
         "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{spec.name}",
         "AWS_LAMBDA_LOG_STREAM_NAME": "local/[$LATEST]herald-local",
         "LAMBDA_TASK_ROOT": spec.code_dir,
