@@ -44,8 +44,9 @@ def _costs(axes: Axes, costs: Mapping[str, Any], floor: float) -> None:
         values = [notifications[name]["usd_by_service"][service] for name in names]
         axes.bar(names, values, bottom=bottoms, label=service)
         bottoms = [bottom + value for bottom, value in zip(bottoms, values, strict=True)]
+    # Two dollar signs in one text would be read as mathematics: each is escaped.
     for index, total in enumerate(bottoms):
-        axes.text(index, total, f"${total:.2f}", ha="center", va="bottom", fontsize=8)
+        axes.text(index, total, f"\\${total:.2f}", ha="center", va="bottom", fontsize=8)
     lines = {"design floor, 1 KB webhook": floor}
     lines |= {alt["service"]: alt["usd_per_million"] for alt in costs["alternatives"].values()}
     top = max(bottoms) * 1.35
@@ -53,8 +54,8 @@ def _costs(axes: Axes, costs: Mapping[str, Any], floor: float) -> None:
         ("black", "tab:gray", "tab:olive", "tab:cyan"), lines.items(), strict=False
     ):
         if usd <= top:
-            axes.axhline(usd, linestyle="--", color=color, linewidth=1, label=f"{label} ${usd:.2f}")
-    hidden = [f"{label} ${usd:.0f}" for label, usd in lines.items() if usd > top]
+            axes.axhline(usd, linestyle="--", color=color, linewidth=1, label=f"{label} \\${usd:.2f}")
+    hidden = [f"{label} \\${usd:.0f}" for label, usd in lines.items() if usd > top]
     axes.set_title(
         "Cost per million (USD)" + (f"; off scale: {', '.join(hidden)}" if hidden else ""), fontsize=10
     )
