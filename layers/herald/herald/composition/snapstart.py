@@ -14,16 +14,17 @@ from __future__ import annotations
 import os
 import random
 
+from herald import INITIALIZATION_TYPE
 from herald.composition import process
 
-# Lambda's value of AWS_LAMBDA_INITIALIZATION_TYPE while it initialises an environment for a snapshot.
+# Lambda's value of INITIALIZATION_TYPE while it initialises an environment for a snapshot.
 SNAP_START = "snap-start"
 
 
 def register() -> None:
     """Register the hooks when Lambda initialises this environment for a snapshot (a function with
     SnapStart off, or the local stack, registers nothing and imports nothing for it)."""
-    if os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") != SNAP_START:
+    if os.environ.get(INITIALIZATION_TYPE) != SNAP_START:
         return
     # The runtime's own module (python3.12 and later): present where SnapStart runs.
     from snapshot_restore_py import register_after_restore, register_before_snapshot
