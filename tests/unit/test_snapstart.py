@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import snapshot_restore_py
 
+from herald import INITIALIZATION_TYPE
 from herald.composition import process, snapstart
 
 # What the runtime's registries hold: (function, args, kwargs) for each registered hook.
@@ -41,11 +42,11 @@ class Built:
 def test_the_hooks_are_registered_only_when_lambda_initialises_for_a_snapshot(
     registry: tuple[Hooks, Hooks], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("AWS_LAMBDA_INITIALIZATION_TYPE", raising=False)
+    monkeypatch.delenv(INITIALIZATION_TYPE, raising=False)
     snapstart.register()
     assert not any(registry)
 
-    monkeypatch.setenv("AWS_LAMBDA_INITIALIZATION_TYPE", "snap-start")
+    monkeypatch.setenv(INITIALIZATION_TYPE, "snap-start")
     snapstart.register()
     before, after = registry
     assert [hook[0] for hook in before] == [snapstart.before_snapshot]
@@ -55,7 +56,7 @@ def test_the_hooks_are_registered_only_when_lambda_initialises_for_a_snapshot(
 def test_nothing_built_before_the_snapshot_is_in_it_and_a_restored_copy_builds_anew(
     registry: tuple[Hooks, Hooks], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("AWS_LAMBDA_INITIALIZATION_TYPE", "snap-start")
+    monkeypatch.setenv(INITIALIZATION_TYPE, "snap-start")
     snapstart.register()
     during_init = process.once(Built)
 
@@ -74,7 +75,7 @@ def test_restored_copies_do_not_repeat_one_random_sequence(
 ) -> None:
     """Two environments restored from one snapshot start from the same ``random`` state; the hook
     re-seeds it, so their retry jitter differs."""
-    monkeypatch.setenv("AWS_LAMBDA_INITIALIZATION_TYPE", "snap-start")
+    monkeypatch.setenv(INITIALIZATION_TYPE, "snap-start")
     snapstart.register()
     random.seed(7)
     snapshot_state = random.getstate()

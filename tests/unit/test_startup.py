@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from herald import INITIALIZATION_TYPE
 from herald_local.cloudformation.template import load_template
 from herald_local.config import project_root
 
@@ -44,10 +45,10 @@ def imported(function: str, initialization: str | None) -> dict[str, Any]:
     module = properties["Handler"].rsplit(".", 1)[0]
     paths = [str(ROOT / properties["CodeUri"]), str(ROOT / LAYER)]
     environment = {
-        **{name: value for name, value in os.environ.items() if name != "AWS_LAMBDA_INITIALIZATION_TYPE"},
+        **{name: value for name, value in os.environ.items() if name != INITIALIZATION_TYPE},
         "AWS_DEFAULT_REGION": "us-east-1",
         "POWERTOOLS_METRICS_NAMESPACE": "HeraldTest",
-        **({"AWS_LAMBDA_INITIALIZATION_TYPE": initialization} if initialization else {}),
+        **({INITIALIZATION_TYPE: initialization} if initialization else {}),
     }
     result = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps(paths), module],

@@ -14,6 +14,7 @@ from typing import Any
 
 import urllib3
 
+from herald import INITIALIZATION_TYPE
 from herald_local.aws.clients import FAKE_CREDENTIALS
 from herald_local.awslambda.runner import (
     ENVIRONMENT_ENDS_HEADER,
@@ -90,7 +91,7 @@ def runner_environment(spec: FunctionSpec, moto_url: str, region: str, sandbox_u
         "AWS_LAMBDA_FUNCTION_NAME": spec.name,
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
         "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
-        "AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand",
+        INITIALIZATION_TYPE: "on-demand",
         "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{spec.name}",
         "AWS_LAMBDA_LOG_STREAM_NAME": "local/[$LATEST]herald-local",
         "LAMBDA_TASK_ROOT": spec.code_dir,
