@@ -66,6 +66,9 @@ MAX_EXAMPLES = 10
 STATEFUL_EXAMPLES = 20
 STEPS = 10
 OPERATIONS = 30
+# One seed for every run: the same requests each time, so a failure can be replayed (the report
+# prints it) and the stateful phase reaches as far on every run instead of most runs.
+SEED = 20261203
 ROTATE_KEY = "/api/v1/account/api-key/rotate"
 EVERY_PHASE = "examples,coverage,fuzzing,stateful"
 HTTP_TIMEOUT = 20
@@ -272,7 +275,7 @@ def fuzz(
     finished = subprocess.run(
         [str(Path(sys.executable).with_name("schemathesis")), "--config-file", str(config), "run"]
         + [f"{stack.api_root}/openapi.json", "--url", stack.base_url, "--checks", "all"]
-        + ["--max-examples", str(MAX_EXAMPLES), "--phases", phases]
+        + ["--max-examples", str(MAX_EXAMPLES), "--phases", phases, "--seed", str(SEED)]
         + ["--workers", "1", "--request-timeout", str(HTTP_TIMEOUT), "--report", "json,ndjson"]
         + ["--report-json-path", str(report), "--report-ndjson-path", str(events), *options],
         cwd=folder,  # schemathesis keeps a cache folder where it runs: not in the repository

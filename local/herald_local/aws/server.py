@@ -10,13 +10,16 @@ import re
 import socket
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from herald_local.config import LOOPBACK
 from herald_local.host.processes import ChildProcess, python_module, watch_parent
 
-# werkzeug's access log lines (`127.0.0.1 - - [date] "POST / HTTP/1.1" 200 -`; server errors stay
-# visible) and its start-up banner, whose "Press CTRL+C" does not apply to a child of the stack.
-_QUIET = re.compile(r'^\S+ - - \[[^\]]+\] "[^"]*" [1-4]\d\d |.*(development server|Press CTRL\+C)')
+if TYPE_CHECKING:
+    from werkzeug.serving import WSGIRequestHandler
+
+# werkzeug's start-up banner, whose "Press CTRL+C" does not apply to a child of the stack.
+_QUIET = re.compile(r".*(development server|Press CTRL\+C)")
 
 
 class MotoNotReady(RuntimeError):
@@ -47,17 +50,32 @@ def wait_ready(child: ChildProcess, port: int, timeout: float = 30.0) -> None:
     raise MotoNotReady(f"moto did not answer on port {port} within {timeout:.0f} s")
 
 
+def log_only_server_errors(handler: type[WSGIRequestHandler]) -> None:
+    """werkzeug's access log, kept to the 5xx lines: formatting and piping a line for every call
+    (most of them the pollers' long polls) cost moto about a tenth of its time under load."""
+    log_request = handler.log_request
+
+    def log_server_error(self: WSGIRequestHandler, code: int | str = "-", size: int | str = "-") -> None:
+        if str(code).startswith("5"):
+            log_request(self, code, size)
+
+    handler.log_request = log_server_error  # type: ignore[method-assign]
+
+
 def main() -> None:
     watch_parent()
     from moto.server import main as moto_main
     from werkzeug.serving import WSGIRequestHandler
 
     from herald_local.aws.atomic_dynamodb import make_dynamodb_atomic
+    from herald_local.aws.backend_routing import remember_backends_per_host
 
     make_dynamodb_atomic()
+    remember_backends_per_host()
     # Werkzeug writes headers and body separately; without this, every moto call waits ~40 ms for
     # the client's delayed ACK (Nagle), which dominated the local stack's request latency.
     WSGIRequestHandler.disable_nagle_algorithm = True
+    log_only_server_errors(WSGIRequestHandler)
 
     moto_main(sys.argv[1:])
 
