@@ -66,8 +66,8 @@ MAX_EXAMPLES = 10
 STATEFUL_EXAMPLES = 20
 STEPS = 10
 OPERATIONS = 30
-# One seed for every run: the same requests each time, so a failure can be replayed (the report
-# prints it) and the stateful phase reaches as far on every run instead of most runs.
+# One seed for every run: the same requests each time, so a failure found once is found again, and
+# the stateful phase reaches as far on every run instead of most runs.
 SEED = 20261203
 ROTATE_KEY = "/api/v1/account/api-key/rotate"
 EVERY_PHASE = "examples,coverage,fuzzing,stateful"

@@ -46,7 +46,12 @@ def test_each_host_is_routed_once_and_to_the_backend_moto_picks(monkeypatch: pyt
 
     monkeypatch.setattr(backends, "list_of_moto_modules", counted)
     remember_backends_per_host()
-    remember_backends_per_host()  # idempotent: one wrapper, not two
+    remember_backends_per_host()
+    # Idempotent: moto's method under one wrapper, not two.
+    chain: list[object] = [DomainDispatcherApplication.get_backend_for_host]
+    while (inner := getattr(chain[-1], "__wrapped__", None)) is not None:
+        chain.append(inner)
+    assert len(chain) == 2
     dispatcher = DomainDispatcherApplication(create_backend_app)
     hosts = ["dynamodb.us-east-1.amazonaws.com", "sqs.us-east-1.amazonaws.com", "kms.us-east-1.amazonaws.com"]
     routed = [dispatcher.get_backend_for_host(host) for host in hosts * 3]
