@@ -18,9 +18,9 @@ from herald_local.aws.clients import moto_client
 from herald_local.aws.server import MotoNotReady
 from herald_local.awslambda.functions import FunctionPool, FunctionUnavailable, Invocation, LocalFiles
 from herald_local.cloudformation.deferred import UnresolvedExpression
-from herald_local.cloudformation.moto_stack import StackCreationError
+from herald_local.cloudformation.moto_stack import CREATE_TIMEOUT_SECONDS, StackCreationError
 from herald_local.cloudformation.parameters import SLACK_PARAMETER, local_parameters, local_secrets
-from herald_local.cloudformation.resources import create_resources
+from herald_local.cloudformation.resources import ClientFactory, create_resources
 from herald_local.cloudformation.stack_plan import PlanError, needs_sns_bridge
 from herald_local.cloudformation.template import TemplateError, load_template, translate
 from herald_local.cloudformation.topology import AlarmSpec, Topology
@@ -44,6 +44,15 @@ from herald_local.state import (
 )
 
 log = logging.getLogger(__name__)
+
+
+def setup_clients(config: LocalConfig) -> ClientFactory:
+    """Clients for creating the stack. They wait as long as the stack may take to build, because
+    moto answers CreateStack only once every resource exists."""
+    return lambda service: moto_client(
+        service, config.moto_url, config.region, read_timeout=CREATE_TIMEOUT_SECONDS
+    )
+
 
 # Failures the stack reports in one line (what went wrong and where), without a traceback.
 STARTUP_ERRORS: tuple[type[Exception], ...] = (
@@ -156,17 +165,18 @@ class LocalStack:
             self._parts.bridge.start()
         assert self._parts.moto is not None
         moto_server.wait_ready(self._parts.moto, config.moto_port)
+        clients = setup_clients(config)
         topology = create_resources(
             translated,
             parameters,
-            lambda service: moto_client(service, config.moto_url, config.region),
+            clients,
             root=config.root,
             gateway_url=config.gateway_url,
             sns_bridge_url=self._parts.bridge.url if self._parts.bridge else None,
             secrets=local_secrets(template, parameters, config),
         )
         # The operator keeps the Slack webhook URL in SSM; locally it is the sandbox's Slack.
-        moto_client("ssm", config.moto_url, config.region).put_parameter(
+        clients("ssm").put_parameter(
             Name=parameters[SLACK_PARAMETER],
             Value=sandbox.slack_webhook_url,
             Type="SecureString",

@@ -1,5 +1,5 @@
-"""The local stack's moto server: a request logged only when it answered with a server error, and
-each host routed to its backend once."""
+"""The local stack's moto server: a request logged only when it answered with a server error, each
+host routed to its backend once, and the stack created by clients that wait for it to build."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ from werkzeug.serving import WSGIRequestHandler
 
 from herald_local.aws.backend_routing import remember_backends_per_host
 from herald_local.aws.server import log_only_server_errors
+from herald_local.cloudformation.moto_stack import CREATE_TIMEOUT_SECONDS
+from herald_local.config import LocalConfig
+from herald_local.stack import setup_clients
 
 
 class _Handler(WSGIRequestHandler):
@@ -58,3 +61,15 @@ def test_each_host_is_routed_once_and_to_the_backend_moto_picks(monkeypatch: pyt
     assert routed == ["dynamodb", "sqs", "kms"] * 3
     assert len(listings) == len(hosts)
     assert DomainDispatcherApplication(create_backend_app).get_backend_for_host(None) is None
+
+
+def test_the_stack_is_created_with_clients_that_wait_as_long_as_it_may_take_to_build() -> None:
+    # moto answers CreateStack only once every resource exists: 2 s idle, over 10 s on a busy machine.
+    config = LocalConfig.from_env({"AWS_DEFAULT_REGION": "eu-west-1"})
+    cloudformation = setup_clients(config)("cloudformation")
+    assert cloudformation.meta.config.read_timeout == CREATE_TIMEOUT_SECONDS >= 60
+    assert cloudformation.meta.config.retries["total_max_attempts"] == 1
+    assert (cloudformation.meta.endpoint_url, cloudformation.meta.region_name) == (
+        config.moto_url,
+        "eu-west-1",
+    )

@@ -21,7 +21,9 @@ from herald_local.cloudformation.stack_plan import (
     local_api_id,
 )
 
-_CREATE_TIMEOUT_SECONDS = 60.0
+# moto builds every resource inside the CreateStack call itself, so even that one answer can take
+# most of this (2 s on an idle machine, over 10 s while a test suite keeps both cores busy).
+CREATE_TIMEOUT_SECONDS = 60.0
 
 
 class StackCreationError(RuntimeError):
@@ -65,7 +67,7 @@ def create_stack(
     except (BotoCoreError, ClientError) as exc:
         # moto answers some resource errors with the resource service's body, which botocore cannot parse.
         raise StackCreationError(f"moto could not create stack {stack_name}: {exc}") from exc
-    deadline = time.monotonic() + _CREATE_TIMEOUT_SECONDS
+    deadline = time.monotonic() + CREATE_TIMEOUT_SECONDS
     while True:
         stack = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]
         status = str(stack["StackStatus"])
@@ -73,7 +75,7 @@ def create_stack(
             break
         if time.monotonic() > deadline:
             raise StackCreationError(
-                f"stack {stack_name} still {status} after {_CREATE_TIMEOUT_SECONDS:.0f} s"
+                f"stack {stack_name} still {status} after {CREATE_TIMEOUT_SECONDS:.0f} s"
             )
         time.sleep(0.1)
     if status != "CREATE_COMPLETE":
