@@ -26,7 +26,7 @@ from tests.e2e.conftest import wait_for as shared_wait_for
 if TYPE_CHECKING:
     from herald_harness.running_stack import RunningStack
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+pytestmark = pytest.mark.e2e
 
 TIMEOUT = 15
 CLI_TIMEOUT = 60

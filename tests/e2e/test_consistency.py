@@ -23,7 +23,7 @@ from herald_harness.running_stack import RunningStack
 from herald_harness.tenants import HTTP_TIMEOUT, Tenant, new_tenant
 from tests.e2e.clients import address, email, finished_job, sandbox, wait_for
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("local_stack")]
+pytestmark = pytest.mark.e2e
 
 WARM_PARALLEL = 8
 # The done-when of this behaviour: every request over the next 10 s, 20 of them.

@@ -28,7 +28,7 @@ from herald_harness.tenants import HTTP_TIMEOUT, Tenant
 from tests.e2e.browser import CHROMIUM_ARGS, accessibility_problems, chromium_path, screenshot
 from tests.e2e.clients import finished_job, sandbox, wait_for
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("console")]
+pytestmark = pytest.mark.e2e
 
 XSS_SUBJECT = 'Invoice <script>window.__pwned = 1</script> "><img src=x onerror="window.__pwned = 1">'
 XSS_PAYLOAD = {

@@ -50,7 +50,7 @@ from tests.e2e.conftest import wait_for
 if TYPE_CHECKING:
     from herald_harness.running_stack import RunningStack
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+pytestmark = pytest.mark.e2e
 
 CHECKS = [
     not_a_server_error,

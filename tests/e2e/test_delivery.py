@@ -37,7 +37,7 @@ from tests.support.stored_items import table_text
 if TYPE_CHECKING:
     from herald_harness.running_stack import RunningStack
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+pytestmark = pytest.mark.e2e
 
 # A second dead-letter copy would come from a redelivered message; a retry would be due by then.
 NO_SECOND_COPY_WINDOW_SECONDS = 3.0

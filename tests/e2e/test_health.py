@@ -27,7 +27,7 @@ from tests.support.least_privilege import keep_calls
 if TYPE_CHECKING:
     from herald_harness.running_stack import RunningStack
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+pytestmark = pytest.mark.e2e
 
 
 def stage_outage(stack: RunningStack, target: str, **body: Any) -> None:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from herald_harness.running_stack import RunningStack
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+pytestmark = pytest.mark.e2e
 
 CLIENT_TIMEOUT = 30.0
 # The gateway's own limits (herald_local.apigateway.gateway): what the probe's slow and many clients meet.

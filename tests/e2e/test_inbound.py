@@ -39,7 +39,7 @@ from tests.e2e.clients import address, email, finished_job, sandbox
 if TYPE_CHECKING:
     from herald_harness.running_stack import RunningStack
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+pytestmark = pytest.mark.e2e
 
 HTTP_TIMEOUT = (3.05, 20.0)
 WEBHOOK_SECRETS = {

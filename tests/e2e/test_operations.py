@@ -28,7 +28,7 @@ from tests.e2e.clients import (
 )
 from tests.support.least_privilege import keep_calls
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+pytestmark = pytest.mark.e2e
 
 DLQ_ALARM = "herald-local-dlq-not-empty"
 # Alarms evaluated every second, the sweeper every 3 s, acting on jobs quiet for 6 s.

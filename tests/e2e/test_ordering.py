@@ -17,7 +17,7 @@ from tests.e2e.clients import email, finished_job, sandbox
 if TYPE_CHECKING:
     from herald_harness.running_stack import RunningStack
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+pytestmark = pytest.mark.e2e
 
 # The tenant has three providers: three failed sends are one failed attempt, then the retry succeeds.
 FAILS_ONE_ATTEMPT = "flaky-3"

@@ -16,7 +16,7 @@ from tests.e2e.conftest import wait_for
 if TYPE_CHECKING:
     from herald_harness.running_stack import RunningStack
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+pytestmark = pytest.mark.e2e
 
 SECTION = "## Try it (local stack)"
 DEFAULT_API = "http://127.0.0.1:3000"

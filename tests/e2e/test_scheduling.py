@@ -20,7 +20,7 @@ from tests.e2e.clients import address, email, finished_job, sandbox, wait_for
 if TYPE_CHECKING:
     from herald_harness.running_stack import RunningStack
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+pytestmark = pytest.mark.e2e
 
 # The dispatcher runs every minute; a job starts at most that long (plus the pick-up) after its time.
 START_BOUND_SECONDS = 60.0

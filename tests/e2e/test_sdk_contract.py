@@ -25,7 +25,7 @@ from tests.e2e.conftest import wait_for
 if TYPE_CHECKING:
     from herald_harness.running_stack import RunningStack
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+pytestmark = pytest.mark.e2e
 
 TIMEOUT = 20
 EMAIL = {"to": "someone@example.com", "subject": "Hello", "body": "<p>Hi</p>"}

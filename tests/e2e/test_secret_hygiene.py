@@ -23,7 +23,7 @@ from tests.support.stored_items import table_text
 if TYPE_CHECKING:
     from herald_harness.running_stack import RunningStack
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+pytestmark = pytest.mark.e2e
 
 TIMEOUT = 15
 CLI_TIMEOUT = 60

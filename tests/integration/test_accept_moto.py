@@ -28,8 +28,6 @@ from herald_local.config import project_root
 from tests.support.stored_items import readable
 from tests.unit.test_api_cold_start import probe_cold_start
 
-pytestmark = pytest.mark.xdist_group("moto-api")
-
 EMAIL = {"to": "user@example.com", "subject": "Hello", "body": "<p>Hi</p>"}
 WEBHOOK = {"url": "https://hooks.example.com/in", "payload": {"event": "order.paid"}}
 

@@ -24,8 +24,6 @@ from herald_harness.in_moto import REGION, HeraldInMoto, client, herald_in_moto
 from herald_local.event_sources.pollers import sqs_record
 from herald_local.sandbox import SandboxServer
 
-pytestmark = pytest.mark.xdist_group("moto-account")
-
 PROVIDERS = ("SENDGRID", "RESEND", "POSTMARK")
 EMAIL_QUEUE = "EmailNormalQueueUrl"
 

@@ -16,8 +16,6 @@ from herald.domain.records import SendingDomain, Suppression
 from herald_harness.dns import resolve_as, resolve_publicly, spy_on_connect
 from herald_harness.in_moto import HeraldInMoto, herald_in_moto
 
-pytestmark = pytest.mark.xdist_group("moto-attacks")
-
 # Names an attacker controls, answering what the attack needs.
 ATTACKER_DNS = {
     "internal.attacker.test": ["10.0.0.5"],

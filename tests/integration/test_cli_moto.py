@@ -13,8 +13,6 @@ from herald_cli.main import main
 from herald_harness.in_moto import HeraldInMoto, herald_in_moto
 from herald_local.config import STACK_NAME
 
-pytestmark = pytest.mark.xdist_group("moto-cli")
-
 
 @pytest.fixture(scope="module")
 def herald() -> Iterator[HeraldInMoto]:

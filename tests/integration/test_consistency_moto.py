@@ -18,8 +18,6 @@ from herald.services.tenants import IssuedKey, TenantAdmin
 from herald_harness.in_moto import HeraldInMoto, herald_in_moto
 from herald_local.sandbox import SandboxServer
 
-pytestmark = pytest.mark.xdist_group("moto-consistency")
-
 PROVIDERS = ("SENDGRID", "RESEND", "POSTMARK")
 EMAIL_QUEUE = "EmailNormalQueueUrl"
 EMAIL = {"to": "ada@example.com", "subject": "Hello", "body": "<p>Hi</p>"}

@@ -19,8 +19,6 @@ from herald_harness.dns import resolve_publicly
 from herald_harness.in_moto import HeraldInMoto, herald_in_moto
 from tests.support.api_docs import documented_routes
 
-pytestmark = pytest.mark.xdist_group("moto-contract")
-
 WEBHOOK = {"url": "https://hooks.example.com/in", "payload": {"event": "order.paid"}}
 SUCCESS = {
     ("post", "/api/v1/notifications/email"): "202",

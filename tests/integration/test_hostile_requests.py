@@ -15,8 +15,6 @@ from herald.http.guards import MAX_JSON_DEPTH
 from herald_harness.dns import resolve_publicly
 from herald_harness.in_moto import ApiAnswer, HeraldInMoto, herald_in_moto
 
-pytestmark = pytest.mark.xdist_group("moto-hostile")
-
 EMAIL = {"to": "user@example.com", "subject": "Hello", "body": "<p>Hi</p>"}
 WEBHOOK = {"url": "https://hooks.example.com/in", "payload": {"event": "order.paid"}}
 POST_ROUTES = [

@@ -34,8 +34,6 @@ from herald_harness.inbound_signers import (
     sendgrid_headers,
 )
 
-pytestmark = pytest.mark.xdist_group("moto-inbound")
-
 EMAIL_QUEUE = "EmailNormalQueueUrl"
 INBOUND_KINDS = ("event", "inbound", "suppression", "billinglink")
 

@@ -32,8 +32,6 @@ from herald_local.cloudformation.template import load_template
 from herald_local.config import STACK_NAME, project_root
 from herald_local.sandbox import SandboxServer
 
-pytestmark = pytest.mark.xdist_group("moto-operations")
-
 EVENTS = project_root() / "events"
 EMAIL_QUEUE = "EmailNormalQueueUrl"
 DLQ = "DeadLetterQueueUrl"

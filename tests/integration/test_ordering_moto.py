@@ -18,8 +18,6 @@ from herald.domain.ordering import ordering_group
 from herald.domain.records import DeliveryLog
 from herald_harness.in_moto import HeraldInMoto, client, herald_in_moto
 
-pytestmark = pytest.mark.xdist_group("moto-api")
-
 WEBHOOK = {"url": "https://hooks.example.com/in", "payload": {"event": "order.paid"}}
 
 

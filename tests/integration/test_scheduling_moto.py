@@ -16,8 +16,6 @@ import pytest
 from herald.domain.clock import iso
 from herald_harness.in_moto import HeraldInMoto, client, herald_in_moto
 
-pytestmark = pytest.mark.xdist_group("moto-api")
-
 EMAIL = {"to": "user@example.com", "subject": "Later", "body": "<p>Hi</p>"}
 SCHEDULED_EVENT = json.loads(
     (Path(__file__).parents[2] / "events" / "dispatcher" / "scheduled.json").read_text(encoding="utf-8")

@@ -16,8 +16,6 @@ from herald_local.aws.sdk_calls import observing
 from herald_local.cloudformation.template import load_template
 from herald_local.config import project_root
 
-pytestmark = pytest.mark.xdist_group("moto-table-meter")
-
 PADDING = "x" * 1400  # with the keys, an item of about 1.5 KB
 
 

@@ -32,8 +32,6 @@ from herald_harness.dns import spy_on_connect
 from herald_harness.in_moto import ApiAnswer, HeraldInMoto, LambdaContext, client, herald_in_moto
 from herald_local.sandbox import SandboxServer
 
-pytestmark = pytest.mark.xdist_group("moto-workers")
-
 PROVIDERS = ("SENDGRID", "RESEND", "POSTMARK")
 PUBLIC_ADDRESS = "93.184.215.14"
 EMAIL_QUEUE = "EmailNormalQueueUrl"
