@@ -48,7 +48,9 @@ def write_history(rig: Rig, tenant_id: str, jobs: int) -> list[str]:
     ids: list[str] = []
     per_day: Counter[str] = Counter()
     for index in range(jobs):
-        created = now - timedelta(days=index % HISTORY_DAYS, seconds=index)
+        # Within the last HISTORY_DAYS days, so inside the one billing period written below
+        # (a job accepted before its period began would be counted in none).
+        created = now - timedelta(days=index % HISTORY_DAYS, milliseconds=index)
         created_at, job_id = iso(created), str(uuid.uuid4())
         per_day[created_at[:10]] += 1
         ids.append(job_id)
@@ -118,7 +120,8 @@ def console_reads(jobs: int, path_set: tuple[str, ...]) -> Any:
 
 
 def status_poll(jobs: int) -> Any:
-    """``GET /notifications/jobs/{id}`` of the tenant's oldest job, as a client polling it would."""
+    """``GET /notifications/jobs/{id}`` of the tenant's last written job, as a client polling it
+    would."""
 
     def step(rig: Rig) -> StepCost:
         past = history(rig, jobs)
