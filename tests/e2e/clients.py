@@ -1,6 +1,6 @@
 """What the end-to-end tests do as a client and an operator would, beside the harness's tenants
 (herald_harness.tenants): waiting for jobs, the provider sandbox's views, and a look into the
-dead-letter queue."""
+table and the dead-letter queue."""
 
 from __future__ import annotations
 
@@ -30,6 +30,27 @@ def finished_job(tenant: Tenant, job_id: str) -> dict[str, Any]:
         lambda: (job := tenant.job(job_id))["status"] in FINISHED and job, f"job {job_id} to finish"
     )
     return job
+
+
+def table_items(stack: RunningStack) -> list[dict[str, Any]]:
+    """Every item of the stack's table as the raw table holds it (every page of a scan): a shared
+    stack's table also holds other tests' items, jobs with deflated requests among them."""
+    dynamodb = stack.boto3_client("dynamodb")
+    items: list[dict[str, Any]] = []
+    for page in dynamodb.get_paginator("scan").paginate(TableName=stack.outputs["TableName"]):
+        items.extend(page["Items"])
+    return items
+
+
+def handled_lines(stack: RunningStack, job_id: str) -> list[dict[str, Any]]:
+    """The workers' "job handled" log lines of a job, oldest first (each line of the stack's log is
+    ``<function label> | <the function's JSON line>``)."""
+    lines = []
+    for line in stack.log_file.read_text(errors="replace").splitlines():
+        _, _, logged = line.partition("| ")
+        if '"job handled"' in logged and job_id in logged:
+            lines.append(json.loads(logged))
+    return [line for line in lines if line.get("job_id") == job_id]
 
 
 def sandbox(stack: RunningStack, view: str, **filters: str) -> list[dict[str, Any]]:

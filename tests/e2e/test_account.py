@@ -21,7 +21,9 @@ import pytest
 import requests
 from standardwebhooks import Webhook
 
+from tests.e2e.clients import table_items
 from tests.e2e.conftest import wait_for as shared_wait_for
+from tests.support.stored_items import readable, table_text
 
 if TYPE_CHECKING:
     from herald_harness.running_stack import RunningStack
@@ -97,14 +99,6 @@ def paid_tenant_with_keys(
 
 def unique_domain(prefix: str = "mail") -> str:
     return f"{prefix}-{uuid.uuid4()}.example.com"
-
-
-def scan_table(stack: RunningStack) -> list[dict[str, Any]]:
-    dynamodb = stack.boto3_client("dynamodb")
-    items: list[dict[str, Any]] = []
-    for page in dynamodb.get_paginator("scan").paginate(TableName=stack.outputs["TableName"]):
-        items.extend(page["Items"])
-    return items
 
 
 def sandbox_hook(stack: RunningStack, name: str) -> dict[str, Any]:
@@ -184,7 +178,7 @@ def test_a_key_the_provider_refuses_is_400_and_nothing_is_stored(local_stack: Ru
         Key={"pk": {"S": f"TENANT#{tenant.tenant_id}"}, "sk": {"S": "PROVIDER#POSTMARK"}},
     )
     assert "Item" not in stored
-    assert "not-a-sandbox-key" not in json.dumps(scan_table(local_stack))
+    assert "not-a-sandbox-key" not in table_text(table_items(local_stack))
 
 
 def test_the_free_plan_cannot_bring_provider_keys(local_stack: RunningStack) -> None:
@@ -205,7 +199,7 @@ def test_the_table_holds_provider_keys_only_as_ciphertext(local_stack: RunningSt
     for provider, key in keys.items():
         data(client.call("PUT", f"/account/providers/{provider}", {"apiKey": key}), 201)
 
-    items = scan_table(local_stack)
+    items = readable(table_items(local_stack))
 
     for key in keys.values():
         assert not [item for item in items if key in json.dumps(item)]

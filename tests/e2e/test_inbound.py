@@ -34,7 +34,7 @@ from herald_harness.inbound_signers import (
     sendgrid_headers,
 )
 from herald_harness.tenants import Tenant, new_tenant
-from tests.e2e.clients import address, email, finished_job, sandbox
+from tests.e2e.clients import address, email, finished_job, sandbox, table_items
 
 if TYPE_CHECKING:
     from herald_harness.running_stack import RunningStack
@@ -72,11 +72,7 @@ def post(stack: RunningStack, path: str, body: bytes, headers: dict[str, str]) -
 
 
 def inbound_items(stack: RunningStack) -> list[dict[str, Any]]:
-    dynamodb = stack.boto3_client("dynamodb")
-    items: list[dict[str, Any]] = []
-    for page in dynamodb.get_paginator("scan").paginate(TableName=stack.outputs["TableName"]):
-        items.extend(item for item in page["Items"] if item.get("kind", {}).get("S") in INBOUND_KINDS)
-    return items
+    return [item for item in table_items(stack) if item.get("kind", {}).get("S") in INBOUND_KINDS]
 
 
 def bounce(tenant: Tenant, job_id: str, to: str) -> bytes:

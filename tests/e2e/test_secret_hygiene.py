@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import requests
 
+from tests.e2e.clients import table_items
 from tests.e2e.conftest import wait_for
 from tests.support.stored_items import table_text
 
@@ -242,14 +243,6 @@ def _settled_log(stack: RunningStack, flow: Flow, reports_before: int) -> str:
     return log
 
 
-def _table_items(stack: RunningStack) -> list[dict[str, Any]]:
-    dynamodb = stack.boto3_client("dynamodb")
-    items: list[dict[str, Any]] = []
-    for page in dynamodb.get_paginator("scan").paginate(TableName=stack.outputs["TableName"]):
-        items.extend(page["Items"])
-    return items
-
-
 def _every_sqs_message(stack: RunningStack) -> list[dict[str, Any]]:
     """Every message sent to any queue since the stack started, consumed or not: moto keeps each
     message object it ever created and lists them in its state view."""
@@ -313,7 +306,7 @@ def test_no_secret_of_the_account_flow_leaks_anywhere(local_stack: RunningStack)
     log = _settled_log(local_stack, flow, reports_before)
     assert not secrets.found_in(log), "a secret in the stack's log"
 
-    items = _table_items(local_stack)
+    items = table_items(local_stack)
     assert not secrets.found_in(table_text(items)), "a secret in the table"
 
     messages = _every_sqs_message(local_stack)
