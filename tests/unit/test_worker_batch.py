@@ -351,3 +351,26 @@ def test_every_line_about_a_record_names_its_job_tenant_and_the_request_that_que
     )
     # A message without the id (from before it existed) is known by its SQS message id.
     assert (failed["job_id"], failed["tenant_id"], failed["correlation_id"]) == ("job-2", TENANT, "msg-2")
+
+
+def test_a_retried_job_is_logged_with_the_delay_before_its_next_attempt(
+    worker: BatchRig, log_lines: Callable[[], list[dict[str, Any]]]
+) -> None:
+    """Given one job delivered and one whose pass fails transiently (base delay 30 s), Then the
+    retried job's line says in how many seconds it comes back, within the ±20 % jitter, and the
+    delivered job's line says no delay."""
+    delivered, retried = worker.job("job-1"), worker.job("job-2")
+
+    class FailsJob2(ScriptedAttempt):
+        def run(self, message: JobMessage, request: NotificationRequest, claim: Claim) -> AttemptOutcome:
+            if message.job_id == "job-2":
+                return AttemptOutcome(delivered=False, used_provider="SENDGRID", error_message="HTTP 500")
+            return super().run(message, request, claim)
+
+    worker.engine._attempt = FailsJob2()
+    run(worker, sqs_event(delivered, retried))
+
+    handled = {line["job_id"]: line for line in log_lines() if line["message"] == "job handled"}
+    assert (handled["job-1"]["result"], "delay_seconds" in handled["job-1"]) == ("completed", False)
+    assert (handled["job-2"]["result"], handled["job-2"]["attempt"]) == ("retrying", 1)
+    assert 24 <= handled["job-2"]["delay_seconds"] <= 36

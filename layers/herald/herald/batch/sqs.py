@@ -65,7 +65,7 @@ def process_batch(event: dict[str, Any], context: LambdaContext, worker: Worker)
         logger.set_correlation_id(message.correlation_id or record.message_id)
         try:
             handled: Handled = engine.handle(message)
-            logger.info("job handled", extra={"result": handled.result, "attempt": handled.attempt})
+            logger.info("job handled", extra=_handled_line(handled))
             if handled.result == HOLDING:
                 _hold(worker.returns, record, handled.delay_seconds or 0)
         except HeldInFlight:
@@ -89,6 +89,16 @@ def process_batch(event: dict[str, Any], context: LambdaContext, worker: Worker)
         metrics.add_metric(name="DataKeyCacheHits", unit="Count", value=key_cache.hits - before[0])
         metrics.add_metric(name="DataKeyCacheMisses", unit="Count", value=key_cache.misses - before[1])
     return response
+
+
+def _handled_line(handled: Handled) -> dict[str, Any]:
+    """What the "job handled" line says; when the message comes back later (a retry's backoff, a
+    deferral, a hold, a scheduled job's early message), also in how many seconds, so an operator
+    sees each retry's delay."""
+    line: dict[str, Any] = {"result": handled.result, "attempt": handled.attempt}
+    if handled.delay_seconds is not None:
+        line["delay_seconds"] = handled.delay_seconds
+    return line
 
 
 def _return_now(returns: MessageReturns, records: list[SQSRecord]) -> None:
