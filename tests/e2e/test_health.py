@@ -21,7 +21,15 @@ import requests
 from herald_harness.running_stack import start_stack
 from herald_harness.tenants import HTTP_TIMEOUT, Tenant, new_tenant
 from herald_local.config import AWS_CALLS_DIR_NAME
-from tests.e2e.clients import DeadLetterQueue, address, email, finished_job, sandbox, wait_for
+from tests.e2e.clients import (
+    DeadLetterQueue,
+    address,
+    email,
+    finished_job,
+    handled_lines,
+    sandbox,
+    wait_for,
+)
 from tests.support.least_privilege import keep_calls
 
 if TYPE_CHECKING:
@@ -50,6 +58,10 @@ def outages(local_stack: RunningStack) -> Iterator[list[str]]:
 
 def hook_url(stack: RunningStack, name: str) -> str:
     return f"{stack.sandbox_url}/hooks/{name}"
+
+
+def moment(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
 def endpoints(tenant: Tenant) -> list[dict[str, Any]]:
@@ -106,6 +118,42 @@ def test_an_endpoint_outage_holds_its_jobs_back_and_delivers_them_all_once_it_is
     assert DeadLetterQueue(local_stack).copies(job_ids[0]) == []
     [endpoint] = endpoints(tenant)
     assert endpoint["state"] == "closed"
+
+
+def test_a_keyed_webhook_deferred_by_an_open_breaker_keeps_its_place_in_its_key(
+    local_stack: RunningStack, outages: list[str]
+) -> None:
+    """A deferred keyed job holds its one FIFO message for the cool-down: a re-sent message of the
+    same job and attempt would be dropped by the queue's deduplication, the key's next job would
+    overtake it, and only the sweeper (15 minutes) would find it again."""
+    tenant = new_tenant(local_stack, [])
+    failing, healthy = f"e2e-{uuid.uuid4().hex}", f"e2e-{uuid.uuid4().hex}"
+    outages.append(f"hook:{failing}")
+    stage_outage(local_stack, f"hook:{failing}", status=503)
+    for n in range(6):
+        tenant.send("webhook", {"url": hook_url(local_stack, failing), "payload": {"n": n}})
+    wait_for(lambda: [e for e in endpoints(tenant) if e["state"] == "open"], "the endpoint to open")
+
+    first = tenant.send(
+        "webhook", {"url": hook_url(local_stack, healthy), "payload": {"n": 1}, "orderingKey": "rk"}
+    )
+    waited = wait_for(
+        lambda: [line for line in handled_lines(local_stack, first) if line["result"] != "completed"],
+        "the keyed job to wait for the breaker",
+    )
+    lift_outage(local_stack, f"hook:{failing}")
+    second = tenant.send(
+        "webhook", {"url": hook_url(local_stack, healthy), "payload": {"n": 2}, "orderingKey": "rk"}
+    )
+    jobs = [finished_job(tenant, job_id) for job_id in (first, second)]
+
+    assert (waited[0]["result"], waited[0]["attempt"]) == ("holding", 0)
+    assert [(job["status"], job["attempts"]) for job in jobs] == [("completed", 1)] * 2
+    assert moment(jobs[1]["startedAt"]) >= moment(jobs[0]["completedAt"]), "the key's next job overtook it"
+    arrivals = [hook["json"]["n"] for hook in sandbox(local_stack, "hooks", name=healthy)]
+    assert arrivals == [1, 2]
+    # Back after its cool-down (seconds here), never left for the sweeper.
+    assert moment(jobs[0]["completedAt"]) - moment(jobs[0]["createdAt"]) < timedelta(seconds=60)
 
 
 def test_failed_jobs_of_a_window_are_recovered_with_their_attempts_going_on(

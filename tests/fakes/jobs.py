@@ -430,7 +430,7 @@ class FakeJobTable(Recorder):
         job.state = replace(
             state,
             status=JobStatus.PENDING,
-            attempts=message.seen_attempts,
+            attempts=attempt - 1,
             lease_until=None,
             requeued_at=due_at,
         )

@@ -28,7 +28,7 @@ from herald.domain.plans import Plan
 from herald.domain.providers import ProviderName
 from herald.domain.sweeping import is_stuck
 from herald.domain.webhooks import WebhookOutcome
-from herald.services.delivery import DeliveryEngine, DeliveryPolicy
+from herald.services.delivery import HOLDING, DeliveryEngine, DeliveryPolicy
 from herald.services.email_attempt import EmailAttempt
 from herald.services.health import BreakerBoard, EndpointAccount, EndpointHealth, ProviderHealth
 from herald.services.tenant_directory import TenantDirectory
@@ -66,13 +66,23 @@ class Rig:
     webhook: DeliveryEngine
     counter: int = 0
 
-    def submit(self, channel: Channel) -> JobMessage:
+    def submit(self, channel: Channel, ordering_key: str | None = None) -> JobMessage:
         self.counter += 1
         job_id = f"job-{self.counter}"
         document = EMAIL if channel is Channel.EMAIL else HOOK
         self.store.add_job(TENANT, job_id, document, channel=channel)
         request = request_from_document(channel, document)
-        return JobMessage(job_id, TENANT, channel, Plan.STARTUP, 0, request, 5, "2025-01-01T00:00:00.000Z")
+        return JobMessage(
+            job_id,
+            TENANT,
+            channel,
+            Plan.STARTUP,
+            0,
+            request,
+            5,
+            "2025-01-01T00:00:00.000Z",
+            ordering_key=ordering_key,
+        )
 
     def engine(self, message: JobMessage) -> DeliveryEngine:
         return self.email if message.channel is Channel.EMAIL else self.webhook
@@ -159,6 +169,10 @@ def send(rig: Rig, channel: Channel, jobs: int) -> None:
 
 def sendgrid_down(rig: Rig) -> None:
     rig.providers.script(SENDGRID, transient(SENDGRID, 503))
+
+
+def endpoint_up(rig: Rig) -> None:
+    rig.hook_outcome[0] = WebhookOutcome(ok=True, status_code=200)
 
 
 def endpoint_down(rig: Rig) -> None:
@@ -287,6 +301,55 @@ def test_given_an_endpoint_down_when_jobs_run_then_its_breaker_opens_and_later_j
     assert len(rig.sent_hooks) == 5
     [again] = rig.queue.sent
     assert (again.message.seen_attempts, again.delay_seconds) == (0, 30)
+
+
+def test_given_an_open_endpoint_when_a_keyed_job_waits_then_its_message_is_held_and_none_re_sent(
+    rig: Rig,
+) -> None:
+    """A FIFO queue drops a re-send of the same job and attempt within 5 minutes, and a new message
+    would queue behind the key's later jobs: the keyed job holds its one message for the cool-down."""
+    endpoint_down(rig)
+    send(rig, Channel.WEBHOOK, 5)
+    rig.queue.sent.clear()
+
+    keyed = rig.submit(Channel.WEBHOOK, ordering_key="rk")
+    handled = rig.webhook.handle(keyed)
+
+    assert (handled.result, handled.attempt, handled.delay_seconds) == (HOLDING, 0, 30)
+    assert not rig.queue.sent
+    state = rig.store.state(TENANT, keyed.job_id)
+    assert (state.status, state.attempts, state.requeued_at) == (
+        JobStatus.PENDING,
+        0,
+        "2023-11-14T22:13:50.000Z",
+    )
+    rig.clock.advance(30)
+    endpoint_up(rig)
+    assert rig.webhook.handle(keyed).result == "completed"  # the held message, when it comes back
+
+
+@pytest.mark.parametrize("ordering_key", [None, "rk"])
+def test_given_a_job_with_a_failed_attempt_when_it_is_deferred_then_its_attempts_are_kept(
+    rig: Rig, ordering_key: str | None
+) -> None:
+    """Attempt numbers only grow: a deferral hands back the attempt it claimed, not the earlier ones."""
+    endpoint_down(rig)
+    job = rig.submit(Channel.WEBHOOK, ordering_key)
+    first = rig.webhook.handle(job)  # attempt 1 fails: its retry is re-sent, or held when keyed
+    retry = job if ordering_key else rig.queue.take().message
+    send(rig, Channel.WEBHOOK, 4)  # the breaker opens
+    rig.queue.sent.clear()
+
+    handled = rig.webhook.handle(retry)
+
+    assert (first.attempt, handled.attempt, handled.delay_seconds) == (1, 1, 30)
+    state = rig.store.state(TENANT, job.job_id)
+    assert (state.status, state.attempts, len(state.delivery_logs)) == (JobStatus.PENDING, 1, 1)
+    if ordering_key:
+        assert (handled.result, list(rig.queue.sent)) == (HOLDING, [])
+    else:
+        [again] = rig.queue.sent
+        assert (handled.result, again.message.seen_attempts, again.delay_seconds) == ("deferred", 1, 30)
 
 
 def test_given_an_endpoint_down_for_a_while_when_it_comes_back_then_every_job_is_delivered_without_dead_letters(

@@ -190,15 +190,20 @@ class DeliveryEngine:
 
     def _defer(self, message: JobMessage, claim: Claim, delay: int) -> Handled:
         """Nothing was sent (the endpoint's breaker is open): the claim is handed back with its
-        attempt, and the same message comes back after ``delay``. Released first: a re-send that
-        overtook the release would find the job claimed and be dropped as a duplicate; a re-send that
-        fails leaves a PENDING job the sweeper re-queues."""
+        attempt unspent, and the job comes back after ``delay``. A keyed job's message stays in
+        flight for the delay, as a keyed retry's does: a new message would be dropped by the FIFO
+        queue's deduplication (same job, same attempt) and the key's later jobs would overtake it.
+        Released first: a re-send that overtook the release would find the job claimed and be
+        dropped as a duplicate; a re-send that fails leaves a PENDING job the sweeper re-queues."""
         due_at = iso(self._moment() + timedelta(seconds=delay))
+        unspent = claim.attempt - 1
         if not self._store.release_deferred(message, claim.attempt, due_at):
             return Handled(message.job_id, "lost-lease", claim.attempt)
-        self._queue.enqueue(message, queue_priority(message.priority), delay)
         count("Deferred", metric_dimensions(message))
-        return Handled(message.job_id, "deferred", claim.attempt - 1, delay)
+        if message.ordering_key is not None:
+            return Handled(message.job_id, HOLDING, unspent, delay)
+        self._queue.enqueue(replace(message, seen_attempts=unspent), queue_priority(message.priority), delay)
+        return Handled(message.job_id, "deferred", unspent, delay)
 
     def _fail(
         self,

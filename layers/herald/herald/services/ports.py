@@ -183,10 +183,9 @@ class DeliveryStore(Protocol):
     ) -> bool: ...
 
     def release_deferred(self, message: JobMessage, attempt: int, due_at: str) -> bool:
-        """Hand back claimed ``attempt`` unspent (nothing was sent): PENDING at the attempt count
-        ``message`` was sent for, noted as re-queued for ``due_at`` (when its delayed message comes
-        back, so the sweeper does not take a waiting job for a lost one); False when the lease was
-        lost."""
+        """Hand back claimed ``attempt`` unspent (nothing was sent): PENDING at ``attempt - 1``,
+        noted as re-queued for ``due_at`` (when its message comes back, so the sweeper does not take
+        a waiting job for a lost one); False when the lease was lost."""
 
 
 class SweepStore(Protocol):

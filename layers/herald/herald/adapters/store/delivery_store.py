@@ -124,7 +124,7 @@ class DynamoDeliveryStore:
                 status_item(self._table, message.tenant_id, message.job_id).update(
                     actions=[
                         JobStatusItem.status.set(JobStatus.PENDING.value),
-                        JobStatusItem.attempts.set(message.seen_attempts),
+                        JobStatusItem.attempts.set(attempt - 1),
                         JobStatusItem.requeued_at.set(due_at),
                         JobStatusItem.lease_until.remove(),
                     ],
