@@ -9,10 +9,9 @@ import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 
 from herald.composition.operator import MissingOutput, OperatorServices
-from herald.domain.clock import iso
+from herald.domain.clock import InvalidTime, iso, parse_timestamp
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.plans import Plan
 from herald.http.views import job_document
@@ -29,12 +28,11 @@ PLANS = [plan.value for plan in Plan]
 
 
 def utc_time(value: str) -> str:
-    """An ISO-8601 time (UTC when it names no offset) as the dead-letter copies note theirs."""
+    """An RFC 3339 date-time with an offset, as the dead-letter copies note theirs (UTC)."""
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not an ISO-8601 time: {value}") from exc
-    return iso((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC))
+        return iso(parse_timestamp(value))
+    except InvalidTime as exc:
+        raise argparse.ArgumentTypeError(f"{value}: {exc}") from exc
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -155,6 +155,27 @@ BUSINESS_RULES = (
         r"Invalid request: since: must be before until\.",
     ),
     BusinessRule(
+        (*SEND, RECOVER),
+        400,
+        "validation_error",
+        "format date-time allows a leap second, which no calendar of Herald's holds",
+        r"Invalid request: (sendAt|since|until): must not be a leap second \(second 60\)\.",
+    ),
+    BusinessRule(
+        (RECOVER,),
+        400,
+        "validation_error",
+        "a window's edge must be a time UTC can hold (0001-01-01T00:00:00+14:00 is not)",
+        r"Invalid request: (since|until): lies outside the years 0001-9999 in UTC\.",
+    ),
+    BusinessRule(
+        (EMAIL,),
+        400,
+        "validation_error",
+        "a subject holds no invisible format character; the pattern names those beyond U+FFFF in no dialect",
+        r"Invalid request: subject: must not contain invisible or bidirectional format characters \(U\+[0-9A-F]{5}\)\.",
+    ),
+    BusinessRule(
         (PROVIDER,), 400, "provider_key_invalid", "a provider key is checked live with the provider"
     ),
     BusinessRule(

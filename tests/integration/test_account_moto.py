@@ -175,6 +175,30 @@ def test_another_tenant_can_neither_see_nor_use_nor_change_your_domains(herald: 
     assert herald.api("GET", "/api/v1/account/domains", key=intruder).data == []
 
 
+def test_a_domain_in_capitals_is_the_same_domain_in_lower_case(herald: HeraldInMoto) -> None:
+    """DNS names compare without regard to case: Mail.Example.COM was refused; it is kept as
+    mail.example.com, found again in any spelling, and another tenant cannot take it by its capitals."""
+    owner, intruder = new_key(herald), new_key(herald)
+    store_key(herald, owner, "SENDGRID")
+    store_key(herald, intruder, "SENDGRID")
+    name = f"mail-{uuid.uuid4().hex[:8]}.example.com"
+
+    added = herald.api("POST", "/api/v1/account/domains", {"domain": name.upper()}, key=owner)
+    verified = herald.api("POST", f"/api/v1/account/domains/{name.title()}/verify", key=owner)
+    taken = herald.api("POST", "/api/v1/account/domains", {"domain": name.title()}, key=intruder)
+
+    assert (added.status, added.data["domain"]) == (201, name), added.body
+    assert (verified.status, verified.data["domain"]) == (200, name)
+    assert (taken.status, taken.body["code"]) == (409, "domain_taken")
+    sent = herald.api(
+        "POST",
+        "/api/v1/notifications/email",
+        {"to": "a@example.com", "subject": "s", "body": "<p>x</p>", "from": f"ceo@{name.upper()}"},
+        key=owner,
+    )
+    assert sent.status == 202, sent.body
+
+
 def test_another_tenant_can_neither_see_nor_lift_your_suppressions(herald: HeraldInMoto) -> None:
     owner, intruder = new_key(herald), new_key(herald)
     address = f"bounced-{uuid.uuid4().hex[:8]}@example.com"

@@ -146,7 +146,7 @@ def test_recover_requeues_the_failed_jobs_of_the_window_through_the_index(herald
     )
     assert (unix_time.status, unix_time.body["message"]) == (
         400,
-        ["until: must be an ISO-8601 time with an offset, such as 2026-12-01T09:30:00Z"],
+        ["until: must be an RFC 3339 date-time with an offset, such as 2026-12-01T09:30:00Z"],
     )
 
 

@@ -4,6 +4,9 @@ nothing; a storage timeout answers 503."""
 
 from __future__ import annotations
 
+import json
+import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +17,8 @@ from pynamodb.connection.base import Connection
 from herald.http.guards import MAX_JSON_DEPTH
 from herald_harness.dns import resolve_publicly
 from herald_harness.in_moto import ApiAnswer, HeraldInMoto, herald_in_moto
+from herald_harness.inbound_samples import polar_subscription
+from herald_harness.inbound_signers import POLAR_PRODUCT_INDIE, polar_headers
 
 EMAIL = {"to": "user@example.com", "subject": "Hello", "body": "<p>Hi</p>"}
 WEBHOOK = {"url": "https://hooks.example.com/in", "payload": {"event": "order.paid"}}
@@ -360,3 +365,127 @@ def test_a_local_part_over_64_characters_is_refused(herald: HeraldInMoto) -> Non
     message = refused(answer, 400, "validation_error")
     assert message.startswith("Invalid request: to: The email address is too long before the @-sign")
     assert len(jobs_of(herald, key)) == 1
+
+
+# ---------------------------------------------------------------- the third probe's requests
+
+EDGE_TIMES = ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00", "0001-01-01T00:30:00+00:31"]
+NOT_RFC3339 = [
+    "2026-12-24T08:00:00Z\u0000junk",
+    "2026-W52-1T00:00:00Z",
+    "2026-12-24T08Z",
+    "2026-12-24T08:00:00+01:00:30",
+    "2026-12-24T08:00:00,5Z",
+    "20261224T080000Z",
+    "2026-12-24 08:00:00Z",
+    "2026-12-24T08:00:00",
+]
+SEND_ROUTES = [("/api/v1/notifications/email", EMAIL), ("/api/v1/notifications/webhook", WEBHOOK)]
+
+
+@pytest.mark.parametrize(("route", "body"), SEND_ROUTES)
+@pytest.mark.parametrize("send_at", EDGE_TIMES)
+def test_a_send_at_no_calendar_holds_in_utc_is_401_without_a_key_and_400_with_one(
+    herald: HeraldInMoto, route: str, body: dict[str, Any], send_at: str
+) -> None:
+    """Converting these to UTC raised OverflowError: a 500 for anyone, before the key was read."""
+    assert refused(herald.api("POST", route, {**body, "sendAt": send_at}), 401, "missing_api_key")
+    key = herald.new_key()
+    message = refused(
+        herald.api("POST", route, {**body, "sendAt": send_at}, key=key), 400, "send_at_out_of_range"
+    )
+    assert (
+        message
+        == "sendAt must lie between now and 30 days ahead; it lies outside the years 0001-9999 in UTC."
+    )
+    assert jobs_of(herald, key) == []
+
+
+@pytest.mark.parametrize("field", ["since", "until"])
+@pytest.mark.parametrize("edge", EDGE_TIMES)
+def test_a_recovery_window_edge_no_calendar_holds_in_utc_is_400(
+    herald: HeraldInMoto, field: str, edge: str
+) -> None:
+    key = herald.new_key()
+    body = {"since": "2026-01-01T00:00:00Z", field: edge}
+    answer = herald.api("POST", "/api/v1/notifications/jobs/recover", body, key=key)
+    assert refused(answer, 400, "validation_error") == (
+        f"Invalid request: {field}: lies outside the years 0001-9999 in UTC."
+    )
+
+
+@pytest.mark.parametrize("send_at", NOT_RFC3339)
+def test_a_send_at_outside_rfc_3339_is_refused_not_read_leniently(herald: HeraldInMoto, send_at: str) -> None:
+    """Python's parser took each of these (the first as if the NUL and what follows were not there)."""
+    key = herald.new_key()
+    answer = herald.api("POST", "/api/v1/notifications/webhook", {**WEBHOOK, "sendAt": send_at}, key=key)
+    assert refused(answer, 400, "validation_error") == (
+        "Invalid request: sendAt: must be an RFC 3339 date-time with an offset, such as 2026-12-01T09:30:00Z."
+    )
+    recover = herald.api("POST", "/api/v1/notifications/jobs/recover", {"since": send_at}, key=key)
+    assert refused(recover, 400, "validation_error").startswith("Invalid request: since: must be an RFC 3339")
+    assert jobs_of(herald, key) == []
+
+
+@pytest.mark.parametrize("day", ["0001-01-01", "9999-12-31"])
+def test_a_listing_of_a_day_at_either_end_of_the_calendar_is_empty(herald: HeraldInMoto, day: str) -> None:
+    key = herald.new_key()
+    answer = herald.api("GET", f"/api/v1/notifications/jobs?day={day}", key=key)
+    assert (answer.status, answer.data["data"], answer.data["pagination"]["total"]) == (200, [], 0)
+
+
+def test_a_field_named_twice_is_400_and_neither_value_is_taken(herald: HeraldInMoto) -> None:
+    """Python kept the last of two "to" fields; a proxy that reads the first would have judged another
+    recipient than the one mailed."""
+    key = herald.new_key()
+    body = b'{"to":"evil@example.com","to":"someone@example.com","subject":"Hi","body":"<p>Hi</p>"}'
+    answer = herald.api("POST", "/api/v1/notifications/email", body, key=key)
+    assert refused(answer, 400, "invalid_json") == (
+        "The request body names 'to' twice in one object; names must be unique."
+    )
+    nested = b'{"url":"https://hooks.example.com/in","payload":{"amount":1,"amount":1000}}'
+    answer = herald.api("POST", "/api/v1/notifications/webhook", nested, key=key)
+    assert refused(answer, 400, "invalid_json").startswith("The request body names 'amount' twice")
+    assert jobs_of(herald, key) == []
+
+
+@pytest.mark.parametrize("hidden", ["\u200b", "\ufeff", "\u202e", "\u2066", "\U000e0001"])
+def test_a_subject_with_an_invisible_or_bidirectional_format_character_is_refused(
+    herald: HeraldInMoto, hidden: str
+) -> None:
+    key = herald.new_key()
+    subject = f"Invoice{hidden} paid"
+    answer = herald.api("POST", "/api/v1/notifications/email", {**EMAIL, "subject": subject}, key=key)
+    assert refused(answer, 400, "validation_error") == (
+        "Invalid request: subject: must not contain invisible or bidirectional format characters"
+        f" (U+{ord(hidden):04X})."
+    )
+    assert jobs_of(herald, key) == []
+
+
+@pytest.mark.parametrize(
+    "edge", ["9999-12-31T23:59:59Z", "0001-01-01T00:00:00+14:00", "2026-13-01T00:00:00Z"]
+)
+def test_a_payment_whose_period_ends_at_the_calendars_edge_is_taken_without_that_time(
+    herald: HeraldInMoto, edge: str
+) -> None:
+    """A paid-until of 9999-12-31 broke the grace period's arithmetic: a 500, which the processor
+    retries for days. A time no month can follow is read as no time: the period runs a month."""
+    tenant = herald.new_tenant("free", providers=())
+    event = json.loads(
+        polar_subscription("subscription.active", tenant_id=tenant.tenant_id, product_id=POLAR_PRODUCT_INDIE)
+    )
+    event["data"]["current_period_end"] = edge
+    body = json.dumps(event).encode()
+
+    answer = herald.api(
+        "POST",
+        "/api/v1/payments/polar/webhook",
+        body,
+        headers=polar_headers(body, int(time.time()), f"evt-{uuid.uuid4()}"),
+    )
+
+    assert (answer.status, answer.data["recorded"]) == (200, 1)
+    account = herald.api("GET", "/api/v1/account", key=tenant.api_key).data
+    assert (account["plan"], account["periodStart"]) == ("indie", "2026-11-30T07:58:10.000Z")
+    assert account["billing"]["paidUntil"] == "2026-12-30T07:58:10.000Z"

@@ -374,6 +374,10 @@ def test_an_operator_redrives_what_failed_since_a_time_and_a_bad_time_is_refused
     assert status == 0
     assert [(row["jobId"], row["outcome"]) for row in redriven] == [(job_id, "redriven")]
 
-    with pytest.raises(SystemExit):
-        herald_cli(["--stack", STACK_NAME, "--region", "us-east-1", "dlq", "redrive", "--since", "yesterday"])
-    assert "not an ISO-8601 time: yesterday" in capsys.readouterr().err
+    for bad, reason in [
+        ("yesterday", "must be an RFC 3339 date-time with an offset, such as 2026-12-01T09:30:00Z"),
+        ("0001-01-01T00:00:00+14:00", "lies outside the years 0001-9999 in UTC"),
+    ]:
+        with pytest.raises(SystemExit):
+            herald_cli(["--stack", STACK_NAME, "--region", "us-east-1", "dlq", "redrive", "--since", bad])
+        assert f"argument --since: {bad}: {reason}" in capsys.readouterr().err

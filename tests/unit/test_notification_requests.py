@@ -142,7 +142,7 @@ def test_a_recovery_window_takes_only_iso_times_with_an_offset(edge: object) -> 
     assert (error["type"], error["loc"], error["msg"]) == (
         "invalid_time",
         ("until",),
-        "must be an ISO-8601 time with an offset, such as 2026-12-01T09:30:00Z",
+        "must be an RFC 3339 date-time with an offset, such as 2026-12-01T09:30:00Z",
     )
 
 

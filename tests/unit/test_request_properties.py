@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 import string
+import unicodedata
 from typing import Any
 
 import pytest
@@ -24,7 +25,7 @@ from jsonschema_rs import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
 from herald.domain.jobs import compact_json
-from herald.domain.text import line_breaking_character
+from herald.domain.text import format_character, line_breaking_character
 from herald.domain.webhooks import (
     HERALD_HEADER_PREFIXES,
     HERALD_HEADERS,
@@ -89,7 +90,9 @@ def test_a_provider_key_is_accepted_exactly_when_it_follows_the_documented_rule(
 
 
 @given(
-    subject=st.text(min_size=1, max_size=998).filter(lambda text: line_breaking_character(text) is None),
+    subject=st.text(min_size=1, max_size=998).filter(
+        lambda text: line_breaking_character(text) is None and format_character(text) is None
+    ),
     body=st.text(min_size=1, max_size=2000),
     priority=st.sampled_from([None, 1, 5, 10]),
     key=st.none() | st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1, max_size=255),
@@ -134,11 +137,33 @@ def test_the_documented_schema_and_the_validator_agree_on_provider_and_fallback(
     assert schema.is_valid(body) == _accepts(EmailRequest, body)
 
 
-@given(st.text(max_size=40))
+@given(st.text(st.characters(max_codepoint=0xFFFF, exclude_categories=["Cs"]), max_size=40))
 def test_the_documented_subject_pattern_and_the_validator_agree(subject: str) -> None:
+    """On the Basic Multilingual Plane: ECMA-262 patterns have no spelling for the format characters
+    beyond it, which the validator refuses too (the next test)."""
     rule = EmailRequest.model_json_schema()["properties"]["subject"]
     follows = 1 <= len(subject) <= 998 and re.search(rule["pattern"].removesuffix("$") + r"\Z", subject)
     assert _accepts(EmailRequest, {**EMAIL, "subject": subject}) == bool(follows)
+
+
+# Unicode 15 added these format characters; Python 3.11's unicodedata (Unicode 14) lacks them.
+UNICODE_15_FORMAT = set(range(0x13439, 0x13440))
+JOINERS = {0x200C, 0x200D}
+
+
+def test_every_format_character_but_the_joiners_is_refused_in_a_subject() -> None:
+    """The refused set is Unicode's category Cf, as this Python knows it, but for the two joiners."""
+    refused = {code for code in range(0x110000) if format_character(chr(code)) is not None}
+    category_cf = {code for code in range(0x110000) if unicodedata.category(chr(code)) == "Cf"}
+
+    assert refused - category_cf <= UNICODE_15_FORMAT
+    assert category_cf - refused == JOINERS
+    for code in (0x200B, 0xFEFF, 0x202E, 0x2066, 0xE0001):
+        [error] = refusal(EmailRequest, {**EMAIL, "subject": f"Your order{chr(code)} shipped"})
+        assert error["msg"] == f"must not contain invisible or bidirectional format characters (U+{code:04X})"
+    assert _accepts(
+        EmailRequest, {**EMAIL, "subject": "\u0645\u06cc\u200c\u0631\u0648\u0645 \U0001f468\u200d\U0001f469"}
+    )
 
 
 @given(st.dictionaries(header_names, sendable_values, max_size=20))

@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 import unicodedata
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, field_validator
 
 from herald.domain.api_keys import MAX_GRACE_SECONDS
 from herald.http.requests import EmailAddress, ProviderCredential, StrictBody, WholeNumber
 
-_DOMAIN = r"^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
+_DOMAIN = r"^([a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63}$"
 
 
 class ProviderKeyRequest(StrictBody):
@@ -29,12 +29,17 @@ class RotateKeyRequest(StrictBody):
 
 
 class DomainRequest(StrictBody):
-    domain: str = Field(
-        min_length=4,
-        max_length=253,
-        pattern=_DOMAIN,
-        description="A sending domain such as mail.example.com (lower case)",
-    )
+    # DNS names compare without regard to case (RFC 4343): Mail.Example.COM is stored as mail.example.com.
+    domain: Annotated[
+        str,
+        Field(
+            min_length=4,
+            max_length=253,
+            pattern=_DOMAIN,
+            description="A sending domain such as mail.example.com, in any letter case (kept in lower case)",
+        ),
+        AfterValidator(str.lower),
+    ]
 
 
 # ---------------------------------------------------------------- the console's browser routes

@@ -1,7 +1,7 @@
 """The checks a request body passes before any route parses it: size, media type and a JSON
 document Herald can read. Each refusal is a 4xx in the error envelope, never a 500 from deep inside
-a parser: a body nested thousands of levels, a 5 000-digit number, bytes that are not UTF-8, or a
-form post to a JSON API.
+a parser: a body nested thousands of levels, a 5 000-digit number, bytes that are not UTF-8, a form
+post to a JSON API, or an object naming a field twice.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class ScreenedBodies:
     def deserialize(self, text: str) -> Any:
         if self._text is not None and text == self._text:
             return self._document
-        return json.loads(text)
+        return _loads(text)
 
 
 def as_resolver_reads(event: dict[str, Any]) -> dict[str, Any]:
@@ -115,7 +115,7 @@ def _parsed_json(body: bytes) -> tuple[str, Any]:
         )
     try:
         text = body.decode("utf-8")
-        return text, json.loads(text)
+        return text, _loads(text)
     except UnicodeDecodeError as exc:
         raise HeraldError("The request body is not UTF-8 text.", ErrorCode.INVALID_JSON) from exc
     except ValueError as exc:
@@ -123,6 +123,24 @@ def _parsed_json(body: bytes) -> tuple[str, Any]:
         raise HeraldError(
             f"The request body is not valid JSON: {_short(exc)}.", ErrorCode.INVALID_JSON
         ) from exc
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, object_pairs_hook=_unique_names)
+
+
+def _unique_names(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose names are unique (I-JSON, RFC 7493): with ``{"to": a, "to": b}`` Python keeps
+    b while another parser on the way (a proxy, a WAF) may have judged a."""
+    document = dict(pairs)
+    if len(document) < len(pairs):
+        names = [name for name, _ in pairs]
+        twice = next(name for index, name in enumerate(names) if name in names[:index])
+        raise HeraldError(
+            f"The request body names '{twice[:64]}' twice in one object; names must be unique.",
+            ErrorCode.INVALID_JSON,
+        )
+    return document
 
 
 def _depth(body: bytes) -> int:

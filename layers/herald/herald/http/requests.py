@@ -25,7 +25,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from herald.domain.clock import iso
+from herald.domain.clock import NOT_RFC3339, InvalidTime, TimeOutOfRange, iso, parse_timestamp
 from herald.domain.jobs import PRIORITY_QUEUES, compact_json
 from herald.domain.notifications import (
     IDEMPOTENCY_KEY,
@@ -36,7 +36,12 @@ from herald.domain.notifications import (
     WebhookNotification,
 )
 from herald.domain.providers import HEADER_VALUE, ProviderName
-from herald.domain.text import ONE_LINE_PATTERN, line_breaking_character
+from herald.domain.text import (
+    ONE_LINE_PATTERN,
+    VISIBLE_LINE_PATTERN,
+    format_character,
+    line_breaking_character,
+)
 from herald.domain.webhooks import HeaderOwner, reserved_header
 
 MAX_BODY_BYTES = 256 * 1024
@@ -44,6 +49,8 @@ MAX_WEBHOOK_PAYLOAD_BYTES = 10_240
 MAX_WEBHOOK_HEADERS = 20
 MAX_WEBHOOK_HEADER_BYTES = 8 * 1024
 TOO_LARGE = "too_large"
+# A sendAt no calendar can hold in UTC: answered like one too far ahead.
+SEND_AT_OUT_OF_RANGE = "send_at_out_of_range"
 
 # These patterns are applied with fullmatch: their "$" alone would also match before a final line
 # break (the anchors stay, for the JSON Schema copies of them).
@@ -124,25 +131,24 @@ def _priority(value: int) -> int:
     return value
 
 
-def _aware_time(value: Any, error_type: str) -> datetime:
+def _client_time(value: Any, error_type: str, out_of_range_type: str) -> datetime:
     # A string only: pydantic alone would take a number for a Unix time and "1700000000" too.
+    if not isinstance(value, str):
+        raise PydanticCustomError(error_type, NOT_RFC3339)
     try:
-        moment = datetime.fromisoformat(value) if isinstance(value, str) else None
-    except ValueError:
-        moment = None
-    if moment is None or moment.tzinfo is None:
-        raise PydanticCustomError(
-            error_type, "must be an ISO-8601 time with an offset, such as 2026-12-01T09:30:00Z"
-        )
-    return moment
+        return parse_timestamp(value)
+    except TimeOutOfRange as exc:
+        raise PydanticCustomError(out_of_range_type, str(exc)) from exc
+    except InvalidTime as exc:
+        raise PydanticCustomError(error_type, str(exc)) from exc
 
 
 def _send_at(value: str) -> str:
-    return iso(_aware_time(value, "invalid_send_at"))
+    return iso(_client_time(value, "invalid_send_at", SEND_AT_OUT_OF_RANGE))
 
 
 def _window_edge(value: Any) -> datetime:
-    return _aware_time(value, "invalid_time")
+    return _client_time(value, "invalid_time", "invalid_time")
 
 
 # A time window's edge, as the JSON Schema's date-time string.
@@ -235,8 +241,9 @@ class EmailRequest(StrictBody):
     subject: str = Field(
         min_length=1,
         max_length=998,
-        description="One line: no control character, line or paragraph separator",
-        json_schema_extra={"pattern": ONE_LINE_PATTERN},
+        description="One line of visible text: no control character, line or paragraph separator, or"
+        " invisible or bidirectional format character (U+200C and U+200D allowed)",
+        json_schema_extra={"pattern": VISIBLE_LINE_PATTERN},
     )
     body: Annotated[str, Field(min_length=1), _bounded_utf8(MAX_BODY_BYTES, "body")] = Field(
         description="HTML body, 1 byte to 256 KiB"
@@ -264,6 +271,13 @@ class EmailRequest(StrictBody):
                 "invalid_subject",
                 "must not contain control characters or line separators ({found})",
                 {"found": found},
+            )
+        hidden = format_character(value)
+        if hidden is not None:
+            raise PydanticCustomError(
+                "invalid_subject",
+                "must not contain invisible or bidirectional format characters ({found})",
+                {"found": hidden},
             )
         return value
 

@@ -12,7 +12,7 @@ from aws_lambda_powertools.event_handler import Response
 from herald.domain.errors import ErrorCode, FieldProblem, HeraldError, validation_failed
 from herald.http.envelope import failure, success
 from herald.http.error_table import status_of
-from herald.http.requests import TOO_LARGE
+from herald.http.requests import SEND_AT_OUT_OF_RANGE, TOO_LARGE
 
 JSON = "application/json"
 
@@ -59,18 +59,28 @@ def _problem(error: Mapping[str, Any]) -> FieldProblem:
     return FieldProblem(name, message.removesuffix("."))
 
 
+# Problems of these types answer with a code of their own, in a sentence naming the first of them.
+_OWN_CODES: dict[str, tuple[ErrorCode, str]] = {
+    TOO_LARGE: (ErrorCode.PAYLOAD_TOO_LARGE, "{field} is too large: {message}"),
+    SEND_AT_OUT_OF_RANGE: (
+        ErrorCode.SEND_AT_OUT_OF_RANGE,
+        "{field} must lie between now and 30 days ahead; it {message}.",
+    ),
+}
+
+
 def validation_error(errors: Sequence[Mapping[str, Any]]) -> HeraldError:
-    """400 with every problem listed; invalid JSON and oversized fields get their own codes."""
+    """400 with every problem listed; invalid JSON, oversized fields and impossible send times get
+    their own codes."""
     if any(error.get("type") == "json_invalid" for error in errors):
         return HeraldError("The request body is not valid JSON.", ErrorCode.INVALID_JSON)
     if not errors:
         return HeraldError("The request is not valid.", ErrorCode.VALIDATION_ERROR)
     problems = [_problem(error) for error in errors]
-    if any(error.get("type") == TOO_LARGE for error in errors):
-        oversized = [p for p, e in zip(problems, errors, strict=True) if e.get("type") == TOO_LARGE]
-        return HeraldError(
-            f"{oversized[0].field} is too large: {oversized[0].message}",
-            ErrorCode.PAYLOAD_TOO_LARGE,
-            details=problems,
-        )
+    for kind, (code, sentence) in _OWN_CODES.items():
+        first = next((p for p, e in zip(problems, errors, strict=True) if e.get("type") == kind), None)
+        if first is not None:
+            return HeraldError(
+                sentence.format(field=first.field, message=first.message), code, details=problems
+            )
     return validation_failed(problems)

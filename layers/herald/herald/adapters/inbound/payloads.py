@@ -69,9 +69,15 @@ def reason(value: str | None) -> str | None:
     return safe_reason(value, ())
 
 
+# A provider's or processor's time outside these years is no time it could mean: billing adds months
+# and a grace period to a period's end, which the calendar's last year cannot take.
+_REPORTED_YEARS = range(1970, 2200)
+
+
 def iso_time(value: object) -> str | None:
-    """ISO-8601 UTC with milliseconds from an ISO-8601 string (no zone = UTC) or Unix seconds;
-    None when there is no readable time."""
+    """ISO-8601 UTC with milliseconds from the time a (verified) sender reported: an ISO-8601 string
+    in the sender's own spelling (no zone = UTC; Resend writes ``2026-11-30 07:59:55.2+00``) or Unix
+    seconds; None when there is no readable, plausible time."""
     try:
         if isinstance(value, str):
             moment = datetime.fromisoformat(value)
@@ -79,9 +85,10 @@ def iso_time(value: object) -> str | None:
             moment = datetime.fromtimestamp(value, UTC)
         else:
             return None
-        return iso(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+        moment = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
     except (ValueError, OverflowError, OSError):
         return None
+    return iso(moment) if moment.year in _REPORTED_YEARS else None
 
 
 def derived_id(signed: bytes) -> str:
