@@ -33,7 +33,7 @@ from herald.domain.webhooks import (
     HOP_BY_HOP_PREFIXES,
     reserved_header,
 )
-from herald.http.account_requests import ProviderKeyRequest
+from herald.http.account_requests import ProviderKeyRequest, SignUpRequest
 from herald.http.requests import (
     IDEMPOTENCY_KEY_RULE,
     MAX_WEBHOOK_PAYLOAD_BYTES,
@@ -243,3 +243,11 @@ def test_the_one_sentence_a_client_reads_names_every_wrong_field(wrong: list[tup
     assert sorted(problem.field for problem in error.details) == sorted(field for field, _ in wrong)
     assert all(f"{problem.field}: {problem.message}" in error.message for problem in error.details)
     assert error.extra["message"] == [f"{problem.field}: {problem.message}" for problem in error.details]
+
+
+@pytest.mark.parametrize("hidden", ["\u200b", "\ufeff", "\u202e", "\u2066", "\u00ad", "\U000e0041", "\x00"])
+def test_an_account_name_holds_no_invisible_control_or_format_character(hidden: str) -> None:
+    """The account's name is shown to its members and written into Herald's emails to them."""
+    [error] = refusal(SignUpRequest, {"email": "ada@example.com", "name": f"Acme{hidden} Inc"})
+    assert (error["loc"], error["msg"]) == (("name",), "Value error, must be one line of visible text")
+    assert SignUpRequest.model_validate({"email": "ada@example.com", "name": " Acme Inc "}).name == "Acme Inc"
