@@ -531,6 +531,7 @@ def _request(**overrides: Any) -> HttpRequest:
         ],
         "body": b"",
         "source_ip": "127.0.0.1",
+        "server_port": 3000,
     }
     values.update(overrides)
     return HttpRequest(**values)
@@ -563,6 +564,12 @@ def test_the_event_carries_path_parameters_decoded_and_query_duplicates_comma_jo
     assert context["routeKey"] == "GET /items/{id}"
     assert context["domainName"] == "127.0.0.1:3000"
     assert isinstance(context["timeEpoch"], int)
+
+
+def test_the_domain_name_is_the_gateways_own_address_never_the_clients_host_header() -> None:
+    event = _event(_request(headers=[("Host", "evil.example")], server_port=3001))
+    assert event["requestContext"]["domainName"] == "127.0.0.1:3001"
+    assert event["headers"]["host"] == "evil.example"
 
 
 def test_header_names_are_lower_cased_duplicates_joined_and_cookies_moved_out() -> None:
