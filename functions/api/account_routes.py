@@ -11,6 +11,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from herald.composition.api import api
+from herald.composition.common import public_origin
 from herald.domain.errors import ErrorCode
 from herald.domain.inbound import Processor
 from herald.domain.plans import Plan
@@ -24,7 +25,7 @@ from herald.http.account_requests import (
     RotateKeyRequest,
 )
 from herald.http.activity import activity_document
-from herald.http.console import credentials, request_origin, session_cookie, signed_in_by_session
+from herald.http.console import credentials, session_cookie, signed_in_by_session, stack_origin
 from herald.http.contract import AUTHENTICATED, JSON_BODY, PARAMETERS, PATH_PARAMETERS, answers, success
 from herald.http.responses import json_response
 
@@ -40,7 +41,12 @@ DOMAIN_PATH = (*PATH_PARAMETERS, ErrorCode.DOMAIN_NOT_FOUND, ErrorCode.PROVIDER_
 
 
 def _tenant() -> TenantContext:
-    return api().callers.authenticate(credentials(router.current_event.raw_event))
+    return api().callers.authenticate(credentials(router.current_event.raw_event, public_origin()))
+
+
+def _origin() -> str:
+    """The base of every URL these routes write for the tenant (never the request's Host)."""
+    return stack_origin(router.current_event.raw_event, public_origin())
 
 
 def _account() -> AccountService:
@@ -52,10 +58,7 @@ def _providers(tenant: TenantContext, items: tuple[StoredProvider, ...]) -> list
 
 
 def _provider(tenant: TenantContext, item: StoredProvider) -> views.Document:
-    headers = router.current_event.headers
-    host = headers.get("host") or router.current_event.raw_event["requestContext"]["domainName"]
-    scheme = headers.get("x-forwarded-proto", "https")
-    return views.provider(item, tenant.tenant_id, f"{scheme}://{host}/api/v1")
+    return views.provider(item, tenant.tenant_id, f"{_origin()}/api/v1")
 
 
 @router.get(
@@ -97,7 +100,7 @@ def start_checkout(request: Annotated[CheckoutRequest, Body()]) -> Response[str]
         _tenant(),
         Plan(request.plan),
         Processor(request.processor.upper()) if request.processor else None,
-        f"{request_origin(router.current_event.raw_event)}/console",
+        f"{_origin()}/console",
     )
     return json_response(201, {"url": url})
 

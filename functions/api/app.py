@@ -17,6 +17,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 import herald
 from herald.composition import startup
 from herald.composition.api import api
+from herald.composition.common import public_origin
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import NotificationRequest
@@ -72,7 +73,7 @@ app.include_on_first_need(_account_router)
 
 
 def tenant() -> TenantContext:
-    return api().callers.authenticate(credentials(app.current_event.raw_event))
+    return api().callers.authenticate(credentials(app.current_event.raw_event, public_origin()))
 
 
 # ---------------------------------------------------------------- public, no key
@@ -160,7 +161,7 @@ def send_webhook(request: Annotated[WebhookRequest, Body()], key: IdempotencyHea
 
 
 def _accepted(request: NotificationRequest, header_key: str | None) -> Response[str]:
-    caller = credentials(app.current_event.raw_event)
+    caller = credentials(app.current_event.raw_event, public_origin())
     return json_response(202, views.accepted_job(api().accept.accept(caller, request, header_key)))
 
 

@@ -14,16 +14,17 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from herald.composition import startup
+from herald.composition.common import public_origin
 from herald.composition.console import console_services
 from herald.domain.errors import HeraldError
 from herald.domain.signin import CodePurpose
 from herald.http.account_requests import SignInRequest, SignUpRequest, VerifyCodeRequest
 from herald.http.console import (
     cleared_cookie,
-    request_origin,
     require_same_origin,
     session_cookie,
     session_token,
+    stack_origin,
 )
 from herald.http.console_pages import console_answer, is_console_path
 from herald.http.error_handlers import install_error_handlers
@@ -45,7 +46,7 @@ def _client_ip() -> str:
 
 
 def _console_url() -> str:
-    return f"{request_origin(app.current_event.raw_event)}/console"
+    return f"{stack_origin(app.current_event.raw_event, public_origin())}/console"
 
 
 @app.post("/api/v1/signup")
@@ -99,7 +100,7 @@ def _cross_origin(event: dict[str, Any]) -> dict[str, Any] | None:
     """Every browser route changes state (sends mail, starts or ends a session): same origin only,
     which also keeps another site from signing a visitor in to an account of its choosing."""
     try:
-        require_same_origin(event)
+        require_same_origin(event, stack_origin(event, public_origin()))
     except HeraldError as error:
         return refusal(error)
     return None

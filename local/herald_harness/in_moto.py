@@ -46,6 +46,7 @@ from herald_local.config import LocalConfig
 from herald_local.event_sources.pollers import sqs_record
 from herald_local.event_sources.sns_bridge import SnsBridge
 from herald_local.event_sources.streams import StreamReader
+from herald_local.state import API_URL_OUTPUT
 
 REGION = "us-east-1"
 NO_RETRIES = Config(retries={"max_attempts": 0}, region_name=REGION)
@@ -149,7 +150,9 @@ class HeraldInMoto:
         content_type: str | None = "application/json",
     ) -> ApiAnswer:
         raw = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-        pairs = [("host", "api.herald.test"), *(headers or {}).items()]
+        pairs = list((headers or {}).items())
+        if not any(name.lower() == "host" for name, _ in pairs):
+            pairs.append(("host", "api.herald.test"))
         if content_type is not None:
             pairs.append(("content-type", content_type))
         if key:
@@ -207,6 +210,12 @@ class HeraldInMoto:
             else None,
         )
         DynamoAccountStore(self.table).save_provider(tenant_id, stored)
+
+    @property
+    def origin(self) -> str:
+        """The stack's public origin: the local gateway's, which the local stack gives the template's
+        PublicOrigin and the API's URL alike (no request goes there: ``api`` invokes in process)."""
+        return self.topology.outputs[API_URL_OUTPUT]
 
     @property
     def table(self) -> Table:
@@ -374,7 +383,7 @@ def template_in_moto(patches: ProcessPatches, deliveries: SnsDeliveries | None =
                 parameters,
                 client,
                 root=config.root,
-                gateway_url="http://127.0.0.1:9",
+                gateway_url=config.gateway_url,
                 sns_bridge_url=deliveries.bridge.url,
                 secrets=local_secrets(template, parameters, config),
             )

@@ -5,11 +5,13 @@ sign out; and the attacks on it (another tenant's job, markup in subjects and pa
 cross-origin POST with the session cookie, reused and guessed codes, a session after sign-out).
 
 One browser and one signed-up tenant: the steps run in order, each continuing where the previous
-one left the account. axe-core checks every page they visit.
+one left the account. axe-core checks every page they visit. Apart from the walk, over HTTP only:
+requests naming another Host and X-Forwarded-Proto, which must reach no link Herald writes.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import uuid
@@ -24,7 +26,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expec
 from herald_harness.inbound_samples import resend_event
 from herald_harness.inbound_signers import RESEND_SECRET, resend_headers
 from herald_harness.running_stack import RunningStack
-from herald_harness.tenants import HTTP_TIMEOUT, Tenant
+from herald_harness.tenants import HTTP_TIMEOUT, Tenant, new_tenant
 from tests.e2e.browser import CHROMIUM_ARGS, accessibility_problems, chromium_path, screenshot
 from tests.e2e.clients import finished_job, sandbox, wait_for
 
@@ -36,6 +38,9 @@ XSS_PAYLOAD = {
     "html": '"><img src=x onerror="window.__pwned = 2">',
 }
 CODE = re.compile(r"Your Herald code: (\d{6})")
+# A client naming its own origin as the one the request was sent to.
+FORGED_HOST = {"Host": "evil.example", "X-Forwarded-Proto": "http"}
+FORGED = {**FORGED_HOST, "Origin": "http://evil.example"}
 
 
 @dataclass
@@ -354,6 +359,14 @@ def a_cross_origin_post_with_the_session_cookie_changes_nothing(console: Console
         f"{console.origin}/api/v1/account/webhook-secret", headers={"Origin": "https://evil.example"}
     )
     assert (forged.status, forged.json()["code"]) == (403, "cross_origin_request")
+    # The Host and X-Forwarded-Proto a client writes never make its origin the stack's.
+    forged_host = requests.post(
+        f"{console.origin}/api/v1/account/webhook-secret",
+        headers=FORGED,
+        cookies={"herald_session": console.session_token()},
+        timeout=HTTP_TIMEOUT,
+    )
+    assert (forged_host.status_code, forged_host.json()["code"]) == (403, "cross_origin_request")
 
 
 def a_session_after_sign_out_is_refused(console: Console) -> None:
@@ -491,3 +504,38 @@ WALK = (
 def test_a_person_walks_the_console_and_every_attack_on_it_fails(console: Console) -> None:
     for step in WALK:
         step(console)
+
+
+def test_a_forged_host_writes_no_link_and_passes_no_origin_check(local_stack: RunningStack) -> None:
+    """The probe's request replayed: a sign-in for an address without an account, with Host,
+    X-Forwarded-Proto and Origin naming another origin, is refused and mails nothing; a client that
+    names the stack's origin passes the check, and the link mailed is still the stack's. Checkout
+    return pages and the providers' webhook URLs are the stack's too."""
+    victim = f"victim-{uuid.uuid4().hex[:8]}@example.com"
+    sign_in = f"{local_stack.api_root}/signin"
+    refused = requests.post(sign_in, json={"email": victim}, headers=FORGED, timeout=HTTP_TIMEOUT)
+    assert (refused.status_code, refused.json()["code"]) == (403, "cross_origin_request")
+    headers = {**FORGED_HOST, "Origin": local_stack.base_url}
+    asked = requests.post(sign_in, json={"email": victim}, headers=headers, timeout=HTTP_TIMEOUT)
+    assert asked.status_code == 202, asked.text
+    (mail,) = wait_for(lambda: sandbox(local_stack, "messages", to=victim, provider="ses"), "the mail")
+    assert f"sign up at {local_stack.base_url}/console" in mail["text"]
+    assert "evil.example" not in json.dumps(mail)
+
+    tenant = new_tenant(local_stack, providers=("SENDGRID",))
+    with_key = {**FORGED_HOST, "X-API-Key": tenant.api_key}
+    (provider,) = requests.get(
+        f"{local_stack.api_root}/account/providers", headers=with_key, timeout=HTTP_TIMEOUT
+    ).json()["data"]
+    assert provider["webhookUrl"].startswith(f"{local_stack.api_root}/webhooks/")
+    started = requests.post(
+        f"{local_stack.api_root}/account/checkout",
+        json={"plan": "indie"},
+        headers=with_key,
+        timeout=HTTP_TIMEOUT,
+    )
+    assert started.status_code == 201, started.text
+    back = requests.post(
+        f"{started.json()['data']['url']}/cancel", allow_redirects=False, timeout=HTTP_TIMEOUT
+    )
+    assert back.headers["Location"] == f"{local_stack.base_url}/console/billing?checkout=cancelled"

@@ -314,6 +314,36 @@ def test_alert_function_listens_to_the_topic_and_reads_the_slack_url_parameter(
     assert variables["HERALD_SLACK_WEBHOOK_PARAMETER"] == {"Ref": "SlackWebhookParameterName"}
 
 
+@pytest.mark.parametrize(
+    ("origin", "allowed"),
+    [
+        ("", True),
+        ("https://herald.example.com", True),
+        ("https://herald.example.com:8443", True),
+        ("http://127.0.0.1:3000", True),  # the local stack's
+        ("http://herald.example.com", False),
+        ("https://Herald.example.com", False),  # browsers send Origin in lower case: it would never match
+        ("https://herald.example.com/", False),
+        ("https://herald.example.com/console", False),
+        ("https://herald.example.com@evil.example", False),
+    ],
+)
+def test_the_public_origin_is_an_origin_a_browser_sends_or_empty(
+    template: dict[str, Any], origin: str, allowed: bool
+) -> None:
+    assert bool(re.fullmatch(template["Parameters"]["PublicOrigin"]["AllowedPattern"], origin)) is allowed
+
+
+def test_the_functions_that_write_links_for_people_get_the_public_origin(template: dict[str, Any]) -> None:
+    given = {
+        name
+        for name, function in _resources(template, "AWS::Serverless::Function").items()
+        if {"Ref": "PublicOrigin"}
+        in function["Properties"].get("Environment", {}).get("Variables", {}).values()
+    }
+    assert given == {"ApiFunction", "ConsoleFunction"}
+
+
 def test_the_sweeper_runs_every_five_minutes_with_a_window_that_outlasts_its_re_queues(
     template: dict[str, Any],
 ) -> None:

@@ -1,7 +1,7 @@
 """The console's backend against moto, through the real handlers: sign-up by emailed code (the SES
-message moto received), the session cookie on the API's own routes with its same-origin check, a
-rotation without grace ending sessions, and the day counters behind the activity and the listing's
-totals, with what they cost."""
+message moto received), the session cookie on the API's own routes with its same-origin check, the
+stack's origin in every link whatever Host a request names, a rotation without grace ending
+sessions, and the day counters behind the activity and the listing's totals, with what they cost."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from moto.backends import get_backend
 from herald_harness.dns import resolve_publicly
 from herald_harness.in_moto import ApiAnswer, HeraldInMoto, client, herald_in_moto
 
-ORIGIN = "http://api.herald.test"  # the local gateway speaks plain HTTP
-SAME_ORIGIN = {"origin": ORIGIN}
 CODE = re.compile(r"Your Herald code: (\d{6})")
+# A client naming its own origin as the one the request was sent to.
+FORGED_HOST = {"host": "evil.example", "x-forwarded-proto": "http"}
+FORGED = {**FORGED_HOST, "origin": "http://evil.example"}
 WEBHOOK = {"url": "https://hooks.example.com/x", "payload": {"id": 1}}
 
 
@@ -28,10 +29,20 @@ def herald(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeraldInMoto]:
         yield running
 
 
+def same_origin(herald: HeraldInMoto) -> dict[str, str]:
+    return {"origin": herald.origin}
+
+
+def mail_to(to: str) -> list[Any]:
+    """What the platform sender mailed ``to`` through SES, oldest first."""
+    sent = get_backend("ses")["123456789012"]["us-east-1"].sent_messages
+    return [message for message in sent if to in str(getattr(message, "destinations", ""))]
+
+
 def last_code(to: str) -> str:
-    for message in reversed(get_backend("ses")["123456789012"]["us-east-1"].sent_messages):
+    for message in reversed(mail_to(to)):
         found = CODE.search(str(getattr(message, "subject", "")))
-        if found and to in str(getattr(message, "destinations", "")):
+        if found:
             return found.group(1)
     raise AssertionError(f"no code for {to}")
 
@@ -42,10 +53,15 @@ def session_of(answer: ApiAnswer) -> str:
 
 
 def sign_up(herald: HeraldInMoto, email: str) -> tuple[str, dict[str, Any]]:
-    asked = herald.api("POST", "/api/v1/signup", {"email": email, "name": "Acme"}, headers=SAME_ORIGIN)
+    asked = herald.api(
+        "POST", "/api/v1/signup", {"email": email, "name": "Acme"}, headers=same_origin(herald)
+    )
     assert asked.status == 202, asked.text
     answer = herald.api(
-        "POST", "/api/v1/signin/verify", {"email": email, "code": last_code(email)}, headers=SAME_ORIGIN
+        "POST",
+        "/api/v1/signin/verify",
+        {"email": email, "code": last_code(email)},
+        headers=same_origin(herald),
     )
     assert answer.status == 200, answer.text
     return session_of(answer), answer.data
@@ -61,25 +77,62 @@ def test_a_sign_up_signs_the_browser_in_to_the_apis_own_routes(herald: HeraldInM
     assert cookie.split("=", 1)[1] not in str(items)
 
 
-def test_a_state_change_by_cookie_needs_the_same_origin(herald: HeraldInMoto) -> None:
+def test_a_state_change_by_cookie_needs_the_stacks_origin_whatever_host_it_names(
+    herald: HeraldInMoto,
+) -> None:
     cookie, _ = sign_up(herald, "ada@example.com")
-    forged = herald.api(
-        "POST", "/api/v1/account/webhook-secret", headers={"cookie": cookie, "origin": "https://evil.example"}
-    )
-    assert (forged.status, forged.body["code"]) == (403, "cross_origin_request")
+    for origin in ({"origin": "https://evil.example"}, FORGED):
+        forged = herald.api("POST", "/api/v1/account/webhook-secret", headers={"cookie": cookie, **origin})
+        assert (forged.status, forged.body["code"]) == (403, "cross_origin_request")
     assert (
         herald.api("GET", "/api/v1/account/webhook-secret", headers={"cookie": cookie}).data["hasSecret"]
         is False
     )
-    made = herald.api("POST", "/api/v1/account/webhook-secret", headers={"cookie": cookie, **SAME_ORIGIN})
-    assert made.status == 201
-    refused = herald.api(
-        "POST",
-        "/api/v1/signup",
-        {"email": "eve@example.com", "name": "Eve"},
-        headers={"origin": "https://evil.example"},
+    made = herald.api(
+        "POST", "/api/v1/account/webhook-secret", headers={"cookie": cookie, **same_origin(herald)}
     )
+    assert made.status == 201
+
+
+@pytest.mark.parametrize(
+    ("route", "body"),
+    [
+        ("/api/v1/signin", {"email": "eve@example.com"}),
+        ("/api/v1/signup", {"email": "eve@example.com", "name": "Eve"}),
+    ],
+)
+def test_a_code_request_from_a_forged_origin_is_refused_and_mails_nothing(
+    herald: HeraldInMoto, route: str, body: dict[str, str]
+) -> None:
+    refused = herald.api("POST", route, body, headers=FORGED)
     assert (refused.status, refused.body["code"]) == (403, "cross_origin_request")
+    assert mail_to("eve@example.com") == []
+
+
+@pytest.mark.parametrize("by_fetch_site", [False, True])
+def test_the_sign_in_mail_links_to_the_stacks_origin_whatever_host_the_request_names(
+    herald: HeraldInMoto, by_fetch_site: bool
+) -> None:
+    """A client that is no browser passes the origin check by writing the right proof; the Host and
+    X-Forwarded-Proto it writes still never reach the link Herald mails to an address without an
+    account."""
+    proof = {"sec-fetch-site": "same-origin"} if by_fetch_site else same_origin(herald)
+    asked = herald.api(
+        "POST", "/api/v1/signin", {"email": "victim@example.com"}, headers={**FORGED_HOST, **proof}
+    )
+    assert asked.status == 202, asked.text
+    (mail,) = mail_to("victim@example.com")
+    assert f"sign up at {herald.origin}/console" in mail.body
+    assert "evil.example" not in mail.body
+
+
+def test_a_providers_webhook_url_names_the_stacks_origin_whatever_host_the_request_names(
+    herald: HeraldInMoto,
+) -> None:
+    key = herald.new_key()
+    (provider,) = herald.api("GET", "/api/v1/account/providers", key=key, headers=FORGED_HOST).data
+    tenant_id = herald.tenant_of(key)
+    assert provider["webhookUrl"] == f"{herald.origin}/api/v1/webhooks/sendgrid/{tenant_id}"
 
 
 def test_sign_out_and_a_rotation_without_grace_end_sessions(herald: HeraldInMoto) -> None:
@@ -89,14 +142,14 @@ def test_sign_out_and_a_rotation_without_grace_end_sessions(herald: HeraldInMoto
         "POST",
         "/api/v1/account/api-key/rotate",
         {"graceSeconds": 0},
-        headers={"cookie": cookie, **SAME_ORIGIN},
+        headers={"cookie": cookie, **same_origin(herald)},
     )
     assert rotated.status == 200
     assert herald.api("GET", "/api/v1/account", headers={"cookie": cookie}).body["code"] == "invalid_session"
     assert herald.api("GET", "/api/v1/account", headers={"cookie": other}).body["code"] == "invalid_session"
     renewed = session_of(rotated)
     assert herald.api("GET", "/api/v1/account", headers={"cookie": renewed}).status == 200
-    out = herald.api("POST", "/api/v1/signout", headers={"cookie": renewed, **SAME_ORIGIN})
+    out = herald.api("POST", "/api/v1/signout", headers={"cookie": renewed, **same_origin(herald)})
     assert "Max-Age=0" in out.cookies[0]
     assert herald.api("GET", "/api/v1/account", headers={"cookie": renewed}).status == 401
 

@@ -31,7 +31,12 @@ from herald_local.cloudformation.intrinsics import (
     json_document,
     with_stand_ins,
 )
-from herald_local.cloudformation.parameters import PROVIDER_URL_PARAMETERS, local_parameters, local_secrets
+from herald_local.cloudformation.parameters import (
+    PROVIDER_URL_PARAMETERS,
+    PUBLIC_ORIGIN_PARAMETER,
+    local_parameters,
+    local_secrets,
+)
 from herald_local.cloudformation.resources import create_resources
 from herald_local.cloudformation.template import load_template, translate
 from herald_local.cloudformation.topology import QueueSourceSpec, RouteSpec, Topology
@@ -399,16 +404,20 @@ def test_resources_exist_in_moto_and_what_its_cloudformation_drops_is_reapplied(
     assert _client("sqs").get_queue_attributes(QueueUrl=topology.outputs["DeadLetterQueueUrl"])
     assert topology.outputs["ApiUrl"] == GATEWAY
     assert topology.outputs["ApiRootUrl"] == f"{GATEWAY}/api/v1"
+    # The functions that write links get the gateway's origin as the stack's public origin.
+    for name in ("ApiFunction", "ConsoleFunction"):
+        assert topology.functions[name].environment["HERALD_PUBLIC_ORIGIN"] == GATEWAY
 
 
 def test_the_local_parameters_point_every_provider_at_the_sandbox() -> None:
-    config = LocalConfig.from_env({"HERALD_LOCAL_RETRY_BASE_DELAY": "2"})
+    config = LocalConfig.from_env({"HERALD_LOCAL_RETRY_BASE_DELAY": "2", "HERALD_API_PORT": "3007"})
     parameters = local_parameters(
         load_template(config.template_path), config, lambda name: f"http://sandbox/{name}"
     )
     for parameter, provider in PROVIDER_URL_PARAMETERS.items():
         assert parameters[parameter] == f"http://sandbox/{provider}"
     assert parameters["RetryBaseDelaySeconds"] == "2"
+    assert parameters[PUBLIC_ORIGIN_PARAMETER] == "http://127.0.0.1:3007"
 
 
 def test_the_sample_events_are_routes_of_the_template(moto: None) -> None:
@@ -522,6 +531,7 @@ def _request(**overrides: Any) -> HttpRequest:
         ],
         "body": b"",
         "source_ip": "127.0.0.1",
+        "server_port": 3000,
     }
     values.update(overrides)
     return HttpRequest(**values)
@@ -554,6 +564,12 @@ def test_the_event_carries_path_parameters_decoded_and_query_duplicates_comma_jo
     assert context["routeKey"] == "GET /items/{id}"
     assert context["domainName"] == "127.0.0.1:3000"
     assert isinstance(context["timeEpoch"], int)
+
+
+def test_the_domain_name_is_the_gateways_own_address_never_the_clients_host_header() -> None:
+    event = _event(_request(headers=[("Host", "evil.example")], server_port=3001))
+    assert event["requestContext"]["domainName"] == "127.0.0.1:3001"
+    assert event["headers"]["host"] == "evil.example"
 
 
 def test_header_names_are_lower_cased_duplicates_joined_and_cookies_moved_out() -> None:

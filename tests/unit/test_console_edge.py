@@ -1,5 +1,6 @@
 """The console's HTTP edge: which credential authenticates a request, the same-origin proof of state
-changes signed in by the cookie, the cookie's attributes, and the page's assets and headers."""
+changes signed in by the cookie against the stack's origin (never the request's Host or
+X-Forwarded-Proto), the cookie's attributes, and the page's assets and headers."""
 
 from __future__ import annotations
 
@@ -17,23 +18,29 @@ from herald.http.console import (
     same_origin,
     session_cookie,
     session_token,
+    stack_origin,
 )
 from herald.http.console_pages import console_answer
 from herald.services.auth import Authenticator
 from herald.services.callers import Callers
 from herald.services.sessions import SessionAuthenticator
+from herald.settings import OriginSettings, SettingsError
 from tests.fakes.console import FakeSessions
 from tests.fakes.tenants import FakeTenantTable
 
 STATIC = Path(__file__).parents[2] / "functions" / "console" / "static"
 HOST = "herald.example"
+ORIGIN = f"https://{HOST}"  # the template's PublicOrigin
+# What a client writes to make its own origin look like the one it was sent to.
+FORGED = {"host": "evil.example", "x-forwarded-proto": "http", "origin": "http://evil.example"}
 
 
 def event(method: str = "GET", cookie: str | None = None, **headers: str) -> dict[str, Any]:
     return {
-        "headers": {"host": HOST, "x-forwarded-proto": "https", **headers},
+        "headers": headers,
         "cookies": [f"herald_session={cookie}"] if cookie else [],
-        "requestContext": {"http": {"method": method}, "domainName": HOST},
+        # Set by API Gateway: the domain of its own that the request reached.
+        "requestContext": {"http": {"method": method}, "domainName": "api-id.execute-api.example"},
     }
 
 
@@ -46,12 +53,12 @@ class Rig:
         self.callers = Callers(Authenticator(self.tenants), lambda: self.sessions)
         self.token = self.sessions.start("tenant-a").token
 
-    def caller(self, request: dict[str, Any]) -> str:
-        return self.callers.authenticate(credentials(request)).tenant_id
+    def caller(self, request: dict[str, Any], configured: str | None = ORIGIN) -> str:
+        return self.callers.authenticate(credentials(request, configured)).tenant_id
 
-    def refused(self, request: dict[str, Any]) -> ErrorCode:
+    def refused(self, request: dict[str, Any], configured: str | None = ORIGIN) -> ErrorCode:
         with pytest.raises(HeraldError) as caught:
-            self.caller(request)
+            self.caller(request, configured)
         return caught.value.code
 
 
@@ -62,7 +69,7 @@ def rig() -> Rig:
 
 def test_the_session_cookie_authenticates_reads_and_same_origin_changes(rig: Rig) -> None:
     assert rig.caller(event(cookie=rig.token)) == "tenant-a"
-    assert rig.caller(event("POST", rig.token, origin=f"https://{HOST}")) == "tenant-a"
+    assert rig.caller(event("POST", rig.token, origin=ORIGIN)) == "tenant-a"
     assert rig.caller(event("DELETE", rig.token, **{"sec-fetch-site": "same-origin"})) == "tenant-a"
 
 
@@ -96,9 +103,30 @@ def test_without_any_credential_the_api_key_is_asked_for(rig: Rig) -> None:
     assert rig.refused(event(cookie="forged-token")) is ErrorCode.INVALID_SESSION
 
 
-def test_same_origin_compares_the_origin_the_request_was_sent_to() -> None:
-    assert same_origin(event(origin=f"https://{HOST}"))
-    assert not same_origin(event(origin=f"https://{HOST}.evil.example"))
+def test_same_origin_compares_the_stacks_origin() -> None:
+    assert same_origin(event(origin=ORIGIN), ORIGIN)
+    assert not same_origin(event(origin=f"{ORIGIN}.evil.example"), ORIGIN)
+
+
+def test_the_stacks_origin_is_the_configured_one_whatever_the_request_claims() -> None:
+    assert stack_origin(event(**FORGED), ORIGIN) == ORIGIN
+    # Without one, the domain API Gateway reports (its own), over https: still no client header.
+    assert stack_origin(event(**FORGED), None) == "https://api-id.execute-api.example"
+
+
+@pytest.mark.parametrize("configured", [ORIGIN, None])
+def test_a_forged_host_and_proto_that_match_a_forged_origin_are_refused(
+    rig: Rig, configured: str | None
+) -> None:
+    refused = rig.refused(event("POST", rig.token, **FORGED), configured)
+    assert refused is ErrorCode.CROSS_ORIGIN_REQUEST
+
+
+def test_the_public_origin_setting_is_required_and_empty_means_the_api_gateway_domain() -> None:
+    assert OriginSettings.from_env({"HERALD_PUBLIC_ORIGIN": ORIGIN}).public_origin == ORIGIN
+    assert OriginSettings.from_env({"HERALD_PUBLIC_ORIGIN": ""}).public_origin is None
+    with pytest.raises(SettingsError):
+        OriginSettings.from_env({})
 
 
 def test_the_cookie_is_httponly_secure_strict_and_cleared_at_sign_out() -> None:

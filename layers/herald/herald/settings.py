@@ -183,6 +183,17 @@ class CheckoutSettings(msgspec.Struct, frozen=True):
         )
 
 
+class OriginSettings(msgspec.Struct, frozen=True):
+    """What the functions that write a URL for a person are given (ApiFunction, ConsoleFunction): the
+    template's PublicOrigin, None when it is empty (then the API's domain as API Gateway reports it)."""
+
+    public_origin: str | None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> OriginSettings:
+        return cls(_present(os.environ if env is None else env, "HERALD_PUBLIC_ORIGIN") or None)
+
+
 class AlertSettings(msgspec.Struct, frozen=True):
     """What only the AlertFunction is given."""
 

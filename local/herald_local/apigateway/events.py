@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote
 
 from herald_local.apigateway.routes import RouteMatch
-from herald_local.config import ACCOUNT_ID
+from herald_local.config import ACCOUNT_ID, LOOPBACK
 
 TEXT_MEDIA_TYPES = frozenset({"application/json", "application/xml", "application/javascript"})
 PAYLOAD_LIMIT_BYTES = 10 * 1024 * 1024
@@ -127,7 +127,9 @@ def build_event(request: HttpRequest, match: RouteMatch, api: ApiContext) -> dic
     headers["x-forwarded-for"] = request.source_ip
     headers["x-forwarded-port"] = str(request.server_port)
     headers["x-forwarded-proto"] = "http"
-    domain = headers.get("host", f"{api.api_id}.execute-api.local")
+    # The gateway's own address, as API Gateway names the domain of its own that the request reached:
+    # never the client's Host header, since Herald trusts domainName where it trusts no header.
+    domain = f"{LOOPBACK}:{request.server_port}"
     event: dict[str, Any] = {
         "version": "2.0",
         "routeKey": match.route.route_key,

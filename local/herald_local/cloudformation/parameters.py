@@ -35,6 +35,9 @@ STUCK_JOB_PARAMETER = "StuckJobSeconds"
 BREAKER_COOLDOWN_PARAMETER = "BreakerCooldownSeconds"
 ENDPOINT_DISABLE_PARAMETER = "EndpointDisableAfterSeconds"
 BREAKERS_PARAMETER = "CircuitBreakers"
+# The stack's public origin is its gateway's (http://127.0.0.1:<port>): the links Herald writes and
+# the one Origin the console's state changes may carry, as the browser at the console sends it.
+PUBLIC_ORIGIN_PARAMETER = "PublicOrigin"
 # The SSM SecureString AlertFunction reads the Slack webhook URL from; the stack puts the sandbox's there.
 SLACK_PARAMETER = "SlackWebhookParameterName"
 LOCAL_SLACK_PARAMETER = "/herald/local/slack-webhook-url"
@@ -44,7 +47,11 @@ def local_parameters(
     template: dict[str, Any], config: LocalConfig, provider_url: Callable[[str], str]
 ) -> dict[str, str]:
     """Fails loudly when the template no longer declares a parameter the local stack overrides."""
-    overrides = {"Stage": LOCAL_STAGE, SLACK_PARAMETER: LOCAL_SLACK_PARAMETER}
+    overrides = {
+        "Stage": LOCAL_STAGE,
+        SLACK_PARAMETER: LOCAL_SLACK_PARAMETER,
+        PUBLIC_ORIGIN_PARAMETER: config.gateway_url,
+    }
     overrides |= {parameter: provider_url(name) for parameter, name in PROVIDER_URL_PARAMETERS.items()}
     if config.retry_base_delay is not None:
         overrides[RETRY_DELAY_PARAMETER] = config.retry_base_delay

@@ -10,7 +10,7 @@ import msgspec
 from herald.adapters.aws_clients import AwsClients
 from herald.adapters.store.table import Table, TableAddress
 from herald.composition.process import once
-from herald.settings import Settings
+from herald.settings import OriginSettings, Settings
 
 if TYPE_CHECKING:
     from herald.adapters.providers.registry import ProviderRegistry
@@ -39,6 +39,11 @@ class Foundation(msgspec.Struct, frozen=True):
 
 def foundation() -> Foundation:
     return once(Foundation.from_environment)
+
+
+def public_origin() -> str | None:
+    """The template's PublicOrigin, for the functions given it (ApiFunction, ConsoleFunction)."""
+    return once(OriginSettings.from_env).public_origin
 
 
 # What only some functions need is imported on first use, so the others' cold start skips it.

@@ -4,7 +4,7 @@ signed in by that cookie must carry, and the security headers of its pages.
 A request that presents an API key is authenticated by the key alone, exactly as before; only a
 request without one is looked at for the session cookie. A state-changing request (POST, PUT,
 PATCH, DELETE) authenticated by the cookie must prove it comes from the console's own origin: its
-``Origin`` header equals the origin the request was sent to, or the browser says
+``Origin`` header equals the stack's origin (``stack_origin``), or the browser says
 ``Sec-Fetch-Site: same-origin``. SameSite=Strict already keeps the cookie off cross-site requests;
 this check also refuses same-site ones from another origin (another port or subdomain).
 """
@@ -41,23 +41,24 @@ def _headers(event: Mapping[str, Any]) -> dict[str, str]:
     return {str(name).lower(): str(value) for name, value in (event.get("headers") or {}).items()}
 
 
-def request_origin(event: Mapping[str, Any]) -> str:
-    """The origin the request was sent to (API Gateway puts the scheme in X-Forwarded-Proto)."""
-    headers = _headers(event)
-    host = headers.get("host") or event.get("requestContext", {}).get("domainName", "")
-    return f"{headers.get('x-forwarded-proto', 'https')}://{host}"
+def stack_origin(event: Mapping[str, Any], configured: str | None) -> str:
+    """The origin of the links Herald writes for a person and the one ``Origin`` a state change may
+    carry: the template's PublicOrigin, else https and the domain API Gateway says the request reached
+    (``requestContext.domainName``, one of the API's own domains). Never ``Host`` or
+    ``X-Forwarded-*``: the client writes those, and would write its own origin into Herald's mail."""
+    return configured or f"https://{event['requestContext']['domainName']}"
 
 
-def same_origin(event: Mapping[str, Any]) -> bool:
+def same_origin(event: Mapping[str, Any], origin: str) -> bool:
     headers = _headers(event)
-    origin = headers.get("origin")
-    if origin is not None:
-        return origin == request_origin(event)
+    sent = headers.get("origin")
+    if sent is not None:
+        return sent == origin
     return headers.get("sec-fetch-site") == "same-origin"
 
 
-def require_same_origin(event: Mapping[str, Any]) -> None:
-    if not same_origin(event):
+def require_same_origin(event: Mapping[str, Any], origin: str) -> None:
+    if not same_origin(event, origin):
         raise HeraldError(
             "This request did not come from the console's own page (Origin does not match).",
             ErrorCode.CROSS_ORIGIN_REQUEST,
@@ -76,15 +77,15 @@ def _presents_api_key(headers: Mapping[str, str]) -> bool:
     return "x-api-key" in headers or headers.get("authorization", "").lower().startswith("bearer")
 
 
-def credentials(event: Mapping[str, Any]) -> Credentials:
+def credentials(event: Mapping[str, Any], configured_origin: str | None) -> Credentials:
     """What the request presents: its API key, else its console session cookie (a state change by
-    cookie must come from the console's own origin)."""
+    cookie must come from the console's own origin; ``configured_origin``: see ``stack_origin``)."""
     headers = _headers(event)
     token = session_token(event)
     if token is None or _presents_api_key(headers):
         return Credentials(api_key=extract_api_key(headers))
     if str(event.get("requestContext", {}).get("http", {}).get("method", "")).upper() in UNSAFE_METHODS:
-        require_same_origin(event)
+        require_same_origin(event, stack_origin(event, configured_origin))
     return Credentials(session_token=token)
 
 
