@@ -30,6 +30,7 @@ def event(kind: SubscriptionChange, subscription: str | None = "sub_1") -> Subsc
         customer_ref=None,
         period_start=None,
         period_end=None,
+        paid=None,
     )
 
 
