@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from herald.domain.billing import Billing, BillingStatus, PlanCatalog, billing_after, profile_changes
 from herald.domain.inbound import Processor, SubscriptionChange, SubscriptionEvent
+from herald.domain.money import Money
 from herald.domain.plans import Plan
 
 NOW = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
@@ -75,6 +77,23 @@ def test_an_empty_plan_key_sells_nothing() -> None:
         None,
         Plan.STARTUP,
     )
+
+
+def test_a_price_is_written_as_minor_units_and_a_currency_code() -> None:
+    assert Money.parse("500000 NGN") == Money(500_000, "NGN")
+    assert str(Money(500_000, "NGN")) == "500000 NGN"
+    for written in (
+        "5000.00 NGN",
+        "500000 ngn",
+        "500000",
+        "NGN 500000",
+        "-1 USD",
+        "500000  NGN",
+        "1 USD\n",
+        "",
+    ):
+        with pytest.raises(ValueError, match="like 500000 NGN"):
+            Money.parse(written)
 
 
 KINDS = st.sampled_from(list(SubscriptionChange))

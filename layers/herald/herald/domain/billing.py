@@ -22,6 +22,7 @@ from msgspec.structs import replace
 
 from herald.domain.clock import iso, parse_iso
 from herald.domain.inbound import Processor, SubscriptionChange, SubscriptionEvent
+from herald.domain.money import Money
 from herald.domain.plans import Plan, add_months
 from herald.domain.records import TenantProfile
 
@@ -35,14 +36,17 @@ class BillingStatus(StrEnum):
 
 
 class PlanCatalog(msgspec.Struct, frozen=True):
-    """The processor's plan keys (Polar product ids, Paystack plan codes) that are Herald plans."""
+    """The processor's plan keys (Polar product ids, Paystack plan codes) that are Herald plans, and
+    what each plan costs there."""
 
     plans: Mapping[str, Plan]
+    prices: Mapping[Plan, Money] = msgspec.field(default_factory=dict)
 
     @classmethod
-    def of(cls, indie: str, startup: str) -> PlanCatalog:
+    def of(cls, indie: str, startup: str, prices: Mapping[Plan, Money] | None = None) -> PlanCatalog:
         """An empty key sells nothing: that plan is not offered through the processor."""
-        return cls({key: plan for key, plan in ((indie, Plan.INDIE), (startup, Plan.STARTUP)) if key})
+        keys = {key: plan for key, plan in ((indie, Plan.INDIE), (startup, Plan.STARTUP)) if key}
+        return cls(keys, dict(prices or {}))
 
     def plan_for(self, key: str | None) -> Plan | None:
         return self.plans.get(key) if key else None
