@@ -243,6 +243,13 @@ def test_each_inbound_sender_has_its_own_function_on_one_post_route_with_only_wh
         assert not {action for action in actions if action.split(":")[0] in {"sqs", "ses"}}, name
         assert "dynamodb:Scan" not in actions
         assert ("ssm:GetParameter" in actions) is (name in PAYMENT_SECRETS), name
+        # A payment function tells the operators about a refused payment, on the alert topic only.
+        published = [
+            statement["Resource"]
+            for statement in _statements(function)
+            if statement["Action"] == "sns:Publish"
+        ]
+        assert published == ([{"Ref": "AlertTopic"}] if name in PAYMENT_SECRETS else []), name
 
 
 def test_a_payment_function_may_read_only_its_own_secret_and_decrypt_it_only_through_ssm(

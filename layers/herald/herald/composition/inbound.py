@@ -65,6 +65,8 @@ def delivery_webhooks(provider: ProviderName) -> DeliveryWebhooks:
 
 
 def _payment_webhooks(processor: Processor) -> PaymentWebhooks:
+    from herald.adapters.alert_topic import SnsAlertPublisher
+
     base = foundation()
     settings = PaymentSettings.from_env(processor)
     return PaymentWebhooks(
@@ -74,6 +76,7 @@ def _payment_webhooks(processor: Processor) -> PaymentWebhooks:
         tenants=DynamoTenantStore(base.table),
         ledger=DynamoInboundLedger(base.table),
         links=DynamoBillingLinks(base.table),
+        alerts=SnsAlertPublisher(base.settings.alert_topic_arn, base.clients.sns),
     )
 
 

@@ -22,5 +22,9 @@ class Money(msgspec.Struct, frozen=True):
             raise ValueError(f"{text!r} is not an amount in minor units and a currency code, like 500000 NGN")
         return cls(int(written[1]), written[2])
 
+    def covers(self, price: Money) -> bool:
+        """Whether this pays ``price``: its currency, and at least its amount."""
+        return self.currency == price.currency and self.amount >= price.amount
+
     def __str__(self) -> str:
         return f"{self.amount} {self.currency}"
