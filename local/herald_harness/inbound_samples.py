@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from herald_harness.inbound_signers import SENDER, TENANT_ID, Sender
+from herald.domain.money import Money
+from herald_harness.inbound_signers import PRICES, SENDER, TENANT_ID, Sender
 from herald_local.config import project_root
 
 PAYLOADS = Path(__file__).resolve().parent / "inbound_payloads"
@@ -81,19 +82,29 @@ def resend_event(name: str, *, tenant_id: str, job_id: str, to: str) -> bytes:
     return _sent(event)
 
 
-def polar_subscription(kind: str, *, tenant_id: str, product_id: str) -> bytes:
-    """The fixture's subscription, as a ``kind`` event of a tenant's subscription to a product."""
+def polar_subscription(kind: str, *, tenant_id: str, product_id: str, paid: Money | None = None) -> bytes:
+    """The fixture's subscription, as a ``kind`` event of a tenant's subscription to a product, at
+    the product's price unless it says what it pays."""
     event = json.loads(compact("polar-subscription-active"))
     event["type"] = kind
-    event["data"] |= {"product_id": product_id, "customer": {"external_id": tenant_id}}
+    amount = paid or PRICES[product_id]
+    event["data"] |= {
+        "product_id": product_id,
+        "customer": {"external_id": tenant_id},
+        "amount": amount.amount,
+        "currency": amount.currency.lower(),
+    }
     return _sent(event)
 
 
-def paystack_charge(*, tenant_id: str, plan_code: str, reference: str) -> bytes:
-    """The fixture's charge, as a tenant's payment for a plan (Herald's checkout names the tenant)."""
+def paystack_charge(*, tenant_id: str, plan_code: str, reference: str, paid: Money | None = None) -> bytes:
+    """The fixture's charge, as a tenant's payment for a plan (Herald's checkout names the tenant),
+    of the plan's price unless it says what it pays; its plan states the plan's price whatever."""
     charge = json.loads(compact("paystack-charge-success"))
     charge["data"] |= {"metadata": {"tenantId": tenant_id}, "reference": reference}
-    charge["data"]["plan"]["plan_code"] = plan_code
+    amount = paid or PRICES[plan_code]
+    charge["data"] |= {"amount": amount.amount, "currency": amount.currency}
+    charge["data"]["plan"] |= {"plan_code": plan_code, "amount": PRICES[plan_code].amount}
     return _sent(charge)
 
 

@@ -25,6 +25,7 @@ from herald.adapters.inbound import paystack, polar, postmark, resend, sendgrid
 from herald.adapters.inbound.polar import KeyDerivation
 from herald.adapters.inbound.postmark import BasicCredentials
 from herald.domain.inbound import DeliveryEvent, IgnoredEvent, SubscriptionEvent
+from herald.domain.money import Money
 
 TENANT_ID = "6f1c2b4e-8d2a-4c47-9a57-3f1e0c9b2d71"
 JOB_ID = "0b7f9a52-3f0e-4f56-9a3c-6a2f1e7d1c11"
@@ -57,15 +58,22 @@ POSTMARK_CREDENTIALS = BasicCredentials(password="herald-test-only-postmark-pass
 POSTMARK_SECRET = f"{POSTMARK_CREDENTIALS.username}:{POSTMARK_CREDENTIALS.password}"
 PAYSTACK_SECRET = "herald-test-only-paystack-secret-key"
 
-# Herald's plans as the test payloads name them (inbound_payloads/), and made-up Startup keys.
+# Herald's plans as the test payloads name them (inbound_payloads/), and made-up Startup keys; each
+# plan key's price, the Indie ones what the payloads pay.
 POLAR_PRODUCT_INDIE = "3f2e1d0c-9b8a-4765-a4b3-c2d1e0f9a8b7"
 POLAR_PRODUCT_STARTUP = "9c8b7a6f-5e4d-4c3b-8a29-1f0e9d8c7b6a"
 PAYSTACK_PLAN_INDIE = "PLN_gx2wn530m0i3w3m"
 PAYSTACK_PLAN_STARTUP = "PLN_test_only_startup"
+PRICES = {
+    POLAR_PRODUCT_INDIE: Money(2900, "USD"),
+    POLAR_PRODUCT_STARTUP: Money(9900, "USD"),
+    PAYSTACK_PLAN_INDIE: Money(1_450_000, "NGN"),
+    PAYSTACK_PLAN_STARTUP: Money(4_500_000, "NGN"),
+}
 
 
 def payment_environment() -> dict[str, str]:
-    """The variables that give a local stack these credentials and plans."""
+    """The variables that give a local stack these credentials, plans and prices."""
     return {
         "HERALD_PAYSTACK_SECRET_KEY": PAYSTACK_SECRET,
         "HERALD_POLAR_WEBHOOK_SECRET": POLAR_SECRET,
@@ -73,6 +81,10 @@ def payment_environment() -> dict[str, str]:
         "HERALD_POLAR_PRODUCT_STARTUP": POLAR_PRODUCT_STARTUP,
         "HERALD_PAYSTACK_PLAN_INDIE": PAYSTACK_PLAN_INDIE,
         "HERALD_PAYSTACK_PLAN_STARTUP": PAYSTACK_PLAN_STARTUP,
+        "HERALD_POLAR_PRICE_INDIE": str(PRICES[POLAR_PRODUCT_INDIE]),
+        "HERALD_POLAR_PRICE_STARTUP": str(PRICES[POLAR_PRODUCT_STARTUP]),
+        "HERALD_PAYSTACK_PRICE_INDIE": str(PRICES[PAYSTACK_PLAN_INDIE]),
+        "HERALD_PAYSTACK_PRICE_STARTUP": str(PRICES[PAYSTACK_PLAN_STARTUP]),
     }
 
 

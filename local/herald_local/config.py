@@ -21,8 +21,9 @@ AWS_CALLS_DIR_NAME = "aws-calls"
 FAULTS_FILE_NAME = "faults.json"
 # Execution environments (runner processes) per function at most; see awslambda.functions.
 DEFAULT_MAX_ENVIRONMENTS = 4
-# The payment processors' platform secrets and plan keys of the local stack: from the developer's
-# environment, else these test-only values (no processor ever issued them; docs/local-stack.md).
+# The payment processors' platform secrets, plan keys and prices of the local stack: from the
+# developer's environment, else these test-only values (no processor ever issued them;
+# docs/local-stack.md). The sandbox's checkouts charge these prices.
 PAYMENT_DEFAULTS: Mapping[str, str] = {
     "HERALD_PAYSTACK_SECRET_KEY": "sk_test_herald_local_only_paystack_key",
     "HERALD_POLAR_WEBHOOK_SECRET": "whsec_aGVyYWxkIGxvY2FsLW9ubHkgUG9sYXIgc2VjcmV0ISE=",
@@ -31,6 +32,10 @@ PAYMENT_DEFAULTS: Mapping[str, str] = {
     "HERALD_POLAR_PRODUCT_STARTUP": "polar-local-product-startup",
     "HERALD_PAYSTACK_PLAN_INDIE": "PLN_local_indie",
     "HERALD_PAYSTACK_PLAN_STARTUP": "PLN_local_startup",
+    "HERALD_POLAR_PRICE_INDIE": "2900 USD",
+    "HERALD_POLAR_PRICE_STARTUP": "9900 USD",
+    "HERALD_PAYSTACK_PRICE_INDIE": "500000 NGN",
+    "HERALD_PAYSTACK_PRICE_STARTUP": "1500000 NGN",
 }
 DEFAULT_ALARM_SECONDS = 10.0
 # The sandbox's webhook receiver: the only paths on loopback a tenant's webhook may reach locally.

@@ -7,9 +7,13 @@ import errno
 import logging
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from herald.domain.inbound import Processor
+from herald.domain.money import Money
+from herald.settings import plan_catalog
 from herald_local import demo
 from herald_local.apigateway.gateway import Gateway, GatewayServer
 from herald_local.apigateway.routes import RouteTable
@@ -52,6 +56,16 @@ def setup_clients(config: LocalConfig) -> ClientFactory:
     return lambda service: moto_client(
         service, config.moto_url, config.region, read_timeout=CREATE_TIMEOUT_SECONDS
     )
+
+
+def checkout_prices(payments: Mapping[str, str]) -> dict[str, Money]:
+    """What the sandbox's checkout of each plan key charges: its plan's price, read from the
+    variables the payment functions read it from."""
+    prices: dict[str, Money] = {}
+    for processor in Processor:
+        catalog = plan_catalog(processor, payments)
+        prices |= {key: catalog.prices[plan] for key, plan in catalog.plans.items() if plan in catalog.prices}
+    return prices
 
 
 # Failures the stack reports in one line (what went wrong and where), without a traceback.
@@ -144,6 +158,7 @@ class LocalStack:
             f"{self.config.gateway_url}/api/v1",
             self.config.payments["HERALD_POLAR_WEBHOOK_SECRET"],
             self.config.payments["HERALD_PAYSTACK_SECRET_KEY"],
+            checkout_prices(self.config.payments),
         )
         try:
             sandbox.start()

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import requests
 
+from herald.domain.money import Money
 from herald_harness.inbound_samples import compact, paystack_charge, polar_subscription, sendgrid_bounce
 from herald_harness.inbound_signers import (
     PAYSTACK_PLAN_STARTUP,
@@ -34,7 +35,7 @@ from herald_harness.inbound_signers import (
     sendgrid_headers,
 )
 from herald_harness.tenants import Tenant, new_tenant
-from tests.e2e.clients import address, email, finished_job, sandbox, table_items
+from tests.e2e.clients import address, email, finished_job, sandbox, table_items, wait_for
 
 if TYPE_CHECKING:
     from herald_harness.running_stack import RunningStack
@@ -242,3 +243,31 @@ def test_a_paystack_charge_with_a_valid_hmac_sha512_activates_a_plan(local_stack
 
     assert (forged.status_code, accepted.status_code) == (401, 200)
     assert plan_of(tenant) == "startup"
+
+
+def test_the_probes_charge_of_100_kobo_for_startup_leaves_the_tenant_free_and_reaches_slack(
+    local_stack: RunningStack,
+) -> None:
+    """Replayed through the local stack: a correctly signed charge.success for the Startup plan code
+    with amount 100. Paystack gets its 200, the tenant keeps its plan, the operators hear of it."""
+    tenant_id, api_key = local_stack.create_tenant("free")
+    tenant = Tenant(local_stack.api_root, tenant_id, api_key)
+    probe = paystack_charge(
+        tenant_id=tenant_id,
+        plan_code=PAYSTACK_PLAN_STARTUP,
+        reference=uuid.uuid4().hex,
+        paid=Money(100, "NGN"),
+    )
+
+    answer = post(local_stack, "/payments/paystack/webhook", probe, paystack_headers(probe))
+
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["data"]["ignored"] == 1
+    assert plan_of(tenant) == "free"
+    [message] = wait_for(
+        lambda: [m for m in sandbox(local_stack, "slack") if tenant_id in str(m["text"])],
+        "the alert in Slack",
+    )
+    assert message["text"] == (
+        f"PAYSTACK payment refused for tenant {tenant_id}: paid 100 NGN; the startup plan costs 4500000 NGN"
+    )

@@ -1,4 +1,5 @@
-"""In-memory queue and dead-letter queue that keep what was sent as SQS would carry it."""
+"""In-memory queue and dead-letter queue that keep what was sent as SQS would carry it, and the
+alert topic."""
 
 from __future__ import annotations
 
@@ -78,6 +79,22 @@ class FakeAlerts:
 
     def dead_lettered(self, alert: JobAlert) -> None:
         self.sent.append(alert)
+
+
+class FakeTopic:
+    """The alert topic: what was published to it, in order; ``failure`` is raised instead when set."""
+
+    def __init__(self) -> None:
+        self.published: list[tuple[str, dict[str, Any]]] = []
+        self.failure: Exception | None = None
+
+    def publish(self, subject: str, message: dict[str, Any]) -> None:
+        if self.failure is not None:
+            raise self.failure
+        self.published.append((subject, message))
+
+    def types(self) -> list[str]:
+        return [message["type"] for _, message in self.published]
 
 
 class FakeDeadLetterInbox:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from herald.domain.money import Money
 from herald_local.cloudformation.template import load_template
 from herald_local.config import project_root
 from herald_local.event_sources.streams import matches
@@ -242,6 +243,13 @@ def test_each_inbound_sender_has_its_own_function_on_one_post_route_with_only_wh
         assert not {action for action in actions if action.split(":")[0] in {"sqs", "ses"}}, name
         assert "dynamodb:Scan" not in actions
         assert ("ssm:GetParameter" in actions) is (name in PAYMENT_SECRETS), name
+        # A payment function tells the operators about a refused payment, on the alert topic only.
+        published = [
+            statement["Resource"]
+            for statement in _statements(function)
+            if statement["Action"] == "sns:Publish"
+        ]
+        assert published == ([{"Ref": "AlertTopic"}] if name in PAYMENT_SECRETS else []), name
 
 
 def test_a_payment_function_may_read_only_its_own_secret_and_decrypt_it_only_through_ssm(
@@ -260,6 +268,46 @@ def test_a_payment_function_may_read_only_its_own_secret_and_decrypt_it_only_thr
         assert condition["kms:ViaService"] == {"Fn::Sub": "ssm.${AWS::Region}.${AWS::URLSuffix}"}
         other = next(other for other in PAYMENT_SECRETS.values() if other != parameter)
         assert other not in json.dumps(functions[name])
+
+
+# Each processor's plan key parameter, and the parameter of that plan's price there.
+PLAN_PRICES = {
+    "PolarProductIndie": "PolarPriceIndie",
+    "PolarProductStartup": "PolarPriceStartup",
+    "PaystackPlanIndie": "PaystackPriceIndie",
+    "PaystackPlanStartup": "PaystackPriceStartup",
+}
+
+
+def _not_empty(parameter: str) -> dict[str, Any]:
+    return {"Fn::Not": [{"Fn::Equals": [{"Ref": parameter}, ""]}]}
+
+
+def test_a_plan_sold_through_a_processor_cannot_be_deployed_without_its_price_there(
+    template: dict[str, Any],
+) -> None:
+    rules = template["Rules"].values()
+    for key, price in PLAN_PRICES.items():
+        assert template["Parameters"][price]["Default"] == "", price
+        [rule] = [rule for rule in rules if rule["RuleCondition"] == _not_empty(key)]
+        assert [assertion["Assert"] for assertion in rule["Assertions"]] == [_not_empty(price)], key
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["500000 NGN", "2900 USD", "0 EUR", "", "5000.00 NGN", "500000 ngn", "500000", "NGN 500000", " 1 USD"],
+)
+def test_the_price_parameters_allow_exactly_what_the_functions_read(
+    template: dict[str, Any], written: str
+) -> None:
+    for price in PLAN_PRICES.values():
+        allowed = re.fullmatch(template["Parameters"][price]["AllowedPattern"], written) is not None
+        try:
+            read = Money.parse(written) if written else None
+        except ValueError:
+            assert not allowed, (price, written)
+        else:
+            assert allowed, (price, written, read)
 
 
 # ---------------------------------------------------------------- operations

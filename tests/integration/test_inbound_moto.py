@@ -16,10 +16,13 @@ import pytest
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.domain.clock import now_iso
 from herald.domain.job_messages import JobMessage
+from herald.domain.money import Money
 from herald_harness.in_moto import ApiAnswer, HeraldInMoto, client, herald_in_moto
 from herald_harness.inbound_samples import compact, paystack_charge, polar_subscription, sendgrid_bounce
 from herald_harness.inbound_signers import (
     PAYSTACK_PLAN_INDIE,
+    PAYSTACK_PLAN_STARTUP,
+    PAYSTACK_SECRET,
     POLAR_PRODUCT_INDIE,
     POSTMARK_CREDENTIALS,
     POSTMARK_SECRET,
@@ -36,6 +39,7 @@ from herald_harness.inbound_signers import (
 
 EMAIL_QUEUE = "EmailNormalQueueUrl"
 INBOUND_KINDS = ("event", "inbound", "suppression", "billinglink")
+ALERT_WAIT_SECONDS = 10.0
 
 
 @pytest.fixture(scope="module")
@@ -318,3 +322,65 @@ def test_a_paystack_charge_with_a_valid_hmac_activates_a_plan(herald: HeraldInMo
 
     assert (forged.status, accepted.status, replayed.data["duplicate"]) == (401, 200, 1)
     assert herald.api("GET", "/api/v1/account", key=tenant.api_key).data["plan"] == "indie"
+
+
+def payment_alert(herald: HeraldInMoto, tenant_id: str) -> dict[str, Any]:
+    """The one refused-payment alert about a tenant that reached AlertFunction's subscription."""
+    deadline = time.monotonic() + ALERT_WAIT_SECONDS
+    while True:
+        events = herald.sns.of("AlertFunction")
+        messages: list[dict[str, Any]] = [
+            json.loads(event["Records"][0]["Sns"]["Message"]) for event in events
+        ]
+        alerts = [
+            m for m in messages if m.get("type") == "herald.payment-refused" and m["tenantId"] == tenant_id
+        ]
+        if alerts or time.monotonic() > deadline:
+            [alert] = alerts
+            return alert
+        time.sleep(0.05)
+
+
+def test_the_probes_paystack_charge_of_100_kobo_for_startup_is_answered_200_and_alerts_the_operators(
+    herald: HeraldInMoto,
+) -> None:
+    tenant = herald.new_tenant("free", providers=())
+    probe = paystack_charge(
+        tenant_id=tenant.tenant_id, plan_code=PAYSTACK_PLAN_STARTUP, reference="probe", paid=Money(100, "NGN")
+    )
+    path = "/api/v1/payments/paystack/webhook"
+
+    answer = post(herald, path, probe, paystack_headers(probe))
+
+    assert (answer.status, answer.data["ignored"]) == (200, 1)
+    assert herald.api("GET", "/api/v1/account", key=tenant.api_key).data["plan"] == "free"
+    # Recorded: sent again, it is a duplicate.
+    assert post(herald, path, probe, paystack_headers(probe)).data["duplicate"] == 1
+    alert = payment_alert(herald, tenant.tenant_id)
+    assert (alert["plan"], alert["reason"]) == ("startup", "paid 100 NGN; the startup plan costs 4500000 NGN")
+    assert PAYSTACK_SECRET not in json.dumps(alert)
+
+    paid = paystack_charge(tenant_id=tenant.tenant_id, plan_code=PAYSTACK_PLAN_STARTUP, reference="paid")
+    assert post(herald, path, paid, paystack_headers(paid)).data["recorded"] == 1
+    assert herald.api("GET", "/api/v1/account", key=tenant.api_key).data["plan"] == "startup"
+
+
+def test_a_polar_renewal_below_the_price_extends_nothing_and_alerts_the_operators(
+    herald: HeraldInMoto,
+) -> None:
+    tenant = herald.new_tenant("free", providers=())
+    path = "/api/v1/payments/polar/webhook"
+    active = polar_event(tenant.tenant_id, "subscription.active")
+    post(herald, path, active, polar_headers(active, int(time.time()), f"evt-{uuid.uuid4()}"))
+    paid_until = herald.api("GET", "/api/v1/account", key=tenant.api_key).data["billing"]["paidUntil"]
+    order = json.loads(compact("polar-order-paid"))
+    order["data"] |= {"net_amount": 100, "metadata": {"herald_tenant_id": tenant.tenant_id}}
+    renewal = json.dumps(order).encode()
+
+    answer = post(herald, path, renewal, polar_headers(renewal, int(time.time()), f"evt-{uuid.uuid4()}"))
+
+    assert (answer.status, answer.data["ignored"]) == (200, 1)
+    account = herald.api("GET", "/api/v1/account", key=tenant.api_key).data
+    assert (account["plan"], account["billing"]["paidUntil"]) == ("indie", paid_until)
+    alert = payment_alert(herald, tenant.tenant_id)
+    assert (alert["event"], alert["reason"]) == ("order.paid", "paid 100 USD; the indie plan costs 2900 USD")

@@ -21,6 +21,9 @@ import pytest
 from botocore.config import Config
 from moto import mock_aws
 
+from herald.domain.inbound import Processor
+from herald.domain.money import Money
+from herald.settings import PaymentSettings
 from herald_local.apigateway.events import ApiContext, HttpRequest, build_event, map_response
 from herald_local.apigateway.gateway import Gateway, GatewayServer
 from herald_local.apigateway.routes import RouteTable
@@ -47,6 +50,7 @@ from herald_local.event_sources.pollers import QueuePoller
 from herald_local.event_sources.schedule_expressions import UnsupportedExpression, parse_expression
 from herald_local.event_sources.schedules import schedule_payload, scheduled_event
 from herald_local.event_sources.sns_bridge import SnsBridge
+from herald_local.stack import checkout_prices
 
 REGION = "us-east-1"
 GATEWAY = "http://127.0.0.1:3000"
@@ -371,6 +375,25 @@ def test_the_platform_secrets_are_secure_strings_named_by_the_template_with_the_
     )
     assert polar["HERALD_POLAR_PRODUCT_INDIE"] == config.payments["HERALD_POLAR_PRODUCT_INDIE"]
     assert "HERALD_POLAR_SECRET_PARAMETER" not in topology.functions["ApiFunction"].environment
+
+
+def test_the_sandboxs_checkouts_charge_the_prices_the_payment_functions_read(moto: None) -> None:
+    """Its Pay must upgrade the tenant: the local stack's plans and prices reach the functions through
+    the template, and the sandbox through the same variables."""
+    config = LocalConfig.from_env(
+        {"AWS_DEFAULT_REGION": REGION, "HERALD_PAYSTACK_PRICE_STARTUP": "2000000 NGN"}
+    )
+    topology = _real_topology(config)
+    sold: dict[str, Money] = {}
+    for processor, function in (
+        (Processor.POLAR, "PolarWebhookFunction"),
+        (Processor.PAYSTACK, "PaystackWebhookFunction"),
+    ):
+        catalog = PaymentSettings.from_env(processor, topology.functions[function].environment).catalog
+        sold |= {key: catalog.prices[plan] for key, plan in catalog.plans.items()}
+
+    assert checkout_prices(config.payments) == sold
+    assert (len(sold), sold[config.payments["HERALD_PAYSTACK_PLAN_STARTUP"]]) == (4, Money(2_000_000, "NGN"))
 
 
 def _unresolved(value: str) -> bool:

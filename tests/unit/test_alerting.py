@@ -18,12 +18,14 @@ from herald.domain.alerts import (
     JobAlert,
     JobAlertsPaused,
     Notice,
+    PaymentAlert,
     PlainNotice,
     alert_window,
     read_notice,
 )
 from herald.domain.errors import DependencyError
 from herald.services.alerting import AlertRelay, RateLimitedAlerts
+from tests.fakes.queues import FakeTopic
 
 START = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 DLQ_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/herald-dev-dlq"
@@ -71,20 +73,6 @@ class SharedCounter:
         return self.counts[window.key]
 
 
-class Topic:
-    def __init__(self) -> None:
-        self.published: list[tuple[str, dict[str, Any]]] = []
-        self.failure: Exception | None = None
-
-    def publish(self, subject: str, message: dict[str, Any]) -> None:
-        if self.failure is not None:
-            raise self.failure
-        self.published.append((subject, message))
-
-    def types(self) -> list[str]:
-        return [message["type"] for _, message in self.published]
-
-
 class Clock:
     def __init__(self) -> None:
         self.now = START
@@ -102,7 +90,7 @@ def clock() -> Clock:
 
 
 def test_an_outage_sends_five_job_alerts_then_one_paused_notice_per_window(clock: Clock) -> None:
-    counter, topic = SharedCounter(), Topic()
+    counter, topic = SharedCounter(), FakeTopic()
     alerts = RateLimitedAlerts(counter, topic, clock=clock)
 
     for number in range(1, 1001):
@@ -125,7 +113,7 @@ def test_an_outage_sends_five_job_alerts_then_one_paused_notice_per_window(clock
 
 
 def test_the_limit_holds_across_containers_and_a_new_window_alerts_again(clock: Clock) -> None:
-    counter, topic = SharedCounter(), Topic()
+    counter, topic = SharedCounter(), FakeTopic()
     containers = [RateLimitedAlerts(counter, topic, clock=clock) for _ in range(4)]
 
     for number in range(40):
@@ -157,7 +145,7 @@ def test_an_alert_names_the_job_its_tenant_channel_and_a_bounded_error() -> None
 def test_a_topic_that_cannot_be_reached_is_reported_and_never_fails_the_delivery(
     clock: Clock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    topic = Topic()
+    topic = FakeTopic()
     topic.failure = DependencyError("alert topic unavailable: EndpointConnectionError")
     alerts = RateLimitedAlerts(SharedCounter(), topic, clock=clock)
 
@@ -197,6 +185,8 @@ def test_every_kind_of_message_on_the_topic_is_read() -> None:
     assert read_notice("x", json.dumps(job_alert().to_message())) == job_alert()
     paused = JobAlertsPaused("2026-11-30T12:00:00.000Z", "2026-11-30T12:10:00.000Z", 5)
     assert read_notice("x", json.dumps(paused.to_message())) == paused
+    refused = PaymentAlert("POLAR", "order.paid", "evt-1", "tenant-a", "indie", "paid 100 USD; ...")
+    assert read_notice(refused.subject, json.dumps(refused.to_message())) == refused
     assert read_notice("Test", "hello from the console") == PlainNotice("Test", "hello from the console")
     assert read_notice(None, '{"type": "herald.job-dead-lettered"}') == PlainNotice(
         "Herald notice", '{"type": "herald.job-dead-lettered"}'

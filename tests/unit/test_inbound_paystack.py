@@ -19,6 +19,7 @@ from herald.domain.inbound import (
     SubscriptionEvent,
     UnusableSecret,
 )
+from herald.domain.money import Money
 from herald_harness.inbound_samples import fixture
 from herald_harness.inbound_signers import PAYSTACK_SECRET, TENANT_ID, paystack_headers
 
@@ -27,6 +28,7 @@ K = SubscriptionChange
 SUBSCRIPTION = "SUB_vsyqdmlzble3uii"
 PLAN = "PLN_gx2wn530m0i3w3m"
 CUSTOMER = "CUS_qo38as2hpsgk2r0"
+PAID = Money(1_450_000, "NGN")
 
 
 def test_the_signature_is_hex_hmac_sha512_of_the_exact_bytes() -> None:
@@ -79,6 +81,7 @@ def test_a_new_subscription_activates_its_plan() -> None:
             customer_ref=CUSTOMER,
             period_start=None,
             period_end="2026-12-30T08:00:00.000Z",
+            paid=PAID,
         )
     ]
 
@@ -94,6 +97,47 @@ def test_a_charge_for_a_plan_activates_it_for_the_tenant_of_the_checkout_metadat
         CUSTOMER,
         "2026-11-30T07:59:40.000Z",
     )
+
+
+@pytest.mark.parametrize(
+    "name", ["paystack-charge-success", "paystack-subscription-create", "paystack-invoice-update"]
+)
+def test_what_each_paying_event_paid_is_its_own_amount_in_its_currency(name: str) -> None:
+    """A charge states its currency itself, a new subscription in its plan, an invoice in its
+    transaction."""
+    (event,) = paystack.parse(fixture(name))
+
+    assert isinstance(event, SubscriptionEvent)
+    assert event.paid == PAID
+
+
+def test_a_charge_below_its_plans_price_reports_what_was_charged_not_the_plans_amount() -> None:
+    """The probe: a charge of 100 kobo for a plan whose own amount says 1 450 000."""
+    charge = json.loads(fixture("paystack-charge-success"))
+    charge["data"] |= {"amount": 100, "currency": "USD"}
+
+    (event,) = paystack.parse(json.dumps(charge).encode())
+
+    assert isinstance(event, SubscriptionEvent)
+    assert (event.kind, event.paid) == (K.ACTIVATED, Money(100, "USD"))
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"amount": "1450000"}, {"amount": 1450000.0}, {"amount": True}, {"amount": None}, {"currency": None}],
+    ids=["a string", "a float", "a bool", "no amount", "no currency"],
+)
+def test_an_amount_that_is_not_whole_minor_units_of_a_currency_says_nothing_paid(
+    fields: dict[str, object],
+) -> None:
+    charge = json.loads(fixture("paystack-charge-success"))
+    charge["data"] |= fields
+    charge["data"]["plan"].pop("currency")
+
+    (event,) = paystack.parse(json.dumps(charge).encode())
+
+    assert isinstance(event, SubscriptionEvent)
+    assert event.paid is None
 
 
 def test_a_one_off_charge_without_a_plan_changes_nothing() -> None:

@@ -21,6 +21,7 @@ from herald.domain.inbound import (
     SubscriptionEvent,
     UnusableSecret,
 )
+from herald.domain.money import Money
 from herald_harness.inbound_samples import fixture
 from herald_harness.inbound_signers import POLAR_SECRET, TENANT_ID, polar_headers
 
@@ -111,6 +112,7 @@ def test_an_active_subscription_activates_the_product_for_the_tenant() -> None:
             customer_ref=CUSTOMER,
             period_start="2026-11-30T07:58:10.000Z",
             period_end="2026-12-30T07:58:10.000Z",
+            paid=Money(2900, "USD"),
         )
     ]
 
@@ -123,6 +125,46 @@ def test_a_paid_renewal_order_renews_for_the_period_of_its_subscription() -> Non
     # The customer has no external id here: the tenant id comes from the order's metadata.
     assert (event.tenant_id, event.plan_key, event.subscription_ref) == (TENANT_ID, PRODUCT, SUBSCRIPTION)
     assert (event.period_start, event.period_end) == ("2026-12-30T07:58:10.000Z", "2027-01-30T07:58:10.000Z")
+
+
+def test_a_renewal_order_paid_its_amount_after_discounts_and_before_taxes() -> None:
+    payload = json.loads(fixture("polar-order-paid"))
+    payload["data"] |= {"discount_amount": 290, "net_amount": 2610, "tax_amount": 522, "total_amount": 3132}
+
+    (event,) = polar.parse(json.dumps(payload).encode(), signed(STANDARD))
+
+    assert isinstance(event, SubscriptionEvent)
+    assert (event.kind, event.paid) == (K.RENEWED, Money(2610, "USD"))
+
+
+def test_an_order_without_its_net_amount_says_nothing_paid() -> None:
+    payload = json.loads(fixture("polar-order-paid"))
+    del payload["data"]["net_amount"]
+
+    (event,) = polar.parse(json.dumps(payload).encode(), signed(STANDARD))
+
+    assert isinstance(event, SubscriptionEvent)
+    assert event.paid is None
+
+
+def test_a_subscription_in_another_currency_reports_it_in_upper_case() -> None:
+    body = json.dumps(json.loads(BODY) | {"data": json.loads(BODY)["data"] | {"currency": "eur"}}).encode()
+
+    (event,) = polar.parse(body, signed(STANDARD, body=body))
+
+    assert isinstance(event, SubscriptionEvent)
+    assert event.paid == Money(2900, "EUR")
+
+
+def test_a_discounted_subscription_says_nothing_paid() -> None:
+    """Its amount is the price before the discount: what the customer pays is in its orders."""
+    data = json.loads(BODY)["data"] | {"discount_id": "5b6c7d8e-0000-4000-8000-000000000001"}
+    body = json.dumps(json.loads(BODY) | {"data": data}).encode()
+
+    (event,) = polar.parse(body, signed(STANDARD, body=body))
+
+    assert isinstance(event, SubscriptionEvent)
+    assert (event.kind, event.paid) == (K.ACTIVATED, None)
 
 
 @pytest.mark.parametrize("billing_reason", ["purchase", "subscription_create", "subscription_update", None])

@@ -15,8 +15,8 @@ from msgspec.structs import replace
 
 from herald.adapters.inbound import paystack, polar, postmark, resend, sendgrid
 from herald.adapters.vault import Vault
-from herald.domain.billing import PlanCatalog
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
+from herald.domain.money import Money
 from herald.domain.providers import ProviderName
 from herald.domain.records import JobEvent
 from herald.domain.secrets import Purpose
@@ -28,19 +28,21 @@ from herald.services.inbound import (
     PaymentWebhooks,
 )
 from herald.services.ports import DeliveryWebhook
-from herald_harness.inbound_samples import SIGNED_AT, compact
+from herald.settings import plan_catalog
+from herald_harness.inbound_samples import SIGNED_AT, compact, paystack_charge
 from herald_harness.inbound_signers import (
     JOB_ID,
-    PAYSTACK_PLAN_INDIE,
+    PAYSTACK_PLAN_STARTUP,
     PAYSTACK_SECRET,
-    POLAR_PRODUCT_INDIE,
     POLAR_PRODUCT_STARTUP,
     POLAR_SECRET,
     POSTMARK_SECRET,
+    PRICES,
     RESEND_SECRET,
     SENDGRID_VERIFICATION_KEY,
     STRANGER_SENDGRID_KEY,
     TENANT_ID,
+    payment_environment,
     paystack_headers,
     polar_headers,
     postmark_headers,
@@ -50,6 +52,7 @@ from herald_harness.inbound_signers import (
 from tests.fakes.inbound import FakeBillingLinks, FakeLedger
 from tests.fakes.jobs import FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
+from tests.fakes.queues import FakeTopic
 from tests.fakes.tenants import FakeSuppressions, FakeTenantTable
 
 OTHER_TENANT = "0c3e1f4a-2b5d-4e6f-8a7b-9c0d1e2f3a4b"
@@ -333,17 +336,17 @@ class PaymentRig:
         self.tenants = FakeTenantTable()
         self.ledger = FakeLedger()
         self.links = FakeBillingLinks()
+        self.topic = FakeTopic()
         self.tenants.add_tenant(TENANT_ID, plan="free")
-        catalog = PlanCatalog.of(POLAR_PRODUCT_INDIE, POLAR_PRODUCT_STARTUP)
-        if webhook is paystack.WEBHOOK:
-            catalog = PlanCatalog.of(PAYSTACK_PLAN_INDIE, "")
         self.service = PaymentWebhooks(
             webhook=webhook,
             secret=lambda: secret,
-            catalog=catalog,
+            # The plans and prices the local stack's payment functions read.
+            catalog=plan_catalog(webhook.processor, payment_environment()),
             tenants=self.tenants,
             ledger=self.ledger,
             links=self.links,
+            alerts=self.topic,
             clock=lambda: NOW,
         )
 
@@ -420,7 +423,13 @@ def test_a_renewal_keeps_the_periods_and_extends_what_is_paid_and_a_new_plan_res
     rig.service.receive(polar_request("subscription.active", "evt-2", **renewed))
     assert rig.billing()[0:3] == ("indie", PERIOD_START, "2027-01-30T07:58:10.000Z")
     rig.service.receive(
-        polar_request("subscription.active", "evt-3", product_id=POLAR_PRODUCT_STARTUP, **renewed)
+        polar_request(
+            "subscription.active",
+            "evt-3",
+            product_id=POLAR_PRODUCT_STARTUP,
+            amount=PRICES[POLAR_PRODUCT_STARTUP].amount,
+            **renewed,
+        )
     )
     assert rig.billing()[0:3] == ("startup", PERIOD_END, "2027-01-30T07:58:10.000Z")
 
@@ -539,3 +548,132 @@ def test_a_billing_that_keeps_changing_is_a_503_and_the_event_is_retried_later()
     with pytest.raises(DependencyError, match="kept changing concurrently"):
         rig.service.receive(polar_request())
     assert rig.ledger.marks == {}
+
+
+# ---------------------------------------------------------------- payments that do not pay the price
+
+
+def refusal(rig: PaymentRig) -> dict[str, Any]:
+    """The one alert published, after checking it carries no secret."""
+    [(subject, message)] = rig.topic.published
+    assert subject == f"Herald: a {message['processor'].title()} payment was refused"
+    for secret in (PAYSTACK_SECRET, POLAR_SECRET):
+        assert secret not in json.dumps(message)
+    return message
+
+
+def test_the_probes_paystack_charge_of_100_kobo_for_startup_leaves_the_tenant_free_and_alerts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Replayed: a correctly signed charge.success for the Startup plan code with amount 100."""
+    rig = PaymentRig(paystack.WEBHOOK, PAYSTACK_SECRET)
+    before = rig.billing()
+    body = paystack_charge(
+        tenant_id=TENANT_ID, plan_code=PAYSTACK_PLAN_STARTUP, reference="probe", paid=Money(100, "NGN")
+    )
+    request = InboundRequest(paystack_headers(body), body)
+
+    receipt = rig.service.receive(request)
+
+    assert (receipt.outcomes[Outcome.IGNORED], rig.billing()) == (1, before)
+    [mark] = rig.ledger.marks
+    assert refusal(rig) == {
+        "type": "herald.payment-refused",
+        "processor": "PAYSTACK",
+        "event": "charge.success",
+        "eventId": mark.removeprefix("PAYSTACK#"),
+        "tenantId": TENANT_ID,
+        "plan": "startup",
+        "reason": "paid 100 NGN; the startup plan costs 4500000 NGN",
+    }
+    assert '"PaymentsRefused"' in capsys.readouterr().out
+    # Recorded: the redelivery is a duplicate, and alerts nobody again.
+    assert rig.service.receive(request).outcomes[Outcome.DUPLICATE] == 1
+    assert len(rig.topic.published) == 1
+
+
+def test_a_paystack_charge_of_the_startup_amount_in_another_currency_is_refused() -> None:
+    rig = PaymentRig(paystack.WEBHOOK, PAYSTACK_SECRET)
+    body = paystack_charge(
+        tenant_id=TENANT_ID, plan_code=PAYSTACK_PLAN_STARTUP, reference="r", paid=Money(4_500_000, "USD")
+    )
+
+    rig.service.receive(InboundRequest(paystack_headers(body), body))
+
+    assert rig.billing()[0] == "free"
+    assert refusal(rig)["reason"] == "paid 4500000 USD; the startup plan costs 4500000 NGN"
+
+
+def test_a_paystack_charge_of_the_startup_price_moves_the_tenant_to_startup() -> None:
+    rig = PaymentRig(paystack.WEBHOOK, PAYSTACK_SECRET)
+    body = paystack_charge(tenant_id=TENANT_ID, plan_code=PAYSTACK_PLAN_STARTUP, reference="r")
+
+    receipt = rig.service.receive(InboundRequest(paystack_headers(body), body))
+
+    assert (receipt.outcomes[Outcome.RECORDED], rig.billing()[0], rig.topic.published) == (1, "startup", [])
+
+
+@pytest.mark.parametrize(
+    ("paid", "reason"),
+    [
+        ({"currency": "eur"}, "paid 2900 EUR; the indie plan costs 2900 USD"),
+        ({"amount": 100}, "paid 100 USD; the indie plan costs 2900 USD"),
+        ({"discount_id": "5b6c7d8e-0000-4000-8000-000000000001"}, "the event does not say what was paid"),
+    ],
+    ids=["another currency", "too low", "discounted"],
+)
+def test_a_polar_subscription_that_does_not_pay_the_price_leaves_the_tenant_free(
+    paid: dict[str, Any], reason: str
+) -> None:
+    rig = PaymentRig()
+
+    receipt = rig.service.receive(polar_request(**paid))
+
+    assert (receipt.outcomes[Outcome.IGNORED], rig.billing()[0]) == (1, "free")
+    assert refusal(rig)["reason"].startswith(reason)
+
+
+def polar_order(message_id: str, **data: Any) -> InboundRequest:
+    event = json.loads(compact("polar-order-paid"))
+    event["data"].update(data)
+    body = json.dumps(event, separators=(",", ":")).encode()
+    return InboundRequest(polar_headers(body, SIGNED_AT, message_id), body)
+
+
+@pytest.mark.parametrize(
+    "paid",
+    [{"net_amount": 100, "total_amount": 3500}, {"currency": "gbp"}],
+    ids=["too low (whatever the tax)", "another currency"],
+)
+def test_a_polar_renewal_that_does_not_pay_the_price_extends_nothing(paid: dict[str, Any]) -> None:
+    rig = PaymentRig()
+    rig.service.receive(polar_request())
+    paying = rig.billing()
+
+    receipt = rig.service.receive(polar_order("evt-renewal", **paid))
+
+    assert (receipt.outcomes[Outcome.IGNORED], rig.billing()) == (1, paying)
+    assert refusal(rig)["event"] == "order.paid"
+
+
+def test_a_polar_renewal_of_the_price_extends_the_paid_period() -> None:
+    rig = PaymentRig()
+    rig.service.receive(polar_request())
+
+    receipt = rig.service.receive(polar_order("evt-renewal"))
+
+    assert (receipt.outcomes[Outcome.RECORDED], rig.billing()[2]) == (1, "2027-01-30T07:58:10.000Z")
+    assert rig.topic.published == []
+
+
+def test_when_the_alert_cannot_be_published_the_mark_is_removed_so_the_retry_alerts() -> None:
+    rig = PaymentRig()
+    rig.topic.failure = DependencyError("alert topic unavailable: EndpointConnectionError")
+
+    with pytest.raises(DependencyError):
+        rig.service.receive(polar_request(amount=100))
+
+    assert (rig.ledger.marks, rig.billing()[0]) == ({}, "free")
+    rig.topic.failure = None
+    rig.service.receive(polar_request(amount=100))
+    assert refusal(rig)["tenantId"] == TENANT_ID

@@ -22,6 +22,8 @@ from herald.adapters.inbound import polar as polar_inbound
 from herald.adapters.platform_mail import SesPlatformMail
 from herald.adapters.providers.ses import SesProvider
 from herald.domain.errors import DependencyError
+from herald.domain.inbound import SubscriptionEvent
+from herald.domain.money import Money
 from herald.domain.providers import Credential, OutboundEmail, ProviderFailure
 from herald.services.checkout import CheckoutRequest
 from herald_local.sandbox import SandboxServer
@@ -30,6 +32,8 @@ from herald_local.sandbox.payments import PaymentTargets
 POLAR_SECRET = "whsec_aGVyYWxkIGxvY2FsLW9ubHkgUG9sYXIgc2VjcmV0ISE="
 PAYSTACK_KEY = "sk_test_sandbox_console"
 TENANT = "8fc45907-daf1-4f13-907d-414ee679503e"
+POLAR_INDIE, PAYSTACK_INDIE = "polar-local-product-indie", "PLN_local_indie"
+PRICES = {POLAR_INDIE: Money(2900, "USD"), PAYSTACK_INDIE: Money(500_000, "NGN")}
 
 
 class PaymentReceiver(BaseHTTPRequestHandler):
@@ -58,7 +62,7 @@ def receiver() -> Iterator[str]:
 @pytest.fixture
 def sandbox(receiver: str) -> Iterator[SandboxServer]:
     server = SandboxServer()
-    server.context.checkouts.targets = PaymentTargets(receiver, POLAR_SECRET, PAYSTACK_KEY)
+    server.context.checkouts.targets = PaymentTargets(receiver, POLAR_SECRET, PAYSTACK_KEY, PRICES)
     server.start()
     yield server
     server.stop()
@@ -123,11 +127,11 @@ def test_a_refused_platform_mail_is_a_dependency_error(sandbox: SandboxServer) -
         )
 
 
-def checkout_request() -> CheckoutRequest:
+def checkout_request(plan_key: str = POLAR_INDIE) -> CheckoutRequest:
     return CheckoutRequest(
         tenant_id=TENANT,
         email="ada@example.com",
-        plan_key="polar-local-product-indie",
+        plan_key=plan_key,
         success_url="http://127.0.0.1:3000/console/billing?checkout=done",
         cancel_url="http://127.0.0.1:3000/console/billing?checkout=cancelled",
     )
@@ -144,11 +148,14 @@ def test_paying_a_polar_checkout_sends_a_subscription_herald_verifies_and_return
     assert path == "/api/v1/payments/polar/webhook"
     polar_inbound.verify(headers, body, POLAR_SECRET, float(headers["webhook-timestamp"]))
     (event,) = polar_inbound.parse(body, headers)
-    assert (event.tenant_id, event.plan_key) == (TENANT, "polar-local-product-indie")  # type: ignore[union-attr]
+    assert isinstance(event, SubscriptionEvent)
+    assert (event.tenant_id, event.plan_key, event.paid) == (TENANT, POLAR_INDIE, PRICES[POLAR_INDIE])
 
 
-def test_paying_a_paystack_checkout_sends_a_charge_herald_verifies(sandbox: SandboxServer) -> None:
-    request = checkout_request()
+def test_paying_a_paystack_checkout_sends_a_charge_of_the_plans_price_herald_verifies(
+    sandbox: SandboxServer,
+) -> None:
+    request = checkout_request(PAYSTACK_INDIE)
     url = PaystackCheckout(f"{sandbox.base_url}/paystack", lambda: PAYSTACK_KEY).create(request)
     paid = requests.post(f"{url}/pay", allow_redirects=False, timeout=10)
     assert paid.headers["Location"].startswith(f"{request.success_url}&reference=")
@@ -157,7 +164,21 @@ def test_paying_a_paystack_checkout_sends_a_charge_herald_verifies(sandbox: Sand
     expected = hmac.new(PAYSTACK_KEY.encode(), body, hashlib.sha512).hexdigest()
     assert headers["x-paystack-signature"] == expected
     (event,) = paystack_inbound.parse(body)
-    assert event.tenant_id == TENANT  # type: ignore[union-attr]
+    assert isinstance(event, SubscriptionEvent)
+    assert (event.tenant_id, event.paid) == (TENANT, PRICES[PAYSTACK_INDIE])
+
+
+def test_a_product_or_plan_the_imitated_processors_do_not_sell_gets_no_checkout(
+    sandbox: SandboxServer,
+) -> None:
+    with pytest.raises(DependencyError, match="HTTP 422"):
+        PolarCheckout(f"{sandbox.base_url}/polar", lambda: "polar_oat_test").create(
+            checkout_request("prod_other")
+        )
+    with pytest.raises(DependencyError, match="HTTP 404"):
+        PaystackCheckout(f"{sandbox.base_url}/paystack", lambda: PAYSTACK_KEY).create(
+            checkout_request("PLN_other")
+        )
 
 
 def test_a_cancelled_checkout_returns_without_a_payment_and_cannot_be_paid_after(

@@ -14,7 +14,15 @@ from botocore.stub import Stubber
 from msgspec.structs import replace
 
 from herald.adapters.slack import ParameterSecret, SlackWebhook, escaped, slack_message
-from herald.domain.alerts import AlarmChange, ChatOutcome, JobAlert, JobAlertsPaused, Notice, PlainNotice
+from herald.domain.alerts import (
+    AlarmChange,
+    ChatOutcome,
+    JobAlert,
+    JobAlertsPaused,
+    Notice,
+    PaymentAlert,
+    PlainNotice,
+)
 from herald.domain.errors import DependencyError
 
 if TYPE_CHECKING:
@@ -35,6 +43,14 @@ ALARM = AlarmChange(
     namespace="AWS/SQS",
     metric="ApproximateNumberOfMessagesVisible",
     dimensions=(("QueueName", "herald-dev-dlq"),),
+)
+REFUSED = PaymentAlert(
+    processor="PAYSTACK",
+    event="charge.success",
+    event_id="sha256:4f1c",
+    tenant_id="tenant-a",
+    plan="startup",
+    reason="paid 100 NGN; the startup plan costs 4500000 NGN",
 )
 
 
@@ -78,6 +94,18 @@ def test_the_paused_notice_says_until_when_and_where_to_look() -> None:
     assert "herald dlq list" in message["text"]
 
 
+def test_a_refused_payment_shows_tenant_plan_event_reason_and_how_to_grant_the_plan_by_hand() -> None:
+    message = slack_message(REFUSED)
+
+    assert message["text"] == (
+        "PAYSTACK payment refused for tenant tenant-a: paid 100 NGN; the startup plan costs 4500000 NGN"
+    )
+    shown = texts(message)
+    for part in ("*Tenant*\\ntenant-a", "*Plan*\\nstartup", "PAYSTACK charge.success", "sha256:4f1c"):
+        assert part in shown
+    assert "herald tenant set-plan tenant-a startup" in shown
+
+
 @pytest.mark.parametrize(
     "attack",
     [
@@ -92,6 +120,7 @@ def test_foreign_text_can_neither_mention_nor_link_in_any_message(attack: str) -
     """Errors come from providers and tenants' endpoints; reasons and notices from whoever publishes."""
     notices: list[Notice] = [
         JobAlert("job-1", "tenant-a", "webhook", 5, 3, attack),
+        replace(REFUSED, reason=attack),
         replace(ALARM, reason=attack, description=attack),
         PlainNotice("Test", attack),
     ]

@@ -16,7 +16,9 @@ import msgspec
 from herald.domain.jobs import Channel, QueuePriority
 
 if TYPE_CHECKING:
+    from herald.domain.billing import PlanCatalog
     from herald.domain.inbound import Processor
+    from herald.domain.money import Money
 
 # Retries of AWS SDK calls. Not a template setting: tests against moto lower it (an unimplemented
 # call answers 500 and retries only slow them down).
@@ -134,22 +136,40 @@ _PLAN_KEY_NAMES = {"POLAR": "PRODUCT", "PAYSTACK": "PLAN"}
 
 class PaymentSettings(msgspec.Struct, frozen=True):
     """What a payment webhook function adds to ``Settings``: where the platform's webhook secret is
-    kept, and which of the processor's plan keys are Herald's plans (empty: not sold there)."""
+    kept, and the processor's plan catalog."""
 
     secret_parameter: str
-    indie_plan_key: str
-    startup_plan_key: str
+    catalog: PlanCatalog
 
     @classmethod
     def from_env(cls, processor: Processor, env: Mapping[str, str] | None = None) -> PaymentSettings:
         env = os.environ if env is None else env
-        prefix = f"HERALD_{processor.value}"
-        plan_key = f"{prefix}_{_PLAN_KEY_NAMES[processor.value]}"
-        return cls(
-            secret_parameter=_required(env, f"{prefix}_SECRET_PARAMETER"),
-            indie_plan_key=_present(env, f"{plan_key}_INDIE"),
-            startup_plan_key=_present(env, f"{plan_key}_STARTUP"),
-        )
+        return cls(_required(env, f"HERALD_{processor.value}_SECRET_PARAMETER"), plan_catalog(processor, env))
+
+
+def plan_catalog(processor: Processor, env: Mapping[str, str]) -> PlanCatalog:
+    """Which of the processor's plan keys are Herald's plans (empty: not sold there), and what each
+    plan costs there (empty: no price, so no payment grants it)."""
+    from herald.domain.billing import PlanCatalog
+    from herald.domain.plans import Plan
+
+    prefix = f"HERALD_{processor.value}"
+    key_name = f"{prefix}_{_PLAN_KEY_NAMES[processor.value]}"
+    paid = (Plan.INDIE, Plan.STARTUP)
+    indie, startup = (_present(env, f"{key_name}_{plan.name}") for plan in paid)
+    prices = {plan: price for plan in paid if (price := _money(env, f"{prefix}_PRICE_{plan.name}"))}
+    return PlanCatalog.of(indie, startup, prices)
+
+
+def _money(env: Mapping[str, str], name: str) -> Money | None:
+    """A price as the template states it, "<minor units> <ISO 4217 code>"; None when empty."""
+    from herald.domain.money import Money
+
+    written = _present(env, name)
+    try:
+        return Money.parse(written) if written else None
+    except ValueError as exc:
+        raise SettingsError(f"environment variable {name} must be like 500000 NGN") from exc
 
 
 class CheckoutSettings(msgspec.Struct, frozen=True):

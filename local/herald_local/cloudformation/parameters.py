@@ -24,12 +24,16 @@ SECRET_PARAMETERS = {
     "PolarWebhookSecretParameter": "HERALD_POLAR_WEBHOOK_SECRET",
     "PolarAccessTokenParameter": "HERALD_POLAR_ACCESS_TOKEN",
 }
-# Template parameter -> the variable of LocalConfig.payments that sets it.
+# Template parameter of a plan key or price -> the variable of LocalConfig.payments that sets it.
 PLAN_PARAMETERS = {
     "PolarProductIndie": "HERALD_POLAR_PRODUCT_INDIE",
     "PolarProductStartup": "HERALD_POLAR_PRODUCT_STARTUP",
     "PaystackPlanIndie": "HERALD_PAYSTACK_PLAN_INDIE",
     "PaystackPlanStartup": "HERALD_PAYSTACK_PLAN_STARTUP",
+    "PolarPriceIndie": "HERALD_POLAR_PRICE_INDIE",
+    "PolarPriceStartup": "HERALD_POLAR_PRICE_STARTUP",
+    "PaystackPriceIndie": "HERALD_PAYSTACK_PRICE_INDIE",
+    "PaystackPriceStartup": "HERALD_PAYSTACK_PRICE_STARTUP",
 }
 STUCK_JOB_PARAMETER = "StuckJobSeconds"
 BREAKER_COOLDOWN_PARAMETER = "BreakerCooldownSeconds"

@@ -5,12 +5,14 @@
   /paystack/transaction/initialize`` (bearer: the stack's Paystack secret key) answer the
   ``authorization_url``.
 
-Both URLs point at ``/_sandbox/checkout/<id>``, a page with two buttons. **Pay** sends the signed
-webhook the real processor would (Polar: ``subscription.active``, Standard Webhooks with the stack's
-Polar secret; Paystack: ``charge.success``, HMAC-SHA512 with the stack's secret key) to the local
-stack's payment route, then returns the browser to the checkout's success URL; **Cancel** returns
-it to the cancel URL without a payment. Checkouts are kept in memory, like everything the sandbox
-saw.
+The imitated processors sell the plan keys of ``PaymentTargets.prices`` at those prices (the ones the
+stack's payment functions expect); another product or plan code is unknown to them, as it would be
+at Polar or Paystack. Both URLs point at ``/_sandbox/checkout/<id>``, a page with two buttons.
+**Pay** sends the signed webhook the real processor would, charging the plan's price (Polar:
+``subscription.active``, Standard Webhooks with the stack's Polar secret; Paystack:
+``charge.success``, HMAC-SHA512 with the stack's secret key) to the local stack's payment route,
+then returns the browser to the checkout's success URL; **Cancel** returns it to the cancel URL
+without a payment. Checkouts are kept in memory, like everything the sandbox saw.
 """
 
 from __future__ import annotations
@@ -36,8 +38,6 @@ from herald_local.sandbox.replies import json_reply
 
 log = logging.getLogger(__name__)
 
-# What the imitated Paystack plans cost (kobo); any PLN_ code is a monthly plan.
-PLAN_AMOUNT = 500_000
 WEBHOOK_TIMEOUT = (3.05, 20.0)
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http://127.0.0.1:*"
@@ -46,6 +46,15 @@ CONTENT_SECURITY_POLICY = (
 
 def _see_other(url: str) -> Response:
     return Response(b"", status=303, headers={"Location": url})
+
+
+def _polar_invalid(error: dict[str, Any]) -> Response:
+    """Polar's answer to a checkout request it cannot take."""
+    return json_reply({"error": "RequestValidationError", "detail": [error]}, 422)
+
+
+def _plan_not_found() -> Response:
+    return json_reply({"status": False, "message": "Plan not found", "type": "validation_error"}, 404)
 
 
 def _bearer(req: Request, prefix: str) -> bool:
@@ -63,6 +72,10 @@ def _polar_event(checkout: Checkout) -> dict[str, Any]:
             "id": f"sub_{checkout.id}",
             "status": "active",
             "product_id": checkout.plan_key,
+            # Polar writes currencies in lower case.
+            "amount": checkout.price.amount,
+            "currency": checkout.price.currency.lower(),
+            "discount_id": None,
             "customer_id": f"cus_{checkout.tenant_id[:8]}",
             "customer": {
                 "id": f"cus_{checkout.tenant_id[:8]}",
@@ -83,11 +96,16 @@ def _paystack_event(checkout: Checkout) -> dict[str, Any]:
         "data": {
             "reference": checkout.id,
             "status": "success",
-            "amount": PLAN_AMOUNT,
-            "currency": "NGN",
+            "amount": checkout.price.amount,
+            "currency": checkout.price.currency,
             "paid_at": iso(utc_now()),
             "customer": {"email": checkout.email, "customer_code": f"CUS_{checkout.tenant_id[:8]}"},
-            "plan": {"plan_code": checkout.plan_key, "interval": "monthly", "amount": PLAN_AMOUNT},
+            "plan": {
+                "plan_code": checkout.plan_key,
+                "interval": "monthly",
+                "amount": checkout.price.amount,
+                "currency": checkout.price.currency,
+            },
             "metadata": {"tenantId": checkout.tenant_id},
         },
     }
@@ -132,7 +150,7 @@ p.note { color: #5b6475; font-size: .9rem; }
 <body><main>
 <h1>{{ name }} checkout (sandbox)</h1>
 <p class="note">No money moves: paying sends the signed webhook {{ name }} would send to Herald.</p>
-<dl><dt>Plan</dt><dd>{{ checkout.plan_key }}</dd><dt>Customer</dt><dd>{{ checkout.email }}</dd><dt>Status</dt><dd>{{ checkout.status }}</dd></dl>
+<dl><dt>Plan</dt><dd>{{ checkout.plan_key }}</dd><dt>Price</dt><dd>{{ checkout.price }}</dd><dt>Customer</dt><dd>{{ checkout.email }}</dd><dt>Status</dt><dd>{{ checkout.status }}</dd></dl>
 {% if checkout.status == "open" %}
 <div class="row">
 <form method="post" action="/_sandbox/checkout/{{ checkout.id }}/pay"><button class="pay" type="submit">Pay</button></form>
@@ -161,15 +179,18 @@ def checkout_blueprint(context: SandboxContext) -> Blueprint:
         body = as_dict(request.get_json(force=True, silent=True))
         products = body.get("products")
         if not isinstance(products, list) or not products or not isinstance(products[0], str):
-            detail = [
-                {"type": "missing", "loc": ["body", "products"], "msg": "Field required", "input": None}
-            ]
-            return json_reply({"error": "RequestValidationError", "detail": detail}, 422)
+            return _polar_invalid({"type": "missing", "loc": ["body", "products"], "msg": "Field required"})
+        price = checkouts.price(products[0])
+        if price is None:
+            return _polar_invalid(
+                {"type": "value_error", "loc": ["body", "products", 0], "msg": "Product does not exist."}
+            )
         checkout = checkouts.add(
             Checkout(
                 id=str(uuid.uuid4()),
                 processor="polar",
                 plan_key=products[0],
+                price=price,
                 email=as_str(body.get("customer_email")),
                 tenant_id=as_str(body.get("external_customer_id")),
                 success_url=as_str(body.get("success_url")),
@@ -190,12 +211,15 @@ def checkout_blueprint(context: SandboxContext) -> Blueprint:
     def paystack_plan(code: str) -> Response:
         if not paystack_key_valid():
             return json_reply({"status": False, "message": "Invalid key"}, 401)
+        price = checkouts.price(code)
+        if price is None:
+            return _plan_not_found()
         plan = {
             "plan_code": code,
             "name": code,
-            "amount": PLAN_AMOUNT,
+            "amount": price.amount,
             "interval": "monthly",
-            "currency": "NGN",
+            "currency": price.currency,
         }
         return json_reply({"status": True, "message": "Plan retrieved", "data": plan})
 
@@ -209,11 +233,16 @@ def checkout_blueprint(context: SandboxContext) -> Blueprint:
             return json_reply(
                 {"status": False, "message": "Email and amount are required", "type": "validation_error"}, 400
             )
+        # The plan's amount is charged, whatever amount the initialisation names.
+        price = checkouts.price(as_str(body.get("plan")))
+        if price is None:
+            return _plan_not_found()
         checkout = checkouts.add(
             Checkout(
                 id=f"ref_{uuid.uuid4().hex[:16]}",
                 processor="paystack",
                 plan_key=as_str(body.get("plan")),
+                price=price,
                 email=as_str(body.get("email")),
                 tenant_id=as_str(metadata.get("tenantId")),
                 success_url=as_str(body.get("callback_url")),

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from herald.domain.money import Money
 
 
 @dataclass(frozen=True)
 class PaymentTargets:
-    """Where the sandbox sends the processors' webhooks, and the secrets it signs them with."""
+    """Where the sandbox sends the processors' webhooks, the secrets it signs them with, and what
+    each plan key (Polar product, Paystack plan) costs at the imitated processors."""
 
     api_root: str
     polar_webhook_secret: str
     paystack_secret_key: str
+    prices: Mapping[str, Money]
 
 
 @dataclass
@@ -21,6 +26,8 @@ class Checkout:
     id: str
     processor: str  # "polar" or "paystack"
     plan_key: str
+    # What paying it charges: the plan's price at the processor.
+    price: Money
     email: str
     tenant_id: str
     success_url: str
@@ -33,6 +40,7 @@ class Checkout:
             "id": self.id,
             "processor": self.processor,
             "planKey": self.plan_key,
+            "price": str(self.price),
             "email": self.email,
             "tenantId": self.tenant_id,
             "status": self.status,
@@ -45,6 +53,10 @@ class Checkouts:
     targets: PaymentTargets | None = None
     _items: dict[str, Checkout] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def price(self, plan_key: str) -> Money | None:
+        """What the plan key costs; None for one the imitated processor does not sell."""
+        return self.targets.prices.get(plan_key) if self.targets else None
 
     def add(self, checkout: Checkout) -> Checkout:
         with self._lock:

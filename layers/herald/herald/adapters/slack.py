@@ -19,7 +19,15 @@ from botocore.exceptions import BotoCoreError, ClientError
 from cachetools import TTLCache
 
 from herald import USER_AGENT
-from herald.domain.alerts import AlarmChange, ChatOutcome, JobAlert, JobAlertsPaused, Notice, PlainNotice
+from herald.domain.alerts import (
+    AlarmChange,
+    ChatOutcome,
+    JobAlert,
+    JobAlertsPaused,
+    Notice,
+    PaymentAlert,
+    PlainNotice,
+)
 from herald.domain.errors import DependencyError
 
 if TYPE_CHECKING:
@@ -159,6 +167,34 @@ def _paused(notice: JobAlertsPaused) -> dict[str, Any]:
     }
 
 
+def _payment(notice: PaymentAlert) -> dict[str, Any]:
+    blocks = [
+        _header(":moneybag: A payment did not move the plan"),
+        _fields(
+            ("Tenant", escaped(notice.tenant_id, FIELD_CHARS)),
+            ("Plan", escaped(notice.plan, FIELD_CHARS)),
+            ("Processor", escaped(f"{notice.processor} {notice.event}", FIELD_CHARS)),
+            ("Event", escaped(notice.event_id, FIELD_CHARS)),
+        ),
+        _section("*Reason*\n" + escaped(notice.reason, SECTION_CHARS - 12)),
+        {
+            "type": "context",
+            "elements": [
+                {
+                    "type": "mrkdwn",
+                    "text": escaped(
+                        "Check the payment at the processor; to grant the plan by hand: "
+                        f"herald tenant set-plan {notice.tenant_id} {notice.plan}",
+                        SECTION_CHARS,
+                    ),
+                }
+            ],
+        },
+    ]
+    text = f"{notice.processor} payment refused for tenant {notice.tenant_id}: {notice.reason}"
+    return {"text": text, "blocks": blocks}
+
+
 def _plain(notice: PlainNotice) -> dict[str, Any]:
     return {
         "text": notice.subject,
@@ -174,6 +210,8 @@ def slack_message(notice: Notice, queue_depth: int | None = None) -> dict[str, A
         message = _job(notice)
     elif isinstance(notice, JobAlertsPaused):
         message = _paused(notice)
+    elif isinstance(notice, PaymentAlert):
+        message = _payment(notice)
     else:
         message = _plain(notice)
     return {**message, "text": escaped(message["text"], FALLBACK_CHARS)}

@@ -12,7 +12,6 @@ from herald.adapters.store.inbound_store import DynamoBillingLinks, DynamoInboun
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import foundation, vault
 from herald.composition.process import once
-from herald.domain.billing import PlanCatalog
 from herald.domain.inbound import Processor
 from herald.domain.providers import ProviderName
 from herald.services.inbound import DeliveryWebhooks, PaymentWebhooks
@@ -66,15 +65,18 @@ def delivery_webhooks(provider: ProviderName) -> DeliveryWebhooks:
 
 
 def _payment_webhooks(processor: Processor) -> PaymentWebhooks:
+    from herald.adapters.alert_topic import SnsAlertPublisher
+
     base = foundation()
     settings = PaymentSettings.from_env(processor)
     return PaymentWebhooks(
         webhook=_payment_format(processor),
         secret=SsmSecret(settings.secret_parameter, base.clients.ssm),
-        catalog=PlanCatalog.of(settings.indie_plan_key, settings.startup_plan_key),
+        catalog=settings.catalog,
         tenants=DynamoTenantStore(base.table),
         ledger=DynamoInboundLedger(base.table),
         links=DynamoBillingLinks(base.table),
+        alerts=SnsAlertPublisher(base.settings.alert_topic_arn, base.clients.sns),
     )
 
 

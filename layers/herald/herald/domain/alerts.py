@@ -1,9 +1,9 @@
 """What Herald tells its operators, and how it reaches them: the notices published to the alert topic
-(CloudWatch alarm state changes, dead-lettered jobs, the pause of job alerts during an outage) and
-the window that rate-limits job alerts.
+(CloudWatch alarm state changes, dead-lettered jobs, the pause of job alerts during an outage,
+refused payments) and the window that rate-limits job alerts.
 
-Job alerts travel as JSON messages whose ``type`` says what they are; CloudWatch's own alarm
-notifications are JSON with ``AlarmName``; anything else on the topic is a plain notice.
+Herald's own alerts travel as JSON messages whose ``type`` says what they are; CloudWatch's own
+alarm notifications are JSON with ``AlarmName``; anything else on the topic is a plain notice.
 """
 
 from __future__ import annotations
@@ -16,11 +16,14 @@ from urllib.parse import quote
 
 import msgspec
 
+from herald.domain.billing import PaymentRefused
 from herald.domain.clock import epoch_seconds, iso
+from herald.domain.inbound import SubscriptionEvent
 from herald.domain.job_messages import JobMessage
 
 JOB_DEAD_LETTERED = "herald.job-dead-lettered"
 JOB_ALERTS_PAUSED = "herald.job-alerts-paused"
+PAYMENT_REFUSED = "herald.payment-refused"
 # Each window lets this many job alerts through, then one notice that they are paused until it ends:
 # an outage that dead-letters thousands of jobs sends a handful of messages, not thousands.
 JOB_ALERTS_PER_WINDOW = 5
@@ -102,6 +105,44 @@ class JobAlertsPaused(msgspec.Struct, frozen=True):
         return cls(iso(window.start), iso(window.end), limit)
 
 
+class PaymentAlert(msgspec.Struct, frozen=True):
+    """A verified payment did not move the tenant's plan: it is not shown to pay the plan's price.
+    Only ids, names and amounts: never a signature, a secret or the event's body."""
+
+    processor: str
+    event: str  # the processor's name of the event
+    event_id: str
+    tenant_id: str
+    plan: str
+    reason: str
+
+    @classmethod
+    def of(cls, event: SubscriptionEvent, tenant_id: str, refused: PaymentRefused) -> PaymentAlert:
+        return cls(
+            event.processor.value,
+            event.event_name,
+            event.event_id,
+            tenant_id,
+            refused.plan.value,
+            refused.reason,
+        )
+
+    @property
+    def subject(self) -> str:
+        return f"Herald: a {self.processor.title()} payment was refused"
+
+    def to_message(self) -> dict[str, Any]:
+        return {
+            "type": PAYMENT_REFUSED,
+            "processor": self.processor,
+            "event": self.event,
+            "eventId": self.event_id,
+            "tenantId": self.tenant_id,
+            "plan": self.plan,
+            "reason": self.reason,
+        }
+
+
 class AlarmChange(msgspec.Struct, frozen=True):
     """A CloudWatch alarm changed state (CloudWatch's notification to its SNS actions)."""
 
@@ -167,7 +208,7 @@ class PlainNotice(msgspec.Struct, frozen=True):
     text: str
 
 
-Notice = AlarmChange | JobAlert | JobAlertsPaused | PlainNotice
+Notice = AlarmChange | JobAlert | JobAlertsPaused | PaymentAlert | PlainNotice
 
 
 class ChatOutcome(StrEnum):
@@ -191,6 +232,17 @@ def _job_alert(body: dict[str, Any]) -> JobAlert:
     )
 
 
+def _payment_alert(body: dict[str, Any]) -> PaymentAlert:
+    return PaymentAlert(
+        processor=str(body["processor"]),
+        event=str(body["event"]),
+        event_id=str(body["eventId"]),
+        tenant_id=str(body["tenantId"]),
+        plan=str(body["plan"]),
+        reason=str(body["reason"]),
+    )
+
+
 def read_notice(subject: str | None, message: str) -> Notice:
     """What a message of the alert topic says; one this module cannot read is a plain notice."""
     try:
@@ -202,6 +254,8 @@ def read_notice(subject: str | None, message: str) -> Notice:
                 return _job_alert(body)
             if body.get("type") == JOB_ALERTS_PAUSED:
                 return JobAlertsPaused(str(body["since"]), str(body["until"]), int(body["limit"]))
+            if body.get("type") == PAYMENT_REFUSED:
+                return _payment_alert(body)
     except (ValueError, KeyError, TypeError):
         pass
     return PlainNotice(subject or "Herald notice", message)

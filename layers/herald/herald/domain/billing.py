@@ -9,6 +9,11 @@ Processors may deliver events late and out of order, and a tenant who switched p
 subscription that still reports: an event that ends, pauses or cancels a subscription acts only on
 the subscription the tenant currently pays with. A customer may also buy the processor's other
 products: their events never set, extend or end a Herald plan.
+
+A payment grants or extends a plan only when it is shown to pay that plan's price at the processor:
+in the price's currency, at least its amount (taxes or fees the customer bears may add to it; paying
+more gains nothing). A payment below it (a discount too), in another currency, or that does not say
+what it paid is refused: the billing stays as it was and an operator looks at it.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from msgspec.structs import replace
 
 from herald.domain.clock import iso, parse_iso
 from herald.domain.inbound import Processor, SubscriptionChange, SubscriptionEvent
+from herald.domain.money import Money
 from herald.domain.plans import Plan, add_months
 from herald.domain.records import TenantProfile
 
@@ -34,18 +40,45 @@ class BillingStatus(StrEnum):
     PAST_DUE = "past_due"
 
 
+class PaymentRefused(msgspec.Struct, frozen=True):
+    """A payment that would grant or extend ``plan`` without being shown to pay its price."""
+
+    plan: Plan
+    price: Money | None  # what the plan costs at the processor (None: no price is set)
+    paid: Money | None  # what the event says was paid (None: it does not say)
+
+    @property
+    def reason(self) -> str:
+        if self.price is None:
+            return f"no price is set for the {self.plan.value} plan at this processor"
+        if self.paid is None:
+            return f"the event does not say what was paid; the {self.plan.value} plan costs {self.price}"
+        return f"paid {self.paid}; the {self.plan.value} plan costs {self.price}"
+
+
 class PlanCatalog(msgspec.Struct, frozen=True):
-    """The processor's plan keys (Polar product ids, Paystack plan codes) that are Herald plans."""
+    """The processor's plan keys (Polar product ids, Paystack plan codes) that are Herald plans, and
+    what each plan costs there."""
 
     plans: Mapping[str, Plan]
+    # A plan without a price is never granted by a payment: nothing could show it was paid for.
+    prices: Mapping[Plan, Money] = msgspec.field(default_factory=dict)
 
     @classmethod
-    def of(cls, indie: str, startup: str) -> PlanCatalog:
+    def of(cls, indie: str, startup: str, prices: Mapping[Plan, Money] | None = None) -> PlanCatalog:
         """An empty key sells nothing: that plan is not offered through the processor."""
-        return cls({key: plan for key, plan in ((indie, Plan.INDIE), (startup, Plan.STARTUP)) if key})
+        keys = {key: plan for key, plan in ((indie, Plan.INDIE), (startup, Plan.STARTUP)) if key}
+        return cls(keys, dict(prices or {}))
 
     def plan_for(self, key: str | None) -> Plan | None:
         return self.plans.get(key) if key else None
+
+    def refusal(self, plan: Plan, paid: Money | None) -> PaymentRefused | None:
+        """Why a payment of ``paid`` does not grant ``plan``; None when it pays the plan's price."""
+        price = self.prices.get(plan)
+        if price is not None and paid is not None and paid.covers(price):
+            return None
+        return PaymentRefused(plan, price, paid)
 
 
 class Billing(msgspec.Struct, frozen=True):
@@ -87,13 +120,17 @@ def subscription_key(processor: Processor, ref: str | None) -> str | None:
     return f"{processor.value}:{ref}" if ref else None
 
 
-def billing_after(event: SubscriptionEvent, current: Billing, plan: Plan | None, now: datetime) -> Billing:
-    """The tenant's billing once ``event`` is applied (``plan``: the event's plan key in Herald's
-    words, None when it names no Herald plan); ``current`` itself when the event changes nothing."""
+def billing_after(
+    event: SubscriptionEvent, current: Billing, catalog: PlanCatalog, now: datetime
+) -> Billing | PaymentRefused:
+    """The tenant's billing once ``event`` of the processor of ``catalog`` is applied: ``current``
+    itself when the event changes nothing, a refusal when it would grant or extend a plan without
+    paying its price."""
+    plan = catalog.plan_for(event.plan_key)
     if _other_product(event, current, plan):
         return current
     if event.kind in (SubscriptionChange.ACTIVATED, SubscriptionChange.RENEWED):
-        return _paid(event, current, plan, now)
+        return _paid(event, current, plan, catalog, now)
     if event.kind is SubscriptionChange.OTHER or not current.paying or not _same_subscription(event, current):
         return current
     if event.kind is SubscriptionChange.CANCELED_AT_PERIOD_END:
@@ -107,12 +144,18 @@ def billing_after(event: SubscriptionEvent, current: Billing, plan: Plan | None,
     return Billing(plan=Plan.FREE.value, period_anchor=iso(now))
 
 
-def _paid(event: SubscriptionEvent, current: Billing, plan: Plan | None, now: datetime) -> Billing:
+def _paid(
+    event: SubscriptionEvent, current: Billing, plan: Plan | None, catalog: PlanCatalog, now: datetime
+) -> Billing | PaymentRefused:
     """A new subscription, a payment recovered, or a further period paid for."""
-    new_plan = plan.value if plan is not None else (current.plan if current.paying else None)
-    if new_plan is None or new_plan == Plan.FREE:
+    granted = plan if plan is not None else (Plan(current.plan) if current.paying else None)
+    if granted is None or granted is Plan.FREE:
         # A renewal of nothing Herald sells, or of a subscription Herald never saw start.
         return current
+    refused = catalog.refusal(granted, event.paid)
+    if refused is not None:
+        return refused
+    new_plan = granted.value
     start = parse_iso(event.period_start) if event.period_start else now
     paid_until = event.period_end or iso(add_months(start, 1))
     # The same plan paid again keeps its periods (and this period's usage); a new plan starts them.

@@ -14,6 +14,7 @@ from enum import StrEnum
 
 import msgspec
 
+from herald.domain.money import Money
 from herald.domain.providers import ProviderName
 
 
@@ -95,6 +96,9 @@ class SubscriptionEvent(msgspec.Struct, frozen=True, kw_only=True):
     customer_ref: str | None
     period_start: str | None
     period_end: str | None
+    # What the event says was paid (a charge, a renewal, a subscription's recurring amount); None
+    # when it does not say, or not in a way that shows what the customer paid.
+    paid: Money | None
 
 
 class IgnoredEvent(msgspec.Struct, frozen=True, kw_only=True):

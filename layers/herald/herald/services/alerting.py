@@ -20,6 +20,7 @@ from herald.domain.alerts import (
     JobAlert,
     JobAlertsPaused,
     Notice,
+    PaymentAlert,
     alert_window,
     read_notice,
 )
@@ -113,4 +114,6 @@ def _summary(notice: Notice) -> dict[str, str]:
         return {"job_id": notice.job_id, "tenant_id": notice.tenant_id, "error": notice.error}
     if isinstance(notice, JobAlertsPaused):
         return {"paused_until": notice.until}
+    if isinstance(notice, PaymentAlert):
+        return {"event_id": notice.event_id, "tenant_id": notice.tenant_id, "reason": notice.reason}
     return {"subject": notice.subject}

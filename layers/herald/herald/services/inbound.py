@@ -19,7 +19,11 @@ no KMS call.
 Payment events: 1 conditional PutItem of the mark, 1 GetItem of the tenant's profile (Paystack
 events without the tenant's id: 1-2 GetItems of the processor's links first; events with it: 1
 PutItem per customer or subscription link), and 1 conditional UpdateItem of the profile when the
-billing changes. The platform secret is read from SSM once per container.
+billing changes. The platform secret is read from SSM once per container. A payment that would grant
+or extend a plan without paying its price changes nothing: it is logged with the reason, counted
+(``PaymentsRefused``) and published to the alert topic (1 SNS publish), and acknowledged as ignored,
+since the processor would retry any other answer for days; if the alert cannot be published the
+mark is removed and the answer is 503, so the processor's retry alerts again.
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ from typing import TypeVar
 
 import msgspec
 
+from herald.domain.alerts import PaymentAlert
 from herald.domain.billing import (
+    PaymentRefused,
     PlanCatalog,
     billing_after,
     billing_of,
@@ -50,12 +56,12 @@ from herald.domain.inbound import (
     SubscriptionEvent,
     UnusableSecret,
 )
-from herald.domain.plans import Plan
 from herald.domain.records import JobEvent, Suppression, TenantProfile
 from herald.domain.secrets import Purpose, SecretTampered
 from herald.observability import count, logger
 from herald.services.outcomes import ProfileChanged, TenantNotFound
 from herald.services.ports import (
+    AlertPublisher,
     BillingLinks,
     DeliveryWebhook,
     InboundLedger,
@@ -246,6 +252,7 @@ class PaymentWebhooks:
         tenants: TenantStore,
         ledger: InboundLedger,
         links: BillingLinks,
+        alerts: AlertPublisher,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._webhook = webhook
@@ -254,6 +261,7 @@ class PaymentWebhooks:
         self._tenants = tenants
         self._ledger = ledger
         self._links = links
+        self._alerts = alerts
         self._clock = clock
 
     def receive(self, request: InboundRequest) -> Receipt:
@@ -295,10 +303,13 @@ class PaymentWebhooks:
             refs = [ref for ref in (event.customer_ref, event.subscription_ref) if ref]
             if refs:
                 self._links.link(event.processor, refs, tenant_id)
-        plan = self._catalog.plan_for(event.plan_key)
-        if plan is None and event.kind in (SubscriptionChange.ACTIVATED, SubscriptionChange.RENEWED):
+        paying = event.kind in (SubscriptionChange.ACTIVATED, SubscriptionChange.RENEWED)
+        if paying and self._catalog.plan_for(event.plan_key) is None:
             logger.warning("payment for no Herald plan", extra={**facts, "plan_key": event.plan_key})
-        changes = self._apply_billing(profile, event, plan, now)
+        changes = self._apply_billing(profile, event, now)
+        if isinstance(changes, PaymentRefused):
+            self._refused(PaymentAlert.of(event, tenant_id, changes))
+            return False
         if not changes:
             return False
         logger.info(
@@ -307,13 +318,24 @@ class PaymentWebhooks:
         count("BillingChanged", {"processor": event.processor.value, "change": event.kind.value})
         return True
 
+    def _refused(self, alert: PaymentAlert) -> None:
+        """A payment that does not pay its plan's price: recorded (the log line, the metric) and
+        told to the operators, who check it at the processor and grant the plan by hand if due."""
+        logger.warning("payment refused", extra=msgspec.structs.asdict(alert))
+        count("PaymentsRefused", {"processor": alert.processor})
+        self._alerts.publish(alert.subject, alert.to_message())
+
     def _apply_billing(
-        self, profile: TenantProfile, event: SubscriptionEvent, plan: Plan | None, now: datetime
-    ) -> dict[str, object]:
-        """Write the event's change on the very billing it was computed from; what changed."""
+        self, profile: TenantProfile, event: SubscriptionEvent, now: datetime
+    ) -> dict[str, object] | PaymentRefused:
+        """Write the event's change on the very billing it was computed from; what changed, or why
+        the event may not change it."""
         for _ in range(BILLING_WRITE_ATTEMPTS):
             before = billing_of(profile)
-            changes = profile_changes(before, billing_after(event, before, plan, now))
+            after = billing_after(event, before, self._catalog, now)
+            if isinstance(after, PaymentRefused):
+                return after
+            changes = profile_changes(before, after)
             if not changes:
                 return changes
             # The anchor is left out: profiles from before billing periods have none stored.

@@ -18,6 +18,7 @@ from typing import Any
 from herald.adapters.provider_fields import safe_reason, text_field
 from herald.domain.clock import iso
 from herald.domain.inbound import IgnoredEvent, MalformedPayload
+from herald.domain.money import Money
 
 DERIVED_ID_PREFIX = "sha256:"
 NOT_A_HERALD_EVENT = "not a Herald event type"
@@ -89,6 +90,14 @@ def iso_time(value: object) -> str | None:
     except (ValueError, OverflowError, OSError):
         return None
     return iso(moment) if moment.year in _REPORTED_YEARS else None
+
+
+def money(amount: object, currency: str | None) -> Money | None:
+    """An amount of minor units (an integer: never a float, a string or a bool) in a currency, the
+    code upper-cased (Polar writes "usd"); None unless both are there."""
+    if not isinstance(amount, int) or isinstance(amount, bool) or currency is None:
+        return None
+    return Money(amount, currency.upper())
 
 
 def derived_id(signed: bytes) -> str:

@@ -12,7 +12,15 @@ import hmac
 from collections.abc import Mapping
 from typing import Any
 
-from herald.adapters.inbound.payloads import as_object, derived_id, ignored, iso_time, load_report, text
+from herald.adapters.inbound.payloads import (
+    as_object,
+    derived_id,
+    ignored,
+    iso_time,
+    load_report,
+    money,
+    text,
+)
 from herald.adapters.inbound.verification import required_header, secret_bytes
 from herald.domain.inbound import (
     IgnoredEvent,
@@ -21,6 +29,7 @@ from herald.domain.inbound import (
     SubscriptionChange,
     SubscriptionEvent,
 )
+from herald.domain.money import Money
 from herald.services.ports import PaymentWebhook
 
 SIGNATURE_HEADER = "x-paystack-signature"
@@ -71,8 +80,21 @@ def parse(raw_body: bytes) -> list[SubscriptionEvent | IgnoredEvent]:
             period_start=iso_time(data.get("period_start")) or iso_time(data.get("paid_at")),
             # Invoices name their period; a subscription only its next payment date.
             period_end=iso_time(data.get("period_end")) or iso_time(data.get("next_payment_date")),
+            paid=_paid(data),
         )
     ]
+
+
+def _paid(data: Mapping[str, Any]) -> Money | None:
+    """The event's own amount, never its plan's (that is the price, whatever was charged), in the
+    currency a charge states itself, a paid invoice in its transaction and a new subscription in
+    its plan."""
+    currency = (
+        text(data, "currency")
+        or text(as_object(data.get("transaction")), "currency")
+        or text(as_object(data.get("plan")), "currency")
+    )
+    return money(data.get("amount"), currency)
 
 
 def _kind(name: str, data: object) -> SubscriptionChange | None:

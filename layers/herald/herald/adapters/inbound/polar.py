@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from herald.adapters.inbound import standard_webhooks
-from herald.adapters.inbound.payloads import as_object, ignored, iso_time, load_report, text
+from herald.adapters.inbound.payloads import as_object, ignored, iso_time, load_report, money, text
 from herald.adapters.inbound.verification import secret_bytes
 from herald.domain.inbound import (
     IgnoredEvent,
@@ -26,6 +26,7 @@ from herald.domain.inbound import (
     SubscriptionEvent,
     UnusableSecret,
 )
+from herald.domain.money import Money
 from herald.domain.providers import TENANT_ID_TAG
 from herald.domain.signing import standard_key
 from herald.services.ports import PaymentWebhook
@@ -102,8 +103,19 @@ def parse(raw_body: bytes, headers: Mapping[str, str]) -> list[SubscriptionEvent
             customer_ref=text(data, "customer_id") or text(customer, "id"),
             period_start=iso_time(subscription.get("current_period_start")),
             period_end=iso_time(subscription.get("current_period_end")),
+            paid=_paid(data, is_order),
         )
     ]
+
+
+def _paid(data: Mapping[str, Any], is_order: bool) -> Money | None:
+    """An order's amount after discounts and before taxes; a subscription's recurring amount, which
+    is its price before any discount, so a discounted one does not say what is paid."""
+    if is_order:
+        return money(data.get("net_amount"), text(data, "currency"))
+    if data.get("discount_id") is not None:
+        return None
+    return money(data.get("amount"), text(data, "currency"))
 
 
 def _kind(name: str, data: Mapping[str, Any]) -> SubscriptionChange | None:
