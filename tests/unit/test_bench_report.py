@@ -174,7 +174,7 @@ def test_the_floor_probes_import_each_step_on_top_of_the_last_without_herald(tmp
 @pytest.mark.parametrize(
     ("function", "calls"),
     [
-        ("api", ("api()",)),
+        ("api", ("public_origin()", "api()")),
         ("email_worker", ("email_worker()",)),
         ("sendgrid_webhook", ("delivery_webhooks(ProviderName.SENDGRID)",)),
         ("polar_webhook", ("payment_webhooks(Processor.POLAR)",)),
