@@ -24,8 +24,7 @@ from herald.adapters.providers.ses import SesProvider
 from herald.domain.errors import DependencyError
 from herald.domain.providers import Credential, OutboundEmail, ProviderFailure
 from herald.services.checkout import CheckoutRequest
-from herald_local.sandbox import SandboxServer
-from herald_local.sandbox.payments import PaymentTargets
+from herald_local.sandbox import PaymentTargets, SandboxServer
 
 POLAR_SECRET = "whsec_aGVyYWxkIGxvY2FsLW9ubHkgUG9sYXIgc2VjcmV0ISE="
 PAYSTACK_KEY = "sk_test_sandbox_console"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from herald_local.sandbox.failures import FLAKY_STATUS, Failure, FlakySends, failure_for
-from herald_local.sandbox.records import ProviderName
+from herald_local.sandbox.core.failures import FLAKY_STATUS, Failure, FlakySends, failure_for
+from herald_local.sandbox.core.records import ProviderName
 
 
 def test_a_flaky_address_fails_its_first_sends_from_every_provider_then_is_accepted() -> None:

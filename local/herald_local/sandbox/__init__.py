@@ -2,20 +2,21 @@
 for tests and the Docker-free local stack.
 
 - ``/sendgrid``, ``/resend``, ``/postmark``: each provider's API under its own prefix (these are the
-  providers' base URLs); keys and tokens that begin with ``sandbox-`` are valid. The modules of the
+  providers' base URLs); keys and tokens that begin with ``sandbox-`` are valid. The packages of the
   same names document which error bodies each status gets.
 - Recipients choose failures (``fail-<status>[-<provider>]@…``, ``timeout[-<provider>]@…``; see
-  ``failures``); domains whose first label starts with ``pending`` never verify.
+  ``core.failures``); domains whose first label starts with ``pending`` never verify.
 - ``/hooks/<name>`` receives outbound webhooks and checks their signatures (see ``hooks``).
 - ``/slack/<path>`` is a Slack incoming webhook, the local stack's alert channel (see ``slack``).
 - ``PUT /_sandbox/outage {"status": 503}`` makes every provider answer that status to every send
   until ``DELETE /_sandbox/outage``: an outage, and the recovery after it.
 - ``PUT /_sandbox/outages/<SENDGRID|RESEND|POSTMARK|hook:name> {"status": 500, "seconds": 300}``
-  (or ``{"timeout": true}``): one target fails for a while (see ``outages``).
+  (or ``{"timeout": true}``): one target fails for a while (see ``core.outages``).
 - ``/_sandbox/messages``, ``/_sandbox/attempts``, ``/_sandbox/hooks``, ``/_sandbox/slack`` (JSON,
   filterable; DELETE to clear), ``DELETE /_sandbox`` (reset everything), ``/`` (the HTML mailbox).
 """
 
+from herald_local.sandbox.core.payments import PaymentTargets
 from herald_local.sandbox.server import SandboxServer
 
-__all__ = ["SandboxServer"]
+__all__ = ["PaymentTargets", "SandboxServer"]

@@ -9,8 +9,8 @@ import signal
 import threading
 from collections.abc import Sequence
 
-from herald_local.sandbox.context import DEFAULT_SLOW_SECONDS
-from herald_local.sandbox.records import ProviderName
+from herald_local.sandbox.core.context import DEFAULT_SLOW_SECONDS
+from herald_local.sandbox.core.records import ProviderName
 from herald_local.sandbox.server import SandboxServer
 
 DEFAULT_PORT = 3100

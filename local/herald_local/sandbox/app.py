@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from flask import Flask
 
-from herald_local.sandbox import postmark_domains, resend_domains, sendgrid_domains
-from herald_local.sandbox.checkout import checkout_blueprint
-from herald_local.sandbox.context import SandboxContext
-from herald_local.sandbox.hooks import hooks_blueprint
-from herald_local.sandbox.postmark import postmark_blueprint
-from herald_local.sandbox.resend import resend_blueprint
-from herald_local.sandbox.sendgrid import sendgrid_blueprint
-from herald_local.sandbox.ses import ses_blueprint
-from herald_local.sandbox.slack import slack_blueprint
-from herald_local.sandbox.views import views_blueprint
+from herald_local.sandbox.checkout.routes import checkout_blueprint
+from herald_local.sandbox.core.context import SandboxContext
+from herald_local.sandbox.hooks.receiver import hooks_blueprint
+from herald_local.sandbox.mailbox.views import views_blueprint
+from herald_local.sandbox.postmark import domains as postmark_domains
+from herald_local.sandbox.postmark.send import postmark_blueprint
+from herald_local.sandbox.resend import domains as resend_domains
+from herald_local.sandbox.resend.send import resend_blueprint
+from herald_local.sandbox.sendgrid import domains as sendgrid_domains
+from herald_local.sandbox.sendgrid.send import sendgrid_blueprint
+from herald_local.sandbox.ses.send import ses_blueprint
+from herald_local.sandbox.slack.webhook import slack_blueprint
 
 # Postmark's own limit per message; larger bodies get Werkzeug's 413.
 MAX_REQUEST_BYTES = 10 * 1024 * 1024

@@ -8,10 +8,10 @@ import threading
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from herald_local.sandbox.app import create_app
-from herald_local.sandbox.context import DEFAULT_SLOW_SECONDS, SandboxContext
-from herald_local.sandbox.records import ProviderName
-from herald_local.sandbox.slack import WEBHOOK_PATH
-from herald_local.sandbox.store import SandboxStore
+from herald_local.sandbox.core.context import DEFAULT_SLOW_SECONDS, SandboxContext
+from herald_local.sandbox.core.records import ProviderName
+from herald_local.sandbox.core.store import SandboxStore
+from herald_local.sandbox.slack.webhook import WEBHOOK_PATH
 
 # How long stop() waits for the serving thread; slow answers are woken first, so it ends quickly.
 _STOP_JOIN_SECONDS = 5.0

@@ -1,5 +1,5 @@
 """Resend imitation under ``/resend``: ``POST /emails`` with ``Idempotency-Key`` (domains live in
-``resend_domains``, added to this blueprint by the app). Shapes follow Resend's API reference; every
+``domains``, added to this blueprint by the app). Shapes follow Resend's API reference; every
 answer carries the ``ratelimit-*`` headers.
 
 Keys: no ``Authorization`` → 401 ``missing_api_key``; an unknown key → 401 ``validation_error``
@@ -26,14 +26,14 @@ from typing import Any
 
 from flask import Blueprint, Request, Response, request
 
-from herald_local.sandbox.addresses import bare_address, is_named_address
-from herald_local.sandbox.context import SandboxContext
-from herald_local.sandbox.credentials import bearer_token, is_sandbox_key
-from herald_local.sandbox.json_fields import as_dict, as_dicts, as_optional_str, as_str
-from herald_local.sandbox.records import Outcome, ProviderName, SendSummary
-from herald_local.sandbox.replies import RATE_LIMIT_WINDOW_SECONDS, json_reply
-from herald_local.sandbox.send_flow import SendRequest, deliver, read_send, record_attempt, screen
-from herald_local.sandbox.store import KeyConflict, Replay
+from herald_local.sandbox.core.addresses import bare_address, is_named_address
+from herald_local.sandbox.core.context import SandboxContext
+from herald_local.sandbox.core.credentials import bearer_token, is_sandbox_key
+from herald_local.sandbox.core.json_fields import as_dict, as_dicts, as_optional_str, as_str
+from herald_local.sandbox.core.records import Outcome, ProviderName, SendSummary
+from herald_local.sandbox.core.replies import RATE_LIMIT_WINDOW_SECONDS, json_reply
+from herald_local.sandbox.core.send_flow import SendRequest, deliver, read_send, record_attempt, screen
+from herald_local.sandbox.core.store import KeyConflict, Replay
 
 _RATE_LIMIT = 5
 _MAX_RECIPIENTS = 50

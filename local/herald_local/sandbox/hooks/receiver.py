@@ -16,13 +16,13 @@ from typing import Any
 from flask import Blueprint, Request, Response, request
 
 from herald_local.config import SANDBOX_HOOKS_PATH
-from herald_local.sandbox.context import SandboxContext
-from herald_local.sandbox.json_fields import as_dict, as_str
-from herald_local.sandbox.outages import HOOK_PREFIX
-from herald_local.sandbox.records import Hook
-from herald_local.sandbox.replies import json_reply, safe_headers
-from herald_local.sandbox.send_flow import TIMEOUT_STATUS
-from herald_local.sandbox.signatures import check_all, is_valid_secret
+from herald_local.sandbox.core.context import SandboxContext
+from herald_local.sandbox.core.json_fields import as_dict, as_str
+from herald_local.sandbox.core.outages import HOOK_PREFIX
+from herald_local.sandbox.core.records import Hook
+from herald_local.sandbox.core.replies import json_reply, safe_headers
+from herald_local.sandbox.core.send_flow import TIMEOUT_STATUS
+from herald_local.sandbox.hooks.signatures import check_all, is_valid_secret
 
 # One line per webhook received: the local stack's console shows it (see herald_local.host.console).
 log = logging.getLogger(__name__)

@@ -18,8 +18,8 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
-from herald_local.sandbox.addresses import bare_address
-from herald_local.sandbox.records import ProviderName
+from herald_local.sandbox.core.addresses import bare_address
+from herald_local.sandbox.core.records import ProviderName
 
 _PROVIDERS = "|".join(name.value for name in ProviderName)
 _FAIL = re.compile(rf"^fail-(?P<status>[45]\d\d)(?:-(?P<provider>{_PROVIDERS}))?(?:\+.*)?$")

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, request
 
-from herald_local.sandbox.context import SandboxContext
-from herald_local.sandbox.failures import Failure
-from herald_local.sandbox.json_fields import as_dict
-from herald_local.sandbox.mailbox import CONTENT_SECURITY_POLICY, render_mailbox
-from herald_local.sandbox.outages import target_key
-from herald_local.sandbox.replies import empty_reply, json_reply
+from herald_local.sandbox.core.context import SandboxContext
+from herald_local.sandbox.core.failures import Failure
+from herald_local.sandbox.core.json_fields import as_dict
+from herald_local.sandbox.core.outages import target_key
+from herald_local.sandbox.core.replies import empty_reply, json_reply
+from herald_local.sandbox.mailbox.page import CONTENT_SECURITY_POLICY, render_mailbox
 
 
 def views_blueprint(context: SandboxContext) -> Blueprint:

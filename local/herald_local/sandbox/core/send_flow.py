@@ -10,10 +10,10 @@ from typing import Any, Protocol
 
 from flask import Request, Response
 
-from herald_local.sandbox.context import SandboxContext
-from herald_local.sandbox.failures import Failure, failure_for
-from herald_local.sandbox.records import Attempt, Message, Outcome, ProviderName, SendSummary
-from herald_local.sandbox.replies import safe_headers
+from herald_local.sandbox.core.context import SandboxContext
+from herald_local.sandbox.core.failures import Failure, failure_for
+from herald_local.sandbox.core.records import Attempt, Message, Outcome, ProviderName, SendSummary
+from herald_local.sandbox.core.replies import safe_headers
 
 # One line per delivery attempt: the local stack's console shows it (see herald_local.host.console).
 log = logging.getLogger(__name__)

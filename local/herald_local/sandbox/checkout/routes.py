@@ -29,10 +29,10 @@ from jinja2 import Environment
 from standardwebhooks.webhooks import Webhook
 
 from herald.domain.clock import iso, utc_now
-from herald_local.sandbox.context import SandboxContext
-from herald_local.sandbox.json_fields import as_dict, as_str
-from herald_local.sandbox.payments import Checkout, PaymentTargets
-from herald_local.sandbox.replies import json_reply
+from herald_local.sandbox.core.context import SandboxContext
+from herald_local.sandbox.core.json_fields import as_dict, as_str
+from herald_local.sandbox.core.payments import Checkout, PaymentTargets
+from herald_local.sandbox.core.replies import json_reply
 
 log = logging.getLogger(__name__)
 

@@ -12,12 +12,12 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from herald_local.sandbox.context import SandboxContext
-from herald_local.sandbox.domain_rules import dkim_public_key, verifies
-from herald_local.sandbox.json_fields import as_dict, as_str
-from herald_local.sandbox.records import Domain, ProviderName
-from herald_local.sandbox.replies import empty_reply, json_reply
-from herald_local.sandbox.sendgrid import authenticate, errors_reply
+from herald_local.sandbox.core.context import SandboxContext
+from herald_local.sandbox.core.domain_rules import dkim_public_key, verifies
+from herald_local.sandbox.core.json_fields import as_dict, as_str
+from herald_local.sandbox.core.records import Domain, ProviderName
+from herald_local.sandbox.core.replies import empty_reply, json_reply
+from herald_local.sandbox.sendgrid.send import authenticate, errors_reply
 
 USER_ID = 7_302_051
 _WL_CLUSTER = f"u{USER_ID}.wl051.sendgrid.net"

@@ -12,12 +12,12 @@ from typing import Any
 from flask import Blueprint, Response, abort, request
 
 from herald.domain.clock import utc_now
-from herald_local.sandbox.context import SandboxContext
-from herald_local.sandbox.domain_rules import dkim_public_key, verifies
-from herald_local.sandbox.json_fields import as_dict, as_str
-from herald_local.sandbox.postmark import ACCOUNT_TOKEN_HEADER, authenticate, error
-from herald_local.sandbox.records import Domain, ProviderName
-from herald_local.sandbox.replies import json_reply
+from herald_local.sandbox.core.context import SandboxContext
+from herald_local.sandbox.core.domain_rules import dkim_public_key, verifies
+from herald_local.sandbox.core.json_fields import as_dict, as_str
+from herald_local.sandbox.core.records import Domain, ProviderName
+from herald_local.sandbox.core.replies import json_reply
+from herald_local.sandbox.postmark.send import ACCOUNT_TOKEN_HEADER, authenticate, error
 
 RETURN_PATH_TARGET = "pm.mtasv.net"
 _SUMMARY_FIELDS = ("ID", "Name", "SPFVerified", "DKIMVerified", "WeakDKIM", "ReturnPathDomainVerified")

@@ -1,5 +1,5 @@
 """Postmark imitation under ``/postmark``: ``POST /email`` and ``GET /server`` with the server token
-(domains, with the account token, live in ``postmark_domains``, added to this blueprint by the app).
+(domains, with the account token, live in ``domains``, added to this blueprint by the app).
 Shapes follow Postmark's API reference; errors are ``{ErrorCode, Message}``.
 
 Error answers chosen by ``fail-<status>``: 401 ErrorCode 10, 403 an HTML page without ErrorCode
@@ -18,13 +18,13 @@ from typing import Any
 from flask import Blueprint, Request, Response, request
 
 from herald.domain.clock import utc_now
-from herald_local.sandbox.addresses import bare_address, is_address, is_named_address
-from herald_local.sandbox.context import SandboxContext
-from herald_local.sandbox.credentials import is_sandbox_key
-from herald_local.sandbox.json_fields import as_dict, as_optional_str, as_str
-from herald_local.sandbox.records import ProviderName, SendSummary
-from herald_local.sandbox.replies import json_reply, status_phrase
-from herald_local.sandbox.send_flow import handle_send
+from herald_local.sandbox.core.addresses import bare_address, is_address, is_named_address
+from herald_local.sandbox.core.context import SandboxContext
+from herald_local.sandbox.core.credentials import is_sandbox_key
+from herald_local.sandbox.core.json_fields import as_dict, as_optional_str, as_str
+from herald_local.sandbox.core.records import ProviderName, SendSummary
+from herald_local.sandbox.core.replies import json_reply, status_phrase
+from herald_local.sandbox.core.send_flow import handle_send
 
 SERVER_TOKEN_HEADER = "X-Postmark-Server-Token"  # noqa: S105 - a header name, not a token
 ACCOUNT_TOKEN_HEADER = "X-Postmark-Account-Token"  # noqa: S105 - a header name, not a token

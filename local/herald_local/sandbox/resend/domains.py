@@ -10,13 +10,13 @@ from typing import Any
 from flask import Blueprint, Response, request
 
 from herald.domain.clock import utc_now
-from herald_local.sandbox.context import SandboxContext
-from herald_local.sandbox.domain_rules import dkim_public_key, verifies
-from herald_local.sandbox.json_fields import as_dict, as_str
-from herald_local.sandbox.records import Domain, ProviderName
-from herald_local.sandbox.replies import json_reply
-from herald_local.sandbox.resend import authenticate as authenticate_send
-from herald_local.sandbox.resend import error
+from herald_local.sandbox.core.context import SandboxContext
+from herald_local.sandbox.core.domain_rules import dkim_public_key, verifies
+from herald_local.sandbox.core.json_fields import as_dict, as_str
+from herald_local.sandbox.core.records import Domain, ProviderName
+from herald_local.sandbox.core.replies import json_reply
+from herald_local.sandbox.resend.send import authenticate as authenticate_send
+from herald_local.sandbox.resend.send import error
 
 REGIONS = ("us-east-1", "eu-west-1", "sa-east-1", "ap-northeast-1")
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from flask import Blueprint, Response, request
 
-from herald_local.sandbox.context import SandboxContext
-from herald_local.sandbox.records import SlackMessage
+from herald_local.sandbox.core.context import SandboxContext
+from herald_local.sandbox.core.records import SlackMessage
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """SendGrid v3 imitation under ``/sendgrid``: mail send, key scopes (domain authentication lives in
-``sendgrid_domains``, added to this blueprint by the app). Shapes follow SendGrid's v3 API reference.
+``domains``, added to this blueprint by the app). Shapes follow SendGrid's v3 API reference.
 
 Error answers chosen by ``fail-<status>`` (body ``{"errors": [{"field", "message"}]}``):
 400 invalid recipient (``personalizations.0.to.0.email``), 401 "authorization required",
@@ -16,13 +16,18 @@ from typing import Any
 
 from flask import Blueprint, Request, Response, request
 
-from herald_local.sandbox.addresses import bare_address, is_address
-from herald_local.sandbox.context import SandboxContext
-from herald_local.sandbox.credentials import bearer_token, is_sandbox_key
-from herald_local.sandbox.json_fields import as_dict, as_dicts, as_optional_str, as_str, json_type
-from herald_local.sandbox.records import ProviderName, SendSummary
-from herald_local.sandbox.replies import RATE_LIMIT_WINDOW_SECONDS, empty_reply, json_reply, status_phrase
-from herald_local.sandbox.send_flow import handle_send
+from herald_local.sandbox.core.addresses import bare_address, is_address
+from herald_local.sandbox.core.context import SandboxContext
+from herald_local.sandbox.core.credentials import bearer_token, is_sandbox_key
+from herald_local.sandbox.core.json_fields import as_dict, as_dicts, as_optional_str, as_str, json_type
+from herald_local.sandbox.core.records import ProviderName, SendSummary
+from herald_local.sandbox.core.replies import (
+    RATE_LIMIT_WINDOW_SECONDS,
+    empty_reply,
+    json_reply,
+    status_phrase,
+)
+from herald_local.sandbox.core.send_flow import handle_send
 
 _MAIL_ERRORS_HELP = "http://sendgrid.com/docs/API_Reference/Web_API_v3/Mail/errors.html"
 _RATE_LIMIT = 600

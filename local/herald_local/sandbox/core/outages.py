@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from herald_local.sandbox.failures import Failure
-from herald_local.sandbox.records import ProviderName
+from herald_local.sandbox.core.failures import Failure
+from herald_local.sandbox.core.records import ProviderName
 
 HOOK_PREFIX = "hook:"
 _PROVIDERS = {name.value for name in ProviderName}

@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from herald_local.sandbox.failures import FlakySends
-from herald_local.sandbox.outages import Outages
-from herald_local.sandbox.payments import Checkouts
-from herald_local.sandbox.store import SandboxStore
+from herald_local.sandbox.core.failures import FlakySends
+from herald_local.sandbox.core.outages import Outages
+from herald_local.sandbox.core.payments import Checkouts
+from herald_local.sandbox.core.store import SandboxStore
 
 # Longer than any client timeout Herald uses (15 s for webhooks, 10 s provider reads).
 DEFAULT_SLOW_SECONDS = 30.0

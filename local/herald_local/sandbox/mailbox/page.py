@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from jinja2 import Environment
 
-from herald_local.sandbox.records import Hook, Message
+from herald_local.sandbox.core.records import Hook, Message
 
 CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'; frame-src 'self'"
 

@@ -17,12 +17,12 @@ from typing import Any
 from flask import Blueprint, Request, Response, request
 
 from herald.domain.providers import JOB_ID_TAG
-from herald_local.sandbox.addresses import bare_address, is_address
-from herald_local.sandbox.context import SandboxContext
-from herald_local.sandbox.json_fields import as_dict, as_optional_str, as_str
-from herald_local.sandbox.records import ProviderName, SendSummary
-from herald_local.sandbox.replies import json_reply, status_phrase
-from herald_local.sandbox.send_flow import handle_send
+from herald_local.sandbox.core.addresses import bare_address, is_address
+from herald_local.sandbox.core.context import SandboxContext
+from herald_local.sandbox.core.json_fields import as_dict, as_optional_str, as_str
+from herald_local.sandbox.core.records import ProviderName, SendSummary
+from herald_local.sandbox.core.replies import json_reply, status_phrase
+from herald_local.sandbox.core.send_flow import handle_send
 
 
 def error(status: int, code: str, message: str) -> Response:

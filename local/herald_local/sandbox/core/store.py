@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from typing import TypeVar
 
 from herald.domain.clock import utc_now
-from herald_local.sandbox.records import (
+from herald_local.sandbox.core.records import (
     Attempt,
     Domain,
     Hook,

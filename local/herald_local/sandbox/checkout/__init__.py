@@ -1,0 +1,1 @@
+"""The payment processors' checkouts (Polar, Paystack) and the page that pays them."""

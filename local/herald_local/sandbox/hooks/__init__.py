@@ -1,0 +1,1 @@
+"""The receiver of Herald's outbound webhooks, with their signature checks."""

@@ -1,0 +1,1 @@
+"""Resend: emails with idempotency keys and domains, under ``/resend``."""

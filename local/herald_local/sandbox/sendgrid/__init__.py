@@ -1,0 +1,1 @@
+"""SendGrid v3: mail send, key scopes and domain authentication, under ``/sendgrid``."""

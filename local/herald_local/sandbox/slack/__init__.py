@@ -1,0 +1,1 @@
+"""A Slack incoming webhook, the local stack's alert channel."""
