@@ -142,8 +142,7 @@ p.note { color: #5b6475; font-size: .9rem; }
 </main></body></html>""")
 
 
-def checkout_blueprint(context: SandboxContext) -> Blueprint:
-    blueprint = Blueprint("checkout", __name__)
+def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
     checkouts = context.checkouts
 
     def paystack_key_valid() -> bool:
@@ -256,5 +255,3 @@ def checkout_blueprint(context: SandboxContext) -> Blueprint:
     @blueprint.get("/_sandbox/checkouts")
     def list_checkouts() -> Response:
         return json_reply([checkout.as_json() for checkout in checkouts.all()])
-
-    return blueprint

@@ -82,8 +82,7 @@ def _answer(context: SandboxContext, name: str, status: int, req: Request) -> Re
     return json_reply({"received": status < 300}, status)
 
 
-def hooks_blueprint(context: SandboxContext) -> Blueprint:
-    blueprint = Blueprint("hooks", __name__)
+def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
 
     @blueprint.route(f"{SANDBOX_HOOKS_PATH}<name>", methods=METHODS, provide_automatic_options=False)
     def receive(name: str) -> Response:
@@ -104,5 +103,3 @@ def hooks_blueprint(context: SandboxContext) -> Blueprint:
         if not is_valid_secret(secret):
             return json_reply({"error": "secret must be whsec_ followed by base64"}, 400)
         return json_reply({"registered": True, "secrets": context.store.add_secret(secret)}, 201)
-
-    return blueprint

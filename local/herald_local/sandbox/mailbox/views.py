@@ -13,8 +13,7 @@ from herald_local.sandbox.core.replies import empty_reply, json_reply
 from herald_local.sandbox.mailbox.page import CONTENT_SECURITY_POLICY, render_mailbox
 
 
-def views_blueprint(context: SandboxContext) -> Blueprint:
-    blueprint = Blueprint("views", __name__)
+def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
     store = context.store
 
     def send_filters() -> dict[str, str | None]:
@@ -103,5 +102,3 @@ def views_blueprint(context: SandboxContext) -> Blueprint:
             content_type="text/html; charset=utf-8",
             headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY},
         )
-
-    return blueprint

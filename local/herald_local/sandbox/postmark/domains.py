@@ -76,7 +76,7 @@ def authenticate_account() -> Response | None:
     return authenticate(request, ACCOUNT_TOKEN_HEADER)
 
 
-def register_domain_routes(blueprint: Blueprint, context: SandboxContext) -> None:
+def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
     store = context.store
 
     def found(domain_id: str) -> Domain | Response:

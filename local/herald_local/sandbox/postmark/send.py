@@ -1,5 +1,5 @@
 """Postmark imitation under ``/postmark``: ``POST /email`` and ``GET /server`` with the server token
-(domains, with the account token, live in ``domains``, added to this blueprint by the app).
+(domains, with the account token, live in ``domains``, on the same blueprint).
 Shapes follow Postmark's API reference; errors are ``{ErrorCode, Message}``.
 
 Error answers chosen by ``fail-<status>``: 401 ErrorCode 10, 403 an HTML page without ErrorCode
@@ -139,8 +139,7 @@ def _server(token: str) -> dict[str, Any]:
     }
 
 
-def postmark_blueprint(context: SandboxContext) -> Blueprint:
-    blueprint = Blueprint("postmark", __name__, url_prefix="/postmark")
+def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
     api = PostmarkApi()
 
     @blueprint.post("/email")
@@ -151,5 +150,3 @@ def postmark_blueprint(context: SandboxContext) -> Blueprint:
     def server() -> Response:
         refusal = authenticate(request, SERVER_TOKEN_HEADER)
         return refusal if refusal is not None else json_reply(_server(request.headers[SERVER_TOKEN_HEADER]))
-
-    return blueprint

@@ -81,7 +81,7 @@ def authenticate() -> Response | None:
     return authenticate_send(request, send_endpoint=False)
 
 
-def register_domain_routes(blueprint: Blueprint, context: SandboxContext) -> None:
+def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
     store = context.store
 
     def found(domain_id: str) -> Domain | Response:

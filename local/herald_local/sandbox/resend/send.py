@@ -1,5 +1,5 @@
 """Resend imitation under ``/resend``: ``POST /emails`` with ``Idempotency-Key`` (domains live in
-``domains``, added to this blueprint by the app). Shapes follow Resend's API reference; every
+``domains``, on the same blueprint). Shapes follow Resend's API reference; every
 answer carries the ``ratelimit-*`` headers.
 
 Keys: no ``Authorization`` → 401 ``missing_api_key``; an unknown key → 401 ``validation_error``
@@ -185,8 +185,7 @@ def _send_once(context: SandboxContext, api: ResendApi, send: SendRequest, key: 
     return reply
 
 
-def resend_blueprint(context: SandboxContext) -> Blueprint:
-    blueprint = Blueprint("resend", __name__, url_prefix="/resend")
+def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
     api = ResendApi()
 
     @blueprint.after_request
@@ -208,5 +207,3 @@ def resend_blueprint(context: SandboxContext) -> Blueprint:
         if key is None:
             return deliver(context, api, send)[0]
         return _send_once(context, api, send, key, request.get_data())
-
-    return blueprint

@@ -83,7 +83,7 @@ def _validate(domain: Domain) -> dict[str, Any]:
     return {"id": domain.details["id"], "valid": valid, "validation_results": results}
 
 
-def register_domain_routes(blueprint: Blueprint, context: SandboxContext) -> None:
+def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
     store = context.store
 
     def found(domain_id: str) -> Domain | Response:

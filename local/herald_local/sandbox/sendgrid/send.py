@@ -1,5 +1,5 @@
 """SendGrid v3 imitation under ``/sendgrid``: mail send, key scopes (domain authentication lives in
-``domains``, added to this blueprint by the app). Shapes follow SendGrid's v3 API reference.
+``domains``, on the same blueprint). Shapes follow SendGrid's v3 API reference.
 
 Error answers chosen by ``fail-<status>`` (body ``{"errors": [{"field", "message"}]}``):
 400 invalid recipient (``personalizations.0.to.0.email``), 401 "authorization required",
@@ -232,8 +232,7 @@ def _content_problems(body: dict[str, Any]) -> list[dict[str, Any]]:
     return problems
 
 
-def sendgrid_blueprint(context: SandboxContext) -> Blueprint:
-    blueprint = Blueprint("sendgrid", __name__, url_prefix="/sendgrid")
+def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
     api = SendGridApi()
 
     @blueprint.post("/v3/mail/send")
@@ -244,5 +243,3 @@ def sendgrid_blueprint(context: SandboxContext) -> Blueprint:
     def scopes() -> Response:
         refusal = authenticate(request)
         return refusal if refusal is not None else json_reply({"scopes": SCOPES})
-
-    return blueprint

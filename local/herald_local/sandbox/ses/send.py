@@ -82,12 +82,9 @@ class SesApi:
         return f"{uuid.uuid4().hex}-000000"
 
 
-def ses_blueprint(context: SandboxContext) -> Blueprint:
-    blueprint = Blueprint("ses", __name__, url_prefix="/ses")
+def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
     api = SesApi()
 
     @blueprint.post("/v2/email/outbound-emails")
     def send_email() -> Response:
         return handle_send(context, api, request)
-
-    return blueprint

@@ -26,8 +26,7 @@ def _plain(text: str, status: int) -> Response:
     return Response(text, status=status, content_type="text/plain; charset=utf-8")
 
 
-def slack_blueprint(context: SandboxContext) -> Blueprint:
-    blueprint = Blueprint("slack", __name__)
+def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
 
     @blueprint.post("/slack/<path:hook>")
     def incoming_webhook(hook: str) -> Response:
@@ -45,5 +44,3 @@ def slack_blueprint(context: SandboxContext) -> Blueprint:
         context.store.add_slack_message(message)
         log.info("slack: %s", message.text[:120])
         return _plain("ok", 200)
-
-    return blueprint
