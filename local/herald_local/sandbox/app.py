@@ -6,7 +6,18 @@ from __future__ import annotations
 
 from flask import Flask
 
-from herald_local.sandbox import checkout, hooks, mailbox, postmark, resend, sendgrid, ses, slack
+from herald_local.sandbox import (
+    checkout,
+    hooks,
+    mailbox,
+    paystack,
+    polar,
+    postmark,
+    resend,
+    sendgrid,
+    ses,
+    slack,
+)
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.service import Service
 
@@ -15,6 +26,8 @@ SERVICES: tuple[Service, ...] = (
     resend.SERVICE,
     postmark.SERVICE,
     ses.SERVICE,
+    polar.SERVICE,
+    paystack.SERVICE,
     checkout.SERVICE,
     hooks.SERVICE,
     slack.SERVICE,

@@ -7,9 +7,8 @@ import threading
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
-from herald_local.sandbox.app import create_app
+from herald_local.sandbox.app import SERVICES, create_app
 from herald_local.sandbox.core.context import DEFAULT_SLOW_SECONDS, SandboxContext
-from herald_local.sandbox.core.records import ProviderName
 from herald_local.sandbox.core.store import SandboxStore
 from herald_local.sandbox.slack.webhook import WEBHOOK_PATH
 
@@ -18,7 +17,6 @@ _STOP_JOIN_SECONDS = 5.0
 # How often the serving loop looks for a shutdown request (socketserver's default of 0.5 s makes
 # every stop() take that long).
 _POLL_SECONDS = 0.05
-PROCESSOR_MOUNTS = frozenset({"polar", "paystack"})
 
 
 class SandboxServer:
@@ -44,10 +42,10 @@ class SandboxServer:
     def provider_base_url(self, name: str) -> str:
         """What Herald's ``HERALD_<PROVIDER>_BASE_URL`` should be, e.g. ``…/sendgrid`` (also the
         imitated payment processors' APIs, ``…/polar`` and ``…/paystack``)."""
-        mount = name.lower()
-        if mount not in PROCESSOR_MOUNTS:
-            mount = ProviderName(mount).value
-        return f"{self.base_url}/{mount}"
+        prefixes = {service.name: service.url_prefix for service in SERVICES if service.url_prefix}
+        if name.lower() not in prefixes:
+            raise ValueError(f"the sandbox imitates no API named {name!r}")
+        return f"{self.base_url}{prefixes[name.lower()]}"
 
     @property
     def slack_webhook_url(self) -> str:

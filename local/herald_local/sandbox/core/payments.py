@@ -1,10 +1,14 @@
-"""The checkouts the sandbox's imitated payment processors opened, and where it sends their webhooks."""
+"""The checkouts the sandbox's imitated payment processors opened, where it sends their webhooks, and
+what the checkout page, which stands in for every processor's own, needs of the processor behind
+each."""
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+CHECKOUT_PAGE_PATH = "/_sandbox/checkout/"
 
 
 @dataclass(frozen=True)
@@ -16,10 +20,30 @@ class PaymentTargets:
     paystack_secret_key: str
 
 
+@dataclass(frozen=True)
+class PaidWebhook:
+    """The signed webhook a processor sends Herald once a checkout is paid."""
+
+    path: str  # under the stack's API root
+    body: str
+    headers: dict[str, str]
+
+
+class PaymentProcessor(Protocol):
+    name: str  # as the JSON views and the log show it
+    title: str  # as the checkout page shows it
+
+    def paid_webhook(self, checkout: Checkout, targets: PaymentTargets, /) -> PaidWebhook:
+        """The webhook the real processor sends for this payment, signed as it signs them."""
+
+    def return_url(self, success_url: str, checkout: Checkout, /) -> str:
+        """Where the browser goes back to after paying: the success URL, with what the processor adds."""
+
+
 @dataclass
 class Checkout:
     id: str
-    processor: str  # "polar" or "paystack"
+    processor: PaymentProcessor
     plan_key: str
     email: str
     tenant_id: str
@@ -31,13 +55,18 @@ class Checkout:
     def as_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
-            "processor": self.processor,
+            "processor": self.processor.name,
             "planKey": self.plan_key,
             "email": self.email,
             "tenantId": self.tenant_id,
             "status": self.status,
             "webhookStatus": self.webhook_status,
         }
+
+
+def page_url(checkout: Checkout, host_url: str) -> str:
+    """The checkout's page on the sandbox, at the host the processor's API was called on."""
+    return f"{host_url.rstrip('/')}{CHECKOUT_PAGE_PATH}{checkout.id}"
 
 
 @dataclass
