@@ -10,6 +10,7 @@ from herald_local.sandbox import (
     checkout,
     hooks,
     mailbox,
+    outages,
     paystack,
     polar,
     postmark,
@@ -31,6 +32,7 @@ SERVICES: tuple[Service, ...] = (
     checkout.SERVICE,
     hooks.SERVICE,
     slack.SERVICE,
+    outages.SERVICE,
     mailbox.SERVICE,
 )
 

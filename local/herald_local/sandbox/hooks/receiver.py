@@ -1,5 +1,6 @@
-"""The outbound-webhook receiver, ``/hooks/<name>`` (any method), and the registration of the signing
-secrets its checks use, ``POST /_sandbox/secrets {"secret": "whsec_…"}``.
+"""The outbound-webhook receiver, ``/hooks/<name>`` (any method), the registration of the signing
+secrets its checks use, ``POST /_sandbox/secrets {"secret": "whsec_…"}``, and what it received,
+``GET /_sandbox/hooks?name=&jobId=`` (oldest first; ``DELETE`` forgets them).
 
 The name chooses the answer: ``fail-<status>[-…]`` answers that status; ``timeout…`` answers 200
 only after the slow delay; ``redirect…`` answers 302 to ``/hooks/after-redirect`` (Herald must not
@@ -20,7 +21,7 @@ from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.json_fields import as_dict, as_str
 from herald_local.sandbox.core.outages import HOOK_PREFIX
 from herald_local.sandbox.core.records import Hook
-from herald_local.sandbox.core.replies import json_reply, safe_headers
+from herald_local.sandbox.core.replies import empty_reply, json_reply, safe_headers
 from herald_local.sandbox.core.send_flow import TIMEOUT_STATUS
 from herald_local.sandbox.hooks.signatures import check_all, is_valid_secret
 
@@ -83,7 +84,6 @@ def _answer(context: SandboxContext, name: str, status: int, req: Request) -> Re
 
 
 def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
-
     @blueprint.route(f"{SANDBOX_HOOKS_PATH}<name>", methods=METHODS, provide_automatic_options=False)
     def receive(name: str) -> Response:
         staged = context.outages.failure(f"{HOOK_PREFIX}{name}")
@@ -103,3 +103,13 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
         if not is_valid_secret(secret):
             return json_reply({"error": "secret must be whsec_ followed by base64"}, 400)
         return json_reply({"registered": True, "secrets": context.store.add_secret(secret)}, 201)
+
+    @blueprint.get("/_sandbox/hooks")
+    def hooks() -> Response:
+        found = context.store.hooks(name=request.args.get("name"), job_id=request.args.get("jobId"))
+        return json_reply([hook.as_json() for hook in found])
+
+    @blueprint.delete("/_sandbox/hooks")
+    def clear_hooks() -> Response:
+        context.store.clear_hooks()
+        return empty_reply(204)

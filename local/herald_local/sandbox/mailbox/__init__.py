@@ -1,4 +1,5 @@
-"""What the sandbox saw: the JSON views, the switches and the HTML mailbox page."""
+"""What the providers received: the JSON views of messages and attempts, the reset and the HTML
+mailbox page."""
 
 from herald_local.sandbox.core.service import Service
 from herald_local.sandbox.mailbox import views

@@ -2,7 +2,8 @@
 
 It answers as Slack does: ``200 ok`` (text/plain) for a JSON object with ``text`` or ``blocks``,
 ``400 invalid_payload`` for anything that is not one, ``400 no_text`` when both are missing. Every
-accepted message is kept for ``GET /_sandbox/slack`` and logged on the console.
+accepted message is kept for ``GET /_sandbox/slack`` (``DELETE`` forgets them) and logged on the
+console.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from flask import Blueprint, Response, request
 
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.records import SlackMessage
+from herald_local.sandbox.core.replies import empty_reply, json_reply
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +29,6 @@ def _plain(text: str, status: int) -> Response:
 
 
 def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
-
     @blueprint.post("/slack/<path:hook>")
     def incoming_webhook(hook: str) -> Response:
         try:
@@ -44,3 +45,12 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
         context.store.add_slack_message(message)
         log.info("slack: %s", message.text[:120])
         return _plain("ok", 200)
+
+    @blueprint.get("/_sandbox/slack")
+    def slack() -> Response:
+        return json_reply([message.as_json() for message in context.store.slack_messages()])
+
+    @blueprint.delete("/_sandbox/slack")
+    def clear_slack() -> Response:
+        context.store.clear_slack()
+        return empty_reply(204)
