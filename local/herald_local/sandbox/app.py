@@ -35,6 +35,7 @@ SERVICES: tuple[Service, ...] = (
     outages.SERVICE,
     mailbox.SERVICE,
 )
+PROVIDERS = tuple(service.name for service in SERVICES if service.email_provider)
 
 # Postmark's own limit per message; larger bodies get Werkzeug's 413.
 MAX_REQUEST_BYTES = 10 * 1024 * 1024

@@ -7,7 +7,7 @@ import threading
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
-from herald_local.sandbox.app import SERVICES, create_app
+from herald_local.sandbox.app import PROVIDERS, SERVICES, create_app
 from herald_local.sandbox.core.context import DEFAULT_SLOW_SECONDS, SandboxContext
 from herald_local.sandbox.core.store import SandboxStore
 from herald_local.sandbox.slack.webhook import WEBHOOK_PATH
@@ -25,7 +25,7 @@ class SandboxServer:
     ) -> None:
         self.host = host
         self.port = port
-        self.context = SandboxContext(slow_seconds=slow_seconds)
+        self.context = SandboxContext(PROVIDERS, slow_seconds=slow_seconds)
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
 

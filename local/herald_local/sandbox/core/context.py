@@ -16,6 +16,8 @@ DEFAULT_SLOW_SECONDS = 30.0
 
 @dataclass
 class SandboxContext:
+    # The email providers' names, which outages take as targets (besides hook names).
+    providers: tuple[str, ...]
     store: SandboxStore = field(default_factory=SandboxStore)
     slow_seconds: float = DEFAULT_SLOW_SECONDS
     stopping: threading.Event = field(default_factory=threading.Event)

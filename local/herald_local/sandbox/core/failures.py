@@ -19,11 +19,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from herald_local.sandbox.core.addresses import bare_address
-from herald_local.sandbox.core.records import ProviderName
 
-_PROVIDERS = "|".join(name.value for name in ProviderName)
-_FAIL = re.compile(rf"^fail-(?P<status>[45]\d\d)(?:-(?P<provider>{_PROVIDERS}))?(?:\+.*)?$")
-_TIMEOUT = re.compile(rf"^timeout(?:-(?P<provider>{_PROVIDERS}))?(?:\+.*)?$")
+# Any provider name: an address that names another provider, or one the sandbox lacks, leaves the send alone.
+_FAIL = re.compile(r"^fail-(?P<status>[45]\d\d)(?:-(?P<provider>[a-z0-9]+))?(?:\+.*)?$")
+_TIMEOUT = re.compile(r"^timeout(?:-(?P<provider>[a-z0-9]+))?(?:\+.*)?$")
 _FLAKY = re.compile(r"^flaky-(?P<count>\d{1,2})(?:\+.*)?$")
 FLAKY_STATUS = 503
 
@@ -39,8 +38,8 @@ def _local_part(address: str) -> str:
     return bare_address(address).rpartition("@")[0].lower()
 
 
-def _applies(provider_in_name: str | None, provider: ProviderName) -> bool:
-    return provider_in_name is None or provider_in_name == provider.value
+def _applies(provider_in_name: str | None, provider: str) -> bool:
+    return provider_in_name is None or provider_in_name == provider
 
 
 @dataclass
@@ -57,9 +56,7 @@ class FlakySends:
             return self.counts[address.lower()] <= count
 
 
-def failure_for(
-    recipients: list[str], provider: ProviderName, flaky: FlakySends | None = None
-) -> Failure | None:
+def failure_for(recipients: list[str], provider: str, flaky: FlakySends | None = None) -> Failure | None:
     """The failure the first matching recipient asks of ``provider``, if any."""
     for recipient in recipients:
         local = _local_part(recipient)

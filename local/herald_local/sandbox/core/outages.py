@@ -18,10 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from herald_local.sandbox.core.failures import Failure
-from herald_local.sandbox.core.records import ProviderName
 
 HOOK_PREFIX = "hook:"
-_PROVIDERS = {name.value for name in ProviderName}
 
 
 @dataclass(frozen=True)
@@ -39,10 +37,10 @@ class Outage:
         }
 
 
-def target_key(target: str) -> str | None:
-    """The outage key of a target: a provider's name (any letter case), or ``hook:<name>``;
+def target_key(target: str, providers: tuple[str, ...]) -> str | None:
+    """The outage key of a target: one of ``providers`` (any letter case), or ``hook:<name>``;
     None for anything else."""
-    if target.lower() in _PROVIDERS:
+    if target.lower() in providers:
         return target.lower()
     return target if target.startswith(HOOK_PREFIX) and len(target) > len(HOOK_PREFIX) else None
 

@@ -10,14 +10,6 @@ from typing import Any
 from herald.domain.clock import iso, utc_now
 
 
-class ProviderName(StrEnum):
-    SENDGRID = "sendgrid"
-    RESEND = "resend"
-    POSTMARK = "postmark"
-    # Amazon SES, the platform's own sender (free-plan mail, the console's sign-in codes).
-    SES = "ses"
-
-
 class Outcome(StrEnum):
     ACCEPTED = "accepted"
     REPLAYED = "replayed"  # Resend answered from an idempotency record; no second message
@@ -44,7 +36,7 @@ class SendSummary:
 @dataclass(frozen=True)
 class Message:
     id: str
-    provider: ProviderName
+    provider: str  # the email provider's service name
     summary: SendSummary
     headers: dict[str, str]
     body: Any
@@ -53,7 +45,7 @@ class Message:
     def as_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
-            "provider": self.provider.value,
+            "provider": self.provider,
             "recipient": self.summary.recipient,
             "recipients": self.summary.recipients,
             "from": self.summary.sender,
@@ -69,7 +61,7 @@ class Message:
 
 @dataclass(frozen=True)
 class Attempt:
-    provider: ProviderName
+    provider: str
     summary: SendSummary
     status: int
     outcome: Outcome
@@ -77,7 +69,7 @@ class Attempt:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "provider": self.provider.value,
+            "provider": self.provider,
             "recipient": self.summary.recipient,
             "recipients": self.summary.recipients,
             "jobId": self.summary.job_id,

@@ -12,7 +12,7 @@ from flask import Request, Response
 
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.failures import Failure, failure_for
-from herald_local.sandbox.core.records import Attempt, Message, Outcome, ProviderName, SendSummary
+from herald_local.sandbox.core.records import Attempt, Message, Outcome, SendSummary
 from herald_local.sandbox.core.replies import safe_headers
 
 # One line per delivery attempt: the local stack's console shows it (see herald_local.host.console).
@@ -25,7 +25,7 @@ TIMEOUT_STATUS = 504
 class SendApi(Protocol):
     """The provider-specific parts of a send; each imitated provider implements it."""
 
-    provider: ProviderName
+    provider: str  # its service's name
 
     def authenticate(self, request: Request, /) -> Response | None:
         """The provider's refusal of a missing or unknown key, or None to go on."""
@@ -74,7 +74,7 @@ def deliver(context: SandboxContext, api: SendApi, send: SendRequest) -> tuple[R
     failure = (
         Failure(outage)
         if outage is not None
-        else context.outages.failure(api.provider.value)
+        else context.outages.failure(api.provider)
         or failure_for(send.summary.recipients, api.provider, context.flaky)
     )
     if failure is None:
@@ -106,7 +106,7 @@ def record_attempt(
     log.info(
         "email job %s via %s to %s: %s (%d)",
         send.summary.job_id or "-",
-        api.provider.value,
+        api.provider,
         send.summary.recipient or "-",
         outcome.value,
         status,

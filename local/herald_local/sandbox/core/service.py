@@ -22,6 +22,9 @@ class Service:
     # An imitated API's base path, which Herald's base URL for it points at (``/sendgrid``); None
     # for routes of the sandbox's own, at the root.
     url_prefix: str | None = None
+    # An email provider: its name is an outage target, and recipients name it to fail only its sends
+    # (``fail-500-<name>@…``).
+    email_provider: bool = False
 
     def blueprint(self, context: SandboxContext) -> Blueprint:
         blueprint = Blueprint(self.name, __name__, url_prefix=self.url_prefix)

@@ -4,6 +4,7 @@ webhook signing secrets, registered domains and Resend idempotency keys."""
 from __future__ import annotations
 
 import threading
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -15,7 +16,6 @@ from herald_local.sandbox.core.records import (
     Domain,
     Hook,
     Message,
-    ProviderName,
     SendSummary,
     SlackMessage,
 )
@@ -61,7 +61,7 @@ class SandboxStore:
         self._attempts: list[Attempt] = []
         self._hooks: list[Hook] = []
         self._secrets: list[str] = []
-        self._domains: dict[ProviderName, dict[str, Domain]] = {name: {} for name in ProviderName}
+        self._domains: defaultdict[str, dict[str, Domain]] = defaultdict(dict)  # by provider
         self._idempotency: dict[str, _IdempotencyRecord] = {}
         self._slack: list[SlackMessage] = []
 
@@ -139,19 +139,19 @@ class SandboxStore:
             self._slack.clear()
 
     # domains
-    def add_domain(self, provider: ProviderName, domain: Domain) -> None:
+    def add_domain(self, provider: str, domain: Domain) -> None:
         with self._lock:
             self._domains[provider][domain.id] = domain
 
-    def domain(self, provider: ProviderName, domain_id: str) -> Domain | None:
+    def domain(self, provider: str, domain_id: str) -> Domain | None:
         with self._lock:
             return self._domains[provider].get(domain_id)
 
-    def domains(self, provider: ProviderName) -> list[Domain]:
+    def domains(self, provider: str) -> list[Domain]:
         with self._lock:
             return list(self._domains[provider].values())
 
-    def remove_domain(self, provider: ProviderName, domain_id: str) -> Domain | None:
+    def remove_domain(self, provider: str, domain_id: str) -> Domain | None:
         with self._lock:
             return self._domains[provider].pop(domain_id, None)
 
@@ -188,18 +188,17 @@ class SandboxStore:
         self.clear_slack()
         with self._lock:
             self._secrets.clear()
-            for domains in self._domains.values():
-                domains.clear()
+            self._domains.clear()
 
 
 def _send_matches(
-    item_provider: ProviderName,
+    item_provider: str,
     summary: SendSummary,
     to: str | None,
     job_id: str | None,
     provider: str | None,
 ) -> bool:
-    if provider is not None and item_provider.value != provider.lower():
+    if provider is not None and item_provider != provider.lower():
         return False
     if job_id is not None and summary.job_id != job_id:
         return False

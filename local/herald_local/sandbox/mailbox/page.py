@@ -33,7 +33,7 @@ iframe { width: 100%; height: 16rem; border: 1px solid #ddd; }
 <section class="item">
 <dl>
 <dt>Subject</dt><dd>{{ message.summary.subject }}</dd>
-<dt>Provider</dt><dd>{{ message.provider.value }}</dd>
+<dt>Provider</dt><dd>{{ message.provider }}</dd>
 <dt>From</dt><dd>{{ message.summary.sender }}</dd>
 <dt>To</dt><dd>{{ message.summary.recipients|join(", ") }}</dd>
 <dt>Job</dt><dd>{{ message.summary.job_id or "" }}</dd>

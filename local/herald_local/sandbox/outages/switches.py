@@ -36,9 +36,10 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
     def start_target_outage(target: str) -> Response:
         body = as_dict(request.get_json(force=True, silent=True))
         status, seconds, timeout = body.get("status", 503), body.get("seconds"), body.get("timeout") is True
-        key = target_key(target)
+        key = target_key(target, context.providers)
         if key is None:
-            return json_reply({"error": "target must be SENDGRID, RESEND, POSTMARK, SES or hook:<name>"}, 400)
+            providers = ", ".join(name.upper() for name in context.providers)
+            return json_reply({"error": f"target must be {providers} or hook:<name>"}, 400)
         if not timeout and (not isinstance(status, int) or not 400 <= status <= 599):
             return json_reply({"error": "status must be an HTTP error status (400-599)"}, 400)
         if seconds is not None and (not isinstance(seconds, int | float) or seconds <= 0):
@@ -48,5 +49,5 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
 
     @blueprint.delete("/_sandbox/outages/<target>")
     def end_target_outage(target: str) -> Response:
-        context.outages.lift(target_key(target) or target)
+        context.outages.lift(target_key(target, context.providers) or target)
         return empty_reply(204)

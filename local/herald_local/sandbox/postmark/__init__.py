@@ -4,4 +4,6 @@
 from herald_local.sandbox.core.service import Service
 from herald_local.sandbox.postmark import domains, send
 
-SERVICE = Service("postmark", (send.add_routes, domains.add_routes), url_prefix="/postmark")
+SERVICE = Service(
+    send.PROVIDER, (send.add_routes, domains.add_routes), url_prefix="/postmark", email_provider=True
+)

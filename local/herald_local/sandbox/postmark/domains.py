@@ -15,9 +15,9 @@ from herald.domain.clock import utc_now
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.domain_rules import dkim_public_key, verifies
 from herald_local.sandbox.core.json_fields import as_dict, as_str
-from herald_local.sandbox.core.records import Domain, ProviderName
+from herald_local.sandbox.core.records import Domain
 from herald_local.sandbox.core.replies import json_reply
-from herald_local.sandbox.postmark.send import ACCOUNT_TOKEN_HEADER, authenticate, error
+from herald_local.sandbox.postmark.send import ACCOUNT_TOKEN_HEADER, PROVIDER, authenticate, error
 
 RETURN_PATH_TARGET = "pm.mtasv.net"
 _SUMMARY_FIELDS = ("ID", "Name", "SPFVerified", "DKIMVerified", "WeakDKIM", "ReturnPathDomainVerified")
@@ -83,7 +83,7 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
         refusal = authenticate_account()
         if refusal is not None:
             return refusal
-        domain = store.domain(ProviderName.POSTMARK, domain_id)
+        domain = store.domain(PROVIDER, domain_id)
         return domain if domain is not None else error(422, 510, "Domain not found.")
 
     @blueprint.get("/domains")
@@ -91,9 +91,7 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
         refusal = authenticate_account()
         if refusal is not None:
             return refusal
-        domains = [
-            {key: d.details[key] for key in _SUMMARY_FIELDS} for d in store.domains(ProviderName.POSTMARK)
-        ]
+        domains = [{key: d.details[key] for key in _SUMMARY_FIELDS} for d in store.domains(PROVIDER)]
         return json_reply({"TotalCount": len(domains), "Domains": domains})
 
     @blueprint.post("/domains")
@@ -106,7 +104,7 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
         if not name:
             return error(422, 300, "Invalid domain name: ''.")
         domain = _new_domain(name, as_str(body.get("ReturnPathDomain")).strip().lower())
-        store.add_domain(ProviderName.POSTMARK, domain)
+        store.add_domain(PROVIDER, domain)
         return json_reply(domain.details)
 
     @blueprint.get("/domains/<domain_id>")
@@ -130,5 +128,5 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
         domain = found(domain_id)
         if isinstance(domain, Response):
             return domain
-        store.remove_domain(ProviderName.POSTMARK, domain_id)
+        store.remove_domain(PROVIDER, domain_id)
         return json_reply({"ErrorCode": 0, "Message": f"Domain {domain.name} removed."})

@@ -22,9 +22,11 @@ from herald_local.sandbox.core.addresses import bare_address, is_address, is_nam
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.credentials import is_sandbox_key
 from herald_local.sandbox.core.json_fields import as_dict, as_optional_str, as_str
-from herald_local.sandbox.core.records import ProviderName, SendSummary
+from herald_local.sandbox.core.records import SendSummary
 from herald_local.sandbox.core.replies import json_reply, status_phrase
 from herald_local.sandbox.core.send_flow import handle_send
+
+PROVIDER = "postmark"
 
 SERVER_TOKEN_HEADER = "X-Postmark-Server-Token"  # noqa: S105 - a header name, not a token
 ACCOUNT_TOKEN_HEADER = "X-Postmark-Account-Token"  # noqa: S105 - a header name, not a token
@@ -50,7 +52,7 @@ def _recipients(value: str) -> list[str]:
 
 
 class PostmarkApi:
-    provider = ProviderName.POSTMARK
+    provider = PROVIDER
 
     def authenticate(self, req: Request) -> Response | None:
         return authenticate(req, SERVER_TOKEN_HEADER)

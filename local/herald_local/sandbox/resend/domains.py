@@ -13,10 +13,10 @@ from herald.domain.clock import utc_now
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.domain_rules import dkim_public_key, verifies
 from herald_local.sandbox.core.json_fields import as_dict, as_str
-from herald_local.sandbox.core.records import Domain, ProviderName
+from herald_local.sandbox.core.records import Domain
 from herald_local.sandbox.core.replies import json_reply
+from herald_local.sandbox.resend.send import PROVIDER, error
 from herald_local.sandbox.resend.send import authenticate as authenticate_send
-from herald_local.sandbox.resend.send import error
 
 REGIONS = ("us-east-1", "eu-west-1", "sa-east-1", "ap-northeast-1")
 
@@ -88,7 +88,7 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
         refusal = authenticate()
         if refusal is not None:
             return refusal
-        domain = store.domain(ProviderName.RESEND, domain_id)
+        domain = store.domain(PROVIDER, domain_id)
         return domain if domain is not None else error(404, "not_found", "Domain not found")
 
     @blueprint.get("/domains")
@@ -96,7 +96,7 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
         refusal = authenticate()
         if refusal is not None:
             return refusal
-        domains = [_summary(domain) for domain in store.domains(ProviderName.RESEND)]
+        domains = [_summary(domain) for domain in store.domains(PROVIDER)]
         return json_reply({"object": "list", "has_more": False, "data": domains})
 
     @blueprint.post("/domains")
@@ -114,7 +114,7 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
                 422, "validation_error", f"Invalid region. Region must be one of: {', '.join(REGIONS)}."
             )
         domain = _new_domain(name, region, as_str(body.get("custom_return_path")) or "send")
-        store.add_domain(ProviderName.RESEND, domain)
+        store.add_domain(PROVIDER, domain)
         return json_reply(domain.details, 201)
 
     @blueprint.get("/domains/<domain_id>")
@@ -135,5 +135,5 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
         domain = found(domain_id)
         if isinstance(domain, Response):
             return domain
-        store.remove_domain(ProviderName.RESEND, domain_id)
+        store.remove_domain(PROVIDER, domain_id)
         return json_reply({"object": "domain", "id": domain.id, "deleted": True})

@@ -30,10 +30,12 @@ from herald_local.sandbox.core.addresses import bare_address, is_named_address
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.credentials import bearer_token, is_sandbox_key
 from herald_local.sandbox.core.json_fields import as_dict, as_dicts, as_optional_str, as_str
-from herald_local.sandbox.core.records import Outcome, ProviderName, SendSummary
+from herald_local.sandbox.core.records import Outcome, SendSummary
 from herald_local.sandbox.core.replies import RATE_LIMIT_WINDOW_SECONDS, json_reply
 from herald_local.sandbox.core.send_flow import SendRequest, deliver, read_send, record_attempt, screen
 from herald_local.sandbox.core.store import KeyConflict, Replay
+
+PROVIDER = "resend"
 
 _RATE_LIMIT = 5
 _MAX_RECIPIENTS = 50
@@ -92,7 +94,7 @@ def _addresses(value: Any) -> list[str]:
 
 
 class ResendApi:
-    provider = ProviderName.RESEND
+    provider = PROVIDER
 
     def authenticate(self, req: Request) -> Response | None:
         return authenticate(req, send_endpoint=True)

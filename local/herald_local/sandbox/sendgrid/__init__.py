@@ -3,4 +3,6 @@
 from herald_local.sandbox.core.service import Service
 from herald_local.sandbox.sendgrid import domains, send
 
-SERVICE = Service("sendgrid", (send.add_routes, domains.add_routes), url_prefix="/sendgrid")
+SERVICE = Service(
+    send.PROVIDER, (send.add_routes, domains.add_routes), url_prefix="/sendgrid", email_provider=True
+)

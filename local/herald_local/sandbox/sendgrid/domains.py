@@ -15,9 +15,9 @@ from flask import Blueprint, Response, request
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.domain_rules import dkim_public_key, verifies
 from herald_local.sandbox.core.json_fields import as_dict, as_str
-from herald_local.sandbox.core.records import Domain, ProviderName
+from herald_local.sandbox.core.records import Domain
 from herald_local.sandbox.core.replies import empty_reply, json_reply
-from herald_local.sandbox.sendgrid.send import authenticate, errors_reply
+from herald_local.sandbox.sendgrid.send import PROVIDER, authenticate, errors_reply
 
 USER_ID = 7_302_051
 _WL_CLUSTER = f"u{USER_ID}.wl051.sendgrid.net"
@@ -90,7 +90,7 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
         refusal = authenticate(request)
         if refusal is not None:
             return refusal
-        domain = store.domain(ProviderName.SENDGRID, domain_id)
+        domain = store.domain(PROVIDER, domain_id)
         return domain if domain is not None else _error(404, "authenticated domain not found")
 
     @blueprint.post("/v3/whitelabel/domains")
@@ -103,7 +103,7 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
         if not name:
             return _error(400, "domain is required", "domain")
         domain = _new_domain(body, name)
-        store.add_domain(ProviderName.SENDGRID, domain)
+        store.add_domain(PROVIDER, domain)
         return json_reply(domain.details, 201)
 
     @blueprint.get("/v3/whitelabel/domains/<domain_id>")
@@ -121,5 +121,5 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
         domain = found(domain_id)
         if isinstance(domain, Response):
             return domain
-        store.remove_domain(ProviderName.SENDGRID, domain_id)
+        store.remove_domain(PROVIDER, domain_id)
         return empty_reply(204)

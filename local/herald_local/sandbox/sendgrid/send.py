@@ -20,7 +20,7 @@ from herald_local.sandbox.core.addresses import bare_address, is_address
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.credentials import bearer_token, is_sandbox_key
 from herald_local.sandbox.core.json_fields import as_dict, as_dicts, as_optional_str, as_str, json_type
-from herald_local.sandbox.core.records import ProviderName, SendSummary
+from herald_local.sandbox.core.records import SendSummary
 from herald_local.sandbox.core.replies import (
     RATE_LIMIT_WINDOW_SECONDS,
     empty_reply,
@@ -28,6 +28,8 @@ from herald_local.sandbox.core.replies import (
     status_phrase,
 )
 from herald_local.sandbox.core.send_flow import handle_send
+
+PROVIDER = "sendgrid"
 
 _MAIL_ERRORS_HELP = "http://sendgrid.com/docs/API_Reference/Web_API_v3/Mail/errors.html"
 _RATE_LIMIT = 600
@@ -80,7 +82,7 @@ def rate_limit_headers() -> dict[str, str]:
 
 
 class SendGridApi:
-    provider = ProviderName.SENDGRID
+    provider = PROVIDER
 
     def authenticate(self, req: Request) -> Response | None:
         return authenticate(req)

@@ -3,4 +3,4 @@
 from herald_local.sandbox.core.service import Service
 from herald_local.sandbox.ses import send
 
-SERVICE = Service("ses", (send.add_routes,), url_prefix="/ses")
+SERVICE = Service(send.PROVIDER, (send.add_routes,), url_prefix="/ses", email_provider=True)

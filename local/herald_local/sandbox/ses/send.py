@@ -20,9 +20,11 @@ from herald.domain.providers import JOB_ID_TAG
 from herald_local.sandbox.core.addresses import bare_address, is_address
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.json_fields import as_dict, as_optional_str, as_str
-from herald_local.sandbox.core.records import ProviderName, SendSummary
+from herald_local.sandbox.core.records import SendSummary
 from herald_local.sandbox.core.replies import json_reply, status_phrase
 from herald_local.sandbox.core.send_flow import handle_send
+
+PROVIDER = "ses"
 
 
 def error(status: int, code: str, message: str) -> Response:
@@ -34,7 +36,7 @@ def _content(body: dict[str, Any]) -> dict[str, Any]:
 
 
 class SesApi:
-    provider = ProviderName.SES
+    provider = PROVIDER
 
     def authenticate(self, req: Request) -> Response | None:
         if not req.headers.get("Authorization", "").startswith("AWS4-HMAC-SHA256"):
