@@ -1,9 +1,15 @@
 """A local imitation of the SendGrid, Resend and Postmark APIs plus an outbound-webhook receiver,
 for tests and the Docker-free local stack.
 
+One package per service it imitates or offers (``sendgrid``, ``resend``, ``postmark``, ``ses``,
+``slack``, ``polar``, ``paystack``, ``checkout``, ``hooks``, ``outages``, ``mailbox``), each standing
+only on the shared ``core`` and exposing one ``SERVICE`` (``core.service``) that ``app`` mounts.
+
 - ``/sendgrid``, ``/resend``, ``/postmark``: each provider's API under its own prefix (these are the
   providers' base URLs); keys and tokens that begin with ``sandbox-`` are valid. The packages of the
-  same names document which error bodies each status gets.
+  same names document which error bodies each status gets. ``/ses`` is the platform's own sender;
+  ``/polar`` and ``/paystack`` are the payment processors' checkout APIs, paid on
+  ``/_sandbox/checkout/<id>`` (see ``checkout``).
 - Recipients choose failures (``fail-<status>[-<provider>]@…``, ``timeout[-<provider>]@…``; see
   ``core.failures``); domains whose first label starts with ``pending`` never verify.
 - ``/hooks/<name>`` receives outbound webhooks and checks their signatures (see ``hooks``).
