@@ -1,10 +1,16 @@
-"""What every imitated provider's domain API shares: which domains verify, and DKIM keys that look
-like the real ones."""
+"""What every imitated provider's domain API shares: which domains verify, DKIM keys that look like
+the real ones, and finding a domain once the key is checked."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Callable
+
+from flask import Response
+
+from herald_local.sandbox.core.records import Domain
+from herald_local.sandbox.core.store import SandboxStore
 
 # DER prefix of an RSA-1024 SubjectPublicKeyInfo (the "MIGfMA0G…" every DKIM TXT record starts with),
 # then a modulus, then the exponent 65537.
@@ -23,3 +29,17 @@ def dkim_public_key(domain_name: str) -> str:
     modulus = bytearray(hashlib.sha512(seed).digest() + hashlib.sha512(seed + b"#2").digest())
     modulus[0] |= 0x80  # a 1024-bit modulus has its top bit set
     return base64.b64encode(_SPKI_PREFIX + bytes(modulus) + _SPKI_EXPONENT).decode()
+
+
+def found_domain(
+    store: SandboxStore,
+    provider: str,
+    domain_id: str,
+    refusal: Response | None,
+    not_found: Callable[[], Response],
+) -> Domain | Response:
+    """The provider's domain of that id, else its answer: the key's ``refusal`` first, then ``not_found``."""
+    if refusal is not None:
+        return refusal
+    domain = store.domain(provider, domain_id)
+    return domain if domain is not None else not_found()

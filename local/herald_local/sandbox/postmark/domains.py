@@ -13,7 +13,7 @@ from flask import Blueprint, Response, abort, request
 
 from herald.domain.clock import utc_now
 from herald_local.sandbox.core.context import SandboxContext
-from herald_local.sandbox.core.domain_rules import dkim_public_key, verifies
+from herald_local.sandbox.core.domain_rules import dkim_public_key, found_domain, verifies
 from herald_local.sandbox.core.json_fields import as_dict, as_str
 from herald_local.sandbox.core.records import Domain
 from herald_local.sandbox.core.replies import json_reply
@@ -69,6 +69,10 @@ def _verify_return_path(domain: Domain) -> None:
         domain.details["ReturnPathDomainVerified"] = True
 
 
+def _not_found() -> Response:
+    return error(422, 510, "Domain not found.")
+
+
 _VERIFIERS = {"verifydkim": _verify_dkim, "verifyreturnpath": _verify_return_path}
 
 
@@ -80,11 +84,7 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
     store = context.store
 
     def found(domain_id: str) -> Domain | Response:
-        refusal = authenticate_account()
-        if refusal is not None:
-            return refusal
-        domain = store.domain(PROVIDER, domain_id)
-        return domain if domain is not None else error(422, 510, "Domain not found.")
+        return found_domain(store, PROVIDER, domain_id, authenticate_account(), _not_found)
 
     @blueprint.get("/domains")
     def list_domains() -> Response:

@@ -11,7 +11,7 @@ from flask import Blueprint, Response, request
 
 from herald.domain.clock import utc_now
 from herald_local.sandbox.core.context import SandboxContext
-from herald_local.sandbox.core.domain_rules import dkim_public_key, verifies
+from herald_local.sandbox.core.domain_rules import dkim_public_key, found_domain, verifies
 from herald_local.sandbox.core.json_fields import as_dict, as_str
 from herald_local.sandbox.core.records import Domain
 from herald_local.sandbox.core.replies import json_reply
@@ -77,6 +77,10 @@ def _summary(domain: Domain) -> dict[str, Any]:
     return {key: domain.details[key] for key in ("id", "name", "status", "created_at", "region")}
 
 
+def _not_found() -> Response:
+    return error(404, "not_found", "Domain not found")
+
+
 def authenticate() -> Response | None:
     return authenticate_send(request, send_endpoint=False)
 
@@ -85,11 +89,7 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
     store = context.store
 
     def found(domain_id: str) -> Domain | Response:
-        refusal = authenticate()
-        if refusal is not None:
-            return refusal
-        domain = store.domain(PROVIDER, domain_id)
-        return domain if domain is not None else error(404, "not_found", "Domain not found")
+        return found_domain(store, PROVIDER, domain_id, authenticate(), _not_found)
 
     @blueprint.get("/domains")
     def list_domains() -> Response:

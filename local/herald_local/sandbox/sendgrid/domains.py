@@ -13,7 +13,7 @@ from typing import Any
 from flask import Blueprint, Response, request
 
 from herald_local.sandbox.core.context import SandboxContext
-from herald_local.sandbox.core.domain_rules import dkim_public_key, verifies
+from herald_local.sandbox.core.domain_rules import dkim_public_key, found_domain, verifies
 from herald_local.sandbox.core.json_fields import as_dict, as_str
 from herald_local.sandbox.core.records import Domain
 from herald_local.sandbox.core.replies import empty_reply, json_reply
@@ -26,6 +26,10 @@ _ids = itertools.count(21_700_001)
 
 def _error(status: int, message: str, field: str | None = None) -> Response:
     return errors_reply(status, [{"field": field, "message": message}])
+
+
+def _not_found() -> Response:
+    return _error(404, "authenticated domain not found")
 
 
 def _record(record_type: str, host: str, data: str) -> dict[str, Any]:
@@ -87,11 +91,7 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
     store = context.store
 
     def found(domain_id: str) -> Domain | Response:
-        refusal = authenticate(request)
-        if refusal is not None:
-            return refusal
-        domain = store.domain(PROVIDER, domain_id)
-        return domain if domain is not None else _error(404, "authenticated domain not found")
+        return found_domain(store, PROVIDER, domain_id, authenticate(request), _not_found)
 
     @blueprint.post("/v3/whitelabel/domains")
     def create_domain() -> Response:
