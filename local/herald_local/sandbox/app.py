@@ -35,6 +35,7 @@ SERVICES: tuple[Service, ...] = (
     outages.SERVICE,
     mailbox.SERVICE,
 )
+# The email providers, in the order the outage switches and the sandbox's banner list them.
 PROVIDERS = tuple(service.name for service in SERVICES if service.email_provider)
 
 # Postmark's own limit per message; larger bodies get Werkzeug's 413.
