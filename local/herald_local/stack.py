@@ -36,8 +36,7 @@ from herald_local.event_sources.schedules import SchedulePlayer
 from herald_local.event_sources.sns_bridge import SnsBridge
 from herald_local.event_sources.streams import StreamPoller
 from herald_local.host.processes import ChildProcess
-from herald_local.sandbox import SandboxServer
-from herald_local.sandbox.payments import PaymentTargets
+from herald_local.sandbox import PaymentTargets, SandboxServer
 from herald_local.state import (
     API_ROOT_OUTPUT,
     API_URL_OUTPUT,

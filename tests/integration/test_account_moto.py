@@ -312,7 +312,7 @@ def test_a_worker_skips_a_tampered_key_and_delivers_through_the_next_provider(
     skipped = job["deliveryLogs"][0]["providers"][0]
     assert skipped["provider"] == "SENDGRID"
     assert "cannot be decrypted" in skipped["error"]
-    assert [m.provider.value for m in sandbox.store.messages(job_id=job_id)] == ["resend"]
+    assert [m.provider for m in sandbox.store.messages(job_id=job_id)] == ["resend"]
     assert sandbox.store.attempts(job_id=job_id, provider="sendgrid") == []
 
 

@@ -13,7 +13,8 @@ import pytest
 from herald_local.__main__ import _arguments
 from herald_local.apigateway import gateway
 from herald_local.host import console
-from herald_local.sandbox import send_flow, slack
+from herald_local.sandbox.core import send_flow
+from herald_local.sandbox.slack import webhook as slack
 
 LAMBDA_LINE = "START RequestId: 5d1c Version: $LATEST"
 SUMMARY_LINE = "GET /api/v1/ping -> 200 (3 ms)"

@@ -26,8 +26,7 @@ from herald.domain.inbound import SubscriptionEvent
 from herald.domain.money import Money
 from herald.domain.providers import Credential, OutboundEmail, ProviderFailure
 from herald.services.checkout import CheckoutRequest
-from herald_local.sandbox import SandboxServer
-from herald_local.sandbox.payments import PaymentTargets
+from herald_local.sandbox import PaymentTargets, SandboxServer
 
 POLAR_SECRET = "whsec_aGVyYWxkIGxvY2FsLW9ubHkgUG9sYXIgc2VjcmV0ISE="
 PAYSTACK_KEY = "sk_test_sandbox_console"

@@ -9,8 +9,8 @@ import signal
 import threading
 from collections.abc import Sequence
 
-from herald_local.sandbox.context import DEFAULT_SLOW_SECONDS
-from herald_local.sandbox.records import ProviderName
+from herald_local.sandbox.app import PROVIDERS
+from herald_local.sandbox.core.context import DEFAULT_SLOW_SECONDS
 from herald_local.sandbox.server import SandboxServer
 
 DEFAULT_PORT = 3100
@@ -38,8 +38,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         signal.signal(stop_signal, lambda *_: done.set())
     server.start()
     print(f"Herald provider sandbox: mailbox at {server.base_url}/", flush=True)
-    for provider in ProviderName:
-        print(f"  {provider.value:<8} base URL {server.provider_base_url(provider.value)}", flush=True)
+    for provider in PROVIDERS:
+        print(f"  {provider:<8} base URL {server.provider_base_url(provider)}", flush=True)
     try:
         done.wait()
     finally:

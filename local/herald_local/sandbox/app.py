@@ -1,20 +1,42 @@
-"""The sandbox's Flask application: one blueprint per imitated provider (each under its own path
-prefix, since Resend and Postmark both have ``/domains``), the hook receiver and the views."""
+"""The sandbox's Flask application: every service's blueprint, each imitated API under its own path
+prefix (Resend and Postmark both have ``/domains``). A new service is its package and one entry in
+``SERVICES``."""
 
 from __future__ import annotations
 
 from flask import Flask
 
-from herald_local.sandbox import postmark_domains, resend_domains, sendgrid_domains
-from herald_local.sandbox.checkout import checkout_blueprint
-from herald_local.sandbox.context import SandboxContext
-from herald_local.sandbox.hooks import hooks_blueprint
-from herald_local.sandbox.postmark import postmark_blueprint
-from herald_local.sandbox.resend import resend_blueprint
-from herald_local.sandbox.sendgrid import sendgrid_blueprint
-from herald_local.sandbox.ses import ses_blueprint
-from herald_local.sandbox.slack import slack_blueprint
-from herald_local.sandbox.views import views_blueprint
+from herald_local.sandbox import (
+    checkout,
+    hooks,
+    mailbox,
+    outages,
+    paystack,
+    polar,
+    postmark,
+    resend,
+    sendgrid,
+    ses,
+    slack,
+)
+from herald_local.sandbox.core.context import SandboxContext
+from herald_local.sandbox.core.service import Service
+
+SERVICES: tuple[Service, ...] = (
+    sendgrid.SERVICE,
+    resend.SERVICE,
+    postmark.SERVICE,
+    ses.SERVICE,
+    polar.SERVICE,
+    paystack.SERVICE,
+    checkout.SERVICE,
+    hooks.SERVICE,
+    slack.SERVICE,
+    outages.SERVICE,
+    mailbox.SERVICE,
+)
+# The email providers, in the order the outage switches and the sandbox's banner list them.
+PROVIDERS = tuple(service.name for service in SERVICES if service.email_provider)
 
 # Postmark's own limit per message; larger bodies get Werkzeug's 413.
 MAX_REQUEST_BYTES = 10 * 1024 * 1024
@@ -23,22 +45,6 @@ MAX_REQUEST_BYTES = 10 * 1024 * 1024
 def create_app(context: SandboxContext) -> Flask:
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
-    sendgrid = sendgrid_blueprint(context)
-    sendgrid_domains.register_domain_routes(sendgrid, context)
-    resend = resend_blueprint(context)
-    resend_domains.register_domain_routes(resend, context)
-    postmark = postmark_blueprint(context)
-    postmark_domains.register_domain_routes(postmark, context)
-    blueprints = (
-        sendgrid,
-        resend,
-        postmark,
-        ses_blueprint(context),
-        checkout_blueprint(context),
-        hooks_blueprint(context),
-        slack_blueprint(context),
-        views_blueprint(context),
-    )
-    for blueprint in blueprints:
-        app.register_blueprint(blueprint)
+    for service in SERVICES:
+        app.register_blueprint(service.blueprint(context))
     return app

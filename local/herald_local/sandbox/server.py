@@ -7,18 +7,16 @@ import threading
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
-from herald_local.sandbox.app import create_app
-from herald_local.sandbox.context import DEFAULT_SLOW_SECONDS, SandboxContext
-from herald_local.sandbox.records import ProviderName
-from herald_local.sandbox.slack import WEBHOOK_PATH
-from herald_local.sandbox.store import SandboxStore
+from herald_local.sandbox.app import PROVIDERS, SERVICES, create_app
+from herald_local.sandbox.core.context import DEFAULT_SLOW_SECONDS, SandboxContext
+from herald_local.sandbox.core.store import SandboxStore
+from herald_local.sandbox.slack.webhook import WEBHOOK_PATH
 
 # How long stop() waits for the serving thread; slow answers are woken first, so it ends quickly.
 _STOP_JOIN_SECONDS = 5.0
 # How often the serving loop looks for a shutdown request (socketserver's default of 0.5 s makes
 # every stop() take that long).
 _POLL_SECONDS = 0.05
-PROCESSOR_MOUNTS = frozenset({"polar", "paystack"})
 
 
 class SandboxServer:
@@ -27,7 +25,7 @@ class SandboxServer:
     ) -> None:
         self.host = host
         self.port = port
-        self.context = SandboxContext(slow_seconds=slow_seconds)
+        self.context = SandboxContext(PROVIDERS, slow_seconds=slow_seconds)
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -44,10 +42,10 @@ class SandboxServer:
     def provider_base_url(self, name: str) -> str:
         """What Herald's ``HERALD_<PROVIDER>_BASE_URL`` should be, e.g. ``…/sendgrid`` (also the
         imitated payment processors' APIs, ``…/polar`` and ``…/paystack``)."""
-        mount = name.lower()
-        if mount not in PROCESSOR_MOUNTS:
-            mount = ProviderName(mount).value
-        return f"{self.base_url}/{mount}"
+        prefixes = {service.name: service.url_prefix for service in SERVICES if service.url_prefix}
+        if name.lower() not in prefixes:
+            raise ValueError(f"the sandbox imitates no API named {name!r}")
+        return f"{self.base_url}{prefixes[name.lower()]}"
 
     @property
     def slack_webhook_url(self) -> str:
