@@ -1,13 +1,15 @@
-"""The response envelopes of the API contract (docs/api.md, "Conventions")."""
+"""The response envelopes of the API contract (docs/api.md, "Conventions"), and their JSON text."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from msgspec.structs import asdict
+import msgspec
 
 from herald.domain.clock import now_iso
 from herald.domain.errors import ErrorCode, HeraldError
+from herald.http.answers import ErrorEnvelope
 
 # What to do next, where that is another route: the edge's to say, since only it knows the routes.
 NEXT_STEPS = {
@@ -26,14 +28,11 @@ def success(data: Any) -> dict[str, Any]:
     return {"success": True, "data": data, "timestamp": now_iso()}
 
 
-def failure(error: HeraldError) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "success": False,
-        "error": message_of(error),
-        "code": error.code,
-        "timestamp": now_iso(),
-    }
-    if error.details:
-        body["details"] = [asdict(problem) for problem in error.details]
-    body.update(error.extra)
-    return body
+def failure(error: HeraldError) -> ErrorEnvelope:
+    return ErrorEnvelope.of(error, message_of(error))
+
+
+def json_text(document: Any) -> str:
+    """An envelope (answer models within it as their documents) as compact JSON, characters outside
+    ASCII escaped: byte for byte what Herald has always answered."""
+    return json.dumps(msgspec.to_builtins(document), separators=(",", ":"))
