@@ -15,14 +15,7 @@ from herald.domain.errors import ErrorCode
 from herald.domain.inbound import Processor
 from herald.domain.plans import Plan
 from herald.domain.records import StoredProvider, TenantContext
-from herald.http.account_requests import (
-    CheckoutRequest,
-    DomainRequest,
-    PriorityRequest,
-    ProviderKeyRequest,
-    RotateKeyRequest,
-)
-from herald.http.answers import (
+from herald.http.account_answers import (
     DELETED,
     Account,
     Activity,
@@ -36,6 +29,13 @@ from herald.http.answers import (
     RotatedSigningSecret,
     SigningSecretStatus,
     Suppression,
+)
+from herald.http.account_requests import (
+    CheckoutRequest,
+    DomainRequest,
+    PriorityRequest,
+    ProviderKeyRequest,
+    RotateKeyRequest,
 )
 from herald.http.console import credentials, request_origin, session_cookie, signed_in_by_session
 from herald.http.contract import AUTHENTICATED, JSON_BODY, PARAMETERS, PATH_PARAMETERS, answers, success

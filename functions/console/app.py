@@ -17,8 +17,8 @@ from herald.composition import startup
 from herald.composition.console import console_services
 from herald.domain.errors import HeraldError
 from herald.domain.signin import CodePurpose
+from herald.http.account_answers import CodeSent, SignedIn, SignedOut
 from herald.http.account_requests import SignInRequest, SignUpRequest, VerifyCodeRequest
-from herald.http.answers import CodeSent, SignedIn, SignedOut
 from herald.http.console import (
     cleared_cookie,
     request_origin,
