@@ -20,7 +20,7 @@ from herald.domain.records import Suppression, TenantContext
 from herald.domain.secrets import Purpose
 from herald.domain.signing import SECRET_PREFIX
 from herald.http import account_answers
-from herald.http.answers import Answer
+from herald.http.envelope import Answer
 from herald.services.account import AccountService
 from herald_harness.inbound_signers import RESEND_SECRET, SENDGRID_VERIFICATION_KEY
 from tests.fakes.jobs import FakeCounters

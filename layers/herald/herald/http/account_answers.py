@@ -12,7 +12,7 @@ from herald.domain.billing import BillingStatus
 from herald.domain.breakers import BreakerState
 from herald.domain.clock import iso
 from herald.domain.jobs import JobStatus
-from herald.http.answers import Answer, Timestamp
+from herald.http.envelope import Answer, Timestamp
 
 if TYPE_CHECKING:
     from herald.domain import providers, records

@@ -1,6 +1,7 @@
 """The answers of Herald's HTTP functions, one model per shape (docs/api.md): here the public and
-the notification routes' and the error envelope; the account's and the console's own routes' in
-``herald.http.account_answers``, imported with those routes.
+the notification routes'; the account's and the console's own routes' in
+``herald.http.account_answers``, imported with those routes; the error envelope, and ``Answer``, the
+base of them all, in ``herald.http.envelope``.
 
 A model is at once what a route serialises (``msgspec.to_builtins``: its fields in this order under
 their camelCase names, an ``UNSET`` field left out) and, through ``msgspec.json.schema_components``
@@ -19,21 +20,15 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 from msgspec.structs import replace
 
-from herald.domain.clock import now_iso
-from herald.domain.errors import ErrorCode, FieldProblem, HeraldError
 from herald.domain.jobs import PRIORITY_QUEUES, Channel, JobStatus
 from herald.domain.notifications import NotificationRequest, WebhookNotification, request_document
+from herald.http.envelope import Answer, Timestamp
 
 if TYPE_CHECKING:
     from herald.domain import records
     from herald.services import accept, job_queries
 
-Timestamp = Annotated[str, Meta(extra_json_schema={"format": "date-time"})]
 Priority = Annotated[int, Meta(extra_json_schema={"enum": list(PRIORITY_QUEUES)})]
-
-
-class Answer(msgspec.Struct, forbid_unknown_fields=True, rename="camel"):
-    """Every field a body has is declared: the schema forbids any other (the contract checks)."""
 
 
 # ---------------------------------------------------------------- public
@@ -246,34 +241,3 @@ class Recovery(Answer):
     @classmethod
     def of(cls, result: job_queries.Recovery) -> Recovery:
         return cls(requeued=result.requeued, next_cursor=result.next_cursor)
-
-
-# ---------------------------------------------------------------- errors
-
-
-class ErrorEnvelope(Answer):
-    success: Literal[False]
-    error: Annotated[
-        str, Meta(description="One sentence for a person; for invalid input it names every problem")
-    ]
-    code: ErrorCode
-    timestamp: Timestamp
-    details: Annotated[list[FieldProblem] | UnsetType, Meta(description="Every invalid field")] = UNSET
-    message: Annotated[list[str] | UnsetType, Meta(description="The same problems, one line each")] = UNSET
-    retry_after: Annotated[int | UnsetType, Meta(description="On 429: seconds to wait, as Retry-After")] = (
-        UNSET
-    )
-    job_id: Annotated[str | UnsetType, Meta(description="On duplicate_request and queue_unavailable")] = UNSET
-    usage: Annotated[int | UnsetType, Meta(description="On quota_exceeded: used this period")] = UNSET
-    limit: Annotated[int | UnsetType, Meta(description="On quota_exceeded: the period's quota")] = UNSET
-    resets_at: Annotated[Timestamp | UnsetType, Meta(description="On quota_exceeded: the period's end")] = (
-        UNSET
-    )
-
-    @classmethod
-    def of(cls, error: HeraldError, sentence: str) -> ErrorEnvelope:
-        """``error`` told in ``sentence``; its ``extra`` are fields of this envelope by their names."""
-        fields = {"success": False, "error": sentence, "code": error.code, "timestamp": now_iso()}
-        if error.details:
-            fields["details"] = error.details
-        return msgspec.convert({**fields, **error.extra}, cls)

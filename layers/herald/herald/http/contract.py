@@ -18,7 +18,7 @@ from herald.http.error_table import status_of
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse, OpenAPIResponseHeader
 
-    from herald.http.answers import Answer
+    from herald.http.envelope import Answer
 
 JSON = "application/json"
 SCHEMAS = "#/components/schemas/"

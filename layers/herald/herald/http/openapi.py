@@ -23,8 +23,8 @@ import msgspec
 from aws_lambda_powertools.event_handler.openapi import swagger_ui
 from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
 
-from herald.http.answers import ErrorEnvelope
 from herald.http.contract import BODIES, ENVELOPE_SUFFIX, PUBLIC_PATHS, SCHEMAS, ref
+from herald.http.envelope import ErrorEnvelope
 
 SECURITY_SCHEMES = {
     "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},

@@ -9,8 +9,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler import Response
 
 from herald.domain.errors import ErrorCode, FieldProblem, HeraldError, validation_failed
-from herald.http.answers import Answer
-from herald.http.envelope import failure, json_text, success
+from herald.http.envelope import Answer, failure, json_text, success
 from herald.http.error_table import status_of
 from herald.http.requests import SEND_AT_OUT_OF_RANGE, TOO_LARGE
 
