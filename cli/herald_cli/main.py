@@ -10,11 +10,13 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
+import msgspec
+
 from herald.composition.operator import MissingOutput, OperatorServices
 from herald.domain.clock import InvalidTime, iso, parse_timestamp
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.plans import Plan
-from herald.http.views import job_document
+from herald.http.answers import Job
 from herald.observability import logger
 from herald.services.job_queries import operator_job
 from herald.services.outcomes import TenantNotFound
@@ -169,7 +171,7 @@ def _run(args: argparse.Namespace, services: OperatorServices) -> int:
         return dead_letter_command(args, services.dead_letters)
     if args.group == "jobs":
         owner, view = operator_job(services.jobs, services.tenants, args.id, args.tenant)
-        show_job({"tenantId": owner, **job_document(view)}, args.json)
+        show_job({"tenantId": owner, **msgspec.to_builtins(Job.of_view(view))}, args.json)
         return 0
     COMMANDS[(args.group, args.command)](args, services)
     return 0

@@ -16,7 +16,21 @@ from herald.domain.errors import ErrorCode
 from herald.domain.inbound import Processor
 from herald.domain.plans import Plan
 from herald.domain.records import StoredProvider, TenantContext
-from herald.http import views
+from herald.http.account_answers import (
+    DELETED,
+    Account,
+    Activity,
+    Checkout,
+    Deleted,
+    Domain,
+    Endpoint,
+    NewSigningSecret,
+    Provider,
+    RotatedApiKey,
+    RotatedSigningSecret,
+    SigningSecretStatus,
+    Suppression,
+)
 from herald.http.account_requests import (
     CheckoutRequest,
     DomainRequest,
@@ -24,7 +38,6 @@ from herald.http.account_requests import (
     ProviderKeyRequest,
     RotateKeyRequest,
 )
-from herald.http.activity import activity_document
 from herald.http.console import credentials, session_cookie, signed_in_by_session, stack_origin
 from herald.http.contract import AUTHENTICATED, JSON_BODY, PARAMETERS, PATH_PARAMETERS, answers, success
 from herald.http.responses import json_response
@@ -53,32 +66,32 @@ def _account() -> AccountService:
     return api().account
 
 
-def _providers(tenant: TenantContext, items: tuple[StoredProvider, ...]) -> list[views.Document]:
+def _providers(tenant: TenantContext, items: tuple[StoredProvider, ...]) -> list[Provider]:
     return [_provider(tenant, item) for item in items]
 
 
-def _provider(tenant: TenantContext, item: StoredProvider) -> views.Document:
-    return views.provider(item, tenant.tenant_id, f"{_origin()}/api/v1")
+def _provider(tenant: TenantContext, item: StoredProvider) -> Provider:
+    return Provider.of(item, tenant.tenant_id, f"{_origin()}/api/v1")
 
 
 @router.get(
     "/api/v1/account",
     summary="Plan, limits, usage this period and rate limit",
-    responses=answers(200, "Account", "The account", *AUTHENTICATED),
+    responses=answers(200, Account, "The account", *AUTHENTICATED),
 )
 def account() -> Response[str]:
-    return json_response(200, views.account(_account().overview(_tenant())))
+    return json_response(200, Account.of(_account().overview(_tenant())))
 
 
 @router.get(
     "/api/v1/account/activity",
     summary="Jobs accepted, completed and failed by day (the last 7, 30 or 90 days)",
-    responses=answers(200, "Activity", "The activity", *AUTHENTICATED, *PARAMETERS),
+    responses=answers(200, Activity, "The activity", *AUTHENTICATED, *PARAMETERS),
 )
 def activity(
     days: Annotated[int, Query(description="7, 30 or 90", json_schema_extra={"enum": [7, 30, 90]})] = 30,
 ) -> Response[str]:
-    return json_response(200, activity_document(api().activity.activity(_tenant(), days)))
+    return json_response(200, Activity.of(api().activity.activity(_tenant(), days)))
 
 
 @router.post(
@@ -86,7 +99,7 @@ def activity(
     summary="Start a checkout to upgrade the plan (the payment webhook moves the plan)",
     responses=answers(
         201,
-        "Checkout",
+        Checkout,
         "The processor's checkout page",
         *AUTHENTICATED,
         *JSON_BODY,
@@ -102,17 +115,17 @@ def start_checkout(request: Annotated[CheckoutRequest, Body()]) -> Response[str]
         Processor(request.processor.upper()) if request.processor else None,
         f"{_origin()}/console",
     )
-    return json_response(201, {"url": url})
+    return json_response(201, Checkout(url=url))
 
 
 @router.post(
     "/api/v1/account/api-key/rotate",
     summary="Issue a new API key (shown once)",
-    responses=answers(200, "RotatedApiKey", "The new key", *AUTHENTICATED, *JSON_BODY, ErrorCode.KEY_ROTATED),
+    responses=answers(200, RotatedApiKey, "The new key", *AUTHENTICATED, *JSON_BODY, ErrorCode.KEY_ROTATED),
 )
 def rotate_api_key(request: Annotated[RotateKeyRequest, Body()]) -> Response[str]:
     caller = _tenant()
-    answer = json_response(200, views.rotated_key(_account().rotate_key(caller, request.graceSeconds)))
+    answer = json_response(200, RotatedApiKey.of(_account().rotate_key(caller, request.graceSeconds)))
     if request.graceSeconds == 0 and signed_in_by_session(router.current_event.raw_event):
         # Without grace every session ended with the old key; the browser that rotated gets a new one.
         answer.cookies.append(session_cookie(api().sessions.start(caller.tenant_id).token))
@@ -122,7 +135,7 @@ def rotate_api_key(request: Annotated[RotateKeyRequest, Body()]) -> Response[str
 @router.get(
     "/api/v1/account/providers",
     summary="Configured providers, by priority (keys masked)",
-    responses=answers(200, "ProviderList", "The providers", *AUTHENTICATED),
+    responses=answers(200, list[Provider], "The providers", *AUTHENTICATED),
 )
 def list_providers() -> Response[str]:
     tenant = _tenant()
@@ -135,7 +148,7 @@ def list_providers() -> Response[str]:
     responses={
         **answers(
             201,
-            "Provider",
+            Provider,
             "Stored",
             *AUTHENTICATED,
             *JSON_BODY,
@@ -144,7 +157,7 @@ def list_providers() -> Response[str]:
             ErrorCode.PROVIDER_KEY_INVALID,
             ErrorCode.PROVIDER_UNAVAILABLE,
         ),
-        **success(200, "Provider", "Replaced"),
+        **success(200, Provider, "Replaced"),
     },
 )
 def put_provider(provider: ProviderName, request: Annotated[ProviderKeyRequest, Body()]) -> Response[str]:
@@ -164,7 +177,7 @@ def put_provider(provider: ProviderName, request: Annotated[ProviderKeyRequest, 
     summary="Change a provider's priority (swaps)",
     responses=answers(
         200,
-        "ProviderList",
+        list[Provider],
         "The providers in their new order",
         *AUTHENTICATED,
         *JSON_BODY,
@@ -182,52 +195,50 @@ def set_priority(provider: ProviderName, request: Annotated[PriorityRequest, Bod
 @router.delete(
     "/api/v1/account/providers/<provider>",
     summary="Remove a provider key",
-    responses=answers(
-        200, "Deleted", "Removed", *AUTHENTICATED, *PROVIDER_PATH, ErrorCode.PROVIDER_NOT_FOUND
-    ),
+    responses=answers(200, Deleted, "Removed", *AUTHENTICATED, *PROVIDER_PATH, ErrorCode.PROVIDER_NOT_FOUND),
 )
 def delete_provider(provider: ProviderName) -> Response[str]:
     _account().delete_provider(_tenant(), provider)
-    return json_response(200, {"deleted": True})
+    return json_response(200, DELETED)
 
 
 @router.post(
     "/api/v1/account/webhook-secret",
     summary="Create the signing secret (shown once)",
-    responses=answers(201, "NewSigningSecret", "Created", *AUTHENTICATED, ErrorCode.SIGNING_SECRET_EXISTS),
+    responses=answers(201, NewSigningSecret, "Created", *AUTHENTICATED, ErrorCode.SIGNING_SECRET_EXISTS),
 )
 def create_signing_secret() -> Response[str]:
-    return json_response(201, views.new_signing_secret(_account().create_signing_secret(_tenant())))
+    return json_response(201, NewSigningSecret.of(_account().create_signing_secret(_tenant())))
 
 
 @router.get(
     "/api/v1/account/webhook-secret",
     summary="Signing secret status",
-    responses=answers(200, "SigningSecretStatus", "The status", *AUTHENTICATED),
+    responses=answers(200, SigningSecretStatus, "The status", *AUTHENTICATED),
 )
 def signing_secret_status() -> Response[str]:
-    return json_response(200, views.signing_secret_status(_account().signing_secret_status(_tenant())))
+    return json_response(200, SigningSecretStatus.of(_account().signing_secret_status(_tenant())))
 
 
 @router.post(
     "/api/v1/account/webhook-secret/rotate",
     summary="Rotate the signing secret (old one valid 24 h)",
     responses=answers(
-        200, "RotatedSigningSecret", "The new secret", *AUTHENTICATED, ErrorCode.SIGNING_SECRET_NOT_FOUND
+        200, RotatedSigningSecret, "The new secret", *AUTHENTICATED, ErrorCode.SIGNING_SECRET_NOT_FOUND
     ),
 )
 def rotate_signing_secret() -> Response[str]:
-    return json_response(200, views.new_signing_secret(_account().rotate_signing_secret(_tenant())))
+    return json_response(200, NewSigningSecret.of(_account().rotate_signing_secret(_tenant())))
 
 
 @router.delete(
     "/api/v1/account/webhook-secret",
     summary="Delete the signing secret",
-    responses=answers(200, "Deleted", "Deleted", *AUTHENTICATED, ErrorCode.SIGNING_SECRET_NOT_FOUND),
+    responses=answers(200, Deleted, "Deleted", *AUTHENTICATED, ErrorCode.SIGNING_SECRET_NOT_FOUND),
 )
 def delete_signing_secret() -> Response[str]:
     _account().delete_signing_secret(_tenant())
-    return json_response(200, {"deleted": True})
+    return json_response(200, DELETED)
 
 
 @router.post(
@@ -235,7 +246,7 @@ def delete_signing_secret() -> Response[str]:
     summary="Register a sending domain with every configured provider",
     responses=answers(
         201,
-        "Domain",
+        Domain,
         "Registered",
         *AUTHENTICATED,
         *JSON_BODY,
@@ -246,65 +257,65 @@ def delete_signing_secret() -> Response[str]:
     ),
 )
 def add_domain(request: Annotated[DomainRequest, Body()]) -> Response[str]:
-    return json_response(201, views.domain(_account().add_domain(_tenant(), request.domain)))
+    return json_response(201, Domain.of(_account().add_domain(_tenant(), request.domain)))
 
 
 @router.get(
     "/api/v1/account/domains",
     summary="Sending domains and their DNS records",
-    responses=answers(200, "DomainList", "The domains", *AUTHENTICATED),
+    responses=answers(200, list[Domain], "The domains", *AUTHENTICATED),
 )
 def list_domains() -> Response[str]:
-    return json_response(200, [views.domain(item) for item in _account().domains(_tenant())])
+    return json_response(200, [Domain.of(item) for item in _account().domains(_tenant())])
 
 
 @router.post(
     "/api/v1/account/domains/<domain>/verify",
     summary="Ask every provider to verify the domain",
-    responses=answers(200, "Domain", "The domain as the providers see it", *AUTHENTICATED, *DOMAIN_PATH),
+    responses=answers(200, Domain, "The domain as the providers see it", *AUTHENTICATED, *DOMAIN_PATH),
 )
 def verify_domain(domain: DomainName) -> Response[str]:
-    return json_response(200, views.domain(_account().verify_domain(_tenant(), domain)))
+    return json_response(200, Domain.of(_account().verify_domain(_tenant(), domain)))
 
 
 @router.delete(
     "/api/v1/account/domains/<domain>",
     summary="Remove a sending domain",
-    responses=answers(200, "Deleted", "Removed", *AUTHENTICATED, *DOMAIN_PATH),
+    responses=answers(200, Deleted, "Removed", *AUTHENTICATED, *DOMAIN_PATH),
 )
 def delete_domain(domain: DomainName) -> Response[str]:
     _account().delete_domain(_tenant(), domain)
-    return json_response(200, {"deleted": True})
+    return json_response(200, DELETED)
 
 
 @router.get(
     "/api/v1/account/suppressions",
     summary="The suppression list",
-    responses=answers(200, "SuppressionList", "The suppressed addresses", *AUTHENTICATED),
+    responses=answers(200, list[Suppression], "The suppressed addresses", *AUTHENTICATED),
 )
 def list_suppressions() -> Response[str]:
-    return json_response(200, [views.suppression(item) for item in _account().suppressions(_tenant())])
+    return json_response(200, [Suppression.of(item) for item in _account().suppressions(_tenant())])
 
 
 @router.delete(
     "/api/v1/account/suppressions/<email>",
     summary="Remove an address from the suppression list",
     responses=answers(
-        200, "Deleted", "Removed", *AUTHENTICATED, *PATH_PARAMETERS, ErrorCode.SUPPRESSION_NOT_FOUND
+        200, Deleted, "Removed", *AUTHENTICATED, *PATH_PARAMETERS, ErrorCode.SUPPRESSION_NOT_FOUND
     ),
 )
 def delete_suppression(email: Annotated[str, Path(max_length=320)]) -> Response[str]:
     _account().delete_suppression(_tenant(), unquote(email))
-    return json_response(200, {"deleted": True})
+    return json_response(200, DELETED)
 
 
 @router.get(
     "/api/v1/account/endpoints",
     summary="The webhook endpoints as the circuit breakers see them",
-    responses=answers(200, "EndpointList", "Endpoints that ever failed, by origin", *AUTHENTICATED),
+    responses=answers(200, list[Endpoint], "Endpoints that ever failed, by origin", *AUTHENTICATED),
 )
 def list_endpoints() -> Response[str]:
-    return json_response(200, [views.endpoint(item) for item in api().endpoints.list(_tenant().tenant_id)])
+    return json_response(200, [Endpoint.of(item) for item in api().endpoints.list(_tenant().tenant_id)])
 
 
 @router.post(
@@ -312,7 +323,7 @@ def list_endpoints() -> Response[str]:
     summary="Re-enable a webhook endpoint (its breaker closes)",
     responses=answers(
         200,
-        "Endpoint",
+        Endpoint,
         "The endpoint, closed",
         *AUTHENTICATED,
         *PATH_PARAMETERS,
@@ -325,4 +336,4 @@ def enable_endpoint(
     ],
 ) -> Response[str]:
     chosen = unquote(origin).strip().lower().rstrip("/")
-    return json_response(200, views.endpoint(api().endpoints.enable(_tenant().tenant_id, chosen)))
+    return json_response(200, Endpoint.of(api().endpoints.enable(_tenant().tenant_id, chosen)))

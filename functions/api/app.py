@@ -22,7 +22,17 @@ from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import NotificationRequest
 from herald.domain.records import TenantContext
-from herald.http import views
+from herald.http.answers import (
+    PONG,
+    AcceptedJob,
+    Health,
+    Job,
+    JobPage,
+    Pong,
+    Recovery,
+    RetriedJob,
+    ServiceInfo,
+)
 from herald.http.console import credentials
 from herald.http.contract import (
     AUTHENTICATED,
@@ -53,6 +63,13 @@ EMAIL_ROUTING = (
     ErrorCode.FROM_NOT_ALLOWED,
 )
 
+SERVICE_INFO = ServiceInfo(
+    name="Herald",
+    version=herald.__version__,
+    description="Multi-tenant email and webhook notifications (NotifyKit-compatible API).",
+    documentation="/api/v1/docs",
+)
+
 # Checked by the accept service, after the API key, with the body field's rule and message.
 IdempotencyHeader = Annotated[
     str | None, Header(alias="Idempotency-Key", json_schema_extra=IDEMPOTENCY_KEY_RULE)
@@ -79,37 +96,27 @@ def tenant() -> TenantContext:
 # ---------------------------------------------------------------- public, no key
 
 
-@app.get("/api/v1/ping", summary="Liveness", responses=success(200, "Pong", "pong"))
+@app.get("/api/v1/ping", summary="Liveness", responses=success(200, Pong, "pong"))
 def ping() -> Response[str]:
-    return json_response(200, {"message": "pong"})
+    return json_response(200, PONG)
 
 
-@app.get("/api/v1/info", summary="Service information", responses=success(200, "ServiceInfo", "Herald"))
+@app.get("/api/v1/info", summary="Service information", responses=success(200, ServiceInfo, "Herald"))
 def info() -> Response[str]:
-    return json_response(
-        200,
-        {
-            "name": "Herald",
-            "version": herald.__version__,
-            "description": "Multi-tenant email and webhook notifications (NotifyKit-compatible API).",
-            "documentation": "/api/v1/docs",
-        },
-    )
+    return json_response(200, SERVICE_INFO)
 
 
 @app.get(
     "/api/v1/health",
     summary="Reachability of the table and the queues",
     responses={
-        **success(200, "Health", "Everything reachable"),
-        **success(503, "Health", "The table or a queue cannot be reached"),
+        **success(200, Health, "Everything reachable"),
+        **success(503, Health, "The table or a queue cannot be reached"),
     },
 )
 def health() -> Response[str]:
     healthy, checks = api().health()
-    return json_response(
-        200 if healthy else 503, {"status": "ok" if healthy else "degraded", "checks": checks}
-    )
+    return json_response(200 if healthy else 503, Health.of(healthy, checks))
 
 
 @lru_cache(maxsize=1)
@@ -143,7 +150,7 @@ def docs() -> Response[str]:
 @app.post(
     "/api/v1/notifications/email",
     summary="Send an email",
-    responses=answers(202, "AcceptedJob", "Accepted", *AUTHENTICATED, *JSON_BODY, *SENDING, *EMAIL_ROUTING),
+    responses=answers(202, AcceptedJob, "Accepted", *AUTHENTICATED, *JSON_BODY, *SENDING, *EMAIL_ROUTING),
 )
 def send_email(request: Annotated[EmailRequest, Body()], key: IdempotencyHeader = None) -> Response[str]:
     return _accepted(request.to_request(), key)
@@ -153,7 +160,7 @@ def send_email(request: Annotated[EmailRequest, Body()], key: IdempotencyHeader 
     "/api/v1/notifications/webhook",
     summary="Send a webhook",
     responses=answers(
-        202, "AcceptedJob", "Accepted", *AUTHENTICATED, *JSON_BODY, *SENDING, ErrorCode.URL_NOT_ALLOWED
+        202, AcceptedJob, "Accepted", *AUTHENTICATED, *JSON_BODY, *SENDING, ErrorCode.URL_NOT_ALLOWED
     ),
 )
 def send_webhook(request: Annotated[WebhookRequest, Body()], key: IdempotencyHeader = None) -> Response[str]:
@@ -162,25 +169,23 @@ def send_webhook(request: Annotated[WebhookRequest, Body()], key: IdempotencyHea
 
 def _accepted(request: NotificationRequest, header_key: str | None) -> Response[str]:
     caller = credentials(app.current_event.raw_event, public_origin())
-    return json_response(202, views.accepted_job(api().accept.accept(caller, request, header_key)))
+    return json_response(202, AcceptedJob.of(api().accept.accept(caller, request, header_key)))
 
 
 @app.get(
     "/api/v1/notifications/jobs/<id>",
     summary="Get a job",
-    responses=answers(200, "Job", "The job", *AUTHENTICATED, *PATH_PARAMETERS, ErrorCode.JOB_NOT_FOUND),
+    responses=answers(200, Job, "The job", *AUTHENTICATED, *PATH_PARAMETERS, ErrorCode.JOB_NOT_FOUND),
 )
 def get_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (the route's {id})
     logger.append_keys(job_id=id)
-    return json_response(200, views.job_document(api().jobs.get(tenant(), id)))
+    return json_response(200, Job.of_view(api().jobs.get(tenant(), id)))
 
 
 @app.get(
     "/api/v1/notifications/jobs",
     summary="List jobs, newest first",
-    responses=answers(
-        200, "JobPage", "A page of jobs", *AUTHENTICATED, *PARAMETERS, ErrorCode.INVALID_CURSOR
-    ),
+    responses=answers(200, JobPage, "A page of jobs", *AUTHENTICATED, *PARAMETERS, ErrorCode.INVALID_CURSOR),
 )
 def list_jobs(
     *,
@@ -209,7 +214,7 @@ def list_jobs(
         cursor=cursor,
         day=_day(day) if day else None,
     )
-    return json_response(200, views.job_page(listing, page=page, limit=limit))
+    return json_response(200, JobPage.of(listing, page=page, limit=limit))
 
 
 def _day(value: str) -> date:
@@ -226,7 +231,7 @@ def _day(value: str) -> date:
     summary="Retry a failed job",
     responses=answers(
         201,
-        "RetriedJob",
+        RetriedJob,
         "Re-queued",
         *AUTHENTICATED,
         *PATH_PARAMETERS,
@@ -236,7 +241,7 @@ def _day(value: str) -> date:
 )
 def retry_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (the route's {id})
     logger.append_keys(job_id=id)
-    return json_response(201, views.retried_job(api().jobs.retry(tenant(), id)))
+    return json_response(201, RetriedJob.of(api().jobs.retry(tenant(), id)))
 
 
 @app.post(
@@ -244,7 +249,7 @@ def retry_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa
     summary="Cancel a scheduled job",
     responses=answers(
         200,
-        "Job",
+        Job,
         "Cancelled",
         *AUTHENTICATED,
         *PATH_PARAMETERS,
@@ -254,7 +259,7 @@ def retry_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa
 )
 def cancel_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (the route's {id})
     logger.append_keys(job_id=id)
-    return json_response(200, views.job_document(api().jobs.cancel(tenant(), id)))
+    return json_response(200, Job.of_view(api().jobs.cancel(tenant(), id)))
 
 
 @app.post(
@@ -262,7 +267,7 @@ def cancel_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noq
     summary="Re-queue the failed jobs accepted in a time window",
     responses=answers(
         200,
-        "Recovery",
+        Recovery,
         "Re-queued (at most 1000; nextCursor continues)",
         *AUTHENTICATED,
         *JSON_BODY,
@@ -274,7 +279,7 @@ def recover_jobs(request: Annotated[RecoverRequest, Body()]) -> Response[str]:
     until = request.until or datetime.now(UTC)
     channel = Channel(request.type) if request.type else None
     result = api().jobs.recover(tenant(), (request.since, until), channel, request.cursor)
-    return json_response(200, views.recovery(result))
+    return json_response(200, Recovery.of(result))
 
 
 # ---------------------------------------------------------------- errors

@@ -18,6 +18,7 @@ from herald.composition.common import public_origin
 from herald.composition.console import console_services
 from herald.domain.errors import HeraldError
 from herald.domain.signin import CodePurpose
+from herald.http.account_answers import CodeSent, SignedIn, SignedOut
 from herald.http.account_requests import SignInRequest, SignUpRequest, VerifyCodeRequest
 from herald.http.console import (
     cleared_cookie,
@@ -34,7 +35,9 @@ from herald.http.responses import error_response, json_response, validation_erro
 from herald.observability import logger, metrics, traced
 
 STATIC = Path(__file__).parent / "static"
-CODE_SENT = {"message": "If this address can receive mail, a code is on its way; it works for 10 minutes."}
+CODE_SENT = CodeSent(
+    message="If this address can receive mail, a code is on its way; it works for 10 minutes."
+)
 
 bodies = ScreenedBodies()
 app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=bodies.deserialize)
@@ -66,7 +69,7 @@ def sign_in(request: Annotated[SignInRequest, Body()]) -> Response[str]:
 @app.post("/api/v1/signin/verify")
 def verify(request: Annotated[VerifyCodeRequest, Body()]) -> Response[str]:
     signed_in = console_services().signin.verify(request.email, request.code)
-    answer = json_response(200, {"tenantId": signed_in.tenant_id, "apiKey": signed_in.api_key})
+    answer = json_response(200, SignedIn(tenant_id=signed_in.tenant_id, api_key=signed_in.api_key))
     answer.cookies.append(session_cookie(signed_in.session.token))
     return answer
 
@@ -76,7 +79,7 @@ def sign_out() -> Response[str]:
     token = session_token(app.current_event.raw_event)
     if token is not None:
         console_services().sessions.end(token)
-    answer = json_response(200, {"signedOut": True})
+    answer = json_response(200, SignedOut(signed_out=True))
     answer.cookies.append(cleared_cookie())
     return answer
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from msgspec import to_builtins
 
 from herald.adapters.data_key_cache import DataKeyCache
 from herald.adapters.vault import Vault
@@ -21,8 +22,8 @@ from herald.domain.notifications import (
 )
 from herald.domain.records import TenantContext
 from herald.domain.webhooks import UrlNotAllowed
+from herald.http import answers
 from herald.http.envelope import message_of
-from herald.http.views import accepted_job
 from herald.services.accept import AcceptService, job_id_for
 from herald.services.callers import Credentials
 from herald.services.webhook_headers import opened
@@ -126,7 +127,7 @@ def test_an_accepted_email_is_stored_pending_then_queued_on_normal(rig: Rig) -> 
     assert (sent.message.tenant_id, sent.message.seen_attempts, sent.message.priority) == ("t-1", 0, 5)
     assert sent.message.request == request_from_document(Channel.EMAIL, email())
     assert sent.message.created_at == "2026-11-30T12:00:30.000Z"
-    assert accepted_job(accepted) == {
+    assert to_builtins(answers.AcceptedJob.of(accepted)) == {
         "jobId": accepted.job_id,
         "status": "pending",
         "type": "email",

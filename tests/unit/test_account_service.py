@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
+from msgspec import to_builtins
 
 from herald.adapters.vault import Vault
 from herald.composition.inbound import delivery_format
@@ -17,7 +19,8 @@ from herald.domain.providers import ProviderName
 from herald.domain.records import Suppression, TenantContext
 from herald.domain.secrets import Purpose
 from herald.domain.signing import SECRET_PREFIX
-from herald.http import views
+from herald.http import account_answers
+from herald.http.envelope import Answer
 from herald.services.account import AccountService
 from herald_harness.inbound_signers import RESEND_SECRET, SENDGRID_VERIFICATION_KEY
 from tests.fakes.jobs import FakeCounters
@@ -61,7 +64,7 @@ class Rig:
         created, stored = self.service.put_provider(
             tenant, provider, api_key=key, account_token=None, webhook_secret=webhook_secret
         )
-        return created, views.provider(stored, tenant.tenant_id, API)
+        return created, document(account_answers.Provider.of(stored, tenant.tenant_id, API))
 
     def refused(self, call: Callable[[], object]) -> HeraldError:
         with pytest.raises(HeraldError) as caught:
@@ -69,45 +72,57 @@ class Rig:
         return caught.value
 
 
+Document = dict[str, Any]
+
+
+def document(answer: Answer) -> Document:
+    """An answer as a client reads it."""
+    read: Document = to_builtins(answer)
+    return read
+
+
 class Viewed:
-    """The service's answers as the API's routes render them (herald.http.views)."""
+    """The service's answers as the API's routes render them (herald.http.account_answers)."""
 
     def __init__(self, service: AccountService) -> None:
         self._service = service
 
-    def overview(self, tenant: TenantContext) -> views.Document:
-        return views.account(self._service.overview(tenant))
+    def overview(self, tenant: TenantContext) -> Document:
+        return document(account_answers.Account.of(self._service.overview(tenant)))
 
-    def rotate_key(self, tenant: TenantContext, grace_seconds: int) -> views.Document:
-        return views.rotated_key(self._service.rotate_key(tenant, grace_seconds))
+    def rotate_key(self, tenant: TenantContext, grace_seconds: int) -> Document:
+        return document(account_answers.RotatedApiKey.of(self._service.rotate_key(tenant, grace_seconds)))
 
-    def providers(self, tenant: TenantContext) -> list[views.Document]:
-        return [views.provider(item, tenant.tenant_id, API) for item in self._service.providers(tenant)]
+    def providers(self, tenant: TenantContext) -> list[Document]:
+        return [
+            document(account_answers.Provider.of(item, tenant.tenant_id, API))
+            for item in self._service.providers(tenant)
+        ]
 
-    def set_priority(self, tenant: TenantContext, name: str, priority: int) -> list[views.Document]:
+    def set_priority(self, tenant: TenantContext, name: str, priority: int) -> list[Document]:
         listed = self._service.set_priority(tenant, name, priority)
-        return [views.provider(item, tenant.tenant_id, API) for item in listed]
+        return [document(account_answers.Provider.of(item, tenant.tenant_id, API)) for item in listed]
 
-    def create_signing_secret(self, tenant: TenantContext) -> views.Document:
-        return views.new_signing_secret(self._service.create_signing_secret(tenant))
+    def create_signing_secret(self, tenant: TenantContext) -> Document:
+        return document(account_answers.NewSigningSecret.of(self._service.create_signing_secret(tenant)))
 
-    def rotate_signing_secret(self, tenant: TenantContext) -> views.Document:
-        return views.new_signing_secret(self._service.rotate_signing_secret(tenant))
+    def rotate_signing_secret(self, tenant: TenantContext) -> Document:
+        return document(account_answers.NewSigningSecret.of(self._service.rotate_signing_secret(tenant)))
 
-    def signing_secret_status(self, tenant: TenantContext) -> views.Document:
-        return views.signing_secret_status(self._service.signing_secret_status(tenant))
+    def signing_secret_status(self, tenant: TenantContext) -> Document:
+        return document(account_answers.SigningSecretStatus.of(self._service.signing_secret_status(tenant)))
 
-    def add_domain(self, tenant: TenantContext, name: str) -> views.Document:
-        return views.domain(self._service.add_domain(tenant, name))
+    def add_domain(self, tenant: TenantContext, name: str) -> Document:
+        return document(account_answers.Domain.of(self._service.add_domain(tenant, name)))
 
-    def verify_domain(self, tenant: TenantContext, name: str) -> views.Document:
-        return views.domain(self._service.verify_domain(tenant, name))
+    def verify_domain(self, tenant: TenantContext, name: str) -> Document:
+        return document(account_answers.Domain.of(self._service.verify_domain(tenant, name)))
 
-    def domains(self, tenant: TenantContext) -> list[views.Document]:
-        return [views.domain(item) for item in self._service.domains(tenant)]
+    def domains(self, tenant: TenantContext) -> list[Document]:
+        return [document(account_answers.Domain.of(item)) for item in self._service.domains(tenant)]
 
-    def suppressions(self, tenant: TenantContext) -> list[views.Document]:
-        return [views.suppression(item) for item in self._service.suppressions(tenant)]
+    def suppressions(self, tenant: TenantContext) -> list[Document]:
+        return [document(account_answers.Suppression.of(item)) for item in self._service.suppressions(tenant)]
 
 
 @pytest.fixture

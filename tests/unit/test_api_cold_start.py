@@ -21,6 +21,7 @@ from herald.http.resolver import HttpResolver
 LOADED_ON_FIRST_USE = (
     "account_routes",
     "herald.http.account_requests",
+    "herald.http.account_answers",
     "email_validator",
     "herald.services.activity",
     "herald.adapters.store.activity_store",

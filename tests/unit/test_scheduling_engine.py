@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from msgspec import to_builtins
 
 from herald.domain.clock import iso
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
@@ -16,8 +17,8 @@ from herald.domain.jobs import Channel, JobStatus, QueuePriority
 from herald.domain.notifications import request_from_document
 from herald.domain.plans import Plan
 from herald.domain.scheduling import DueJob, SendAtOutOfRange, delay_seconds, due_time
+from herald.http import answers
 from herald.http.requests import EmailRequest, WebhookRequest
-from herald.http.views import accepted_job, job_document
 from herald.services.accept import AcceptedJob
 from herald.services.activity import ActivityService
 from herald.services.callers import Credentials
@@ -115,14 +116,14 @@ def test_a_scheduled_email_is_stored_scheduled_charged_and_not_queued(stack: Sta
     assert (state.status, state.send_at) == (JobStatus.SCHEDULED, at(3600))
     assert not stack.queue.sent
     assert stack.usage() == 1
-    assert accepted_job(accepted) == {
+    assert to_builtins(answers.AcceptedJob.of(accepted)) == {
         "jobId": accepted.job_id,
         "status": "scheduled",
         "type": "email",
         "createdAt": at(0),
         "sendAt": at(3600),
     }
-    assert job_document(stack.queries.get(tenant(), accepted.job_id))["sendAt"] == at(3600)
+    assert answers.Job.of_view(stack.queries.get(tenant(), accepted.job_id)).send_at == at(3600)
 
 
 def test_a_send_at_given_with_another_offset_is_kept_in_utc(stack: Stack) -> None:
@@ -132,7 +133,7 @@ def test_a_send_at_given_with_another_offset_is_kept_in_utc(stack: Stack) -> Non
 
 def test_a_send_at_just_past_is_sent_now(stack: Stack) -> None:
     accepted = stack.accept(sendAt=at(-30))
-    assert accepted_job(accepted)["status"] == "pending"
+    assert answers.AcceptedJob.of(accepted).status == "pending"
     assert stack.queue.take().delay_seconds == 0
 
 
@@ -204,7 +205,7 @@ def test_a_second_run_does_not_dispatch_a_job_twice(stack: Stack) -> None:
 def test_cancel_ends_a_scheduled_job_and_takes_it_off_the_usage(stack: Stack) -> None:
     job_id = stack.accept(sendAt=at(3600)).job_id
     view = stack.queries.cancel(tenant(), job_id)
-    document = job_document(view)
+    document = to_builtins(answers.Job.of_view(view))
     assert (document["status"], document["completedAt"], document["sendAt"]) == ("cancelled", at(0), at(3600))
     assert stack.usage() == 0
     # Still one of its day's jobs, counted as cancelled once its status change is tallied.

@@ -2,16 +2,20 @@
 import { api } from "./api.js";
 import { badge, field, h, replace, secretOnce, when } from "./dom.js";
 import { act, currentAccount, refreshAccount, rerender } from "./app.js";
+import {
+  Account, Billing, Checkout, CheckoutRequest, Endpoint, NewSigningSecret, RotateKeyRequest, RotatedApiKey, RotatedSigningSecret,
+  SigningSecretStatus, Suppression,
+} from "./fields.js";
 
 const GRACE = [["0", "No grace: the current key stops now (a leaked key)"], ["3600", "1 hour"], ["86400", "24 hours"], ["604800", "7 days"]];
 
 export async function keysPage() {
-  const secret = await api("GET", "/account/webhook-secret");
+  const status = await api("GET", "/account/webhook-secret");
   const revealed = h("div", { "aria-live": "polite" });
   return h("div", {},
     h("header", { class: "page-head" }, h("h1", {}, "Keys & signing")),
     revealed,
-    h("div", { class: "columns" }, apiKeyCard(revealed), signingCard(secret, revealed)));
+    h("div", { class: "columns" }, apiKeyCard(revealed), signingCard(status, revealed)));
 }
 
 function apiKeyCard(revealed) {
@@ -26,19 +30,21 @@ function apiKeyCard(revealed) {
         const seconds = Number(grace.value);
         if (seconds === 0 && !confirm("Rotate without grace? The current key stops working at once, and other signed-in browsers are signed out.")) return;
         submit.disabled = true;
-        const rotated = await act(() => api("POST", "/account/api-key/rotate", { graceSeconds: seconds }), "New API key issued");
+        const rotated = await act(() => api("POST", "/account/api-key/rotate", { [RotateKeyRequest.graceSeconds]: seconds }), "New API key issued");
         submit.disabled = false;
         if (!rotated) return;
-        const until = rotated.previousKeyValidUntil ? `The previous key works until ${when(rotated.previousKeyValidUntil)}.` : "The previous key no longer works.";
-        replace(revealed, secretOnce("Your new API key", rotated.apiKey, `Shown this once. ${until}`));
+        const previous = rotated[RotatedApiKey.previousKeyValidUntil];
+        const until = previous ? `The previous key works until ${when(previous)}.` : "The previous key no longer works.";
+        replace(revealed, secretOnce("Your new API key", rotated[RotatedApiKey.apiKey], `Shown this once. ${until}`));
         revealed.querySelector("button")?.focus();
       },
     }, field("Grace period for the current key", grace), submit));
 }
 
-function signingCard(secret, revealed) {
+function signingCard(status, revealed) {
+  const previous = status[SigningSecretStatus.previousValidUntil];
   const show = (title, created, note) => {
-    replace(revealed, secretOnce(title, created.secret, note));
+    replace(revealed, secretOnce(title, created[NewSigningSecret.secret], note));
     revealed.querySelector("button")?.focus();
   };
   const create = h("button", {
@@ -54,7 +60,7 @@ function signingCard(secret, revealed) {
     class: "button",
     onclick: async () => {
       const rotated = await act(() => api("POST", "/account/webhook-secret/rotate"), "Signing secret rotated");
-      if (rotated) show("Your new signing secret", rotated, `Shown this once. Both secrets sign until ${when(rotated.previousValidUntil)}.`);
+      if (rotated) show("Your new signing secret", rotated, `Shown this once. Both secrets sign until ${when(rotated[RotatedSigningSecret.previousValidUntil])}.`);
     },
   }, "Rotate");
   const remove = h("button", {
@@ -67,10 +73,10 @@ function signingCard(secret, revealed) {
   }, "Delete");
   return h("section", { class: "card", "aria-labelledby": "signing-title" },
     h("h2", { id: "signing-title" }, "Webhook signing secret"),
-    secret.hasSecret
-      ? h("p", {}, `Set since ${when(secret.createdAt)}.`, secret.previousValidUntil ? ` The previous one still signs until ${when(secret.previousValidUntil)}.` : "")
+    status[SigningSecretStatus.hasSecret]
+      ? h("p", {}, `Set since ${when(status[SigningSecretStatus.createdAt])}.`, previous ? ` The previous one still signs until ${when(previous)}.` : "")
       : h("p", { class: "muted" }, "No secret: webhooks are sent unsigned."),
-    h("div", { class: "actions" }, secret.hasSecret ? [rotate, remove] : create));
+    h("div", { class: "actions" }, status[SigningSecretStatus.hasSecret] ? [rotate, remove] : create));
 }
 
 export async function suppressionsPage() {
@@ -81,20 +87,25 @@ export async function suppressionsPage() {
     entries.length
       ? h("table", { class: "table" },
         h("thead", {}, h("tr", {}, ["Address", "Reason", "Source", "Since", ""].map((name) => h("th", { scope: "col" }, name)))),
-        h("tbody", {}, entries.map((entry) => h("tr", {},
-          h("th", { scope: "row" }, entry.email),
-          h("td", {}, entry.reason),
-          h("td", {}, entry.source || "—"),
-          h("td", {}, when(entry.createdAt)),
-          h("td", {}, h("button", {
-            type: "button",
-            class: "button button-small",
-            "aria-label": `Remove ${entry.email} from the suppression list`,
-            onclick: async () => {
-              if (await act(() => api("DELETE", `/account/suppressions/${encodeURIComponent(entry.email)}`), `${entry.email} can receive mail again`)) rerender();
-            },
-          }, "Remove"))))))
+        h("tbody", {}, entries.map(suppressionRow)))
       : h("p", { class: "empty" }, "No suppressed addresses."));
+}
+
+function suppressionRow(entry) {
+  const address = entry[Suppression.email];
+  return h("tr", {},
+    h("th", { scope: "row" }, address),
+    h("td", {}, entry[Suppression.reason]),
+    h("td", {}, entry[Suppression.source] || "—"),
+    h("td", {}, when(entry[Suppression.createdAt])),
+    h("td", {}, h("button", {
+      type: "button",
+      class: "button button-small",
+      "aria-label": `Remove ${address} from the suppression list`,
+      onclick: async () => {
+        if (await act(() => api("DELETE", `/account/suppressions/${encodeURIComponent(address)}`), `${address} can receive mail again`)) rerender();
+      },
+    }, "Remove")));
 }
 
 const ENDPOINT_STATES = {
@@ -111,20 +122,25 @@ export async function endpointsPage() {
     entries.length
       ? h("table", { class: "table" },
         h("thead", {}, h("tr", {}, ["Origin", "State", "Since", "Last error", ""].map((name) => h("th", { scope: "col" }, name)))),
-        h("tbody", {}, entries.map((entry) => h("tr", {},
-          h("th", { scope: "row" }, h("code", {}, entry.origin)),
-          h("td", { title: ENDPOINT_STATES[entry.state] || "" }, badge(entry.state)),
-          h("td", {}, when(entry.since)),
-          h("td", { class: "error-text" }, entry.lastError || ""),
-          h("td", {}, entry.state === "closed" ? null : h("button", {
-            type: "button",
-            class: "button button-small",
-            "aria-label": `Enable ${entry.origin}`,
-            onclick: async () => {
-              if (await act(() => api("POST", `/account/endpoints/${encodeURIComponent(entry.origin.split("://")[1])}/enable`), `${entry.origin} is enabled again`)) rerender();
-            },
-          }, "Enable"))))))
+        h("tbody", {}, entries.map(endpointRow)))
       : h("p", { class: "empty" }, "No endpoint has failed yet."));
+}
+
+function endpointRow(entry) {
+  const [origin, state] = [entry[Endpoint.origin], entry[Endpoint.state]];
+  return h("tr", {},
+    h("th", { scope: "row" }, h("code", {}, origin)),
+    h("td", { title: ENDPOINT_STATES[state] || "" }, badge(state)),
+    h("td", {}, when(entry[Endpoint.since])),
+    h("td", { class: "error-text" }, entry[Endpoint.lastError] || ""),
+    h("td", {}, state === "closed" ? null : h("button", {
+      type: "button",
+      class: "button button-small",
+      "aria-label": `Enable ${origin}`,
+      onclick: async () => {
+        if (await act(() => api("POST", `/account/endpoints/${encodeURIComponent(origin.split("://")[1])}/enable`), `${origin} is enabled again`)) rerender();
+      },
+    }, "Enable")));
 }
 
 const PLANS = [
@@ -136,7 +152,9 @@ export async function billingPage() {
   const query = new URLSearchParams(location.search);
   const account = query.has("checkout") ? await refreshAccount() : currentAccount();
   const returned = query.get("checkout");
-  const paying = account.billing.status !== null;
+  const billing = account[Account.billing];
+  const plan = account[Account.plan];
+  const paying = billing[Billing.status] !== null;
   return h("div", {},
     h("header", { class: "page-head" }, h("h1", {}, "Billing")),
     returned === "done" ? h("p", { class: "message message-success", role: "status" },
@@ -145,15 +163,14 @@ export async function billingPage() {
     h("section", { class: "card", "aria-labelledby": "plan-title" },
       h("h2", { id: "plan-title" }, "Current plan"),
       h("dl", { class: "facts" },
-        h("dt", {}, "Plan"), h("dd", { "data-plan": account.plan }, account.plan[0].toUpperCase() + account.plan.slice(1)),
-        h("dt", {}, "Payment status"), h("dd", {}, account.billing.status || "not paying"),
-        h("dt", {}, "Paid until"), h("dd", {}, when(account.billing.paidUntil)),
-        h("dt", {}, "This period"), h("dd", {}, `${when(account.periodStart)} – ${when(account.periodEnd)}`))),
-    h("div", { class: "plans" }, PLANS.map(([plan, name, text]) => planCard(account, plan, name, text))));
+        h("dt", {}, "Plan"), h("dd", { "data-plan": plan }, plan[0].toUpperCase() + plan.slice(1)),
+        h("dt", {}, "Payment status"), h("dd", {}, billing[Billing.status] || "not paying"),
+        h("dt", {}, "Paid until"), h("dd", {}, when(billing[Billing.paidUntil])),
+        h("dt", {}, "This period"), h("dd", {}, `${when(account[Account.periodStart])} – ${when(account[Account.periodEnd])}`))),
+    h("div", { class: "plans" }, PLANS.map(([offered, name, text]) => planCard(plan === offered, offered, name, text))));
 }
 
-function planCard(account, plan, name, text) {
-  const current = account.plan === plan;
+function planCard(current, plan, name, text) {
   const processor = h("select", { name: "processor" }, [["polar", "Card (Polar)"], ["paystack", "Card or bank (Paystack)"]].map(([value, label]) => h("option", { value }, label)));
   const submit = h("button", { type: "submit", class: "button button-primary", disabled: current }, current ? "Your plan" : `Upgrade to ${name}`);
   return h("section", { class: `card plan-card${current ? " plan-current" : ""}`, "aria-labelledby": `plan-${plan}` },
@@ -163,9 +180,9 @@ function planCard(account, plan, name, text) {
       onsubmit: async (event) => {
         event.preventDefault();
         submit.disabled = true;
-        const checkout = await act(() => api("POST", "/account/checkout", { plan, processor: processor.value }));
+        const checkout = await act(() => api("POST", "/account/checkout", { [CheckoutRequest.plan]: plan, [CheckoutRequest.processor]: processor.value }));
         submit.disabled = false;
-        if (checkout) location.assign(checkout.url);
+        if (checkout) location.assign(checkout[Checkout.url]);
       },
     }, field("Pay with", processor), submit));
 }

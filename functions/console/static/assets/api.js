@@ -1,11 +1,12 @@
 // Herald's own JSON API, the same routes API-key clients use, authenticated by the session
 // cookie (HttpOnly: this script never sees it). Answers are the API's envelope.
+import { ErrorEnvelope } from "./fields.js";
 
 export class ApiError extends Error {
   constructor(status, body) {
-    super(body?.error || `Herald answered ${status}.`);
+    super(body?.[ErrorEnvelope.error] || `Herald answered ${status}.`);
     this.status = status;
-    this.code = body?.code;
+    this.code = body?.[ErrorEnvelope.code];
     this.body = body;
   }
 }
@@ -20,7 +21,7 @@ export async function api(method, path, body) {
   try {
     answer = await fetch(`/api/v1${path}`, init);
   } catch {
-    throw new ApiError(0, { error: "Herald could not be reached; check the connection and retry." });
+    throw new ApiError(0, { [ErrorEnvelope.error]: "Herald could not be reached; check the connection and retry." });
   }
   const document = await answer.json().catch(() => null);
   if (!answer.ok || !document?.success) throw new ApiError(answer.status, document);

@@ -1,6 +1,7 @@
 // The Herald console: one page, routed by its path under /console.
 import { api, ApiError, signedOut } from "./api.js";
 import { h, replace, toast } from "./dom.js";
+import { Account } from "./fields.js";
 import { signInPage } from "./signin.js";
 import { overviewPage } from "./overview.js";
 import { jobsPage, jobPage } from "./jobs.js";
@@ -58,9 +59,9 @@ function shell(main) {
     h("ul", {}, NAV.map((item) => h("li", {},
       h("a", { href: item[1], "data-route": "", "aria-current": current(item) ? "page" : false }, item[0])))),
     h("div", { class: "nav-account" },
-      h("p", { class: "nav-name" }, account.name),
-      h("p", { class: "nav-email" }, account.email),
-      h("span", { class: `plan plan-${account.plan}` }, account.plan),
+      h("p", { class: "nav-name" }, account[Account.name]),
+      h("p", { class: "nav-email" }, account[Account.email]),
+      h("span", { class: `plan plan-${account[Account.plan]}` }, account[Account.plan]),
       h("button", { type: "button", class: "button button-quiet", onclick: signOut }, "Sign out")));
   const app = document.getElementById("app");
   const frame = h("main", { id: "main", class: "main", tabindex: "-1" }, main);

@@ -4,6 +4,10 @@
 import { api, ApiError } from "./api.js";
 import { badge, field, h, replace, toast, when } from "./dom.js";
 import { act, go, link, rerender } from "./app.js";
+import {
+  DeliveryEvent, DeliveryLog, EmailRequest, Job, JobPage, JobSummary, Pagination, ProviderTry, RecoverRequest, Recovery, Suppression,
+  WebhookRequest,
+} from "./fields.js";
 
 const LIMIT = 20;
 
@@ -14,13 +18,16 @@ export async function jobsPage() {
   const parameters = new URLSearchParams({ limit: String(LIMIT), page: String(page) });
   for (const [name, value] of Object.entries(filters)) if (value) parameters.set(name, value);
   const listing = await api("GET", `/notifications/jobs?${parameters}`);
+  const pagination = listing[JobPage.pagination];
+  const jobs = listing[JobPage.data];
+  const total = pagination[Pagination.total];
   return h("div", {},
     h("header", { class: "page-head" }, h("h1", {}, "Jobs"),
-      h("p", { class: "muted" }, `${listing.pagination.total}${listing.pagination.totalIsLowerBound ? "+" : ""} job${listing.pagination.total === 1 ? "" : "s"}`)),
+      h("p", { class: "muted" }, `${total}${pagination[Pagination.totalIsLowerBound] ? "+" : ""} job${total === 1 ? "" : "s"}`)),
     filterForm(filters),
     filters.status === "failed" ? recoverForm(filters.type) : null,
-    listing.data.length ? jobTable(listing.data) : h("p", { class: "empty" }, "No jobs match these filters yet. Send one with the API and it appears here."),
-    pager(page, listing.pagination, filters));
+    jobs.length ? jobTable(jobs) : h("p", { class: "empty" }, "No jobs match these filters yet. Send one with the API and it appears here."),
+    pager(page, pagination[Pagination.totalPages], filters));
 }
 
 function select(name, options, value) {
@@ -59,17 +66,17 @@ function recoverForm(type) {
     onsubmit: async (event) => {
       event.preventDefault();
       submit.disabled = true;
-      const body = { since: new Date(since.value).toISOString(), ...(type ? { type } : {}) };
+      const body = { [RecoverRequest.since]: new Date(since.value).toISOString(), ...(type ? { [RecoverRequest.type]: type } : {}) };
       let requeued = 0;
       let cursor;
       do {
-        const result = await act(() => api("POST", "/notifications/jobs/recover", cursor ? { ...body, cursor } : body));
+        const result = await act(() => api("POST", "/notifications/jobs/recover", cursor ? { ...body, [RecoverRequest.cursor]: cursor } : body));
         if (!result) {
           submit.disabled = false;
           return;
         }
-        requeued += result.requeued;
-        cursor = result.nextCursor;
+        requeued += result[Recovery.requeued];
+        cursor = result[Recovery.nextCursor];
       } while (cursor);
       toast(`${requeued} failed job${requeued === 1 ? "" : "s"} re-queued`, "success");
       rerender();
@@ -88,23 +95,23 @@ function jobTable(jobs) {
   return h("table", { class: "table" },
     h("thead", {}, h("tr", {}, ["Job", "Type", "Status", "Attempts", "Accepted", "Last error"].map((name) => h("th", { scope: "col" }, name)))),
     h("tbody", {}, jobs.map((job) => h("tr", {},
-      h("td", {}, link(`/console/jobs/${encodeURIComponent(job.id)}`, h("code", {}, job.id.slice(0, 8)), h("span", { class: "visually-hidden" }, ` job ${job.id}`))),
-      h("td", {}, job.type),
-      h("td", {}, badge(job.status)),
-      h("td", {}, `${job.attempts} / ${job.maxAttempts}`),
-      h("td", {}, when(job.createdAt)),
-      h("td", { class: "error-text" }, job.errorMessage || "")))));
+      h("td", {}, link(`/console/jobs/${encodeURIComponent(job[JobSummary.id])}`, h("code", {}, job[JobSummary.id].slice(0, 8)), h("span", { class: "visually-hidden" }, ` job ${job[JobSummary.id]}`))),
+      h("td", {}, job[JobSummary.type]),
+      h("td", {}, badge(job[JobSummary.status])),
+      h("td", {}, `${job[JobSummary.attempts]} / ${job[JobSummary.maxAttempts]}`),
+      h("td", {}, when(job[JobSummary.createdAt])),
+      h("td", { class: "error-text" }, job[JobSummary.errorMessage] || "")))));
 }
 
-function pager(page, pagination, filters) {
+function pager(page, pages, filters) {
   const at = (number) => {
     const query = new URLSearchParams({ ...Object.fromEntries(Object.entries(filters).filter(([, value]) => value)), page: String(number) });
     return `/console/jobs?${query}`;
   };
   return h("nav", { class: "pager", "aria-label": "Pages" },
     page > 1 ? link(at(page - 1), "← Newer") : h("span", {}),
-    h("span", { class: "muted" }, `Page ${page} of ${Math.max(1, pagination.totalPages)}`),
-    page < pagination.totalPages ? link(at(page + 1), "Older →") : h("span", {}));
+    h("span", { class: "muted" }, `Page ${page} of ${Math.max(1, pages)}`),
+    page < pages ? link(at(page + 1), "Older →") : h("span", {}));
 }
 
 export async function jobPage(jobId) {
@@ -118,26 +125,28 @@ export async function jobPage(jobId) {
     }
     throw error;
   }
-  const suppressions = job.type === "email" ? await api("GET", "/account/suppressions") : [];
-  const recipient = job.payload?.to?.toLowerCase();
-  const suppression = suppressions.find((entry) => entry.email === recipient);
+  const id = job[Job.id];
+  const status = job[Job.status];
+  const suppressions = job[Job.type] === "email" ? await api("GET", "/account/suppressions") : [];
+  const recipient = job[Job.payload]?.[EmailRequest.to]?.toLowerCase();
+  const suppression = suppressions.find((entry) => entry[Suppression.email] === recipient);
   return h("div", {},
-    h("p", { class: "crumbs" }, link("/console/jobs", "Jobs"), " / ", h("code", {}, job.id)),
+    h("p", { class: "crumbs" }, link("/console/jobs", "Jobs"), " / ", h("code", {}, id)),
     h("header", { class: "page-head" },
-      h("h1", {}, job.type === "email" ? "Email" : "Webhook", " ", badge(job.status)),
-      job.status === "failed" ? h("button", {
+      h("h1", {}, job[Job.type] === "email" ? "Email" : "Webhook", " ", badge(status)),
+      status === "failed" ? h("button", {
         type: "button",
         class: "button button-primary",
         onclick: async () => {
-          if (await act(() => api("POST", `/notifications/jobs/${encodeURIComponent(job.id)}/retry`), "Queued again for delivery")) rerender();
+          if (await act(() => api("POST", `/notifications/jobs/${encodeURIComponent(id)}/retry`), "Queued again for delivery")) rerender();
         },
       }, "Retry") : null,
-      job.status === "scheduled" ? h("button", {
+      status === "scheduled" ? h("button", {
         type: "button",
         class: "button",
         onclick: async () => {
           if (!confirm("Cancel this scheduled job? It will not be sent.")) return;
-          if (await act(() => api("POST", `/notifications/jobs/${encodeURIComponent(job.id)}/cancel`), "Cancelled: it will not be sent")) rerender();
+          if (await act(() => api("POST", `/notifications/jobs/${encodeURIComponent(id)}/cancel`), "Cancelled: it will not be sent")) rerender();
         },
       }, "Cancel") : null),
     h("div", { class: "columns" },
@@ -150,52 +159,64 @@ function facts(rows) {
     [h("dt", {}, name), h("dd", {}, value)]));
 }
 
+// The payload is the request as accepted: the send bodies' fields.
 function requestFacts(job) {
-  const payload = job.payload || {};
-  const common = [["Job id", h("code", {}, job.id)], ["Priority", String(job.priority)], ["Attempts", `${job.attempts} of ${job.maxAttempts}`],
-    ["Accepted", when(job.createdAt)], ["Send at", job.sendAt ? when(job.sendAt) : ""],
-    ["Ordering key", job.orderingKey ? h("code", {}, job.orderingKey) : ""], ["Started", when(job.startedAt)], ["Finished", job.completedAt ? when(job.completedAt) : ""],
-    ["Error", job.errorMessage]];
-  if (job.type === "email") {
-    return h("div", {}, facts([["To", payload.to], ["From", payload.from], ["Reply to", payload.replyTo], ["Subject", payload.subject], ...common]),
-      payload.text ? [h("h3", {}, "Text"), h("pre", { class: "payload" }, payload.text)] : null,
-      payload.body ? [h("h3", {}, "HTML (as sent, not rendered)"), h("pre", { class: "payload" }, payload.body)] : null);
+  const payload = job[Job.payload] || {};
+  const [sendAt, orderingKey, completedAt] = [job[Job.sendAt], job[Job.orderingKey], job[Job.completedAt]];
+  const common = [["Job id", h("code", {}, job[Job.id])], ["Priority", String(job[Job.priority])], ["Attempts", `${job[Job.attempts]} of ${job[Job.maxAttempts]}`],
+    ["Accepted", when(job[Job.createdAt])], ["Send at", sendAt ? when(sendAt) : ""],
+    ["Ordering key", orderingKey ? h("code", {}, orderingKey) : ""], ["Started", when(job[Job.startedAt])], ["Finished", completedAt ? when(completedAt) : ""],
+    ["Error", job[Job.errorMessage]]];
+  if (job[Job.type] === "email") {
+    const [text, body] = [payload[EmailRequest.text], payload[EmailRequest.body]];
+    return h("div", {}, facts([["To", payload[EmailRequest.to]], ["From", payload[EmailRequest.from]], ["Reply to", payload[EmailRequest.replyTo]],
+      ["Subject", payload[EmailRequest.subject]], ...common]),
+      text ? [h("h3", {}, "Text"), h("pre", { class: "payload" }, text)] : null,
+      body ? [h("h3", {}, "HTML (as sent, not rendered)"), h("pre", { class: "payload" }, body)] : null);
   }
-  const headers = Object.entries(payload.headers || {});
-  return h("div", {}, facts([["URL", payload.url], ["Method", payload.method || "POST"], ...common]),
+  const headers = Object.entries(payload[WebhookRequest.headers] || {});
+  return h("div", {}, facts([["URL", payload[WebhookRequest.url]], ["Method", payload[WebhookRequest.method] || "POST"], ...common]),
     headers.length ? [h("h3", {}, "Headers"), h("dl", { class: "facts" }, headers.map(([name, value]) => [h("dt", {}, name), h("dd", {}, h("code", {}, value))]))] : null,
-    h("h3", {}, "Payload"), h("pre", { class: "payload" }, JSON.stringify(payload.payload, null, 2)));
+    h("h3", {}, "Payload"), h("pre", { class: "payload" }, JSON.stringify(payload[WebhookRequest.payload], null, 2)));
 }
 
 function timeline(job, suppression) {
-  const entries = [{ at: job.createdAt, title: "Accepted", kind: "accepted", body: null }];
-  if (job.sendAt) {
-    entries.push({ at: job.sendAt, title: job.status === "scheduled" ? "Due to be sent" : "Scheduled time", kind: "accepted", body: null });
+  const [sendAt, status] = [job[Job.sendAt], job[Job.status]];
+  const entries = [{ at: job[Job.createdAt], title: "Accepted", kind: "accepted", body: null }];
+  if (sendAt) {
+    entries.push({ at: sendAt, title: status === "scheduled" ? "Due to be sent" : "Scheduled time", kind: "accepted", body: null });
   }
-  if (job.status === "cancelled") {
-    entries.push({ at: job.completedAt, title: "Cancelled before it was sent", kind: "failed", body: null });
+  if (status === "cancelled") {
+    entries.push({ at: job[Job.completedAt], title: "Cancelled before it was sent", kind: "failed", body: null });
   }
-  for (const log of job.deliveryLogs) {
-    entries.push({
-      at: log.createdAt,
-      kind: log.status === "success" ? "success" : "failed",
-      title: `Attempt ${log.attempt}: ${log.status === "success" ? `delivered via ${log.usedProvider || "the endpoint"}` : "failed"}`,
-      body: h("div", {},
-        log.errorMessage ? h("p", { class: "error-text" }, log.errorMessage) : null,
-        log.providers?.length ? h("ol", { class: "tries" }, log.providers.map((tried) => h("li", {},
-          h("strong", {}, tried.provider || "endpoint"), ": ", tried.outcome || "",
-          tried.status ? ` (HTTP ${tried.status})` : "", tried.error ? h("span", { class: "error-text" }, ` — ${tried.error}`) : null))) : null),
-    });
-  }
-  for (const event of job.events) {
-    entries.push({ at: event.occurredAt, kind: `event-${event.type}`, title: `${event.provider || "Provider"} reported: ${event.type}`,
-      body: event.reason ? h("p", { class: "muted" }, event.reason) : null });
-  }
+  entries.push(...job[Job.deliveryLogs].map(attempt), ...job[Job.events].map(reported));
   if (suppression) {
-    entries.push({ at: suppression.createdAt, kind: "suppressed", title: `Recipient suppressed (${suppression.reason})`,
+    entries.push({ at: suppression[Suppression.createdAt], kind: "suppressed", title: `Recipient suppressed (${suppression[Suppression.reason]})`,
       body: h("p", { class: "muted" }, "Herald will not send to this address again until it is removed. ", link("/console/suppressions", "Suppressions")) });
   }
   entries.sort((one, other) => String(one.at).localeCompare(String(other.at)));
   return h("ol", { class: "timeline" }, entries.map((entry) => h("li", { class: `tl tl-${entry.kind}` },
     h("p", { class: "tl-title" }, entry.title), h("p", { class: "tl-time" }, when(entry.at)), entry.body)));
+}
+
+function attempt(log) {
+  const delivered = log[DeliveryLog.status] === "success";
+  const [error, tries] = [log[DeliveryLog.errorMessage], log[DeliveryLog.providers]];
+  return {
+    at: log[DeliveryLog.createdAt],
+    kind: delivered ? "success" : "failed",
+    title: `Attempt ${log[DeliveryLog.attempt]}: ${delivered ? `delivered via ${log[DeliveryLog.usedProvider] || "the endpoint"}` : "failed"}`,
+    body: h("div", {},
+      error ? h("p", { class: "error-text" }, error) : null,
+      tries?.length ? h("ol", { class: "tries" }, tries.map((tried) => h("li", {},
+        h("strong", {}, tried[ProviderTry.provider] || "endpoint"), ": ", tried[ProviderTry.outcome] || "",
+        tried[ProviderTry.status] ? ` (HTTP ${tried[ProviderTry.status]})` : "",
+        tried[ProviderTry.error] ? h("span", { class: "error-text" }, ` — ${tried[ProviderTry.error]}`) : null))) : null),
+  };
+}
+
+function reported(event) {
+  const [type, reason] = [event[DeliveryEvent.type], event[DeliveryEvent.reason]];
+  return { at: event[DeliveryEvent.occurredAt], kind: `event-${type}`, title: `${event[DeliveryEvent.provider] || "Provider"} reported: ${type}`,
+    body: reason ? h("p", { class: "muted" }, reason) : null };
 }

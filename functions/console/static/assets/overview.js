@@ -2,6 +2,7 @@
 import { api } from "./api.js";
 import { day, h, replace, svg, when } from "./dom.js";
 import { currentAccount, link } from "./app.js";
+import { Account, Activity, ActivityDay, ActivityTotals, Limits, RateLimit, Usage } from "./fields.js";
 
 let range = 30;
 
@@ -10,7 +11,7 @@ export async function overviewPage() {
   const chartBox = h("div", { class: "chart-box" });
   const page = h("div", {},
     h("header", { class: "page-head" }, h("h1", {}, "Overview"),
-      h("p", { class: "muted" }, `Billing period ${when(account.periodStart)} – ${when(account.periodEnd)}`)),
+      h("p", { class: "muted" }, `Billing period ${when(account[Account.periodStart])} – ${when(account[Account.periodEnd])}`)),
     h("div", { class: "cards" }, planCard(account), usageCard(account), rateCard(account)),
     chartBox);
   await showActivity(chartBox);
@@ -18,24 +19,27 @@ export async function overviewPage() {
 }
 
 function planCard(account) {
+  const plan = account[Account.plan];
   return h("section", { class: "card stat" },
     h("h2", {}, "Plan"),
-    h("p", { class: "stat-value" }, account.plan[0].toUpperCase() + account.plan.slice(1)),
-    h("p", { class: "muted" }, `Jobs kept ${account.retentionDays} days. `, link("/console/billing", "Billing")));
+    h("p", { class: "stat-value" }, plan[0].toUpperCase() + plan.slice(1)),
+    h("p", { class: "muted" }, `Jobs kept ${account[Account.retentionDays]} days. `, link("/console/billing", "Billing")));
 }
 
 function usageCard(account) {
   // The free plan shares one quota between emails and webhooks; paid plans meter webhooks only.
-  const shared = account.limits.sharedQuota;
-  const quota = shared ? account.limits.monthlyEmails : account.limits.monthlyWebhooks;
-  const used = shared ? account.usage.total : account.usage.webhooks;
+  const limits = account[Account.limits];
+  const usage = account[Account.usage];
+  const shared = limits[Limits.sharedQuota];
+  const quota = shared ? limits[Limits.monthlyEmails] : limits[Limits.monthlyWebhooks];
+  const used = shared ? usage[Usage.total] : usage[Usage.webhooks];
   const fill = h("div", { class: "meter-fill" });
   fill.style.width = `${quota ? Math.min(100, Math.round((used / quota) * 100)) : 0}%`;
   return h("section", { class: "card stat" },
     h("h2", {}, "Usage this period"),
-    h("p", { class: "stat-value" }, quota ? `${used} / ${quota}` : String(account.usage.total)),
+    h("p", { class: "stat-value" }, quota ? `${used} / ${quota}` : String(usage[Usage.total])),
     quota ? h("div", { class: "meter", role: "meter", "aria-valuemin": 0, "aria-valuemax": quota, "aria-valuenow": used, "aria-label": shared ? "Quota used" : "Webhook quota used" }, fill) : null,
-    h("p", { class: "muted" }, `${plural(account.usage.emails, "email")}, ${plural(account.usage.webhooks, "webhook")}; resets ${when(account.periodEnd)}`));
+    h("p", { class: "muted" }, `${plural(usage[Usage.emails], "email")}, ${plural(usage[Usage.webhooks], "webhook")}; resets ${when(account[Account.periodEnd])}`));
 }
 
 function plural(count, noun) {
@@ -45,7 +49,7 @@ function plural(count, noun) {
 function rateCard(account) {
   return h("section", { class: "card stat" },
     h("h2", {}, "Rate limit"),
-    h("p", { class: "stat-value" }, `${account.rateLimit.requestsPerMinute}`),
+    h("p", { class: "stat-value" }, `${account[Account.rateLimit][RateLimit.requestsPerMinute]}`),
     h("p", { class: "muted" }, "requests a minute"));
 }
 
@@ -62,23 +66,36 @@ async function showActivity(box) {
     },
     "data-days": days,
   }, `${days} days`));
-  const rate = activity.successRate === null ? "—" : `${(activity.successRate * 100).toFixed(1)} %`;
+  const successRate = activity[Activity.successRate];
+  const rate = successRate === null ? "—" : `${(successRate * 100).toFixed(1)} %`;
+  const totals = activity[Activity.totals];
+  const days = activity[Activity.days].map(dayCounts);
   replace(box,
     h("section", { class: "card", "aria-labelledby": "activity-title" },
       h("div", { class: "card-head" },
         h("h2", { id: "activity-title" }, "Activity"),
         h("div", { class: "segments", role: "group", "aria-label": "Range" }, buttons)),
       h("dl", { class: "totals" },
-        total("Accepted", activity.totals.accepted),
-        total("Completed", activity.totals.completed),
-        total("Failed", activity.totals.failed),
+        total("Accepted", totals[ActivityTotals.accepted]),
+        total("Completed", totals[ActivityTotals.completed]),
+        total("Failed", totals[ActivityTotals.failed]),
         total("Success rate", rate)),
-      chart(activity.days),
+      chart(days),
       h("p", { class: "legend" },
         h("span", { class: "key key-completed" }), "Completed ",
         h("span", { class: "key key-failed" }), "Failed ",
         h("span", { class: "key key-accepted" }), "Accepted"),
-      table(activity.days)));
+      table(days)));
+}
+
+// A day of the activity answer, as the chart and the table draw it.
+function dayCounts(entry) {
+  return {
+    day: entry[ActivityDay.day],
+    accepted: entry[ActivityDay.accepted],
+    completed: entry[ActivityDay.completed],
+    failed: entry[ActivityDay.failed],
+  };
 }
 
 function total(label, value) {

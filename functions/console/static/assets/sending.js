@@ -2,6 +2,7 @@
 import { api } from "./api.js";
 import { badge, copyButton, field, h, when } from "./dom.js";
 import { act, currentAccount, link, rerender } from "./app.js";
+import { Account, DnsRecord, Domain, DomainAtProvider, DomainRequest, PriorityRequest, Provider, ProviderKeyRequest } from "./fields.js";
 
 const PROVIDERS = ["SENDGRID", "RESEND", "POSTMARK"];
 const NAMES = { SENDGRID: "SendGrid", RESEND: "Resend", POSTMARK: "Postmark" };
@@ -14,7 +15,7 @@ function freePlanNote(what) {
 }
 
 export async function providersPage() {
-  const paid = currentAccount().plan !== "free";
+  const paid = currentAccount()[Account.plan] !== "free";
   const providers = await api("GET", "/account/providers");
   return h("div", {},
     h("header", { class: "page-head" }, h("h1", {}, "Providers"),
@@ -28,41 +29,48 @@ function providerTable(providers) {
   return h("table", { class: "table" },
     h("caption", { class: "visually-hidden" }, "Configured providers in the order they are tried"),
     h("thead", {}, h("tr", {}, ["Order", "Provider", "Key", "Added", "Inbound webhook URL", "Webhook secret", "Actions"].map((name) => h("th", { scope: "col" }, name)))),
-    h("tbody", {}, providers.map((provider, index) => h("tr", { "data-provider": provider.provider },
-      h("td", {}, String(provider.priority)),
-      h("th", { scope: "row" }, NAMES[provider.provider] || provider.provider),
-      h("td", {}, h("code", {}, `••••${provider.lastFour}`)),
-      h("td", {}, when(provider.addedAt)),
-      h("td", { class: "url-cell" }, h("code", { class: "wrap" }, provider.webhookUrl), " ", copyButton(provider.webhookUrl, `${NAMES[provider.provider]} webhook URL`)),
-      h("td", {}, provider.hasWebhookSecret ? badge("set") : badge("missing")),
-      h("td", {}, h("div", { class: "actions" },
-        index > 0 ? moveButton(provider, -1, "Move up") : null,
-        index < providers.length - 1 ? moveButton(provider, 1, "Move down") : null,
-        h("button", {
-          type: "button",
-          class: "button button-small button-danger",
-          "aria-label": `Remove ${NAMES[provider.provider]}`,
-          onclick: async () => {
-            if (!confirm(`Remove the ${NAMES[provider.provider]} key? Herald stops sending through it at once.`)) return;
-            if (await act(() => api("DELETE", `/account/providers/${provider.provider}`), `${NAMES[provider.provider]} removed`)) rerender();
-          },
-        }, "Remove")))))));
+    h("tbody", {}, providers.map((provider, index) => providerRow(provider, index, providers.length))));
+}
+
+function providerRow(provider, index, count) {
+  const name = provider[Provider.provider];
+  const url = provider[Provider.webhookUrl];
+  return h("tr", { "data-provider": name },
+    h("td", {}, String(provider[Provider.priority])),
+    h("th", { scope: "row" }, NAMES[name] || name),
+    h("td", {}, h("code", {}, `••••${provider[Provider.lastFour]}`)),
+    h("td", {}, when(provider[Provider.addedAt])),
+    h("td", { class: "url-cell" }, h("code", { class: "wrap" }, url), " ", copyButton(url, `${NAMES[name]} webhook URL`)),
+    h("td", {}, provider[Provider.hasWebhookSecret] ? badge("set") : badge("missing")),
+    h("td", {}, h("div", { class: "actions" },
+      index > 0 ? moveButton(provider, -1, "Move up") : null,
+      index < count - 1 ? moveButton(provider, 1, "Move down") : null,
+      h("button", {
+        type: "button",
+        class: "button button-small button-danger",
+        "aria-label": `Remove ${NAMES[name]}`,
+        onclick: async () => {
+          if (!confirm(`Remove the ${NAMES[name]} key? Herald stops sending through it at once.`)) return;
+          if (await act(() => api("DELETE", `/account/providers/${name}`), `${NAMES[name]} removed`)) rerender();
+        },
+      }, "Remove"))));
 }
 
 function moveButton(provider, by, label) {
+  const name = provider[Provider.provider];
   return h("button", {
     type: "button",
     class: "button button-small",
-    "aria-label": `${label}: ${NAMES[provider.provider]}`,
+    "aria-label": `${label}: ${NAMES[name]}`,
     onclick: async () => {
-      const moved = await act(() => api("PATCH", `/account/providers/${provider.provider}`, { priority: provider.priority + by }), "Order changed");
+      const moved = await act(() => api("PATCH", `/account/providers/${name}`, { [PriorityRequest.priority]: provider[Provider.priority] + by }), "Order changed");
       if (moved) rerender();
     },
   }, by < 0 ? "↑ Up" : "↓ Down");
 }
 
 function addProviderForm(providers) {
-  const missing = PROVIDERS.filter((name) => !providers.some((provider) => provider.provider === name));
+  const missing = PROVIDERS.filter((name) => !providers.some((provider) => provider[Provider.provider] === name));
   const choice = h("select", { name: "provider" }, PROVIDERS.map((name) => h("option", { value: name, selected: name === missing[0] }, NAMES[name])));
   const apiKey = h("input", { type: "password", name: "apiKey", autocomplete: "off", required: true });
   const accountToken = h("input", { type: "password", name: "accountToken", autocomplete: "off" });
@@ -76,9 +84,9 @@ function addProviderForm(providers) {
       onsubmit: async (event) => {
         event.preventDefault();
         submit.disabled = true;
-        const body = { apiKey: apiKey.value.trim() };
-        if (accountToken.value.trim()) body.accountToken = accountToken.value.trim();
-        if (secret.value.trim()) body.webhookSecret = secret.value.trim();
+        const body = { [ProviderKeyRequest.apiKey]: apiKey.value.trim() };
+        if (accountToken.value.trim()) body[ProviderKeyRequest.accountToken] = accountToken.value.trim();
+        if (secret.value.trim()) body[ProviderKeyRequest.webhookSecret] = secret.value.trim();
         const saved = await act(() => api("PUT", `/account/providers/${choice.value}`, body), `${NAMES[choice.value]} key checked and saved`);
         submit.disabled = false;
         if (saved) rerender();
@@ -92,7 +100,7 @@ function addProviderForm(providers) {
 }
 
 export async function domainsPage() {
-  const paid = currentAccount().plan !== "free";
+  const paid = currentAccount()[Account.plan] !== "free";
   const domains = await api("GET", "/account/domains");
   return h("div", {},
     h("header", { class: "page-head" }, h("h1", {}, "Domains"),
@@ -109,7 +117,7 @@ function addDomainForm() {
     onsubmit: async (event) => {
       event.preventDefault();
       submit.disabled = true;
-      const added = await act(() => api("POST", "/account/domains", { domain: name.value.trim().toLowerCase() }), "Domain registered with your providers");
+      const added = await act(() => api("POST", "/account/domains", { [DomainRequest.domain]: name.value.trim().toLowerCase() }), "Domain registered with your providers");
       submit.disabled = false;
       if (added) rerender();
     },
@@ -117,15 +125,16 @@ function addDomainForm() {
 }
 
 function domainCard(domain) {
-  return h("section", { class: "card", "aria-label": domain.domain, "data-domain": domain.domain },
+  const name = domain[Domain.domain];
+  return h("section", { class: "card", "aria-label": name, "data-domain": name },
     h("div", { class: "card-head" },
-      h("h2", {}, domain.domain, " ", badge(domain.verified ? "verified" : "unverified")),
+      h("h2", {}, name, " ", badge(domain[Domain.verified] ? "verified" : "unverified")),
       h("div", { class: "actions" },
         h("button", {
           type: "button",
           class: "button",
           onclick: async () => {
-            const checked = await act(() => api("POST", `/account/domains/${encodeURIComponent(domain.domain)}/verify`));
+            const checked = await act(() => api("POST", `/account/domains/${encodeURIComponent(name)}/verify`));
             if (checked) {
               rerender();
             }
@@ -135,18 +144,28 @@ function domainCard(domain) {
           type: "button",
           class: "button button-danger",
           onclick: async () => {
-            if (!confirm(`Remove ${domain.domain} from Herald and your providers?`)) return;
-            if (await act(() => api("DELETE", `/account/domains/${encodeURIComponent(domain.domain)}`), "Domain removed")) rerender();
+            if (!confirm(`Remove ${name} from Herald and your providers?`)) return;
+            if (await act(() => api("DELETE", `/account/domains/${encodeURIComponent(name)}`), "Domain removed")) rerender();
           },
         }, "Remove"))),
-    domain.providers.map((entry) => h("div", { class: "domain-provider" },
-      h("h3", {}, NAMES[entry.provider] || entry.provider, " ", badge(entry.verified ? "verified" : "pending")),
-      entry.error ? h("p", { class: "error-text" }, entry.error) : null,
-      h("table", { class: "table table-compact" },
-        h("thead", {}, h("tr", {}, ["Type", "Host", "Value", ""].map((name) => h("th", { scope: "col" }, name)))),
-        h("tbody", {}, entry.records.map((record) => h("tr", {},
-          h("td", {}, record.type.toUpperCase()),
-          h("td", {}, h("code", { class: "wrap" }, record.host), " ", copyButton(record.host, `${record.type} host`)),
-          h("td", {}, h("code", { class: "wrap" }, record.value), " ", copyButton(record.value, `${record.type} value`)),
-          h("td", {}, record.priority !== null && record.priority !== undefined ? `priority ${record.priority}` : ""))))))));
+    domain[Domain.providers].map(atProvider));
+}
+
+function atProvider(entry) {
+  const [provider, error] = [entry[DomainAtProvider.provider], entry[DomainAtProvider.error]];
+  return h("div", { class: "domain-provider" },
+    h("h3", {}, NAMES[provider] || provider, " ", badge(entry[DomainAtProvider.verified] ? "verified" : "pending")),
+    error ? h("p", { class: "error-text" }, error) : null,
+    h("table", { class: "table table-compact" },
+      h("thead", {}, h("tr", {}, ["Type", "Host", "Value", ""].map((name) => h("th", { scope: "col" }, name)))),
+      h("tbody", {}, entry[DomainAtProvider.records].map(dnsRow))));
+}
+
+function dnsRow(record) {
+  const [type, host, value, priority] = [record[DnsRecord.type], record[DnsRecord.host], record[DnsRecord.value], record[DnsRecord.priority]];
+  return h("tr", {},
+    h("td", {}, type.toUpperCase()),
+    h("td", {}, h("code", { class: "wrap" }, host), " ", copyButton(host, `${type} host`)),
+    h("td", {}, h("code", { class: "wrap" }, value), " ", copyButton(value, `${type} value`)),
+    h("td", {}, priority !== null && priority !== undefined ? `priority ${priority}` : ""));
 }

@@ -1,6 +1,7 @@
 // Sign-up and sign-in without a password: an emailed six-digit code.
 import { api, ApiError } from "./api.js";
 import { field, h, replace, secretOnce } from "./dom.js";
+import { SignInRequest, SignUpRequest, SignedIn, VerifyCodeRequest } from "./fields.js";
 
 export function signInPage(mode, onSignedIn) {
   const card = h("section", { class: "card signin", "aria-labelledby": "signin-title" });
@@ -38,7 +39,9 @@ function askForCode(card, mode, onSignedIn) {
   const status = h("div", {});
   const submit = h("button", { type: "submit", class: "button button-primary" }, "Email me a code");
   const form = apiForm(submit, status, "The code could not be requested.", async () => {
-    const body = signup ? { email: email.value.trim(), name: name.value.trim() } : { email: email.value.trim() };
+    const body = signup
+      ? { [SignUpRequest.email]: email.value.trim(), [SignUpRequest.name]: name.value.trim() }
+      : { [SignInRequest.email]: email.value.trim() };
     await api("POST", signup ? "/signup" : "/signin", body);
     enterCode(card, email.value.trim(), onSignedIn);
   },
@@ -65,8 +68,9 @@ function enterCode(card, email, onSignedIn) {
   const submit = h("button", { type: "submit", class: "button button-primary" }, "Continue");
   const form = apiForm(submit, status, "The code could not be checked.", async () => {
     try {
-      const signedIn = await api("POST", "/signin/verify", { email, code: code.value.trim() });
-      if (signedIn.apiKey) return showFirstKey(card, signedIn.apiKey, onSignedIn);
+      const signedIn = await api("POST", "/signin/verify", { [VerifyCodeRequest.email]: email, [VerifyCodeRequest.code]: code.value.trim() });
+      const apiKey = signedIn[SignedIn.apiKey];
+      if (apiKey) return showFirstKey(card, apiKey, onSignedIn);
       return onSignedIn();
     } catch (error) {
       code.select();

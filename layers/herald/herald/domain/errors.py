@@ -65,7 +65,9 @@ class ErrorCode(StrEnum):
     DEPENDENCY_UNAVAILABLE = "dependency_unavailable"
 
 
-class FieldProblem(msgspec.Struct):
+# One invalid field of a request, as the error envelope's details list it (no other field: the API's
+# document says so).
+class FieldProblem(msgspec.Struct, forbid_unknown_fields=True):
     field: str
     message: str
 

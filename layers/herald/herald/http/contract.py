@@ -1,21 +1,24 @@
 """What each route of the API answers, as its OpenAPI document states it: the success status and
-body, and every error code the route can answer, under the status the one error table gives it.
+the answer model (``herald.http.answers``) it serialises, and every error code the route can
+answer, under the status the one error table gives it.
 
-Only names and small dicts live here, so the send path's cold start pays nothing for the document:
-the schemas these names refer to are built by ``herald.http.openapi`` when the document is first
-asked for.
+Only names, small dicts and the models the routes name live here, so the send path's cold start
+pays nothing for the document: the schemas are built from the models by ``herald.http.openapi``
+when the document is first asked for.
 """
 
 from __future__ import annotations
 
 from itertools import groupby
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, cast, get_args
 
 from herald.domain.errors import ErrorCode
 from herald.http.error_table import status_of
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse, OpenAPIResponseHeader
+
+    from herald.http.envelope import Answer
 
 JSON = "application/json"
 SCHEMAS = "#/components/schemas/"
@@ -68,9 +71,23 @@ def ref(name: str) -> dict[str, str]:
     return {"$ref": SCHEMAS + name}
 
 
-def success(status: int, body: str, description: str) -> dict[int, OpenAPIResponse]:
-    """``status`` with ``body`` (a schema's name) as ``data`` of the success envelope."""
-    return {status: {"description": description, "content": {JSON: {"schema": ref(body + ENVELOPE_SUFFIX)}}}}
+# Every success body a route declares, by its schema's name: the bodies the document describes.
+BODIES: dict[str, type[Answer] | type[list[Any]]] = {}
+
+
+def body_name(body: type[Answer] | type[list[Any]]) -> str:
+    """A model's schema name; a list of a model's is named after it: ``list[Provider]``, ProviderList."""
+    listed = get_args(body)
+    return f"{listed[0].__name__}List" if listed else body.__name__
+
+
+def success(
+    status: int, body: type[Answer] | type[list[Any]], description: str
+) -> dict[int, OpenAPIResponse]:
+    """``status`` with ``body`` (an answer model, or a list of one) as ``data`` of the success envelope."""
+    name = body_name(body)
+    BODIES[name] = body
+    return {status: {"description": description, "content": {JSON: {"schema": ref(name + ENVELOPE_SUFFIX)}}}}
 
 
 # Powertools' type of a response header leaves out "required", which the document keeps.
@@ -97,6 +114,8 @@ def errors(*codes: ErrorCode) -> dict[int, OpenAPIResponse]:
     return answers
 
 
-def answers(status: int, body: str, description: str, *codes: ErrorCode) -> dict[int, OpenAPIResponse]:
+def answers(
+    status: int, body: type[Answer] | type[list[Any]], description: str, *codes: ErrorCode
+) -> dict[int, OpenAPIResponse]:
     """A route's ``responses``: its success and its errors."""
     return {**success(status, body, description), **errors(*codes)}

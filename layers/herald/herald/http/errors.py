@@ -4,11 +4,10 @@ function and the inbound functions alike: a ``HeraldError`` as it is, a dependen
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
-from herald.http.envelope import failure
+from herald.http.envelope import failure, json_text
 from herald.http.error_table import status_of
 from herald.observability import logger
 
@@ -33,5 +32,5 @@ def refusal(error: HeraldError) -> dict[str, Any]:
     return {
         "statusCode": status_of(error.code),
         "headers": {"Content-Type": JSON},
-        "body": json.dumps(failure(error), separators=(",", ":")),
+        "body": json_text(failure(error)),
     }

@@ -8,13 +8,12 @@ over the limit, 503 when a dependency fails (the sender retries).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.http.envelope import success
+from herald.http.envelope import json_text, success
 from herald.http.errors import JSON, client_error, refusal
 from herald.http.raw_body import raw_body
 from herald.services.inbound import InboundRequest, Receipt
@@ -51,7 +50,7 @@ def _answered(event: Mapping[str, Any], receive: Callable[[InboundRequest], Rece
     return {
         "statusCode": 200,
         "headers": {"Content-Type": JSON},
-        "body": json.dumps(success(_received(receipt)), separators=(",", ":")),
+        "body": json_text(success(_received(receipt))),
     }
 
 

@@ -3,25 +3,27 @@ domain errors become error envelopes with the status of ``herald.http.error_tabl
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 
 from herald.domain.errors import ErrorCode, FieldProblem, HeraldError, validation_failed
-from herald.http.envelope import failure, success
+from herald.http.envelope import Answer, failure, json_text, success
 from herald.http.error_table import status_of
 from herald.http.requests import SEND_AT_OUT_OF_RANGE, TOO_LARGE
 
 JSON = "application/json"
 
 
-def json_response(status: int, data: Any, headers: Mapping[str, str] | None = None) -> Response[str]:
+def json_response(
+    status: int, data: Answer | Sequence[Answer], headers: Mapping[str, str] | None = None
+) -> Response[str]:
+    """``data``, one answer or a list of them, in the success envelope."""
     return Response(
         status_code=status,
         content_type=JSON,
-        body=json.dumps(success(data), separators=(",", ":")),
+        body=json_text(success(data)),
         headers=dict(headers or {}),
     )
 
@@ -35,7 +37,7 @@ def error_response(error: HeraldError) -> Response[str]:
     return Response(
         status_code=status_of(error.code),
         content_type=JSON,
-        body=json.dumps(failure(error), separators=(",", ":")),
+        body=json_text(failure(error)),
         headers=error_headers(error),
     )
 

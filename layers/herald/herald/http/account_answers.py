@@ -1,0 +1,307 @@
+"""The answers of the account routes and of the console's own routes, one model per shape, as
+``herald.http.answers`` describes them; imported with those routes, so that no send pays for them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from msgspec import Meta
+
+from herald.domain.billing import BillingStatus
+from herald.domain.breakers import BreakerState
+from herald.domain.clock import iso
+from herald.domain.jobs import JobStatus
+from herald.http.envelope import Answer, Timestamp
+
+if TYPE_CHECKING:
+    from herald.domain import providers, records
+    from herald.domain.account import AccountOverview
+    from herald.domain.account import NewSigningSecret as CreatedSecret
+    from herald.domain.account import SigningSecretStatus as SecretStatus
+    from herald.domain.breakers import Breaker
+    from herald.domain.records import ProviderDomain
+    from herald.services.activity import Activity as DayCounts
+    from herald.services.tenants import IssuedKey
+
+
+class RateLimit(Answer):
+    requests_per_minute: int
+
+
+class Limits(Answer):
+    monthly_emails: int | None
+    monthly_webhooks: int | None
+    shared_quota: bool
+
+
+class Usage(Answer):
+    emails: int
+    webhooks: int
+    total: int
+
+
+class Billing(Answer):
+    status: Annotated[
+        BillingStatus | None, Meta(description="Set by the payment processor's events; null before any")
+    ]
+    paid_until: Timestamp | None
+
+
+class Account(Answer):
+    tenant_id: str
+    name: str
+    email: str
+    plan: str
+    status: str
+    rate_limit: RateLimit
+    limits: Limits
+    usage: Usage
+    period_start: Timestamp
+    period_end: Timestamp
+    retention_days: int
+    billing: Billing
+
+    @classmethod
+    def of(cls, overview: AccountOverview) -> Account:
+        profile, limits, usage = overview.profile, overview.limits, overview.usage
+        emails, webhooks = overview.email_quota, overview.webhook_quota
+        paying = None if profile.billing_status is None else BillingStatus(profile.billing_status)
+        return cls(
+            tenant_id=profile.tenant_id,
+            name=profile.name,
+            email=profile.email,
+            plan=profile.plan,
+            status=profile.status,
+            rate_limit=RateLimit(requests_per_minute=overview.requests_per_minute),
+            limits=Limits(
+                monthly_emails=emails.limit if emails else None,
+                monthly_webhooks=webhooks.limit if webhooks else None,
+                shared_quota=limits.shared_quota is not None,
+            ),
+            usage=Usage(emails=usage.emails, webhooks=usage.webhooks, total=usage.total),
+            period_start=iso(overview.period.start),
+            period_end=iso(overview.period.end),
+            retention_days=limits.retention_days,
+            billing=Billing(status=paying, paid_until=profile.paid_until),
+        )
+
+
+# Keyword-only fields follow a subclass's own: a day's ``day`` leads its counts.
+class ActivityTotals(Answer, kw_only=True):
+    accepted: int
+    completed: int
+    failed: int
+
+
+class ActivityDay(ActivityTotals):
+    day: Annotated[str, Meta(description="The UTC day (YYYY-MM-DD) the jobs were accepted on")]
+
+
+class Activity(Answer):
+    from_: Annotated[str, Meta(description="The first day of the range")]
+    to: Annotated[str, Meta(description="The last day of the range (today, UTC)")]
+    totals: ActivityTotals
+    success_rate: Annotated[
+        float | None, Meta(description="Completed of finished jobs; null before any finished")
+    ]
+    days: Annotated[list[ActivityDay], Meta(description="Every day of the range, oldest first")]
+
+    @classmethod
+    def of(cls, activity: DayCounts) -> Activity:
+        days = activity.days
+        return cls(
+            from_=days[0].day.isoformat(),
+            to=days[-1].day.isoformat(),
+            totals=ActivityTotals(
+                accepted=activity.total(None),
+                completed=activity.total(JobStatus.COMPLETED),
+                failed=activity.total(JobStatus.FAILED),
+            ),
+            success_rate=activity.success_rate,
+            days=[
+                ActivityDay(
+                    day=day.day.isoformat(),
+                    accepted=day.count(None, None),
+                    completed=day.count(JobStatus.COMPLETED, None),
+                    failed=day.count(JobStatus.FAILED, None),
+                )
+                for day in days
+            ],
+        )
+
+
+class Checkout(Answer):
+    url: Annotated[str, Meta(description="The processor's hosted checkout page; it returns to the console")]
+
+
+class RotatedApiKey(Answer):
+    api_key: Annotated[str, Meta(description="The new key, shown this once")]
+    previous_key_valid_until: Annotated[
+        Timestamp | None,
+        Meta(description="Until when the old key works; null: it and every earlier key stopped at once"),
+    ]
+
+    @classmethod
+    def of(cls, issued: IssuedKey) -> RotatedApiKey:
+        return cls(api_key=issued.api_key, previous_key_valid_until=issued.previous_valid_until)
+
+
+class Provider(Answer):
+    provider: str
+    priority: int
+    last_four: str
+    added_at: Timestamp
+    has_webhook_secret: bool
+    has_account_token: bool
+    webhook_url: Annotated[str, Meta(description="Where this provider posts its event webhooks")]
+
+    @classmethod
+    def of(cls, item: records.StoredProvider, tenant_id: str, api_base: str) -> Provider:
+        return cls(
+            provider=item.provider,
+            priority=item.priority,
+            last_four=item.last_four,
+            added_at=item.added_at,
+            has_webhook_secret=item.webhook_secret is not None,
+            has_account_token=item.account_token is not None,
+            webhook_url=f"{api_base}/webhooks/{item.provider.lower()}/{tenant_id}",
+        )
+
+
+class Deleted(Answer):
+    deleted: Literal[True]
+
+
+DELETED = Deleted(deleted=True)
+
+
+class NewSigningSecret(Answer):
+    secret: Annotated[str, Meta(description="whsec_…, shown this once")]
+    created_at: Timestamp
+
+    @classmethod
+    def of(cls, created: CreatedSecret) -> NewSigningSecret:
+        """A new secret, or a rotated one with the time its predecessor stops signing."""
+        if created.previous_valid_until is None:
+            return cls(secret=created.secret, created_at=created.created_at)
+        return RotatedSigningSecret(
+            secret=created.secret,
+            created_at=created.created_at,
+            previous_valid_until=created.previous_valid_until,
+        )
+
+
+class RotatedSigningSecret(NewSigningSecret):
+    previous_valid_until: Annotated[Timestamp, Meta(description="The old secret signs too until then")]
+
+
+class SigningSecretStatus(Answer):
+    has_secret: bool
+    created_at: Timestamp | None
+    previous_valid_until: Timestamp | None
+
+    @classmethod
+    def of(cls, status: SecretStatus) -> SigningSecretStatus:
+        return cls(
+            has_secret=status.has_secret,
+            created_at=status.created_at,
+            previous_valid_until=status.previous_valid_until,
+        )
+
+
+class DnsRecord(Answer):
+    type: str
+    host: str
+    value: str
+    purpose: str
+    priority: int | None
+
+    @classmethod
+    def of(cls, record: providers.DnsRecord) -> DnsRecord:
+        return cls(
+            type=record.type,
+            host=record.host,
+            value=record.value,
+            purpose=record.purpose,
+            priority=record.priority,
+        )
+
+
+class DomainAtProvider(Answer):
+    provider: str
+    verified: bool
+    error: str | None
+    records: list[DnsRecord]
+
+    @classmethod
+    def of(cls, entry: ProviderDomain) -> DomainAtProvider:
+        return cls(
+            provider=entry.provider,
+            verified=entry.verified,
+            error=entry.error,
+            records=[DnsRecord.of(record) for record in entry.records],
+        )
+
+
+class Domain(Answer):
+    domain: str
+    created_at: Timestamp
+    verified: bool
+    providers: list[DomainAtProvider]
+
+    @classmethod
+    def of(cls, item: records.SendingDomain) -> Domain:
+        return cls(
+            domain=item.domain,
+            created_at=item.created_at,
+            verified=item.verified,
+            providers=[DomainAtProvider.of(entry) for entry in item.providers],
+        )
+
+
+class Suppression(Answer):
+    email: str
+    reason: str
+    source: Annotated[str | None, Meta(description="The provider that reported it; null: not recorded")]
+    created_at: Timestamp
+
+    @classmethod
+    def of(cls, item: records.Suppression) -> Suppression:
+        return cls(email=item.address, reason=item.reason, source=item.source, created_at=item.created_at)
+
+
+class Endpoint(Answer):
+    """A webhook endpoint as its breaker sees it."""
+
+    origin: Annotated[str, Meta(description="scheme://host[:port] of the webhook URLs it serves")]
+    state: Annotated[
+        BreakerState,
+        Meta(
+            description="open: its jobs wait for the cool-down; disabled: its jobs fail with endpoint_disabled"
+        ),
+    ]
+    since: Annotated[Timestamp | None, Meta(description="When the state last changed")]
+    last_error: str | None
+
+    @classmethod
+    def of(cls, breaker: Breaker) -> Endpoint:
+        since = None if breaker.since is None else iso(datetime.fromtimestamp(breaker.since, UTC))
+        return cls(origin=breaker.key.name, state=breaker.state, since=since, last_error=breaker.last_error)
+
+
+# ---------------------------------------------------------------- the console's own routes
+
+
+class CodeSent(Answer):
+    message: str
+
+
+class SignedIn(Answer):
+    tenant_id: str
+    # The first API key of a tenant this sign-in created, shown this once; null otherwise.
+    api_key: str | None
+
+
+class SignedOut(Answer):
+    signed_out: Literal[True]

@@ -1,0 +1,243 @@
+"""The answers of Herald's HTTP functions, one model per shape (docs/api.md): here the public and
+the notification routes'; the account's and the console's own routes' in
+``herald.http.account_answers``, imported with those routes; the error envelope, and ``Answer``, the
+base of them all, in ``herald.http.envelope``.
+
+A model is at once what a route serialises (``msgspec.to_builtins``: its fields in this order under
+their camelCase names, an ``UNSET`` field left out) and, through ``msgspec.json.schema_components``
+in ``herald.http.openapi``, the schema the OpenAPI document states for it; the console's front end
+reads the field names from a module generated from the models (docs/console.md). Each builds
+itself from the domain values the services return (``of``); the operator CLI prints the same
+documents. Msgspec Structs rather than pydantic models: defining them costs microseconds of the
+cold start and serialising one builds nothing (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+from msgspec.structs import replace
+
+from herald.domain.jobs import PRIORITY_QUEUES, Channel, JobStatus
+from herald.domain.notifications import NotificationRequest, WebhookNotification, request_document
+from herald.http.envelope import Answer, Timestamp
+
+if TYPE_CHECKING:
+    from herald.domain import records
+    from herald.services import accept, job_queries
+
+Priority = Annotated[int, Meta(extra_json_schema={"enum": list(PRIORITY_QUEUES)})]
+
+
+# ---------------------------------------------------------------- public
+
+
+class Pong(Answer):
+    message: Literal["pong"]
+
+
+PONG = Pong(message="pong")
+
+
+class ServiceInfo(Answer):
+    name: str
+    version: str
+    description: str
+    documentation: str
+
+
+class HealthChecks(Answer):
+    table: Annotated[str, Meta(description='"ok", or why the table cannot be reached')]
+    queues: Annotated[str, Meta(description='"ok", or which queue cannot be reached')]
+
+
+class Health(Answer):
+    status: Literal["ok", "degraded"]
+    checks: HealthChecks
+
+    @classmethod
+    def of(cls, healthy: bool, checks: dict[str, str]) -> Health:
+        found = HealthChecks(table=checks["table"], queues=checks["queues"])
+        return cls(status="ok" if healthy else "degraded", checks=found)
+
+
+# ---------------------------------------------------------------- notifications
+
+
+class AcceptedJob(Answer):
+    job_id: str
+    status: Annotated[Literal["pending", "scheduled"], Meta(description="scheduled: it waits for its sendAt")]
+    type: Channel
+    created_at: Timestamp
+    send_at: Annotated[Timestamp | UnsetType, Meta(description="When the request asked for a sendAt")] = UNSET
+
+    @classmethod
+    def of(cls, job: accept.AcceptedJob) -> AcceptedJob:
+        return cls(
+            job_id=job.job_id,
+            status="scheduled" if job.scheduled else "pending",
+            type=job.channel,
+            created_at=job.created_at,
+            send_at=UNSET if job.send_at is None else job.send_at,
+        )
+
+
+class JobSummary(Answer):
+    id: str
+    type: Channel
+    status: JobStatus
+    priority: Priority
+    attempts: int
+    max_attempts: int
+    error_message: str | None
+    created_at: Timestamp
+    started_at: Timestamp | None
+    completed_at: Timestamp | None
+
+    @classmethod
+    def of(cls, state: records.JobState, **more: Any) -> Self:
+        """``more``: the fields a subclass adds."""
+        return cls(
+            id=state.job_id,
+            type=state.channel,
+            status=state.status,
+            priority=state.priority,
+            attempts=state.attempts,
+            max_attempts=state.max_attempts,
+            error_message=state.error_message,
+            created_at=state.created_at,
+            started_at=state.started_at,
+            completed_at=state.completed_at,
+            **more,
+        )
+
+
+class ProviderTry(Answer):
+    """One provider call of an attempt: delivered (with the provider's message id) or failed."""
+
+    provider: str
+    outcome: Annotated[str, Meta(description="delivered, provider_permanent, message_permanent or transient")]
+    # Each is left out where the call had none (a delivery has no error, a failure no message id).
+    message_id: str | None | UnsetType = UNSET
+    status: Annotated[int | None | UnsetType, Meta(description="the provider's HTTP status")] = UNSET
+    code: Annotated[str | None | UnsetType, Meta(description="the provider's error code")] = UNSET
+    error: str | None | UnsetType = UNSET
+
+
+class DeliveryLog(Answer):
+    id: str
+    attempt: int
+    status: Literal["success", "failed"]
+    used_provider: str | None
+    error_message: str | None
+    created_at: Timestamp
+    # Every provider this attempt tried, in order (a fallback shows the failure before it).
+    providers: list[ProviderTry]
+
+    @classmethod
+    def of(cls, entry: records.DeliveryLog) -> DeliveryLog:
+        return cls(
+            id=entry.log_id,
+            attempt=entry.attempt,
+            status="success" if entry.succeeded else "failed",
+            used_provider=entry.used_provider,
+            error_message=entry.error_message,
+            created_at=entry.created_at,
+            providers=[msgspec.convert(tried, ProviderTry) for tried in entry.tried],
+        )
+
+
+class DeliveryEvent(Answer):
+    type: str
+    occurred_at: Timestamp
+    provider: str | None
+    reason: Annotated[
+        str | None, Meta(description="The provider's description: a bounce's reason, a clicked link")
+    ]
+
+    @classmethod
+    def of(cls, event: records.JobEvent) -> DeliveryEvent:
+        return cls(
+            type=event.type, occurred_at=event.occurred_at, provider=event.provider, reason=event.reason
+        )
+
+
+def _shown_request(request: NotificationRequest) -> dict[str, Any]:
+    """The accepted request as the tenant sent it, its webhook credentials masked."""
+    webhook = request.notification
+    if isinstance(webhook, WebhookNotification):
+        request = replace(request, notification=replace(webhook, headers=webhook.shown_headers()))
+    return request_document(request)
+
+
+class Job(JobSummary):
+    send_at: Annotated[Timestamp | None, Meta(description="When it is (or was) to be sent; null: at once")]
+    ordering_key: Annotated[str | None, Meta(description="Its ordering key; null: none")]
+    payload: Annotated[dict[str, Any] | None, Meta(description="The accepted request, until retention ends")]
+    delivery_logs: list[DeliveryLog]
+    events: list[DeliveryEvent]
+
+    @classmethod
+    def of_view(cls, view: records.JobView) -> Job:
+        request = view.request
+        return cls.of(
+            view.state,
+            send_at=view.state.send_at or (request.send_at if request is not None else None),
+            ordering_key=request.ordering_key if request is not None else None,
+            payload=_shown_request(request) if request is not None else None,
+            delivery_logs=[DeliveryLog.of(entry) for entry in view.state.delivery_logs],
+            events=[DeliveryEvent.of(event) for event in view.events],
+        )
+
+
+class Pagination(Answer):
+    total: int
+    page: int
+    limit: int
+    total_pages: int
+    next_cursor: Annotated[str | None, Meta(description="Pass as cursor for the next page; null on the last")]
+    total_is_lower_bound: Annotated[
+        bool | UnsetType,
+        Meta(description="Present (true) when a status filter counted only part of the jobs"),
+    ] = UNSET
+
+
+class JobPage(Answer):
+    data: list[JobSummary]
+    pagination: Pagination
+
+    @classmethod
+    def of(cls, result: records.JobPage, *, page: int, limit: int) -> JobPage:
+        total = result.total or 0  # the queries fill it in from the day counters
+        pagination = Pagination(
+            total=total,
+            page=page,
+            limit=limit,
+            total_pages=(total + limit - 1) // limit,
+            next_cursor=result.next_cursor,
+            total_is_lower_bound=UNSET if result.total_exact else True,
+        )
+        return cls(data=[JobSummary.of(state) for state in result.items], pagination=pagination)
+
+
+class RetriedJob(Answer):
+    job_id: str
+    status: Literal["pending"]
+    message: str
+
+    @classmethod
+    def of(cls, state: records.JobState) -> RetriedJob:
+        return cls(job_id=state.job_id, status="pending", message="Job has been re-queued for processing")
+
+
+class Recovery(Answer):
+    requeued: Annotated[int, Meta(description="Failed jobs re-queued by this call")]
+    next_cursor: Annotated[
+        str | None, Meta(description="Pass as cursor to re-queue the rest; null when done")
+    ]
+
+    @classmethod
+    def of(cls, result: job_queries.Recovery) -> Recovery:
+        return cls(requeued=result.requeued, next_cursor=result.next_cursor)
