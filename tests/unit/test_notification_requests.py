@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from herald.domain.jobs import compact_json
 from herald.http.requests import (
@@ -20,7 +20,7 @@ EMAIL = {"to": "user@example.com", "subject": "Hello", "body": "<p>Hi</p>"}
 WEBHOOK = {"url": "https://hooks.example.com/in", "payload": {"event": "x"}}
 
 
-def _errors(model: type[EmailRequest] | type[WebhookRequest], body: dict[str, Any]) -> list[dict[str, Any]]:
+def _errors(model: type[BaseModel], body: dict[str, Any]) -> list[dict[str, Any]]:
     with pytest.raises(ValidationError) as caught:
         model.model_validate(body)
     return [dict(error) for error in caught.value.errors()]
