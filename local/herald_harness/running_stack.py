@@ -1,13 +1,15 @@
 """The local stack as a developer runs it: ``python -m herald_local`` as a subprocess on free ports,
 with its own state folder, ready to be driven over HTTP as a client would and with the operator CLI
-as an operator would."""
+as an operator would.
+
+The stack binds its ports itself (port 0: any free port) and its state file says which, so no port
+is chosen here and taken by another program before the stack binds it."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -33,12 +35,6 @@ class StackDidNotStart(RuntimeError):
 def without_local_dir() -> dict[str, str]:
     """This environment without HERALD_LOCAL_DIR: tools must find the stack by --local-dir."""
     return {name: value for name, value in os.environ.items() if name != "HERALD_LOCAL_DIR"}
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass
@@ -165,9 +161,10 @@ def start_stack(state_dir: Path, extra_env: dict[str, str] | None = None) -> Run
     environment = {
         **os.environ,
         "HERALD_LOCAL_DIR": str(state_dir),
-        "HERALD_MOTO_PORT": str(_free_port()),
-        "HERALD_API_PORT": str(_free_port()),
-        "HERALD_SANDBOX_PORT": str(_free_port()),
+        # Bound by the stack, any free ones: the state file says which.
+        "HERALD_MOTO_PORT": "0",
+        "HERALD_API_PORT": "0",
+        "HERALD_SANDBOX_PORT": "0",
         "HERALD_LOCAL_RETRY_BASE_DELAY": "2",
         "HERALD_LOCAL_BREAKER_COOLDOWN_SECONDS": "2",
         "AWS_DEFAULT_REGION": "us-east-1",

@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import http.client
 import json
-import socket
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -42,6 +41,8 @@ from herald_local.event_sources.pollers import QueuePoller
 from herald_local.event_sources.schedule_expressions import UnsupportedExpression, parse_expression
 from herald_local.event_sources.schedules import schedule_payload, scheduled_event
 from herald_local.event_sources.sns_bridge import SnsBridge
+from herald_local.host.listeners import bound_port, listen, listen_on
+from herald_local.stack import LocalStack
 
 REGION = "us-east-1"
 GATEWAY = "http://127.0.0.1:3000"
@@ -618,7 +619,7 @@ def test_the_gateway_serves_a_template_route_over_http_with_the_event_api_gatewa
 ) -> None:
     """Given a synthetic echo function behind the gateway, When a client sends repeated headers and
     query parameters, Then the function saw them as API Gateway would pass them."""
-    server = GatewayServer(Gateway(RouteTable(synthetic.topology.routes), pool.__getitem__), 0)
+    server = GatewayServer(Gateway(RouteTable(synthetic.topology.routes), pool.__getitem__), listen(0))
     server.start()
     try:
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
@@ -775,13 +776,35 @@ def test_concurrent_invocations_each_run_alone_in_an_execution_environment(pool:
 
 
 def test_a_port_in_use_is_refused_naming_the_variable_to_change(tmp_path: Path) -> None:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        config = LocalConfig.from_env({"HERALD_API_PORT": str(port), "HERALD_LOCAL_DIR": str(tmp_path)})
+    """Given another program listening on the API's port, When the stack starts, Then it stops
+    before starting anything, naming the variable to change."""
+    with listen(0) as taken:
+        port = bound_port(taken)
+        environment = {"HERALD_MOTO_PORT": "0", "HERALD_API_PORT": str(port), "HERALD_SANDBOX_PORT": "0"}
+        stack = LocalStack(LocalConfig.from_env({**environment, "HERALD_LOCAL_DIR": str(tmp_path)}))
         with pytest.raises(ConfigError, match=f"port {port} is already in use; set HERALD_API_PORT"):
-            config.check_ports_free()
+            stack.start()
+        stack.stop()
+    assert stack.processes() == {}
+
+
+def test_port_0_binds_a_free_port_and_the_configuration_carries_the_one_bound() -> None:
+    config = LocalConfig.from_env(
+        {"HERALD_MOTO_PORT": "0", "HERALD_API_PORT": "0", "HERALD_SANDBOX_PORT": "0"}
+    )
+    listeners = listen_on(config.ports())
+    try:
+        bound = config.with_ports(
+            {variable: bound_port(listener) for variable, listener in listeners.items()}
+        )
+        ports = (bound.moto_port, bound.api_port, bound.sandbox_port)
+        assert 0 not in ports
+        assert len(set(ports)) == 3
+        assert bound.gateway_url == f"http://127.0.0.1:{bound.api_port}"
+        assert bound_port(listeners["HERALD_SANDBOX_PORT"]) == bound.sandbox_port
+    finally:
+        for listener in listeners.values():
+            listener.close()
 
 
 # ------------------------------------------------------------------ expressions
