@@ -100,6 +100,8 @@ class LocalStack:
 
     # ------------------------------------------------------------------ start
     def start(self) -> None:
+        """Starts every part in order. Each step done is a "starting:" line on the console and in
+        the log, so a start that takes minutes on a busy machine shows it is moving."""
         self._refuse_second_stack()
         parts = self._parts
         parts.listeners = self._bind_ports()
@@ -107,18 +109,12 @@ class LocalStack:
         parts.sandbox = self._start_sandbox(parts.listeners[SANDBOX_PORT_VARIABLE])
         topology = self._create_resources(parts.sandbox)
         self.topology = topology
-        parts.pool = FunctionPool(
-            topology.functions.values(),
-            self.config.moto_url,
-            self.config.region,
-            self.config.sandbox_url,
-            self.config.max_environments,
-            files=LocalFiles.in_folder(self.config.state_dir),
-            metrics=self._metrics,
-        )
-        parts.pool.start()
+        parts.pool = self._start_functions(topology)
         parts.gateway = self._start_gateway(topology, parts.pool, parts.listeners[API_PORT_VARIABLE])
         self._start_event_sources(topology)
+        log.info(
+            "starting: the API on %s, %d event sources polling", self.config.gateway_url, len(parts.pollers)
+        )
         self._write_state()
 
     def _write_state(self) -> None:
@@ -143,6 +139,20 @@ class LocalStack:
             {variable: bound_port(listener) for variable, listener in listeners.items()}
         )
         return listeners
+
+    def _start_functions(self, topology: Topology) -> FunctionPool:
+        pool = FunctionPool(
+            topology.functions.values(),
+            self.config.moto_url,
+            self.config.region,
+            self.config.sandbox_url,
+            self.config.max_environments,
+            files=LocalFiles.in_folder(self.config.state_dir),
+            metrics=self._metrics,
+        )
+        pool.start()
+        log.info("starting: %d functions loaded", len(topology.functions))
+        return pool
 
     def _start_gateway(
         self, topology: Topology, pool: FunctionPool, listener: socket.socket
@@ -174,6 +184,7 @@ class LocalStack:
             self._parts.bridge.start()
         assert self._parts.moto is not None
         self._parts.moto.wait_ready()
+        log.info("starting: moto serving on %s", config.moto_url)
         clients = setup_clients(config)
         topology = create_resources(
             translated,
@@ -191,6 +202,7 @@ class LocalStack:
             Type="SecureString",
             Overwrite=True,
         )
+        log.info("starting: %d resources of the template created in moto", len(translated["Resources"]))
         return topology
 
     def _invoke(self, logical_id: str, event: Any) -> Invocation:

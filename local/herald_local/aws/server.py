@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 # The child's first line once its backends are loaded and it accepts requests.
 SERVING_LINE = "HERALD_MOTO_SERVING"
-READY_TIMEOUT_SECONDS = 30.0
+# Loading moto's backends takes 1-2 s on an idle machine and many times that on a busy one.
+READY_TIMEOUT_SECONDS = 120.0
 
 
 class MotoNotReady(RuntimeError):
