@@ -49,6 +49,8 @@ GATEWAY = "http://127.0.0.1:3000"
 NO_RETRIES = Config(region_name=REGION, retries={"total_max_attempts": 1}, connect_timeout=2, read_timeout=10)
 ROOT = project_root()
 WAIT_SECONDS = 20.0
+# A visibility timeout no test outlasts: a record comes back only when a test ends it itself.
+LONG_VISIBILITY_SECONDS = 300
 
 # The routes the NotifyKit SDK calls (docs/api.md), as a client calls them.
 PUBLIC_ROUTES = [
@@ -169,7 +171,7 @@ def handler(event, context):
         return None
     with open(os.environ["RECORD_FILE"], "a") as out:
         for record in records:
-            out.write(json.dumps({"body": record["body"], "count": record["attributes"]["ApproximateReceiveCount"]}) + "\\n")
+            out.write(json.dumps({"body": record["body"], "count": record["attributes"]["ApproximateReceiveCount"], "receipt": record["receiptHandle"]}) + "\\n")
     bodies = {record["body"] for record in records}
     if "crash" in bodies:
         raise RuntimeError("synthetic crash")
@@ -670,15 +672,20 @@ def _messages_left(queue_url: str) -> int:
 
 @pytest.fixture
 def poll(synthetic: Synthetic, pool: FunctionPool) -> Iterator[Callable[[str, list[str]], str]]:
-    """Starts the poller of one event source after sending it the given bodies; returns the queue URL."""
+    """Starts the poller of one event source after sending it the given bodies (the queue's visibility
+    timeout set first, if given); returns the queue URL."""
     sqs = _client("sqs")
     pollers: list[QueuePoller] = []
 
-    def start(logical_id: str, bodies: list[str]) -> str:
+    def start(logical_id: str, bodies: list[str], visibility_seconds: int | None = None) -> str:
         source: QueueSourceSpec = next(
             s for s in synthetic.topology.queue_sources if s.logical_id == logical_id
         )
         queue_url = str(sqs.get_queue_url(QueueName=source.queue_name)["QueueUrl"])
+        if visibility_seconds is not None:
+            sqs.set_queue_attributes(
+                QueueUrl=queue_url, Attributes={"VisibilityTimeout": str(visibility_seconds)}
+            )
         for body in bodies:
             sqs.send_message(QueueUrl=queue_url, MessageBody=body)
         poller = QueuePoller(source, sqs, queue_url, pool[source.function].invoke, REGION)
@@ -691,8 +698,22 @@ def poll(synthetic: Synthetic, pool: FunctionPool) -> Iterator[Callable[[str, li
         poller.stop()
 
 
+def _visibility_runs_out(queue_url: str, record_file: Path, body: str) -> None:
+    """Plays the end of the visibility timeout of ``body``'s last receipt now, as SQS would later."""
+    *_, last = (record for record in _records(record_file) if record["body"] == body)
+    _client("sqs").change_message_visibility(
+        QueueUrl=queue_url, ReceiptHandle=last["receipt"], VisibilityTimeout=0
+    )
+
+
 def test_only_the_records_not_reported_as_failed_are_deleted(synthetic: Synthetic, poll: Any) -> None:
-    queue_url = poll("WorkerReporting", ["ok-1", "fail-1", "ok-2"])
+    # Nothing comes back by itself during the test, however slow the invocation: only the failed
+    # record, once the test ends its visibility after the batch's successes were deleted.
+    queue_url = poll(
+        "WorkerReporting", ["ok-1", "fail-1", "ok-2"], visibility_seconds=LONG_VISIBILITY_SECONDS
+    )
+    _wait_for(lambda: _messages_left(queue_url) == 1, "the batch's successes to be deleted")
+    _visibility_runs_out(queue_url, synthetic.record_file, "fail-1")
     _wait_for(lambda: _received(synthetic.record_file, "fail-1", 2), "the failed record to come back")
     assert _messages_left(queue_url) == 1
     delivered = sorted(
@@ -724,7 +745,8 @@ def test_a_function_error_deletes_no_record(synthetic: Synthetic, poll: Any) -> 
 def test_without_report_batch_item_failures_a_successful_batch_is_deleted_whole(
     synthetic: Synthetic, poll: Any
 ) -> None:
-    queue_url = poll("WorkerAllOrNothing", ["fail-1", "ok-1"])
+    # No record comes back by itself before the batch's answer, however slow the invocation.
+    queue_url = poll("WorkerAllOrNothing", ["fail-1", "ok-1"], visibility_seconds=LONG_VISIBILITY_SECONDS)
     _wait_for(lambda: _messages_left(queue_url) == 0, "the whole batch to be deleted")
     assert sorted(r["body"] for r in _records(synthetic.record_file)) == ["fail-1", "ok-1"]
 
@@ -744,7 +766,14 @@ def test_a_function_gets_a_lambda_context_from_its_template_settings(pool: Funct
 
 def test_a_handler_error_is_answered_as_lambda_does_and_the_runner_serves_on(pool: FunctionPool) -> None:
     crash = {
-        "Records": [{"messageId": "m-1", "body": "crash", "attributes": {"ApproximateReceiveCount": "1"}}]
+        "Records": [
+            {
+                "messageId": "m-1",
+                "receiptHandle": "r-1",
+                "body": "crash",
+                "attributes": {"ApproximateReceiveCount": "1"},
+            }
+        ]
     }
     failed = pool["Worker"].invoke(crash)
     assert failed.function_error == "Unhandled"
