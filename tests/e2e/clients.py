@@ -53,6 +53,12 @@ def handled_lines(stack: RunningStack, job_id: str) -> list[dict[str, Any]]:
     return [line for line in lines if line.get("job_id") == job_id]
 
 
+def handling_ended(stack: RunningStack, job_id: str, result: str) -> bool:
+    """Whether a worker's handling of the job ended with ``result`` (``failed``, ``completed`` ...):
+    whatever that handling wrote or sent (the job, a dead-letter copy, an alert) was done before."""
+    return any(line["result"] == result for line in handled_lines(stack, job_id))
+
+
 def sandbox(stack: RunningStack, view: str, **filters: str) -> list[dict[str, Any]]:
     answer = requests.get(f"{stack.sandbox_url}/_sandbox/{view}", params=filters, timeout=HTTP_TIMEOUT)
     answer.raise_for_status()
