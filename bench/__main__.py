@@ -31,14 +31,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from bench import report
 from bench.cold_start import cold_start_steps, measure_cold_starts
 from bench.costs import Platform, PriceList, cost_per_million
+from bench.rig import Rig, table_schemas
 from bench.scenarios import (
     NOTIFICATIONS,
     SCENARIOS,
     Recorded,
-    Rig,
     record_notification,
     run_scenarios,
-    table_schemas,
 )
 from bench.throughput import REPLAYED, measure_throughput
 from herald_harness.dns import resolve_publicly

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from bench.rig import API, WEBHOOK_QUEUE, Rig, Step, StepCost
 from herald.adapters.store.models import DeflatedJSONAttribute
 from herald.domain.clock import iso, utc_now
 from herald_harness.in_moto import client
 
 if TYPE_CHECKING:
-    from bench.scenarios import Rig, StepCost
     from herald.services.tenants import IssuedKey
 
 HISTORY_DAYS = 30
@@ -103,7 +103,7 @@ def history(rig: Rig, jobs: int) -> History:
     return _HISTORIES[key]
 
 
-def console_reads(jobs: int, path_set: tuple[str, ...]) -> Any:
+def console_reads(jobs: int, path_set: tuple[str, ...]) -> Step:
     def step(rig: Rig) -> StepCost:
         tenant = history(rig, jobs).tenant
         for path in path_set:  # warm-up: the key lookup, the clients
@@ -119,7 +119,7 @@ def console_reads(jobs: int, path_set: tuple[str, ...]) -> Any:
     return step
 
 
-def status_poll(jobs: int) -> Any:
+def status_poll(jobs: int) -> Step:
     """``GET /notifications/jobs/{id}`` of the tenant's last written job, as a client polling it
     would."""
 
@@ -135,12 +135,10 @@ def status_poll(jobs: int) -> Any:
     return step
 
 
-def deliver_for_tenants(tenants: int) -> Any:
+def deliver_for_tenants(tenants: int) -> Step:
     """One warm worker batch of webhooks, each of another tenant: the worker writes no day counts."""
 
     def step(rig: Rig) -> StepCost:
-        from bench.scenarios import API, WEBHOOK_QUEUE
-
         rig.herald.drain_queues()
         senders = [rig.new_tenant() for _ in range(tenants + 1)]
         worker = rig.herald.event_source(WEBHOOK_QUEUE).function
@@ -172,13 +170,11 @@ def deliver_for_tenants(tenants: int) -> Any:
 WINDOW_JOBS = 100
 
 
-def tally_window(tenants: int, jobs: int = WINDOW_JOBS) -> Any:
+def tally_window(tenants: int, jobs: int = WINDOW_JOBS) -> Step:
     """``jobs`` webhooks of ``tenants`` tenants (sent in turn, so the fair queue mixes them in every
     worker batch) delivered, then TallyFunction's one batch of their status changes."""
 
     def step(rig: Rig) -> StepCost:
-        from bench.scenarios import API, WEBHOOK_QUEUE
-
         rig.herald.drain_queues()
         while rig.tally():  # what earlier steps left on the stream, unmeasured
             pass

@@ -7,7 +7,6 @@ what a tenant's traffic would get.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 ORDER_EVENT: dict[str, Any] = {
@@ -68,7 +67,3 @@ ORDER_EMAIL_HTML = (
     '</table><p style="font-size:12px;color:#616e7c">Questions? Reply to this email.</p>'
     "</td></tr></table></td></tr></table></body></html>"
 )
-
-
-def json_size(document: Any) -> int:
-    return len(json.dumps(document, separators=(",", ":")).encode())

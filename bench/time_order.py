@@ -41,7 +41,7 @@ from typing import Any
 import requests
 
 from bench.local_stack import UNLIMITED, local_stack
-from bench.scenarios import Rig, StepCost, table_schemas
+from bench.rig import Rig, StepCost, table_schemas
 from herald_harness.dns import resolve_publicly
 from herald_harness.in_moto import herald_in_moto
 from herald_harness.patches import patched

@@ -1,13 +1,16 @@
 """The local stack as a developer runs it: ``python -m herald_local`` as a subprocess on free ports,
 with its own state folder, ready to be driven over HTTP as a client would and with the operator CLI
-as an operator would."""
+as an operator would.
+
+The stack binds its ports itself (port 0: any free port) and its state file says which, so no port
+is chosen here and taken by another program before the stack binds it. Its start is awaited as
+long as it makes progress, however slow a busy machine makes it."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,28 +20,27 @@ from typing import Any
 
 from herald_harness.inbound_signers import payment_environment
 from herald_local.aws.clients import moto_client
+from herald_local.aws.server import READY_TIMEOUT_SECONDS as MOTO_READY_TIMEOUT_SECONDS
 from herald_local.config import LOG_FILE_NAME, project_root
 from herald_local.state import process_alive
 
-READY_TIMEOUT_SECONDS = 60.0
+# A starting stack writes as it goes (a line per step, each function environment, moto's and the
+# functions' output); one silent this long is stuck. Longer than the longest silent step, moto's
+# start, which the stack bounds itself: a step that fails says so in the stack's own words.
+READY_IDLE_SECONDS = MOTO_READY_TIMEOUT_SECONDS + 60.0
 STOP_TIMEOUT_SECONDS = 30.0
 READY_LINE = "Herald local stack ready in"
 CLI_TIMEOUT_SECONDS = 60
 
 
 class StackDidNotStart(RuntimeError):
-    """The stack exited or was not ready in time; the message ends with its log's last lines."""
+    """The stack exited, or stopped writing before it was ready; the message ends with its log's last
+    lines."""
 
 
 def without_local_dir() -> dict[str, str]:
     """This environment without HERALD_LOCAL_DIR: tools must find the stack by --local-dir."""
     return {name: value for name, value in os.environ.items() if name != "HERALD_LOCAL_DIR"}
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass
@@ -159,15 +161,14 @@ def _read_state(state_file: Path) -> dict[str, Any] | None:
     return state
 
 
-def start_stack(state_dir: Path, extra_env: dict[str, str] | None = None) -> RunningStack:
-    """Starts a stack and returns once it is ready (demo tenant created or the ready line printed)."""
-    console_file = state_dir / "console.txt"
-    environment = {
+def _environment(state_dir: Path, extra_env: dict[str, str] | None) -> dict[str, str]:
+    return {
         **os.environ,
         "HERALD_LOCAL_DIR": str(state_dir),
-        "HERALD_MOTO_PORT": str(_free_port()),
-        "HERALD_API_PORT": str(_free_port()),
-        "HERALD_SANDBOX_PORT": str(_free_port()),
+        # Bound by the stack, any free ones: the state file says which.
+        "HERALD_MOTO_PORT": "0",
+        "HERALD_API_PORT": "0",
+        "HERALD_SANDBOX_PORT": "0",
         "HERALD_LOCAL_RETRY_BASE_DELAY": "2",
         "HERALD_LOCAL_BREAKER_COOLDOWN_SECONDS": "2",
         "AWS_DEFAULT_REGION": "us-east-1",
@@ -175,28 +176,69 @@ def start_stack(state_dir: Path, extra_env: dict[str, str] | None = None) -> Run
         **payment_environment(),
         **(extra_env or {}),
     }
+
+
+def start_stack(state_dir: Path, extra_env: dict[str, str] | None = None) -> RunningStack:
+    """Starts a stack and returns once it is ready (demo tenant created or the ready line printed)."""
+    console_file = state_dir / "console.txt"
     with console_file.open("wb") as console:
         process = subprocess.Popen(
             [sys.executable, "-m", "herald_local"],
             cwd=project_root(),
-            env=environment,
+            env=_environment(state_dir, extra_env),
             stdout=console,
             stderr=console,
         )
     stack = RunningStack(process, state_dir, console_file, {})
-    deadline = time.monotonic() + READY_TIMEOUT_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
+    wait_until_ready(stack)
+    return stack
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size if path.exists() else 0
+
+
+class _Silence:
+    """How long a stack has written nothing, to its console or to its log."""
+
+    def __init__(self, stack: RunningStack) -> None:
+        self._stack = stack
+        self._written = self._now_written()
+        self._since = time.monotonic()
+
+    def _now_written(self) -> tuple[int, int]:
+        return _size(self._stack.console_file), _size(self._stack.log_file)
+
+    def seconds(self) -> float:
+        written = self._now_written()
+        if written != self._written:
+            self._written, self._since = written, time.monotonic()
+        return time.monotonic() - self._since
+
+
+def _ready_state(stack: RunningStack) -> dict[str, Any] | None:
+    """The state file once the stack is ready (demo tenant created, or the ready line printed)."""
+    state = _read_state(stack.state_dir / "stack.json")
+    if state is not None and (state.get("demoTenant") or READY_LINE in stack.console()):
+        return state
+    return None
+
+
+def wait_until_ready(stack: RunningStack, idle_seconds: float = READY_IDLE_SECONDS) -> None:
+    """Waits while the stack runs and keeps writing, however long that takes; kills it once it has
+    been silent for ``idle_seconds``."""
+    started, silence = time.monotonic(), _Silence(stack)
+    while (state := _ready_state(stack)) is None:
+        if stack.process.poll() is not None:
             raise StackDidNotStart(
-                f"the local stack exited with status {process.returncode}:\n{stack.log_tail()}"
+                f"the local stack exited with status {stack.process.returncode}:\n{stack.log_tail()}"
             )
-        state = _read_state(state_dir / "stack.json")
-        if state is not None and (state.get("demoTenant") or READY_LINE in stack.console()):
-            stack.state = state
-            return stack
+        if silence.seconds() > idle_seconds:
+            stack.process.kill()
+            stack.process.wait()
+            raise StackDidNotStart(
+                f"the local stack wrote nothing for {idle_seconds:.0f} s while starting "
+                f"(killed {time.monotonic() - started:.0f} s after its start):\n{stack.log_tail()}"
+            )
         time.sleep(0.2)
-    process.kill()
-    process.wait()
-    raise StackDidNotStart(
-        f"the local stack was not ready within {READY_TIMEOUT_SECONDS:.0f} s:\n{stack.log_tail()}"
-    )
+    stack.state = state

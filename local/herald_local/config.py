@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import errno
 import os
-import socket
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 LOOPBACK = "127.0.0.1"
@@ -40,6 +38,10 @@ PAYMENT_DEFAULTS: Mapping[str, str] = {
 DEFAULT_ALARM_SECONDS = 10.0
 # The sandbox's webhook receiver: the only paths on loopback a tenant's webhook may reach locally.
 SANDBOX_HOOKS_PATH = "/hooks/"
+# The variables that set the stack's ports; 0 takes any free port (the state file says which).
+MOTO_PORT_VARIABLE = "HERALD_MOTO_PORT"
+API_PORT_VARIABLE = "HERALD_API_PORT"
+SANDBOX_PORT_VARIABLE = "HERALD_SANDBOX_PORT"
 
 
 class ConfigError(RuntimeError):
@@ -64,8 +66,8 @@ def _port(env: Mapping[str, str], variable: str, default: int) -> int:
     raw = env.get(variable, "").strip()
     if not raw:
         return default
-    if not raw.isdigit() or not 0 < int(raw) < 65536:
-        raise ConfigError(f"{variable} must be a TCP port number (1-65535), got {raw!r}")
+    if not raw.isdigit() or not 0 <= int(raw) < 65536:
+        raise ConfigError(f"{variable} must be a TCP port number (0-65535, 0: any free port), got {raw!r}")
     return int(raw)
 
 
@@ -148,9 +150,9 @@ class LocalConfig:
             root=root,
             state_dir=state_dir.resolve(),
             region=env.get("AWS_DEFAULT_REGION") or env.get("AWS_REGION") or DEFAULT_REGION,
-            moto_port=_port(env, "HERALD_MOTO_PORT", 5000),
-            api_port=_port(env, "HERALD_API_PORT", 3000),
-            sandbox_port=_port(env, "HERALD_SANDBOX_PORT", 3100),
+            moto_port=_port(env, MOTO_PORT_VARIABLE, 5000),
+            api_port=_port(env, API_PORT_VARIABLE, 3000),
+            sandbox_port=_port(env, SANDBOX_PORT_VARIABLE, 3100),
             retry_base_delay=retry,
             max_environments=_count(env, "HERALD_LOCAL_MAX_ENVIRONMENTS", DEFAULT_MAX_ENVIRONMENTS),
             fair_serving=env.get("HERALD_LOCAL_FAIR_SERVING", "1").strip().lower()
@@ -164,27 +166,23 @@ class LocalConfig:
             alarm_seconds=DEFAULT_ALARM_SECONDS if alarm is None else float(alarm),
         )
 
-    def check_ports_free(self) -> None:
-        """Fails early, naming the variable to change, instead of half-starting the stack."""
-        for variable, port in (
-            ("HERALD_MOTO_PORT", self.moto_port),
-            ("HERALD_API_PORT", self.api_port),
-            ("HERALD_SANDBOX_PORT", self.sandbox_port),
-        ):
-            ensure_port_free(port, variable)
+    def ports(self) -> dict[str, int]:
+        """Each port by the variable that sets it."""
+        return {
+            MOTO_PORT_VARIABLE: self.moto_port,
+            API_PORT_VARIABLE: self.api_port,
+            SANDBOX_PORT_VARIABLE: self.sandbox_port,
+        }
+
+    def with_ports(self, ports: Mapping[str, int]) -> LocalConfig:
+        """This configuration with the ports bound (by variable, as ``ports()`` names them)."""
+        return replace(
+            self,
+            moto_port=ports[MOTO_PORT_VARIABLE],
+            api_port=ports[API_PORT_VARIABLE],
+            sandbox_port=ports[SANDBOX_PORT_VARIABLE],
+        )
 
 
 def port_in_use_message(port: int, variable: str) -> str:
     return f"port {port} is already in use; set {variable} to a free port"
-
-
-def ensure_port_free(port: int, variable: str) -> None:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        # As the servers themselves do, so a socket in TIME_WAIT from the last run does not count.
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((LOOPBACK, port))
-        except OSError as exc:
-            if exc.errno == errno.EADDRINUSE:
-                raise ConfigError(port_in_use_message(port, variable)) from exc
-            raise

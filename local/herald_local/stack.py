@@ -3,9 +3,9 @@ and the provider sandbox, started in order and stopped in reverse order."""
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
+import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,7 +19,7 @@ from herald_local.apigateway.gateway import Gateway, GatewayServer
 from herald_local.apigateway.routes import RouteTable
 from herald_local.aws import server as moto_server
 from herald_local.aws.clients import moto_client
-from herald_local.aws.server import MotoNotReady
+from herald_local.aws.server import MotoNotReady, MotoProcess
 from herald_local.awslambda.functions import FunctionPool, FunctionUnavailable, Invocation, LocalFiles
 from herald_local.cloudformation.deferred import UnresolvedExpression
 from herald_local.cloudformation.moto_stack import CREATE_TIMEOUT_SECONDS, StackCreationError
@@ -30,12 +30,20 @@ from herald_local.cloudformation.template import TemplateError, load_template, t
 from herald_local.cloudformation.topology import AlarmSpec, Topology
 from herald_local.cloudwatch.alarms import AlarmPlayer, alarm_player
 from herald_local.cloudwatch.metrics import LocalMetrics
-from herald_local.config import ACCOUNT_ID, STACK_NAME, ConfigError, LocalConfig, port_in_use_message
+from herald_local.config import (
+    ACCOUNT_ID,
+    API_PORT_VARIABLE,
+    MOTO_PORT_VARIABLE,
+    SANDBOX_PORT_VARIABLE,
+    STACK_NAME,
+    ConfigError,
+    LocalConfig,
+)
 from herald_local.event_sources.pollers import RECEIVE_WAIT_SECONDS, QueuePoller
 from herald_local.event_sources.schedules import SchedulePlayer
 from herald_local.event_sources.sns_bridge import SnsBridge
 from herald_local.event_sources.streams import StreamPoller
-from herald_local.host.processes import ChildProcess
+from herald_local.host.listeners import bound_port, listen_on
 from herald_local.sandbox import PaymentTargets, SandboxServer
 from herald_local.state import (
     API_ROOT_OUTPUT,
@@ -80,7 +88,9 @@ STARTUP_ERRORS: tuple[type[Exception], ...] = (
 
 @dataclass
 class _Parts:
-    moto: ChildProcess | None = None
+    # Bound before anything starts; each is handed to its server (closed here only if never handed).
+    listeners: dict[str, socket.socket] = field(default_factory=dict)
+    moto: MotoProcess | None = None
     sandbox: SandboxServer | None = None
     bridge: SnsBridge | None = None
     pool: FunctionPool | None = None
@@ -103,25 +113,21 @@ class LocalStack:
 
     # ------------------------------------------------------------------ start
     def start(self) -> None:
+        """Starts every part in order. Each step done is a "starting:" line on the console and in
+        the log, so a start that takes minutes on a busy machine shows it is moving."""
         self._refuse_second_stack()
-        self.config.check_ports_free()
         parts = self._parts
-        parts.moto = moto_server.start(self.config.moto_port)
-        parts.sandbox = self._start_sandbox()
+        parts.listeners = self._bind_ports()
+        parts.moto = moto_server.start(parts.listeners[MOTO_PORT_VARIABLE])
+        parts.sandbox = self._start_sandbox(parts.listeners[SANDBOX_PORT_VARIABLE])
         topology = self._create_resources(parts.sandbox)
         self.topology = topology
-        parts.pool = FunctionPool(
-            topology.functions.values(),
-            self.config.moto_url,
-            self.config.region,
-            self.config.sandbox_url,
-            self.config.max_environments,
-            files=LocalFiles.in_folder(self.config.state_dir),
-            metrics=self._metrics,
-        )
-        parts.pool.start()
-        parts.gateway = self._start_gateway(topology, parts.pool)
+        parts.pool = self._start_functions(topology)
+        parts.gateway = self._start_gateway(topology, parts.pool, parts.listeners[API_PORT_VARIABLE])
         self._start_event_sources(topology)
+        log.info(
+            "starting: the API on %s, %d event sources polling", self.config.gateway_url, len(parts.pollers)
+        )
         self._write_state()
 
     def _write_state(self) -> None:
@@ -138,20 +144,40 @@ class LocalStack:
             "stop it or set HERALD_LOCAL_DIR"
         )
 
-    def _start_gateway(self, topology: Topology, pool: FunctionPool) -> GatewayServer:
-        try:
-            gateway = GatewayServer(
-                Gateway(RouteTable(topology.routes), pool.__getitem__, self._metrics), self.config.api_port
-            )
-        except OSError as exc:
-            if exc.errno == errno.EADDRINUSE:
-                raise ConfigError(port_in_use_message(self.config.api_port, "HERALD_API_PORT")) from exc
-            raise
+    def _bind_ports(self) -> dict[str, socket.socket]:
+        """Every port bound at once, before anything starts (a port in use stops the start naming its
+        variable); from here on the configuration holds the ports bound, which 0 leaves to the system."""
+        listeners = listen_on(self.config.ports())
+        self.config = self.config.with_ports(
+            {variable: bound_port(listener) for variable, listener in listeners.items()}
+        )
+        return listeners
+
+    def _start_functions(self, topology: Topology) -> FunctionPool:
+        pool = FunctionPool(
+            topology.functions.values(),
+            self.config.moto_url,
+            self.config.region,
+            self.config.sandbox_url,
+            self.config.max_environments,
+            files=LocalFiles.in_folder(self.config.state_dir),
+            metrics=self._metrics,
+        )
+        pool.start()
+        log.info("starting: %d functions loaded", len(topology.functions))
+        return pool
+
+    def _start_gateway(
+        self, topology: Topology, pool: FunctionPool, listener: socket.socket
+    ) -> GatewayServer:
+        gateway = GatewayServer(
+            Gateway(RouteTable(topology.routes), pool.__getitem__, self._metrics), listener
+        )
         gateway.start()
         return gateway
 
-    def _start_sandbox(self) -> SandboxServer:
-        sandbox = SandboxServer(port=self.config.sandbox_port)
+    def _start_sandbox(self, listener: socket.socket) -> SandboxServer:
+        sandbox = SandboxServer(listener=listener)
         # Its imitated checkouts notify this stack's payment routes, signed with its secrets.
         sandbox.context.checkouts.targets = PaymentTargets(
             f"{self.config.gateway_url}/api/v1",
@@ -159,14 +185,7 @@ class LocalStack:
             self.config.payments["HERALD_PAYSTACK_SECRET_KEY"],
             checkout_prices(self.config.payments),
         )
-        try:
-            sandbox.start()
-        except OSError as exc:
-            if exc.errno == errno.EADDRINUSE:
-                raise ConfigError(
-                    port_in_use_message(self.config.sandbox_port, "HERALD_SANDBOX_PORT")
-                ) from exc
-            raise
+        sandbox.start()
         return sandbox
 
     def _create_resources(self, sandbox: SandboxServer) -> Topology:
@@ -178,7 +197,8 @@ class LocalStack:
             self._parts.bridge = SnsBridge()
             self._parts.bridge.start()
         assert self._parts.moto is not None
-        moto_server.wait_ready(self._parts.moto, config.moto_port)
+        self._parts.moto.wait_ready()
+        log.info("starting: moto serving on %s", config.moto_url)
         clients = setup_clients(config)
         topology = create_resources(
             translated,
@@ -196,6 +216,7 @@ class LocalStack:
             Type="SecureString",
             Overwrite=True,
         )
+        log.info("starting: %d resources of the template created in moto", len(translated["Resources"]))
         return topology
 
     def _invoke(self, logical_id: str, event: Any) -> Invocation:
@@ -339,5 +360,7 @@ class LocalStack:
                 step()
             except Exception:  # noqa: BLE001 - one part failing to stop must not keep the others running
                 log.exception("stopping %s failed", getattr(step, "__qualname__", step))
+        for listener in parts.listeners.values():
+            listener.close()
         if self._owns_state:
             remove_state(self.config.state_dir)

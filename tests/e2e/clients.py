@@ -5,10 +5,12 @@ table and the dead-letter queue."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
+import pytest
 import requests
 
 from herald_harness.running_stack import RunningStack
@@ -19,6 +21,12 @@ from tests.e2e.conftest import wait_for as shared_wait_for
 JOB_TIMEOUT_SECONDS = 60.0
 POLL_SECONDS = 0.1
 FINISHED = ("completed", "failed")
+# A burst of requests starts at most this far into a minute (below), leaving it the rest.
+BURST_LATEST_SECOND = 40
+BURST_ATTEMPTS = 3
+
+Prepared = TypeVar("Prepared")
+Answered = TypeVar("Answered")
 
 
 def wait_for(check: Callable[[], Any], what: str, timeout: float = JOB_TIMEOUT_SECONDS) -> Any:
@@ -51,6 +59,12 @@ def handled_lines(stack: RunningStack, job_id: str) -> list[dict[str, Any]]:
         if '"job handled"' in logged and job_id in logged:
             lines.append(json.loads(logged))
     return [line for line in lines if line.get("job_id") == job_id]
+
+
+def handling_ended(stack: RunningStack, job_id: str, result: str) -> bool:
+    """Whether a worker's handling of the job ended with ``result`` (``failed``, ``completed`` ...):
+    whatever that handling wrote or sent (the job, a dead-letter copy, an alert) was done before."""
+    return any(line["result"] == result for line in handled_lines(stack, job_id))
 
 
 def sandbox(stack: RunningStack, view: str, **filters: str) -> list[dict[str, Any]]:
@@ -107,3 +121,24 @@ class DeadLetterQueue:
         for message in mine:
             self._sqs.delete_message(QueueUrl=self._url, ReceiptHandle=message["ReceiptHandle"])
         self._release([message for message in messages if message not in mine])
+
+
+def _minute() -> int:
+    return int(time.time() // 60)
+
+
+def in_one_minute(
+    prepare: Callable[[], Prepared], burst: Callable[[Prepared], Answered]
+) -> tuple[Prepared, Answered]:
+    """``burst`` on what ``prepare`` made, sent and answered within one calendar minute. Rate limits
+    count per minute of the clock this machine and the local stack share, so a burst's answers are
+    judged only if it began and ended in the same minute; one that crossed into the next (a slow
+    machine) is sent again, on a fresh ``prepare``."""
+    for _ in range(BURST_ATTEMPTS):
+        prepared = prepare()
+        wait_for(lambda: time.gmtime().tm_sec <= BURST_LATEST_SECOND, "a minute with room for the burst")
+        began = _minute()
+        answered = burst(prepared)
+        if _minute() == began:
+            return prepared, answered
+    pytest.fail(f"no burst began and ended within one minute in {BURST_ATTEMPTS} tries")

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 import requests
 
 from herald_harness.running_stack import RunningStack
+from tests.e2e.clients import in_one_minute
 
 pytestmark = pytest.mark.e2e
 
@@ -30,20 +29,16 @@ def _account(stack: RunningStack, key: str) -> dict[str, Any]:
     return data
 
 
-def _early_in_a_minute() -> None:
-    """The rate limit counts per calendar minute: start a burst early enough to end in the same one."""
-    while datetime.now(UTC).second > 40:
-        time.sleep(1)
-
-
 def test_thirty_concurrent_requests_against_a_limit_of_five_accept_exactly_five(
     local_stack: RunningStack,
 ) -> None:
-    _, key = local_stack.create_tenant(plan="free", name="Burst5")
-    _early_in_a_minute()
+    def thirty_at_once(key: str) -> list[requests.Response]:
+        with ThreadPoolExecutor(30) as pool:
+            return list(pool.map(lambda _: _send(local_stack, key), range(30)))
 
-    with ThreadPoolExecutor(30) as pool:
-        answers = list(pool.map(lambda _: _send(local_stack, key), range(30)))
+    key, answers = in_one_minute(
+        lambda: local_stack.create_tenant(plan="free", name="Burst5")[1], thirty_at_once
+    )
 
     statuses = sorted(answer.status_code for answer in answers)
     assert statuses == [202] * 5 + [429] * 25

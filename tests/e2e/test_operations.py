@@ -7,7 +7,6 @@ is picked up by the sweeper."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from tests.e2e.clients import (
     address,
     email,
     finished_job,
+    handling_ended,
     sandbox,
     wait_for,
 )
@@ -37,8 +37,6 @@ SPED_UP = {
     "HERALD_LOCAL_SCHEDULE_SECONDS": "3",
     "HERALD_LOCAL_STUCK_JOB_SECONDS": "6",
 }
-# Long enough for a second copy or a second Slack message to show, were there one.
-SETTLE_SECONDS = 3.0
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +91,9 @@ def test_a_job_that_exhausts_its_attempts_alerts_once_and_is_redriven_once_the_p
         failed["errorMessage"],
     )
     wait_for(lambda: f"ALARM: {DLQ_ALARM}" in slack_texts(stack), "the alarm in Slack", timeout=30)
-    time.sleep(SETTLE_SECONDS)
+    # The copy and the job's alert were sent by the last attempt's handling, before it ended.
+    wait_for(lambda: handling_ended(stack, job_id, "failed"), "the last attempt's handling to end")
+    wait_for(lambda: any(job_id in text for text in slack_texts(stack)), "the job's alert in Slack")
     texts = slack_texts(stack)
     assert [text for text in texts if job_id in text] == [
         f"Job {job_id} dead-lettered: {failed['errorMessage']}"
@@ -127,7 +127,8 @@ def test_an_email_to_a_rejected_recipient_fails_without_a_dead_letter_copy_or_al
 
     assert (job["status"], job["attempts"]) == ("failed", 1)
     assert "HTTP 400" in job["errorMessage"]
-    time.sleep(SETTLE_SECONDS)
+    # A copy or an alert would have been sent by the handling, before it ended.
+    wait_for(lambda: handling_ended(stack, job_id, "failed"), "the attempt's handling to end")
     assert DeadLetterQueue(stack).copies(job_id) == []
     assert not [text for text in slack_texts(stack) if job_id in text]
     # Counted apart, so the dead-letter alarm keeps meaning "an operator must act".

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from botocore.client import BaseClient
 
+from bench.rig import table_schemas
 from bench.samples import ORDER_EMAIL_HTML, ORDER_EVENT
-from bench.scenarios import table_schemas
 from bench.table_meter import TableMeter
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.domain.clock import iso

@@ -6,7 +6,6 @@ the KMS calls a warm process makes to open the same tenant's key again and again
 from __future__ import annotations
 
 import base64
-import socket
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -23,6 +22,7 @@ from herald.services.tenant_directory import TenantDirectory
 from herald_harness.in_moto import REGION, HeraldInMoto, client, herald_in_moto
 from herald_local.event_sources.pollers import sqs_record
 from herald_local.sandbox import SandboxServer
+from tests.support.ports import refusing_port
 
 PROVIDERS = ("SENDGRID", "RESEND", "POSTMARK")
 EMAIL_QUEUE = "EmailNormalQueueUrl"
@@ -69,13 +69,6 @@ def store_key(herald: HeraldInMoto, key: str, provider: str) -> str:
     answer = herald.api("PUT", f"/api/v1/account/providers/{provider}", {"apiKey": secret}, key=key)
     assert answer.status == 201, answer.body
     return secret
-
-
-def closed_port() -> int:
-    """A loopback port nothing listens on: bound, then released."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def table_keys(herald: HeraldInMoto, tenant_id: str) -> list[str]:
@@ -325,13 +318,16 @@ def test_a_provider_unreachable_during_the_key_check_is_502_and_nothing_is_store
     """Given SendGrid's API unreachable (its base URL a closed port), When a tenant stores a SendGrid
     key, Then the answer is 502 provider_unavailable and no credential is written."""
     key = new_key(herald)
-    unreachable = {
-        **provider_urls(sandbox),
-        "HERALD_SENDGRID_BASE_URL": f"http://127.0.0.1:{closed_port()}/sendgrid",
-    }
-    herald.use_function_environment("ApiFunction", {"HERALD_AWS_MAX_ATTEMPTS": "1", **unreachable})
+    with refusing_port() as port:
+        unreachable = {
+            **provider_urls(sandbox),
+            "HERALD_SENDGRID_BASE_URL": f"http://127.0.0.1:{port}/sendgrid",
+        }
+        herald.use_function_environment("ApiFunction", {"HERALD_AWS_MAX_ATTEMPTS": "1", **unreachable})
 
-    answer = herald.api("PUT", "/api/v1/account/providers/SENDGRID", {"apiKey": sandbox_key("sg")}, key=key)
+        answer = herald.api(
+            "PUT", "/api/v1/account/providers/SENDGRID", {"apiKey": sandbox_key("sg")}, key=key
+        )
 
     assert (answer.status, answer.body["code"]) == (502, "provider_unavailable")
     assert herald.api("GET", "/api/v1/account/providers", key=key).data == []

@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import http.client
 import json
-import socket
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -50,13 +49,16 @@ from herald_local.event_sources.pollers import QueuePoller
 from herald_local.event_sources.schedule_expressions import UnsupportedExpression, parse_expression
 from herald_local.event_sources.schedules import schedule_payload, scheduled_event
 from herald_local.event_sources.sns_bridge import SnsBridge
-from herald_local.stack import checkout_prices
+from herald_local.host.listeners import bound_port, listen, listen_on
+from herald_local.stack import LocalStack, checkout_prices
 
 REGION = "us-east-1"
 GATEWAY = "http://127.0.0.1:3000"
 NO_RETRIES = Config(region_name=REGION, retries={"total_max_attempts": 1}, connect_timeout=2, read_timeout=10)
 ROOT = project_root()
 WAIT_SECONDS = 20.0
+# A visibility timeout no test outlasts: a record comes back only when a test ends it itself.
+LONG_VISIBILITY_SECONDS = 300
 
 # The routes the NotifyKit SDK calls (docs/api.md), as a client calls them.
 PUBLIC_ROUTES = [
@@ -177,7 +179,7 @@ def handler(event, context):
         return None
     with open(os.environ["RECORD_FILE"], "a") as out:
         for record in records:
-            out.write(json.dumps({"body": record["body"], "count": record["attributes"]["ApproximateReceiveCount"]}) + "\\n")
+            out.write(json.dumps({"body": record["body"], "count": record["attributes"]["ApproximateReceiveCount"], "receipt": record["receiptHandle"]}) + "\\n")
     bodies = {record["body"] for record in records}
     if "crash" in bodies:
         raise RuntimeError("synthetic crash")
@@ -657,7 +659,7 @@ def test_the_gateway_serves_a_template_route_over_http_with_the_event_api_gatewa
 ) -> None:
     """Given a synthetic echo function behind the gateway, When a client sends repeated headers and
     query parameters, Then the function saw them as API Gateway would pass them."""
-    server = GatewayServer(Gateway(RouteTable(synthetic.topology.routes), pool.__getitem__), 0)
+    server = GatewayServer(Gateway(RouteTable(synthetic.topology.routes), pool.__getitem__), listen(0))
     server.start()
     try:
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
@@ -708,15 +710,20 @@ def _messages_left(queue_url: str) -> int:
 
 @pytest.fixture
 def poll(synthetic: Synthetic, pool: FunctionPool) -> Iterator[Callable[[str, list[str]], str]]:
-    """Starts the poller of one event source after sending it the given bodies; returns the queue URL."""
+    """Starts the poller of one event source after sending it the given bodies (the queue's visibility
+    timeout set first, if given); returns the queue URL."""
     sqs = _client("sqs")
     pollers: list[QueuePoller] = []
 
-    def start(logical_id: str, bodies: list[str]) -> str:
+    def start(logical_id: str, bodies: list[str], visibility_seconds: int | None = None) -> str:
         source: QueueSourceSpec = next(
             s for s in synthetic.topology.queue_sources if s.logical_id == logical_id
         )
         queue_url = str(sqs.get_queue_url(QueueName=source.queue_name)["QueueUrl"])
+        if visibility_seconds is not None:
+            sqs.set_queue_attributes(
+                QueueUrl=queue_url, Attributes={"VisibilityTimeout": str(visibility_seconds)}
+            )
         for body in bodies:
             sqs.send_message(QueueUrl=queue_url, MessageBody=body)
         poller = QueuePoller(source, sqs, queue_url, pool[source.function].invoke, REGION)
@@ -729,8 +736,22 @@ def poll(synthetic: Synthetic, pool: FunctionPool) -> Iterator[Callable[[str, li
         poller.stop()
 
 
+def _visibility_runs_out(queue_url: str, record_file: Path, body: str) -> None:
+    """Plays the end of the visibility timeout of ``body``'s last receipt now, as SQS would later."""
+    *_, last = (record for record in _records(record_file) if record["body"] == body)
+    _client("sqs").change_message_visibility(
+        QueueUrl=queue_url, ReceiptHandle=last["receipt"], VisibilityTimeout=0
+    )
+
+
 def test_only_the_records_not_reported_as_failed_are_deleted(synthetic: Synthetic, poll: Any) -> None:
-    queue_url = poll("WorkerReporting", ["ok-1", "fail-1", "ok-2"])
+    # Nothing comes back by itself during the test, however slow the invocation: only the failed
+    # record, once the test ends its visibility after the batch's successes were deleted.
+    queue_url = poll(
+        "WorkerReporting", ["ok-1", "fail-1", "ok-2"], visibility_seconds=LONG_VISIBILITY_SECONDS
+    )
+    _wait_for(lambda: _messages_left(queue_url) == 1, "the batch's successes to be deleted")
+    _visibility_runs_out(queue_url, synthetic.record_file, "fail-1")
     _wait_for(lambda: _received(synthetic.record_file, "fail-1", 2), "the failed record to come back")
     assert _messages_left(queue_url) == 1
     delivered = sorted(
@@ -762,7 +783,8 @@ def test_a_function_error_deletes_no_record(synthetic: Synthetic, poll: Any) -> 
 def test_without_report_batch_item_failures_a_successful_batch_is_deleted_whole(
     synthetic: Synthetic, poll: Any
 ) -> None:
-    queue_url = poll("WorkerAllOrNothing", ["fail-1", "ok-1"])
+    # No record comes back by itself before the batch's answer, however slow the invocation.
+    queue_url = poll("WorkerAllOrNothing", ["fail-1", "ok-1"], visibility_seconds=LONG_VISIBILITY_SECONDS)
     _wait_for(lambda: _messages_left(queue_url) == 0, "the whole batch to be deleted")
     assert sorted(r["body"] for r in _records(synthetic.record_file)) == ["fail-1", "ok-1"]
 
@@ -782,7 +804,14 @@ def test_a_function_gets_a_lambda_context_from_its_template_settings(pool: Funct
 
 def test_a_handler_error_is_answered_as_lambda_does_and_the_runner_serves_on(pool: FunctionPool) -> None:
     crash = {
-        "Records": [{"messageId": "m-1", "body": "crash", "attributes": {"ApproximateReceiveCount": "1"}}]
+        "Records": [
+            {
+                "messageId": "m-1",
+                "receiptHandle": "r-1",
+                "body": "crash",
+                "attributes": {"ApproximateReceiveCount": "1"},
+            }
+        ]
     }
     failed = pool["Worker"].invoke(crash)
     assert failed.function_error == "Unhandled"
@@ -814,13 +843,35 @@ def test_concurrent_invocations_each_run_alone_in_an_execution_environment(pool:
 
 
 def test_a_port_in_use_is_refused_naming_the_variable_to_change(tmp_path: Path) -> None:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        config = LocalConfig.from_env({"HERALD_API_PORT": str(port), "HERALD_LOCAL_DIR": str(tmp_path)})
+    """Given another program listening on the API's port, When the stack starts, Then it stops
+    before starting anything, naming the variable to change."""
+    with listen(0) as taken:
+        port = bound_port(taken)
+        environment = {"HERALD_MOTO_PORT": "0", "HERALD_API_PORT": str(port), "HERALD_SANDBOX_PORT": "0"}
+        stack = LocalStack(LocalConfig.from_env({**environment, "HERALD_LOCAL_DIR": str(tmp_path)}))
         with pytest.raises(ConfigError, match=f"port {port} is already in use; set HERALD_API_PORT"):
-            config.check_ports_free()
+            stack.start()
+        stack.stop()
+    assert stack.processes() == {}
+
+
+def test_port_0_binds_a_free_port_and_the_configuration_carries_the_one_bound() -> None:
+    config = LocalConfig.from_env(
+        {"HERALD_MOTO_PORT": "0", "HERALD_API_PORT": "0", "HERALD_SANDBOX_PORT": "0"}
+    )
+    listeners = listen_on(config.ports())
+    try:
+        bound = config.with_ports(
+            {variable: bound_port(listener) for variable, listener in listeners.items()}
+        )
+        ports = (bound.moto_port, bound.api_port, bound.sandbox_port)
+        assert 0 not in ports
+        assert len(set(ports)) == 3
+        assert bound.gateway_url == f"http://127.0.0.1:{bound.api_port}"
+        assert bound_port(listeners["HERALD_SANDBOX_PORT"]) == bound.sandbox_port
+    finally:
+        for listener in listeners.values():
+            listener.close()
 
 
 # ------------------------------------------------------------------ expressions

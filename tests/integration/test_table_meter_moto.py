@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from bench.scenarios import table_schemas
+from bench.rig import table_schemas
 from bench.table_meter import TableMeter
 from herald_harness.in_moto import client, herald_in_moto
 from herald_local.aws.sdk_calls import observing

@@ -3,7 +3,6 @@ AWS errors translated at the adapter, and one Decrypt per record in a warm proce
 
 from __future__ import annotations
 
-import socket
 import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -20,6 +19,7 @@ from herald.adapters.vault import KeyServiceUnavailable, KmsKeyManager, Vault
 from herald.composition import common, process
 from herald.domain.secrets import Purpose, SecretTampered, encryption_context
 from tests.fakes.common import settings_environment
+from tests.support.ports import refusing_port
 
 if TYPE_CHECKING:
     from mypy_boto3_kms import KMSClient
@@ -150,20 +150,18 @@ def test_given_kms_answers_an_error_when_opening_then_the_key_service_is_unavail
 
 
 def test_given_kms_cannot_be_reached_when_sealing_then_the_key_service_is_unavailable() -> None:
-    with socket.socket() as probe:  # a free port with nobody listening: the connection is refused
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    client = boto3.client(
-        "kms",
-        endpoint_url=f"http://127.0.0.1:{port}",
-        config=NO_RETRIES,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
-    vault = Vault(KmsKeyManager(str(uuid.uuid4()), client))
+    with refusing_port() as port:
+        client = boto3.client(
+            "kms",
+            endpoint_url=f"http://127.0.0.1:{port}",
+            config=NO_RETRIES,
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        )
+        vault = Vault(KmsKeyManager(str(uuid.uuid4()), client))
 
-    with pytest.raises(KeyServiceUnavailable, match="GenerateDataKey failed: EndpointConnectionError"):
-        vault.seal(TENANT, Purpose.PROVIDER_KEY, SECRET)
+        with pytest.raises(KeyServiceUnavailable, match="GenerateDataKey failed: EndpointConnectionError"):
+            vault.seal(TENANT, Purpose.PROVIDER_KEY, SECRET)
 
 
 @pytest.fixture

@@ -505,8 +505,7 @@ def test_given_a_provider_that_accepts_then_times_out_then_the_retry_does_not_se
 
     monkeypatch.setattr(transport, "call", accepted_then_timed_out)
     rig.deliver(EMAIL_QUEUE, [record], {"HERALD_RETRY_BASE_DELAY_SECONDS": "1"})
-    time.sleep(1.5)
-    retry = wait_for_record(rig, EMAIL_QUEUE)
+    retry = wait_for_record(rig, EMAIL_QUEUE)  # once its delay has passed
     rig.deliver(EMAIL_QUEUE, [retry], {"HERALD_RETRY_BASE_DELAY_SECONDS": "1"})
 
     job = rig.job(key, job_id)
@@ -550,7 +549,7 @@ def test_given_kms_unavailable_then_the_attempt_retries_later_and_delivers_once_
     assert "key unavailable" in waiting["errorMessage"]
     assert rig.sandbox.store.attempts(to=to) == []
 
-    time.sleep(1.5)
+    # Delivered once its delay has passed.
     rig.deliver(EMAIL_QUEUE, [wait_for_record(rig, EMAIL_QUEUE)], {"HERALD_RETRY_BASE_DELAY_SECONDS": "1"})
 
     assert rig.job(key, job_id)["status"] == "completed"

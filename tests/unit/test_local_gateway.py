@@ -24,6 +24,7 @@ from herald_local.apigateway.gateway import Gateway, GatewayServer
 from herald_local.apigateway.routes import RouteTable
 from herald_local.awslambda.functions import FunctionUnavailable, Invocation
 from herald_local.cloudformation.topology import RouteSpec
+from herald_local.host.listeners import listen
 
 IDLE_TIMEOUT = 0.5
 HEAD_TIMEOUT = 1.0
@@ -72,7 +73,7 @@ def port() -> Iterator[int]:
     ]
     server = GatewayServer(
         Gateway(RouteTable(routes), FUNCTIONS.__getitem__),
-        0,
+        listen(0),
         idle_timeout=IDLE_TIMEOUT,
         head_timeout=HEAD_TIMEOUT,
         max_connections=MAX_CONNECTIONS,

@@ -15,6 +15,7 @@ from botocore.stub import Stubber
 
 from herald.adapters.providers.ses import SesProvider
 from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure, ProviderName
+from tests.support.ports import refusing_port
 
 if TYPE_CHECKING:
     from mypy_boto3_sesv2 import SESV2Client
@@ -174,12 +175,10 @@ def test_given_an_ses_error_when_sent_then_it_is_classified_per_the_fact_sheet(
 
 
 @pytest.fixture
-def refused_port() -> int:
+def refused_port() -> Iterator[int]:
     """A local port with nothing listening on it (connections are refused)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
+    with refusing_port() as port:
+        yield port
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ from herald.adapters.ssrf import IPAddress
 from herald.adapters.webhook_sender import send_webhook
 from herald.domain.signing import new_signing_secret
 from herald.domain.webhooks import OutboundWebhook, UrlNotAllowed, WebhookOutcome
+from tests.support.ports import refusing_port
 
 BODY = b'{"event":"invoice.paid","invoice":{"id":"inv_42","amount":1999}}'
 JOB_ID = "6f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f"
@@ -475,10 +476,7 @@ def test_given_a_redirect_then_it_is_not_followed_and_fails_for_good(server: Rec
 
 
 def test_given_a_refused_connection_then_the_failure_is_transient() -> None:
-    with socket.socket() as bound_not_listening:
-        bound_not_listening.bind(("127.0.0.1", 0))
-        port = bound_not_listening.getsockname()[1]
-
+    with refusing_port() as port:
         outcome = send(hook(f"http://127.0.0.1:{port}/hook"))
 
     assert outcome == WebhookOutcome(

@@ -39,7 +39,6 @@ from herald_local.apigateway.events import (
 from herald_local.apigateway.routes import RouteMatch, RouteTable
 from herald_local.awslambda.functions import FunctionUnavailable, Invocation
 from herald_local.cloudwatch.metrics import LocalMetrics
-from herald_local.config import LOOPBACK
 
 log = logging.getLogger(__name__)
 
@@ -393,12 +392,11 @@ def _busy_answer() -> bytes:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    request_queue_size = 128
 
-    def __init__(
-        self, address: tuple[str, int], handler: type[_RequestHandler], max_connections: int
-    ) -> None:
-        super().__init__(address, handler)
+    def __init__(self, listener: socket.socket, handler: type[_RequestHandler], max_connections: int) -> None:
+        super().__init__(listener.getsockname(), handler, bind_and_activate=False)
+        self.socket.close()  # the one socketserver made: this server serves on the listener
+        self.socket = listener
         self._slots = threading.BoundedSemaphore(max_connections)
 
     def process_request(self, request: Any, client_address: Any) -> None:
@@ -433,10 +431,13 @@ class _Server(ThreadingHTTPServer):
 
 
 class GatewayServer:
+    """The gateway on a listening socket its owner bound (herald_local.host.listeners); it closes
+    the socket when it stops."""
+
     def __init__(
         self,
         gateway: Gateway,
-        port: int,
+        listener: socket.socket,
         idle_timeout: float = IDLE_TIMEOUT_SECONDS,
         *,
         head_timeout: float = HEAD_TIMEOUT_SECONDS,
@@ -447,7 +448,7 @@ class GatewayServer:
             (_RequestHandler,),
             {"gateway": gateway, "timeout": idle_timeout, "head_timeout": head_timeout},
         )
-        self._server = _Server((LOOPBACK, port), handler, max_connections)
+        self._server = _Server(listener, handler, max_connections)
         handler.server_port = self.port
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.2,), name="gateway", daemon=True

@@ -30,6 +30,7 @@ from herald_local.config import (
     FAULTS_FILE_NAME,
     SANDBOX_HOOKS_PATH,
 )
+from herald_local.host.console import child_line
 from herald_local.host.processes import ChildProcess, python_module
 
 log = logging.getLogger(__name__)
@@ -155,17 +156,21 @@ class FunctionProcess:
         self._ready = threading.Event()
         self._port: int | None = None
         self._child: ChildProcess | None = None
+        self._started = 0.0
 
     def _on_line(self, line: str) -> bool:
         if self._port is None and line.startswith(READY_MARKER):
             self._port = int(line.split()[1])
             self._ready.set()
+            # In the log (and a verbose console): a slow start shows each environment as it comes up.
+            child_line(self.label, f"environment ready in {time.monotonic() - self._started:.1f} s")
             return True
         return False
 
     def start(self) -> None:
         self._port = None
         self._ready.clear()
+        self._started = time.monotonic()
         self._child = ChildProcess(
             self.label,
             _runner_argv(self.spec, self._files),

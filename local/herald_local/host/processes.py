@@ -29,11 +29,13 @@ class ChildProcess:
         *,
         env: Mapping[str, str] | None = None,
         line_filter: LineFilter | None = None,
+        pass_fds: Sequence[int] = (),
     ) -> None:
         self.label = label
         self._argv = list(argv)
         self._env = dict(env) if env is not None else None
         self._line_filter = line_filter
+        self._pass_fds = tuple(pass_fds)  # inherited by the child (a listening socket it serves on)
         self._process: subprocess.Popen[str] | None = None
         self._pump_thread: threading.Thread | None = None
 
@@ -49,6 +51,7 @@ class ChildProcess:
             encoding="utf-8",
             errors="replace",
             start_new_session=True,
+            pass_fds=self._pass_fds,
         )
         assert self._process.stdout is not None
         self._pump_thread = threading.Thread(

@@ -3,6 +3,7 @@ deliberately slow answer never blocks the others."""
 
 from __future__ import annotations
 
+import socket
 import threading
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
@@ -21,10 +22,17 @@ _POLL_SECONDS = 0.05
 
 class SandboxServer:
     def __init__(
-        self, host: str = "127.0.0.1", port: int = 0, slow_seconds: float = DEFAULT_SLOW_SECONDS
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        slow_seconds: float = DEFAULT_SLOW_SECONDS,
+        *,
+        listener: socket.socket | None = None,
     ) -> None:
         self.host = host
         self.port = port
+        # A socket its owner bound (herald_local.host.listeners): served on instead of binding ``port``.
+        self._listener = listener
         self.context = SandboxContext(PROVIDERS, slow_seconds=slow_seconds)
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
@@ -37,7 +45,7 @@ class SandboxServer:
     def base_url(self) -> str:
         if self._server is None:
             raise RuntimeError("the sandbox is not running")
-        return f"http://{self.host}:{self._server.server_port}"
+        return f"http://{self.host}:{self._server.port}"
 
     def provider_base_url(self, name: str) -> str:
         """What Herald's ``HERALD_<PROVIDER>_BASE_URL`` should be, e.g. ``…/sendgrid`` (also the
@@ -57,9 +65,19 @@ class SandboxServer:
         if self._server is not None:
             raise RuntimeError("the sandbox is already running")
         self.context.stopping.clear()
-        self._server = make_server(
-            self.host, self.port, create_app(self.context), threaded=True, request_handler=_NoDelayHandler
-        )
+        listener, self._listener = self._listener, None
+        try:
+            self._server = make_server(
+                self.host,
+                self.port,
+                create_app(self.context),
+                threaded=True,
+                request_handler=_NoDelayHandler,
+                fd=None if listener is None else listener.fileno(),
+            )
+        finally:
+            if listener is not None:
+                listener.close()  # werkzeug serves on its own duplicate
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(_POLL_SECONDS,), name="herald-sandbox", daemon=True
         )

@@ -268,8 +268,3 @@ class DynamoTenantStore:
                 actions=actions,
                 condition=TenantItem.api_key_hash == old_hash,
             )
-
-
-def _reset_key(profile: TenantProfile) -> str:
-    due = reset_due(profile.plan, profile.paid_until, profile.period_end, profile.created_at)
-    return reset_sort_key(due, profile.tenant_id)
