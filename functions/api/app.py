@@ -33,7 +33,6 @@ from herald.http.answers import (
     RetriedJob,
     ServiceInfo,
 )
-from herald.http.console import credentials
 from herald.http.contract import (
     AUTHENTICATED,
     JSON_BODY,
@@ -44,6 +43,7 @@ from herald.http.contract import (
     answers,
     success,
 )
+from herald.http.credentials import credentials
 from herald.http.error_handlers import install_error_handlers
 from herald.http.errors import client_error
 from herald.http.guards import ScreenedBodies, as_resolver_reads

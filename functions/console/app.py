@@ -20,14 +20,14 @@ from herald.domain.errors import HeraldError
 from herald.domain.signin import CodePurpose
 from herald.http.account_answers import CodeSent, SignedIn, SignedOut
 from herald.http.account_requests import SignInRequest, SignUpRequest, VerifyCodeRequest
-from herald.http.console import (
+from herald.http.console_pages import console_answer, is_console_path
+from herald.http.credentials import (
     cleared_cookie,
     require_same_origin,
     session_cookie,
     session_token,
     stack_origin,
 )
-from herald.http.console_pages import console_answer, is_console_path
 from herald.http.error_handlers import install_error_handlers
 from herald.http.errors import refusal
 from herald.http.guards import ScreenedBodies, as_resolver_reads

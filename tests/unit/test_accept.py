@@ -25,7 +25,7 @@ from herald.domain.webhooks import UrlNotAllowed
 from herald.http import answers
 from herald.http.envelope import message_of
 from herald.services.accept import AcceptService, job_id_for
-from herald.services.callers import Credentials
+from herald.services.auth import Credentials
 from herald.services.webhook_headers import opened
 from tests.fakes.common import NOW
 from tests.fakes.jobs import FakeCounters, FakeJobTable

@@ -10,7 +10,7 @@ import pytest
 from herald.domain.api_keys import generate_api_key, hash_api_key
 from herald.domain.clock import utc_now
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.http.api_keys import extract_api_key
+from herald.http.credentials import extract_api_key
 from herald.http.error_table import status_of
 from herald.services.auth import Authenticator
 from herald.services.tenants import TenantAdmin

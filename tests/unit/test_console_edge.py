@@ -11,8 +11,8 @@ import pytest
 
 from herald.domain.api_keys import generate_api_key
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.http.console import (
-    CONTENT_SECURITY_POLICY,
+from herald.http.console_pages import CONTENT_SECURITY_POLICY, console_answer
+from herald.http.credentials import (
     cleared_cookie,
     credentials,
     same_origin,
@@ -20,9 +20,7 @@ from herald.http.console import (
     session_token,
     stack_origin,
 )
-from herald.http.console_pages import console_answer
-from herald.services.auth import Authenticator
-from herald.services.callers import Callers
+from herald.services.auth import Authenticator, Callers
 from herald.services.sessions import SessionAuthenticator
 from herald.settings import OriginSettings, SettingsError
 from tests.fakes.console import FakeSessions

@@ -10,7 +10,7 @@ import pytest
 
 from herald.adapters.inbound.verification import TOLERANCE_SECONDS
 from herald.domain.inbound import DeliveryEvent, InvalidSignature, SubscriptionEvent
-from herald.http.raw_body import raw_body
+from herald.http.guards import raw_body
 from herald_harness.inbound_samples import SAMPLES, SIGNED_AT, Sample, rendered, sample_path
 
 REWRITE = "rewrite them with: .venv/bin/python -m herald_harness.inbound_samples"

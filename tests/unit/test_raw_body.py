@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from herald.http.raw_body import raw_body
+from herald.http.guards import raw_body
 
 # Spacing, key order and a non-ASCII escape that json.loads + json.dumps would all change.
 SENT = b'{"b": 1,  "a":"caf\\u00e9", "c":"\xc3\xa9"}'

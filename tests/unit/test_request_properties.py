@@ -25,7 +25,7 @@ from jsonschema_rs import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
 from herald.domain.jobs import compact_json
-from herald.domain.text import format_character, line_breaking_character
+from herald.domain.notifications import format_character, line_breaking_character
 from herald.domain.webhooks import (
     HERALD_HEADER_PREFIXES,
     HERALD_HEADERS,

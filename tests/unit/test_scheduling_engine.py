@@ -21,7 +21,7 @@ from herald.http import answers
 from herald.http.requests import EmailRequest, WebhookRequest
 from herald.services.accept import AcceptedJob
 from herald.services.activity import ActivityService
-from herald.services.callers import Credentials
+from herald.services.auth import Credentials
 from herald.services.delivery import DeliveryEngine, DeliveryPolicy
 from herald.services.dispatcher import Dispatcher
 from herald.services.job_queries import JobQueries

@@ -17,7 +17,7 @@ from urllib.parse import SplitResult, quote, unquote, urlsplit
 
 import msgspec
 
-from herald.domain.text import line_breaking_character
+from herald.domain.notifications import line_breaking_character
 from herald.domain.webhooks import UrlNotAllowed
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address

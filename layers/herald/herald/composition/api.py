@@ -19,8 +19,7 @@ from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import Foundation, VaultOnFirstUse, foundation, provider_registry, vault
 from herald.composition.process import once
 from herald.services.accept import AcceptService
-from herald.services.auth import Authenticator
-from herald.services.callers import Callers
+from herald.services.auth import Authenticator, Callers
 
 if TYPE_CHECKING:
     from herald.adapters.health import HealthCheck

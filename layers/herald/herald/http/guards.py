@@ -1,11 +1,12 @@
-"""The checks a request body passes before any route parses it: size, media type and a JSON
-document Herald can read. Each refusal is a 4xx in the error envelope, never a 500 from deep inside
+"""The request body: the exact bytes a client sent, and the checks they pass before any route parses
+them: size, media type and a JSON document Herald can read. Each refusal is a 4xx in the error envelope, never a 500 from deep inside
 a parser: a body nested thousands of levels, a 5 000-digit number, bytes that are not UTF-8, a form
 post to a JSON API, or an object naming a field twice.
 """
 
 from __future__ import annotations
 
+import base64
 import binascii
 import json
 from collections.abc import Mapping
@@ -13,7 +14,6 @@ from typing import Any
 
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.http.errors import refusal
-from herald.http.raw_body import raw_body
 
 JSON = "application/json"
 # Raw body limits per route, checked before parsing: the email route carries up to two 256 KiB
@@ -25,6 +25,17 @@ MAX_JSON_DEPTH = 64
 # The methods whose routes may read a body.
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 _OPENERS, _CLOSERS = frozenset(b"[{"), frozenset(b"]}")
+
+
+def raw_body(event: Mapping[str, Any]) -> bytes:
+    """The exact bytes a client sent, from an API Gateway v2 (HTTP API) event. Signatures are
+    computed over these bytes, so they are taken before anything parses the body: re-serialised
+    JSON differs in spacing, key order and escapes. API Gateway hands a binary body over in base64
+    (``isBase64Encoded``) and a text body as text, which UTF-8 turns back into the bytes that arrived."""
+    body: str = event.get("body") or ""
+    if event.get("isBase64Encoded"):
+        return base64.b64decode(body)
+    return body.encode("utf-8")
 
 
 def body_limit(method: str, path: str) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.http.envelope import json_text, success
 from herald.http.errors import JSON, client_error, refusal
-from herald.http.raw_body import raw_body
+from herald.http.guards import raw_body
 from herald.services.inbound import InboundRequest, Receipt
 
 # SendGrid posts its events in batches; no provider sends more than this in one request.

@@ -29,19 +29,17 @@ from herald.domain.clock import NOT_RFC3339, InvalidTime, TimeOutOfRange, iso, p
 from herald.domain.jobs import PRIORITY_QUEUES, compact_json
 from herald.domain.notifications import (
     IDEMPOTENCY_KEY,
+    ONE_LINE_PATTERN,
     ORDERING_KEY,
     PRINTABLE_ASCII,
+    VISIBLE_LINE_PATTERN,
     EmailNotification,
     NotificationRequest,
     WebhookNotification,
-)
-from herald.domain.providers import HEADER_VALUE, ProviderName
-from herald.domain.text import (
-    ONE_LINE_PATTERN,
-    VISIBLE_LINE_PATTERN,
     format_character,
     line_breaking_character,
 )
+from herald.domain.providers import HEADER_VALUE, ProviderName
 from herald.domain.webhooks import HeaderOwner, reserved_header
 
 MAX_BODY_BYTES = 256 * 1024

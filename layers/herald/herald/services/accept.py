@@ -43,7 +43,7 @@ from herald.services.outcomes import DuplicateRequest, QuotaExhausted, RateLimit
 from herald.services.webhook_headers import sealed
 
 if TYPE_CHECKING:
-    from herald.services.callers import Credentials
+    from herald.services.auth import Credentials
     from herald.services.ports import Counters, JobQueue, JobStore, Schedules, SecretBox, UrlGuard
 
 # Job ids of requests with an idempotency key derive from tenant and key (UUID v5 in this namespace).

@@ -1,4 +1,5 @@
-"""Authentication: an API key to the tenant behind it, read fresh on every request.
+"""Authentication: who calls a request, by its API key or else its console session, each read fresh
+on every request; an API key to the tenant behind it.
 
 Only the SHA-256 of a key is stored. What a warm container keeps between requests is the one fact
 that never changes, which tenant a key hash belongs to (a bounded map, so a known key costs no
@@ -13,8 +14,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+import msgspec
 from cachetools import LRUCache
 
 from herald.domain.api_keys import hash_api_key
@@ -88,3 +90,33 @@ class Authenticator:
         with self._lock:
             self._owners[key_hash] = record.tenant_id
         return record.tenant_id
+
+
+class Credentials(msgspec.Struct, frozen=True):
+    """What a request presents to say who calls: an API key, or else a console session's token
+    (the HTTP edge has checked that a state change by session comes from the console's origin)."""
+
+    api_key: str | None = None
+    session_token: str | None = None
+
+
+class Sessions(Protocol):
+    """The console's sessions (``herald.services.sessions``), which stand on this module."""
+
+    def authenticate(self, token: str) -> TenantContext: ...
+
+
+class Callers:
+    """The caller of a request, by its API key or its console session. ``sessions`` gives the
+    session authenticator when the first request without a key needs it: API clients never do."""
+
+    def __init__(self, keys: Authenticator, sessions: Callable[[], Sessions]) -> None:
+        self._keys = keys
+        self._sessions = sessions
+
+    def authenticate(self, credentials: Credentials) -> TenantContext:
+        if credentials.api_key is not None:
+            return self._keys.authenticate(credentials.api_key)
+        if credentials.session_token is None:
+            raise HeraldError("An API key is required (X-API-Key header).", ErrorCode.MISSING_API_KEY)
+        return self._sessions().authenticate(credentials.session_token)

@@ -1,5 +1,5 @@
 """Items to domain values and back, for the tenant side of the table (profiles, credentials,
-domains). The job side converts in ``job_items``."""
+domains) and the sealed secrets they hold. The job side converts in ``job_items``."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ from herald.adapters.store.models import (
     DomainItem,
     ProviderDomainAttribute,
     ProviderItem,
+    SealedAttribute,
     TenantItem,
 )
-from herald.adapters.store.sealed import from_attribute, optional_from, optional_to, to_attribute
 from herald.adapters.store.table import Table
 from herald.domain.providers import DnsRecord
 from herald.domain.records import ProviderDomain, SendingDomain, StoredProvider, TenantProfile
+from herald.domain.secrets import SealedSecret
 
 
 def _int_or_none(value: float | None) -> int | None:
@@ -155,3 +156,35 @@ def domain_item(table: Table, tenant_id: str, domain: SendingDomain) -> DomainIt
             for entry in domain.providers
         ],
     )
+
+
+# Sealed secrets as stored attributes: the bridge between ``SealedSecret`` values and the items.
+
+
+def to_attribute(sealed: SealedSecret) -> SealedAttribute:
+    record = sealed.to_record()
+    return SealedAttribute(
+        version=record["version"],
+        wrapped_key=record["wrappedKey"],
+        nonce=record["nonce"],
+        ciphertext=record["ciphertext"],
+    )
+
+
+def from_attribute(sealed: SealedAttribute) -> SealedSecret:
+    # Not sealed.as_dict(): it names the fields as Python attributes (wrapped_key), not as stored.
+    record = {
+        "version": sealed.version,
+        "wrappedKey": sealed.wrapped_key,
+        "nonce": sealed.nonce,
+        "ciphertext": sealed.ciphertext,
+    }
+    return SealedSecret.from_record(record)
+
+
+def optional_from(sealed: SealedAttribute | None) -> SealedSecret | None:
+    return None if sealed is None else from_attribute(sealed)
+
+
+def optional_to(sealed: SealedSecret | None) -> SealedAttribute | None:
+    return None if sealed is None else to_attribute(sealed)

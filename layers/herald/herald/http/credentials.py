@@ -1,5 +1,6 @@
-"""The console's side of the HTTP edge: its session cookie, the same-origin proof a state change
-signed in by that cookie must carry, and the security headers of its pages.
+"""Who a request says it is: its API key (``X-API-Key``, else ``Authorization: Bearer``), or else
+the console's session cookie, with the same-origin proof a state change signed in by that cookie
+must carry.
 
 A request that presents an API key is authenticated by the key alone, exactly as before; only a
 request without one is looked at for the session cookie. A state-changing request (POST, PUT,
@@ -16,25 +17,12 @@ from typing import Any
 
 from aws_lambda_powertools.shared.cookies import Cookie, SameSite
 
+from herald.domain.api_keys import API_KEY_PATTERN
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.signin import SESSION_COOKIE, SESSION_TTL_SECONDS
-from herald.http.api_keys import extract_api_key
-from herald.services.callers import Credentials
+from herald.services.auth import Credentials
 
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-# The console's pages and assets: scripts and styles only from its own files (no inline script or
-# style, nothing from a third party), never framed, no referrer sent anywhere.
-CONTENT_SECURITY_POLICY = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-)
-PAGE_HEADERS = {
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "X-Frame-Options": "DENY",
-    "Cross-Origin-Opener-Policy": "same-origin",
-}
 
 
 def _headers(event: Mapping[str, Any]) -> dict[str, str]:
@@ -71,6 +59,22 @@ def session_token(event: Mapping[str, Any]) -> str | None:
         if name.strip() == SESSION_COOKIE and value.strip():
             return value.strip()
     return None
+
+
+def extract_api_key(headers: Mapping[str, str]) -> str:
+    """The request's API key: ``X-API-Key``, else ``Authorization: Bearer``; X-API-Key wins."""
+    lowered = {name.lower(): value for name, value in headers.items()}
+    key = lowered.get("x-api-key")
+    if key is None:
+        scheme, _, token = lowered.get("authorization", "").partition(" ")
+        key = token.strip() if scheme.lower() == "bearer" else None
+    if not key:
+        raise HeraldError("An API key is required (X-API-Key header).", ErrorCode.MISSING_API_KEY)
+    if not API_KEY_PATTERN.match(key.strip()):
+        raise HeraldError(
+            "The API key is malformed; expected hk_ followed by 64 hex digits.", ErrorCode.MALFORMED_API_KEY
+        )
+    return key.strip()
 
 
 def _presents_api_key(headers: Mapping[str, str]) -> bool:
