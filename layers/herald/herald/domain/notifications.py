@@ -160,6 +160,14 @@ class NotificationRequest(msgspec.Struct, frozen=True):
     def channel(self) -> Channel:
         return self.notification.channel
 
+    @property
+    def clear_headers(self) -> Mapping[str, str] | None:
+        """A webhook's custom headers while they are still in clear (None: nothing to seal)."""
+        notification = self.notification
+        if isinstance(notification, WebhookNotification) and isinstance(notification.headers, Mapping):
+            return notification.headers or None
+        return None
+
     def redacted(self) -> NotificationRequest:
         """The request as a copy that leaves Herald may show it (webhook header values hidden)."""
         if isinstance(self.notification, WebhookNotification):

@@ -165,7 +165,8 @@ class AcceptService:
         return NewJob(
             job_id=job_id_for(tenant.tenant_id, key),
             tenant_id=tenant.tenant_id,
-            request=sealed(self._secrets, tenant.tenant_id, request),
+            # Only a webhook's custom headers are sealed; most requests have none to seal.
+            request=sealed(self._secrets, tenant.tenant_id, request) if request.clear_headers else request,
             priority=priority,
             max_attempts=self._max_attempts,
             created_at=iso(now),
@@ -317,6 +318,8 @@ def _check_email_routing(tenant: TenantContext, email: EmailNotification) -> Non
 
 
 def _due(request: NotificationRequest, now: datetime) -> datetime | None:
+    if request.send_at is None:
+        return None
     try:
         return due_time(request.send_at, now)
     except SendAtOutOfRange as exc:

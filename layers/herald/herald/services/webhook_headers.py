@@ -19,14 +19,12 @@ if TYPE_CHECKING:
 
 def sealed(secrets: SecretBox, tenant_id: str, request: NotificationRequest) -> NotificationRequest:
     """The request as it is stored and queued: a webhook's header values sealed together."""
-    webhook = request.notification
-    if not isinstance(webhook, WebhookNotification) or isinstance(webhook.headers, SealedHeaders):
+    clear = request.clear_headers
+    if clear is None:
         return request
-    if not webhook.headers:
-        return request
-    values = compact_json(dict(webhook.headers)).decode()
-    headers = SealedHeaders(tuple(webhook.headers), secrets.seal(tenant_id, Purpose.WEBHOOK_HEADERS, values))
-    return replace(request, notification=replace(webhook, headers=headers))
+    values = compact_json(dict(clear)).decode()
+    headers = SealedHeaders(tuple(clear), secrets.seal(tenant_id, Purpose.WEBHOOK_HEADERS, values))
+    return replace(request, notification=replace(request.notification, headers=headers))
 
 
 def opened(secrets: SecretBox, tenant_id: str, webhook: WebhookNotification) -> WebhookNotification:
