@@ -20,7 +20,7 @@ from herald.domain.notifications import (
     request_document,
     request_from_document,
 )
-from herald.domain.providers import ProviderName
+from herald.domain.vendors import ProviderName
 from herald.http.requests import EmailRequest, WebhookRequest
 
 FULL_EMAIL: dict[str, Any] = {

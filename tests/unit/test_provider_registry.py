@@ -1,5 +1,6 @@
-"""The provider registry: one adapter per name, loaded lazily, built from the endpoints and the
-platform sender it is given (the composition root passes the settings' values)."""
+"""The provider registry: one adapter per name, loaded lazily from the provider table's dotted path,
+built from the base URLs and the platform sender it is given (the composition root passes the
+settings' values)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import responses
 from botocore.stub import Stubber
 from mypy_boto3_sesv2 import SESV2Client
 
-from herald.adapters.providers.registry import ProviderEndpoints, ProviderRegistry
-from herald.domain.providers import TENANT_PROVIDERS, Credential, OutboundEmail, ProviderName
+from herald.adapters.providers.registry import ProviderRegistry
+from herald.domain.providers import Credential, OutboundEmail
+from herald.domain.vendors import TENANT_PROVIDERS, VENDOR_REGIONS, ProviderName, vendor_of
 
 EMAIL = OutboundEmail(
     job_id="job-0001",
@@ -36,8 +38,13 @@ def ses_client() -> SESV2Client:
 
 
 def registry(sender: str = "mail@platform.test", client: SESV2Client | None = None) -> ProviderRegistry:
-    endpoints = ProviderEndpoints(f"{ROOT}/sendgrid", f"{ROOT}/resend", f"{ROOT}/postmark")
-    return ProviderRegistry(endpoints, sender, lambda: client or ses_client())
+    # Each vendor's first API at /<slug>, any other at /<slug>/<region>.
+    urls = {
+        region.base_url_parameter: f"{ROOT}/{name.slug}"
+        + ("" if region is vendor_of(name).regions[0] else f"/{region.name}")
+        for name, region in VENDOR_REGIONS
+    }
+    return ProviderRegistry(urls, sender, lambda: client or ses_client())
 
 
 @pytest.mark.parametrize("name", list(ProviderName))
@@ -67,9 +74,11 @@ def test_tenant_providers_are_sendgrid_resend_and_postmark_in_api_spelling() -> 
 def test_given_a_cold_process_when_one_provider_is_used_then_only_its_module_is_imported() -> None:
     probe = (
         "import json, sys\n"
-        "from herald.adapters.providers.registry import ProviderEndpoints, ProviderRegistry\n"
-        "from herald.domain.providers import ProviderName\n"
-        "registry = ProviderRegistry(ProviderEndpoints('a', 'b', 'c'), 's', lambda: None)\n"
+        "from herald.adapters.providers.registry import ProviderRegistry\n"
+        "from herald.domain.vendors import ProviderName\n"
+        "from herald.domain.vendors import VENDOR_REGIONS\n"
+        "urls = {region.base_url_parameter: 'a' for _, region in VENDOR_REGIONS}\n"
+        "registry = ProviderRegistry(urls, 's', lambda: None)\n"
         "registry.email(ProviderName.RESEND)\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('herald.adapters.providers.', 'boto')))))\n"
     )

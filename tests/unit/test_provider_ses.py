@@ -14,7 +14,8 @@ from botocore.config import Config
 from botocore.stub import Stubber
 
 from herald.adapters.providers.ses import SesProvider
-from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure, ProviderName
+from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure
+from herald.domain.vendors import ProviderName
 
 if TYPE_CHECKING:
     from mypy_boto3_sesv2 import SESV2Client

@@ -73,9 +73,9 @@ from herald.services.ports import (
     Verify,
 )
 
-# Marks of delivery events that belong to no job outlive every provider's retries (SendGrid retries
-# for 72 hours, Resend and Postmark for less). Payment marks are kept for good: Paystack signs no
-# timestamp, so a captured request could otherwise be replayed once its mark is gone.
+# Marks of delivery events that belong to no job outlive every provider's retries (72 hours at the
+# longest). Payment marks are kept for good: Paystack signs no timestamp, so a captured request could
+# otherwise be replayed once its mark is gone.
 DELIVERY_MARK_SECONDS = 30 * 24 * 3600
 # A processor may deliver several events of one subscription at once (Polar: updated, canceled and
 # revoked together): each applies its change to the billing it read, or reads again.

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
         DomainVerification,
         KeyCheck,
         OutboundEmail,
-        ProviderName,
     )
     from herald.domain.records import (
         ApiKeyRecord,
@@ -49,6 +48,7 @@ if TYPE_CHECKING:
     from herald.domain.scheduling import DueJob
     from herald.domain.secrets import Purpose, SealedSecret
     from herald.domain.signin import PendingCode, Session
+    from herald.domain.vendors import ProviderName
     from herald.domain.webhooks import OutboundWebhook, WebhookOutcome
 
 

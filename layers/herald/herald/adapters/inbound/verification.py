@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from herald.domain.inbound import InvalidSignature, UnusableSecret
 
 # Herald's replay window, in both directions: the Svix and Standard Webhooks libraries use the
-# same five minutes, and SendGrid documents none (it signs the timestamp, so Herald can hold it
-# to the same window).
+# same five minutes, and a provider that signs its timestamp without documenting a window is held
+# to the same.
 TOLERANCE_SECONDS = 300
 
 _PRINTABLE_ASCII = re.compile(r"[\x20-\x7e]+")

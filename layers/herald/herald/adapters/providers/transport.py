@@ -1,4 +1,4 @@
-"""HTTP plumbing shared by the SendGrid, Resend and Postmark adapters.
+"""HTTP plumbing shared by the tenant vendors' adapters.
 
 Every call has a connect and a read timeout and never follows a redirect; network failures become
 TRANSIENT failures here, once. Error bodies are parsed defensively: proxies answer with HTML, some
@@ -17,7 +17,8 @@ from typing import Any
 import requests
 
 from herald import USER_AGENT
-from herald.domain.providers import HEADER_VALUE, Credential, FailureKind, ProviderFailure, ProviderName
+from herald.domain.providers import HEADER_VALUE, Credential, FailureKind, ProviderFailure
+from herald.domain.vendors import ProviderName
 
 # requests' own advice: slightly above a multiple of 3 s, the classic TCP retransmission window,
 # so a connect that needed one retransmitted SYN is not cut off just before it lands.
@@ -53,8 +54,8 @@ def call(
 ) -> requests.Response:
     """Send one request; a network failure raises a TRANSIENT ``ProviderFailure``.
 
-    Redirects are never followed: ``requests`` would carry custom auth headers such as
-    ``X-Postmark-Server-Token`` to whatever host the redirect names.
+    Redirects are never followed: ``requests`` would carry custom auth headers such as a vendor's
+    ``X-…-Token`` to whatever host the redirect names.
     """
     all_headers = {"Accept": "application/json", "User-Agent": USER_AGENT, **headers}
     if not all(HEADER_VALUE.fullmatch(value) for value in all_headers.values()):
@@ -86,7 +87,7 @@ def call(
 
 
 def encode_json(body: object) -> bytes:
-    """Compact, stable JSON: the same body always gives the same bytes (Resend idempotency)."""
+    """Compact, stable JSON: the same body always gives the same bytes (idempotency keys hold)."""
     return json.dumps(body, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
@@ -110,7 +111,7 @@ def status_kind(status: int) -> FailureKind:
     if status in {408, 429} or status >= 500:
         return FailureKind.TRANSIENT
     # 404 on an endpoint Herald calls means a wrong base URL or a resource gone at the provider,
-    # never a fault of the message; 451 is SendGrid's data-residency block.
+    # never a fault of the message; 451 is a provider's data-residency block.
     if status in {401, 403, 404, 451}:
         return FailureKind.PROVIDER_PERMANENT
     if 400 <= status < 500:
@@ -142,7 +143,7 @@ def delay_header(response: requests.Response, name: str, now: Callable[[], float
 
 
 def epoch_header(response: requests.Response, name: str, now: Callable[[], float]) -> float | None:
-    """A header holding the Unix time a window resets (SendGrid ``X-RateLimit-Reset``), as a delay."""
+    """A header holding the Unix time a window resets (``X-RateLimit-Reset``), as a delay."""
     raw = response.headers.get(name, "").strip()
     try:
         return bounded_delay(float(raw) - now()) if raw else None
