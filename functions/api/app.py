@@ -22,6 +22,7 @@ from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import NotificationRequest
 from herald.domain.records import TenantContext
+from herald.domain.vendors import TENANT_PROVIDERS
 from herald.http import views
 from herald.http.console import credentials
 from herald.http.contract import (
@@ -95,6 +96,15 @@ def info() -> Response[str]:
             "documentation": "/api/v1/docs",
         },
     )
+
+
+@app.get(
+    "/api/v1/providers",
+    summary="The email providers a tenant can bring its own key for",
+    responses=success(200, "SupportedProviderList", "The providers, with what each asks for"),
+)
+def supported_providers() -> Response[str]:
+    return json_response(200, [views.supported_provider(name) for name in TENANT_PROVIDERS])
 
 
 @app.get(

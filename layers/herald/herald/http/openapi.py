@@ -248,6 +248,29 @@ class ProviderList(RootModel[list[Provider]]):
     pass
 
 
+class DnsNeed(_Shape):
+    type: str
+    purpose: str
+
+
+class SupportedProvider(_Shape):
+    provider: str = Field(description="The name the provider routes and the email fields take")
+    label: str
+    apiKey: str = Field(description="What the provider calls the key to store as apiKey")  # noqa: N815
+    keyExample: str = Field(description="What such a key looks like")  # noqa: N815
+    accountToken: str | None = Field(description="What its accountToken is for; null: it has none")  # noqa: N815
+    webhookSecret: str = Field(description="What to store as webhookSecret to verify its events")  # noqa: N815
+    regions: list[str] = Field(
+        description="Where an account may live, the first the default; for another, write its name and a "
+        "colon before the key (eu:…). Empty: the provider has one API"
+    )
+    dnsRecords: list[DnsNeed] = Field(description="The kinds of DNS records it asks a sending domain for")  # noqa: N815
+
+
+class SupportedProviderList(RootModel[list[SupportedProvider]]):
+    pass
+
+
 class Deleted(_Shape):
     deleted: Literal[True]
 
@@ -343,6 +366,7 @@ BODIES: tuple[type[BaseModel], ...] = (
     Pong,
     ServiceInfo,
     Health,
+    SupportedProviderList,
     AcceptedJob,
     Job,
     JobPage,

@@ -24,6 +24,7 @@ from herald.domain.records import (
     StoredProvider,
     Suppression,
 )
+from herald.domain.vendors import ProviderName, vendor_of
 
 if TYPE_CHECKING:
     from herald.domain.account import AccountOverview, NewSigningSecret, SigningSecretStatus
@@ -170,6 +171,23 @@ def provider(item: StoredProvider, tenant_id: str, api_base: str) -> Document:
         "hasWebhookSecret": item.webhook_secret is not None,
         "hasAccountToken": item.account_token is not None,
         "webhookUrl": f"{api_base}/webhooks/{item.provider.lower()}/{tenant_id}",
+    }
+
+
+def supported_provider(name: ProviderName) -> Document:
+    """A vendor of the provider table as the console and clients read it: what to call it, what
+    its key, account token and webhook secret are, its regions and the DNS records it asks for."""
+    vendor = vendor_of(name)
+    return {
+        "provider": name.value,
+        "label": vendor.label,
+        "apiKey": vendor.api_key,
+        "keyExample": vendor.key_example,
+        "accountToken": vendor.account_credential,
+        "webhookSecret": vendor.inbound_credential,
+        # Only where there is a choice: the first is the default.
+        "regions": [region.name for region in vendor.regions] if len(vendor.regions) > 1 else [],
+        "dnsRecords": [{"type": need.type, "purpose": need.purpose} for need in vendor.dns],
     }
 
 
