@@ -36,17 +36,13 @@ from bench.day_counts import (
 )
 from bench.samples import ORDER_EMAIL_HTML, ORDER_EVENT
 from bench.table_meter import TableMeter
+from herald.domain.vendors import TENANT_PROVIDERS, ProviderName, vendor_of, webhook_route
 from herald.services.tenants import IssuedKey
 from herald_harness.in_moto import ApiAnswer, HeraldInMoto, LambdaContext, client
-from herald_harness.inbound_samples import polar_subscription, resend_event, sendgrid_delivered
-from herald_harness.inbound_signers import (
-    POLAR_PRODUCT_INDIE,
-    RESEND_SECRET,
-    SENDGRID_VERIFICATION_KEY,
-    polar_headers,
-    resend_headers,
-    sendgrid_headers,
-)
+from herald_harness.inbound_samples import polar_subscription
+from herald_harness.inbound_signers import POLAR_PRODUCT_INDIE, polar_headers
+from herald_harness.senders import SignedRequest
+from herald_harness.vendors import side
 from herald_local.apigateway.routes import RouteTable
 from herald_local.aws.sdk_calls import Proceed, SdkCall, observing
 from herald_local.awslambda.functions import LOCAL_WEBHOOK_ORIGIN
@@ -57,13 +53,16 @@ from herald_local.sandbox import SandboxServer
 API = "ApiFunction"
 EMAIL_QUEUE = "EmailNormalQueueUrl"
 WEBHOOK_QUEUE = "WebhookNormalQueueUrl"
-PROVIDER = "SENDGRID"
+# The bench tenant's one provider: the provider table's first vendor.
+PROVIDER = TENANT_PROVIDERS[0].value
 SANDBOX_KEY = "sandbox-bench-key"  # the provider sandbox accepts keys that begin with "sandbox-"
 # Every provider answers 500: a transient failure, so the pass is retried (or, on the last attempt,
 # the job fails and is dead-lettered).
 FAILING_RECIPIENT = "fail-500@example.com"
-# The inbound tenant's providers, in priority order, with the webhook secrets their events are signed for.
-INBOUND_SECRETS = {"SENDGRID": SENDGRID_VERIFICATION_KEY, "RESEND": RESEND_SECRET}
+# The inbound tenant's providers, in priority order (the table's first two vendors: the first reports
+# deliveries, the second a bounce), with the webhook secrets their events are signed for.
+REPORTER, BOUNCER = TENANT_PROVIDERS[:2]
+INBOUND_SECRETS = {name.value: side(name).WEBHOOK_SECRET for name in (REPORTER, BOUNCER)}
 
 
 @dataclass(frozen=True)
@@ -192,10 +191,7 @@ class Rig:
         return f"{self.sandbox.base_url}/hooks/bench"
 
     def environment(self, function: str, extra: Mapping[str, str] | None = None) -> None:
-        urls = {
-            f"HERALD_{name}_BASE_URL": self.sandbox.provider_base_url(name.lower())
-            for name in ("SENDGRID", "RESEND", "POSTMARK")
-        }
+        urls = self.sandbox.provider_settings()
         local = {"HERALD_AWS_MAX_ATTEMPTS": "1", LOCAL_WEBHOOK_ORIGIN: self.sandbox.base_url}
         self.herald.use_function_environment(function, {**local, **urls, **(extra or {})})
 
@@ -209,7 +205,7 @@ class Rig:
         return issued
 
     def inbound_tenant(self) -> IssuedKey:
-        """A startup-plan tenant whose SendGrid and Resend keys carry their webhook secrets."""
+        """A startup-plan tenant whose two providers' keys carry their webhook secrets."""
         self.environment(API)
         issued = self.herald.new_tenant("startup", "Bench", providers=())
         for priority, (provider, secret) in enumerate(INBOUND_SECRETS.items(), start=1):
@@ -403,18 +399,14 @@ def deliver(
 Sign = Callable[[str, str, str], Signed]  # (tenant id, job id, recipient) -> the provider's request
 
 
-def sendgrid_delivered_event(tenant_id: str, job_id: str, to: str) -> Signed:
-    now = int(time.time())
-    body = sendgrid_delivered(
-        tenant_id=tenant_id, job_id=job_id, to=to, event_id=uuid.uuid4().hex, timestamp=now
-    )
-    return Signed(f"/api/v1/webhooks/sendgrid/{tenant_id}", body, sendgrid_headers(body, now))
+def vendor_event(name: ProviderName, event: Callable[..., SignedRequest]) -> Sign:
+    """A vendor's signed report about a tenant's job, posted to its webhook route."""
 
+    def sign(tenant_id: str, job_id: str, to: str) -> Signed:
+        request = event(tenant_id=tenant_id, job_id=job_id, to=to)
+        return Signed(webhook_route(name).replace("{tenantId}", tenant_id), request.body, request.headers)
 
-def resend_bounce_event(tenant_id: str, job_id: str, to: str) -> Signed:
-    body = resend_event("resend-bounced", tenant_id=tenant_id, job_id=job_id, to=to)
-    headers = resend_headers(body, int(time.time()), f"msg_{uuid.uuid4().hex}")
-    return Signed(f"/api/v1/webhooks/resend/{tenant_id}", body, headers)
+    return sign
 
 
 def polar_activation(tenant_id: str) -> Signed:
@@ -517,18 +509,18 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         "inbound_delivered",
-        "a SendGrid delivery event of a job (signed, verified, stored)",
-        delivery_event(sendgrid_delivered_event, "delivered"),
+        f"a {vendor_of(REPORTER).label} delivery event of a job (signed, verified, stored)",
+        delivery_event(vendor_event(REPORTER, side(REPORTER).delivered), "delivered"),
     ),
     Scenario(
         "inbound_bounce",
-        "a Resend hard bounce of a job (stored, recipient suppressed)",
-        delivery_event(resend_bounce_event, "bounced", suppresses=True),
+        f"a {vendor_of(BOUNCER).label} hard bounce of a job (stored, recipient suppressed)",
+        delivery_event(vendor_event(BOUNCER, side(BOUNCER).bounced), "bounced", suppresses=True),
     ),
     Scenario(
         "inbound_retried",
-        "a provider's retry of a SendGrid event (acknowledged as a duplicate)",
-        delivery_event(sendgrid_delivered_event, "delivered", retried=True),
+        f"a provider's retry of a {vendor_of(REPORTER).label} event (acknowledged as a duplicate)",
+        delivery_event(vendor_event(REPORTER, side(REPORTER).delivered), "delivered", retried=True),
         "the same signed request a second time",
     ),
     Scenario(

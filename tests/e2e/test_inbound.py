@@ -18,23 +18,23 @@ import pytest
 import requests
 
 from herald.domain.money import Money
-from herald_harness.inbound_samples import compact, paystack_charge, polar_subscription, sendgrid_bounce
+from herald_harness.inbound_samples import paystack_charge, polar_subscription
 from herald_harness.inbound_signers import (
     PAYSTACK_PLAN_STARTUP,
     POLAR_PRODUCT_INDIE,
-    POSTMARK_CREDENTIALS,
-    POSTMARK_SECRET,
-    RESEND_SECRET,
-    SENDGRID_VERIFICATION_KEY,
-    STRANGER_SECRET,
-    STRANGER_SENDGRID_KEY,
     paystack_headers,
     polar_headers,
-    postmark_headers,
-    resend_headers,
+)
+from herald_harness.senders import STRANGER_SECRET, compact
+from herald_harness.tenants import Tenant, new_tenant
+from herald_harness.vendors.postmark import POSTMARK_CREDENTIALS, POSTMARK_SECRET, postmark_headers
+from herald_harness.vendors.resend import RESEND_SECRET, resend_headers
+from herald_harness.vendors.sendgrid import (
+    SENDGRID_VERIFICATION_KEY,
+    STRANGER_SENDGRID_KEY,
+    sendgrid_bounce,
     sendgrid_headers,
 )
-from herald_harness.tenants import Tenant, new_tenant
 from tests.e2e.clients import address, email, finished_job, sandbox, table_items, wait_for
 
 if TYPE_CHECKING:

@@ -13,13 +13,14 @@ from herald.adapters.vault import Vault
 from herald.composition.inbound import delivery_format
 from herald.domain.api_keys import generate_api_key, hash_api_key
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.domain.providers import ProviderName
 from herald.domain.records import Suppression, TenantContext
 from herald.domain.secrets import Purpose
 from herald.domain.signing import SECRET_PREFIX
+from herald.domain.vendors import ProviderName
 from herald.http import views
 from herald.services.account import AccountService
-from herald_harness.inbound_signers import RESEND_SECRET, SENDGRID_VERIFICATION_KEY
+from herald_harness.vendors.resend import RESEND_SECRET
+from herald_harness.vendors.sendgrid import SENDGRID_VERIFICATION_KEY
 from tests.fakes.jobs import FakeCounters
 from tests.fakes.key_manager import InMemoryKeyManager
 from tests.fakes.providers import FakeProviders

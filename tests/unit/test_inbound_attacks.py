@@ -10,15 +10,11 @@ import pytest
 
 from herald.adapters.inbound.verification import TOLERANCE_SECONDS
 from herald.domain.inbound import InvalidSignature
-from herald_harness.inbound_signers import (
-    PAYSTACK_SECRET,
-    POLAR_SECRET,
-    POSTMARK_CREDENTIALS,
-    RESEND_SECRET,
-    SENDERS,
-    SENDGRID_VERIFICATION_KEY,
-    Sender,
-)
+from herald_harness.inbound_signers import PAYSTACK_SECRET, POLAR_SECRET, SENDERS
+from herald_harness.senders import Sender
+from herald_harness.vendors.postmark import POSTMARK_CREDENTIALS
+from herald_harness.vendors.resend import RESEND_SECRET
+from herald_harness.vendors.sendgrid import SENDGRID_VERIFICATION_KEY
 
 NOW = 1_796_025_600
 BODY = b'{"type":"email.delivered","created_at":"2026-11-30T08:00:00.000Z","data":{"to":["ada@example.org"]}}'

@@ -21,7 +21,8 @@ from herald.domain.inbound import (
     MalformedPayload,
     SubscriptionEvent,
 )
-from herald_harness.inbound_signers import SENDERS, Parse, Sender
+from herald_harness.inbound_signers import SENDERS
+from herald_harness.senders import Parse, Sender
 
 NOW = 1_796_025_600
 MESSAGE_ID = "msg_property"

@@ -17,9 +17,9 @@ from herald.adapters.inbound import paystack, polar, postmark, resend, sendgrid
 from herald.adapters.vault import Vault
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.money import Money
-from herald.domain.providers import ProviderName
 from herald.domain.records import JobEvent
 from herald.domain.secrets import Purpose
+from herald.domain.vendors import ProviderName
 from herald.services.inbound import (
     DELIVERY_MARK_SECONDS,
     DeliveryWebhooks,
@@ -29,26 +29,21 @@ from herald.services.inbound import (
 )
 from herald.services.ports import DeliveryWebhook
 from herald.settings import plan_catalog
-from herald_harness.inbound_samples import SIGNED_AT, compact, paystack_charge
+from herald_harness.inbound_samples import SIGNED_AT, paystack_charge
 from herald_harness.inbound_signers import (
-    JOB_ID,
     PAYSTACK_PLAN_STARTUP,
     PAYSTACK_SECRET,
     POLAR_PRODUCT_STARTUP,
     POLAR_SECRET,
-    POSTMARK_SECRET,
     PRICES,
-    RESEND_SECRET,
-    SENDGRID_VERIFICATION_KEY,
-    STRANGER_SENDGRID_KEY,
-    TENANT_ID,
     payment_environment,
     paystack_headers,
     polar_headers,
-    postmark_headers,
-    resend_headers,
-    sendgrid_headers,
 )
+from herald_harness.senders import JOB_ID, TENANT_ID, compact
+from herald_harness.vendors.postmark import POSTMARK_SECRET, postmark_headers
+from herald_harness.vendors.resend import RESEND_SECRET, resend_headers
+from herald_harness.vendors.sendgrid import SENDGRID_VERIFICATION_KEY, STRANGER_SENDGRID_KEY, sendgrid_headers
 from tests.fakes.inbound import FakeBillingLinks, FakeLedger
 from tests.fakes.jobs import FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
