@@ -22,6 +22,7 @@ from herald.domain.secrets import Purpose
 from herald.domain.vendors import ProviderName
 from herald.services.inbound import (
     DELIVERY_MARK_SECONDS,
+    TOKEN_MARK_SECONDS,
     DeliveryWebhooks,
     InboundRequest,
     Outcome,
@@ -134,6 +135,71 @@ def sendgrid_request(
 def bounce(**changes: Any) -> dict[str, Any]:
     event: dict[str, Any] = json.loads(compact("sendgrid-bounce"))[0]
     return {**event, **changes}
+
+
+# ---------------------------------------------------------------- single-use tokens
+
+# SendGrid's verifier, as a sender whose signature covered a token in this header instead of the body.
+TOKEN_HEADER = "x-test-token"
+TOKENED = replace(sendgrid.WEBHOOK, single_use=lambda _body, headers: headers[TOKEN_HEADER])
+
+
+def tokened_request(token: str, events: list[dict[str, Any]]) -> InboundRequest:
+    request = sendgrid_request(events)
+    return InboundRequest({**request.headers, TOKEN_HEADER: token}, request.raw_body)
+
+
+@pytest.fixture
+def tokened() -> Rig:
+    rig = Rig(TOKENED)
+    rig.tenant()
+    rig.sent_job()
+    return rig
+
+
+def test_a_token_used_once_is_refused_the_second_time_even_with_another_body(tokened: Rig) -> None:
+    tokened.service.receive(TENANT_ID, tokened_request("tok-1", [bounce(sg_event_id="a")]))
+
+    refused = tokened.refused(
+        TENANT_ID, tokened_request("tok-1", [bounce(sg_event_id="b", email="x@example.org")])
+    )
+
+    assert (refused.code, refused.message) == (
+        ErrorCode.INVALID_SIGNATURE,
+        "The webhook is not verified: its signed token was used before.",
+    )
+    assert tokened.suppressed() == [("ada.lovelace@example.org", "bounced", "SENDGRID")]
+    [(key, expires)] = [(key, at) for key, at in tokened.ledger.marks.items() if "#token#" in key]
+    assert (key, expires) == (f"SENDGRID#{TENANT_ID}#token#tok-1", SIGNED_AT + TOKEN_MARK_SECONDS)
+
+
+def test_a_token_is_used_per_tenant_and_a_new_token_passes(tokened: Rig) -> None:
+    tokened.tenant(OTHER_TENANT)
+    tokened.service.receive(TENANT_ID, tokened_request("tok-1", [bounce()]))
+
+    tokened.service.receive(OTHER_TENANT, tokened_request("tok-1", [bounce()]))
+    tokened.service.receive(TENANT_ID, tokened_request("tok-2", [bounce(sg_event_id="c")]))
+
+
+def test_when_recording_fails_the_token_is_released_so_the_senders_retry_passes(tokened: Rig) -> None:
+    tokened.suppressions.unavailable.add("suppress")
+
+    with pytest.raises(DependencyError):
+        tokened.service.receive(TENANT_ID, tokened_request("tok-1", [bounce()]))
+
+    assert not [key for key in tokened.ledger.marks if "#token#" in key]
+    tokened.suppressions.unavailable.clear()
+    receipt = tokened.service.receive(TENANT_ID, tokened_request("tok-1", [bounce()]))
+    assert receipt.outcomes[Outcome.RECORDED] == 1
+
+
+def test_a_forged_request_uses_no_token(tokened: Rig) -> None:
+    forged = tokened_request("tok-1", [bounce()])
+    tampered = InboundRequest(forged.headers, forged.raw_body.replace(b"bounce", b"bounxe"))
+
+    tokened.refused(TENANT_ID, tampered)
+
+    assert tokened.ledger.marks == {}
 
 
 # ---------------------------------------------------------------- delivery events

@@ -524,6 +524,9 @@ class DeliveryWebhook(msgspec.Struct, frozen=True):
     parse: Callable[[bytes, Mapping[str, str]], Sequence[DeliveryEvent | IgnoredEvent]]
     # Raises UnusableSecret for a secret that could never verify a request.
     check_secret: Callable[[str], object]
+    # Where the signature covers a token rather than the body: the verified request's token, which
+    # the sender never signs twice. It is marked used, so a captured signature carries no other body.
+    single_use: Callable[[bytes, Mapping[str, str]], str] | None = None
 
 
 class PaymentWebhook(msgspec.Struct, frozen=True):

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import urlencode
 
 import requests
 
@@ -53,9 +54,11 @@ def call(
     *,
     headers: Mapping[str, str],
     body: object = None,
+    form: Mapping[str, str] | None = None,
     params: Mapping[str, str] | None = None,
 ) -> requests.Response:
-    """Send one request; a network failure raises a TRANSIENT ``ProviderFailure``.
+    """Send one request, with a JSON ``body`` or the fields of a ``form``; a network failure raises
+    a TRANSIENT ``ProviderFailure``.
 
     Redirects are never followed: ``requests`` would carry custom auth headers such as a vendor's
     ``X-…-Token`` to whatever host the redirect names.
@@ -71,6 +74,9 @@ def call(
     if body is not None:
         all_headers["Content-Type"] = "application/json"
         data = encode_json(body)
+    elif form is not None:
+        all_headers["Content-Type"] = "application/x-www-form-urlencoded"
+        data = urlencode(form).encode("ascii")
     try:
         return session.request(
             method, url, headers=all_headers, data=data, params=params, timeout=TIMEOUT, allow_redirects=False
@@ -194,9 +200,13 @@ class HttpProvider:
         auth: Mapping[str, str],
         body: object = None,
         params: Mapping[str, str] | None = None,
+        *,
+        form: Mapping[str, str] | None = None,
+        base_url: str | None = None,
     ) -> requests.Response:
-        url = join_url(self._base_url, path)
-        return call(self._session, self.name, method, url, headers=auth, body=body, params=params)
+        """A call relative to the base URL (or to ``base_url``, for a vendor with several regions)."""
+        url = join_url(base_url or self._base_url, path)
+        return call(self._session, self.name, method, url, headers=auth, body=body, form=form, params=params)
 
     def _expect(self, response: requests.Response, credential: Credential) -> dict[str, Any]:
         if not succeeded(response):
