@@ -88,6 +88,9 @@ class Sender:
     signs_body: bool = True
     # Whether any body can be signed (svix and standardwebhooks sign text only).
     signs_bytes: bool = True
+    # Whether the signature travels inside the body, as built, instead of in headers (``sign``
+    # then gives none): the header attacks do not apply, the sender's own tests attack it.
+    signed_in_body: bool = False
 
 
 class SampleSpec(NamedTuple):

@@ -251,9 +251,9 @@ def test_a_provider_that_cannot_answer_the_check_is_provider_unavailable(rig: Ri
 
 
 @pytest.mark.parametrize(
-    ("name", "code"), [("MAILGUN", ErrorCode.UNKNOWN_PROVIDER), ("SES", ErrorCode.UNKNOWN_PROVIDER)]
+    ("name", "code"), [("SPARKPOST", ErrorCode.UNKNOWN_PROVIDER), ("SES", ErrorCode.UNKNOWN_PROVIDER)]
 )
-def test_only_sendgrid_resend_and_postmark_are_tenant_providers(rig: Rig, name: str, code: ErrorCode) -> None:
+def test_only_the_provider_tables_vendors_are_tenant_providers(rig: Rig, name: str, code: ErrorCode) -> None:
     assert rig.refused(lambda: rig.put(rig.tenant(), name)).code is code
 
 

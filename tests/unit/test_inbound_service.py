@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from herald.adapters.inbound import paystack, polar, postmark, resend, sendgrid
+from herald.adapters.inbound import mailgun, paystack, polar, postmark, resend, sendgrid
 from herald.adapters.vault import Vault
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.money import Money
@@ -42,6 +42,7 @@ from herald_harness.inbound_signers import (
     polar_headers,
 )
 from herald_harness.senders import JOB_ID, TENANT_ID, compact
+from herald_harness.vendors.mailgun import MAILGUN_SIGNING_KEY, mailgun_body
 from herald_harness.vendors.postmark import POSTMARK_SECRET, postmark_headers
 from herald_harness.vendors.resend import RESEND_SECRET, resend_headers
 from herald_harness.vendors.sendgrid import SENDGRID_VERIFICATION_KEY, STRANGER_SENDGRID_KEY, sendgrid_headers
@@ -59,6 +60,7 @@ SECRETS = {
     ProviderName.SENDGRID: SENDGRID_VERIFICATION_KEY,
     ProviderName.RESEND: RESEND_SECRET,
     ProviderName.POSTMARK: POSTMARK_SECRET,
+    ProviderName.MAILGUN: MAILGUN_SIGNING_KEY,
 }
 
 
@@ -200,6 +202,82 @@ def test_a_forged_request_uses_no_token(tokened: Rig) -> None:
     tokened.refused(TENANT_ID, tampered)
 
     assert tokened.ledger.marks == {}
+
+
+# ---------------------------------------------------------------- Mailgun: a signed token, not a signed body
+
+
+def mailgun_request(token: str, changes: dict[str, Any] | None = None, at: int = SIGNED_AT) -> InboundRequest:
+    event = json.loads(compact("mailgun-failed"))["event-data"] | (changes or {})
+    return InboundRequest({}, mailgun_body(event, at, token))
+
+
+@pytest.fixture
+def mailgun_rig() -> Rig:
+    rig = Rig(mailgun.WEBHOOK)
+    rig.tenant()
+    rig.sent_job()
+    return rig
+
+
+def test_a_mailgun_permanent_failure_is_recorded_suppresses_and_uses_its_token(mailgun_rig: Rig) -> None:
+    receipt = mailgun_rig.service.receive(TENANT_ID, mailgun_request("tok-a"))
+
+    assert receipt.outcomes[Outcome.RECORDED] == 1
+    assert [event.type for event in mailgun_rig.events()] == ["bounced"]
+    assert mailgun_rig.suppressed() == [("ada.lovelace@example.org", "bounced", "MAILGUN")]
+    assert f"MAILGUN#{TENANT_ID}#token#tok-a" in mailgun_rig.ledger.marks
+
+
+def test_a_replayed_mailgun_request_is_refused_and_applied_once(mailgun_rig: Rig) -> None:
+    request = mailgun_request("tok-a")
+    mailgun_rig.service.receive(TENANT_ID, request)
+
+    assert mailgun_rig.refused(TENANT_ID, request).code is ErrorCode.INVALID_SIGNATURE
+    assert len(mailgun_rig.events()) == 1
+
+
+def test_a_captured_mailgun_signature_cannot_carry_another_body(mailgun_rig: Rig) -> None:
+    """The signature covers the timestamp and token only: a request that reuses them with another
+    job and another recipient is refused, and neither is touched."""
+    other_job = str(uuid.uuid4())
+    mailgun_rig.sent_job(job_id=other_job)
+    mailgun_rig.service.receive(TENANT_ID, mailgun_request("tok-a", {"event": "delivered"}))
+
+    forged = mailgun_request(
+        "tok-a", {"recipient": "victim@example.org", "user-variables": {"herald_job_id": other_job}}
+    )
+
+    assert mailgun_rig.refused(TENANT_ID, forged).code is ErrorCode.INVALID_SIGNATURE
+    assert (mailgun_rig.events(job_id=other_job), mailgun_rig.suppressed()) == ([], [])
+
+
+def test_a_forged_mailgun_signature_is_refused_and_uses_no_token(mailgun_rig: Rig) -> None:
+    document = json.loads(mailgun_request("tok-a").raw_body)
+    document["signature"]["signature"] = "0" * 64
+
+    refused = mailgun_rig.refused(TENANT_ID, InboundRequest({}, json.dumps(document).encode()))
+
+    assert refused.code is ErrorCode.INVALID_SIGNATURE
+    assert mailgun_rig.ledger.marks == {}
+
+
+def test_a_stale_mailgun_request_is_refused(mailgun_rig: Rig) -> None:
+    refused = mailgun_rig.refused(TENANT_ID, mailgun_request("tok-a", at=SIGNED_AT - 301))
+
+    assert refused.message == "The webhook is not verified: signature timestamp is more than 300 seconds old."
+
+
+def test_a_mailgun_event_naming_another_tenant_is_ignored(mailgun_rig: Rig) -> None:
+    mailgun_rig.tenant(OTHER_TENANT)
+    request = mailgun_request(
+        "tok-a", {"user-variables": {"herald_job_id": JOB_ID, "herald_tenant_id": TENANT_ID}}
+    )
+
+    receipt = mailgun_rig.service.receive(OTHER_TENANT, request)
+
+    assert receipt.outcomes[Outcome.IGNORED] == 1
+    assert (mailgun_rig.events(), mailgun_rig.suppressed(OTHER_TENANT)) == ([], [])
 
 
 # ---------------------------------------------------------------- delivery events

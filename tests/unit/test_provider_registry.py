@@ -67,8 +67,8 @@ def test_ses_is_not_offered_as_a_tenant_domain_provider() -> None:
         registry().domain(ProviderName.SES)
 
 
-def test_tenant_providers_are_sendgrid_resend_and_postmark_in_api_spelling() -> None:
-    assert [str(name) for name in TENANT_PROVIDERS] == ["SENDGRID", "RESEND", "POSTMARK"]
+def test_tenant_providers_are_sendgrid_resend_postmark_and_mailgun_in_api_spelling() -> None:
+    assert [str(name) for name in TENANT_PROVIDERS] == ["SENDGRID", "RESEND", "POSTMARK", "MAILGUN"]
 
 
 def test_given_a_cold_process_when_one_provider_is_used_then_only_its_module_is_imported() -> None:
@@ -103,14 +103,19 @@ def test_each_tenant_provider_calls_its_own_endpoint() -> None:
         mocked.add(responses.POST, f"{ROOT}/sendgrid/v3/mail/send", status=202)
         mocked.add(responses.POST, f"{ROOT}/resend/emails", json={"id": "r"})
         mocked.add(responses.POST, f"{ROOT}/postmark/email", json={"MessageID": "p"})
+        mocked.add(responses.POST, f"{ROOT}/mailgun/v3/acme.test/messages", json={"id": "<m>"})
+        mocked.add(responses.POST, f"{ROOT}/mailgun/eu/v3/acme.test/messages", json={"id": "<m>"})
         providers = registry()
         for name in TENANT_PROVIDERS:
             providers.email(name).send(EMAIL, CREDENTIAL)
+        providers.email(ProviderName.MAILGUN).send(EMAIL, Credential("eu:key-0123456789"))
 
         assert [call.request.url for call in mocked.calls] == [
             f"{ROOT}/sendgrid/v3/mail/send",
             f"{ROOT}/resend/emails",
             f"{ROOT}/postmark/email",
+            f"{ROOT}/mailgun/v3/acme.test/messages",
+            f"{ROOT}/mailgun/eu/v3/acme.test/messages",
         ]
 
 

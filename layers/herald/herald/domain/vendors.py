@@ -128,6 +128,26 @@ class ProviderName(StrEnum):
             sandbox="herald_local.sandbox.postmark",
         ),
     )
+    MAILGUN = (
+        "MAILGUN",
+        Vendor(
+            label="Mailgun",
+            adapter="herald.adapters.providers.mailgun:MailgunProvider",
+            webhook="herald.adapters.inbound.mailgun:WEBHOOK",
+            regions=(Region("us", "MailgunBaseUrl"), Region("eu", "MailgunEuBaseUrl")),
+            api_key="Private API key",
+            key_example="key-… or three groups of hex digits",
+            account_credential=None,
+            inbound_credential="the HTTP webhook signing key (not the API key)",
+            dns=(
+                DnsNeed("TXT", "spf"),
+                DnsNeed("TXT", "dkim"),
+                DnsNeed("CNAME", "tracking"),
+                DnsNeed("MX", "receiving"),
+            ),
+            sandbox="herald_local.sandbox.mailgun",
+        ),
+    )
     SES = "SES"
 
 

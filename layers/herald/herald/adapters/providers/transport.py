@@ -213,8 +213,10 @@ class HttpProvider:
             raise self._failure(response, credential)
         return json_object(response)
 
-    def _delete(self, path: str, auth: Mapping[str, str], credential: Credential) -> None:
-        response = self._call("DELETE", path, auth)
+    def _delete(
+        self, path: str, auth: Mapping[str, str], credential: Credential, base_url: str | None = None
+    ) -> None:
+        response = self._call("DELETE", path, auth, base_url=base_url)
         if response.status_code != 404 and not succeeded(response):
             raise self._failure(response, credential)
 
