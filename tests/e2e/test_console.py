@@ -314,6 +314,14 @@ def providers_are_added_live_checked_and_reordered(console: Console) -> None:
     order = console.tenant.call("GET", "/account/providers").json()["data"]
     assert [entry["provider"] for entry in order] == ["RESEND", "SENDGRID"]
     expect(page.get_by_text(f"/webhooks/resend/{console.tenant.tenant_id}")).to_be_visible()
+    # Mailgun asks where the account lives; an EU key is stored as eu:<key> and checked there.
+    page.get_by_label("Provider", exact=True).select_option("MAILGUN")
+    page.get_by_label("Region").select_option("eu")
+    key = f"sandbox-mg-{uuid.uuid4().hex}"
+    page.get_by_label("API key", exact=True).fill(key)
+    page.get_by_role("button", name="Check and save").click()
+    expect(page.locator("tr[data-provider='MAILGUN']")).to_contain_text(f"••••{key[-4:]}")
+    expect(page.get_by_text(f"/webhooks/mailgun/{console.tenant.tenant_id}")).to_be_visible()
     screenshot(page, "providers")
     console.check_accessibility("providers")
 
