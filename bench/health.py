@@ -1,8 +1,8 @@
 """What the circuit breakers buy, measured through the local stack, with the breakers on and off.
 
-- **Provider outage.** SendGrid answers 500 for the whole run (the sandbox's staged outage); 300
-  emails of 3 tenants whose order is SendGrid, Resend, Postmark. Counted: SendGrid's calls, the
-  accept → completed latency (the job documents' createdAt → completedAt), and that all were
+- **Provider outage.** The provider table's first vendor answers 500 for the whole run (the
+  sandbox's staged outage); 300 emails of 3 tenants whose order is the table's. Counted: that
+  vendor's calls, the accept → completed latency (the job documents' createdAt → completedAt), and that all were
   delivered through the fallback.
 - **Endpoint outage.** One tenant's webhook endpoint answers 503 for ``--outage`` seconds, then is
   back; 100 webhooks sent at the start. Counted: the attempts the jobs spent, how many failed, the
@@ -35,11 +35,15 @@ import requests
 
 from bench.local_stack import local_stack, unlimited_tenant
 from bench.report import HEALTH_RESULTS, PAGE, RESULTS, code_version, render
+from herald.domain.vendors import TENANT_PROVIDERS, vendor_of
 from herald_harness.running_stack import RunningStack
+from herald_harness.tenants import ALL_PROVIDERS
 
 POLL_SECONDS = 0.5
 DEADLINE_SECONDS = 900
 TENANTS = 3
+# The provider down for the whole provider outage: the first every tenant tries.
+DOWN = TENANT_PROVIDERS[0]
 HTTP_TIMEOUT = 60
 
 
@@ -113,10 +117,8 @@ def _percentile(values: list[float], share: float) -> float:
 
 
 def provider_outage(stack: RunningStack, emails: int) -> dict[str, Any]:
-    clients = [
-        _client(stack, f"SendGridFirst{n}", ("SENDGRID", "RESEND", "POSTMARK")) for n in range(TENANTS)
-    ]
-    _outage(stack, "SENDGRID", status=500)
+    clients = [_client(stack, f"{DOWN.value.title()}First{n}", ALL_PROVIDERS) for n in range(TENANTS)]
+    _outage(stack, DOWN.value, status=500)
     to = f"bench-health-{uuid.uuid4().hex}@example.com"
     body = {"to": to, "subject": "Bench", "body": "<p>health</p>"}
     with ThreadPoolExecutor(8) as pool:
@@ -138,7 +140,8 @@ def provider_outage(stack: RunningStack, emails: int) -> dict[str, Any]:
         "emails": emails,
         "completed": sum(job["status"] == "completed" for job in jobs),
         "deliveredBy": sorted({job["deliveryLogs"][-1]["usedProvider"] for job in jobs}),
-        "sendgridCalls": sum(attempt["provider"] == "sendgrid" for attempt in attempts),
+        "downProvider": vendor_of(DOWN).label,
+        "downProviderCalls": sum(attempt["provider"] == DOWN.slug for attempt in attempts),
         "attemptsSpent": sum(job["attempts"] for job in jobs),
         "acceptToCompleted_ms_p50": round(statistics.median(latencies)),
         "acceptToCompleted_ms_p95": round(_percentile(latencies, 0.95)),
@@ -227,7 +230,7 @@ SETTING = (
     "completedAt. Breaker writes: the sum of the breaker items' versions (each stored change is one "
     "write unit); a healthy provider or endpoint adds none. Without breakers, the endpoint's failed "
     "jobs are re-queued with `POST /api/v1/notifications/jobs/recover` once it is back. The sandbox "
-    "answers SendGrid's 500 at once, so here the breaker saves calls more than time; against a "
+    "answers the provider's 500 at once, so here the breaker saves calls more than time; against a "
     "provider that times out, every pass without it waits out the read timeout (10 s) first. No run "
     "writes a dead-letter copy: a receiver's outage is the tenant's to fix, breakers or not."
 )

@@ -32,12 +32,15 @@ import requests
 
 from bench.local_stack import local_stack
 from bench.report import code_version, machine
+from herald.domain.vendors import TENANT_PROVIDERS
 from herald_harness.running_stack import RunningStack
 from herald_harness.tenants import new_tenant
 
 HUGE = "100000000"
 # The mix: shares of the requests (the rest are healthy emails and webhooks).
 FAILING_SHARE, FALLBACK_SHARE, TIMEOUT_SHARE, DUPLICATE_SHARE = 0.05, 0.03, 0.005, 0.05
+# The provider the fallback and timeout recipients fail: the first every tenant tries.
+FIRST = TENANT_PROVIDERS[0].slug
 MIX = {
     "failingRecipients": FAILING_SHARE,
     "fallbackRecipients": FALLBACK_SHARE,
@@ -178,9 +181,9 @@ def _request(stack: RunningStack, rng: random.Random, index: int) -> tuple[str, 
     if roll < FAILING_SHARE:
         recipient, expect = f"fail-500+{index}@example.com", "failed"
     elif roll < FAILING_SHARE + FALLBACK_SHARE:
-        recipient, expect = f"fail-401-sendgrid+{index}@example.com", "completed"
+        recipient, expect = f"fail-401-{FIRST}+{index}@example.com", "completed"
     elif roll < FAILING_SHARE + FALLBACK_SHARE + TIMEOUT_SHARE:
-        recipient, expect = f"timeout-sendgrid+{index}@example.com", "completed"
+        recipient, expect = f"timeout-{FIRST}+{index}@example.com", "completed"
     elif index % 2:
         return "webhook", {"url": f"{stack.sandbox_url}/hooks/load", "payload": {"n": index}}, "completed"
     else:

@@ -621,6 +621,7 @@ def _health() -> str:
         return ""
     health = json.loads(HEALTH_RESULTS.read_text())
     runs = health["runs"]
+    down = runs[0]["providerOutage"]["downProvider"]
     on_off = {True: "on", False: "off"}
     provider = _table(
         [
@@ -628,7 +629,7 @@ def _health() -> str:
             "emails",
             "completed",
             "delivered by",
-            "SendGrid calls",
+            "calls to the provider down",
             "attempts",
             "accept → completed ms p50 / p95",
             "breaker writes",
@@ -639,7 +640,7 @@ def _health() -> str:
                 p["emails"],
                 p["completed"],
                 ", ".join(p["deliveredBy"]),
-                p["sendgridCalls"],
+                p["downProviderCalls"],
                 p["attemptsSpent"],
                 f"{p['acceptToCompleted_ms_p50']:,} / {p['acceptToCompleted_ms_p95']:,}",
                 p["breakerWrites"],
@@ -682,7 +683,7 @@ def _health() -> str:
         [
             f"## Circuit breakers under outages (`python -m bench.health`, {health['measuredAt']}, commit `{health['commit']}`)",
             health["setting"],
-            "### SendGrid down for the whole run (answering 500), tenants whose order starts with SendGrid",
+            f"### {down} down for the whole run (answering 500), tenants whose order starts with {down}",
             provider,
             f"### A webhook endpoint down for {runs[0]['endpointOutage']['outageSeconds']} s, then back",
             endpoint,

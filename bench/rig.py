@@ -20,9 +20,10 @@ from bench.call_observers import CallCounter, CallRecorder
 from bench.capacity import TableSchema
 from bench.samples import ORDER_EMAIL_HTML, ORDER_EVENT
 from bench.table_meter import TableMeter
+from herald.domain.vendors import TENANT_PROVIDERS
 from herald.services.tenants import IssuedKey
 from herald_harness.in_moto import ApiAnswer, HeraldInMoto, LambdaContext, client
-from herald_harness.inbound_signers import RESEND_SECRET, SENDGRID_VERIFICATION_KEY
+from herald_harness.vendors import side
 from herald_local.apigateway.routes import RouteTable
 from herald_local.aws.sdk_calls import Proceed, SdkCall, observing
 from herald_local.awslambda.functions import LOCAL_WEBHOOK_ORIGIN
@@ -33,10 +34,13 @@ from herald_local.sandbox import SandboxServer
 API = "ApiFunction"
 EMAIL_QUEUE = "EmailNormalQueueUrl"
 WEBHOOK_QUEUE = "WebhookNormalQueueUrl"
-PROVIDER = "SENDGRID"
+# The bench tenant's one provider: the provider table's first vendor.
+PROVIDER = TENANT_PROVIDERS[0].value
 SANDBOX_KEY = "sandbox-bench-key"  # the provider sandbox accepts keys that begin with "sandbox-"
-# The inbound tenant's providers, in priority order, with the webhook secrets their events are signed for.
-INBOUND_SECRETS = {"SENDGRID": SENDGRID_VERIFICATION_KEY, "RESEND": RESEND_SECRET}
+# The inbound tenant's providers, in priority order (the table's first two vendors: the first reports
+# deliveries, the second a bounce), with the webhook secrets their events are signed for.
+REPORTER, BOUNCER = TENANT_PROVIDERS[:2]
+INBOUND_SECRETS = {name.value: side(name).WEBHOOK_SECRET for name in (REPORTER, BOUNCER)}
 
 
 @dataclass(frozen=True)
@@ -165,10 +169,7 @@ class Rig:
         return f"{self.sandbox.base_url}/hooks/bench"
 
     def environment(self, function: str, extra: Mapping[str, str] | None = None) -> None:
-        urls = {
-            f"HERALD_{name}_BASE_URL": self.sandbox.provider_base_url(name.lower())
-            for name in ("SENDGRID", "RESEND", "POSTMARK")
-        }
+        urls = self.sandbox.provider_settings()
         local = {"HERALD_AWS_MAX_ATTEMPTS": "1", LOCAL_WEBHOOK_ORIGIN: self.sandbox.base_url}
         self.herald.use_function_environment(function, {**local, **urls, **(extra or {})})
 
@@ -182,7 +183,7 @@ class Rig:
         return issued
 
     def inbound_tenant(self) -> IssuedKey:
-        """A startup-plan tenant whose SendGrid and Resend keys carry their webhook secrets."""
+        """A startup-plan tenant whose two providers' keys carry their webhook secrets."""
         self.environment(API)
         issued = self.herald.new_tenant("startup", "Bench", providers=())
         for priority, (provider, secret) in enumerate(INBOUND_SECRETS.items(), start=1):

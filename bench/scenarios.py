@@ -28,15 +28,13 @@ from bench.day_counts import (
     status_poll,
     tally_window,
 )
-from bench.rig import API, EMAIL_QUEUE, WEBHOOK_QUEUE, Rig, Signed, Step, StepCost
+from bench.rig import API, BOUNCER, EMAIL_QUEUE, REPORTER, WEBHOOK_QUEUE, Rig, Signed, Step, StepCost
+from herald.domain.vendors import ProviderName, vendor_of, webhook_route
 from herald_harness.in_moto import ApiAnswer
-from herald_harness.inbound_samples import polar_subscription, resend_event, sendgrid_delivered
-from herald_harness.inbound_signers import (
-    POLAR_PRODUCT_INDIE,
-    polar_headers,
-    resend_headers,
-    sendgrid_headers,
-)
+from herald_harness.inbound_samples import polar_subscription
+from herald_harness.inbound_signers import POLAR_PRODUCT_INDIE, polar_headers
+from herald_harness.senders import SignedRequest
+from herald_harness.vendors import side
 
 # Every provider answers 500: a transient failure, so the pass is retried (or, on the last attempt,
 # the job fails and is dead-lettered).
@@ -120,18 +118,14 @@ def deliver(
 Sign = Callable[[str, str, str], Signed]  # (tenant id, job id, recipient) -> the provider's request
 
 
-def sendgrid_delivered_event(tenant_id: str, job_id: str, to: str) -> Signed:
-    now = int(time.time())
-    body = sendgrid_delivered(
-        tenant_id=tenant_id, job_id=job_id, to=to, event_id=uuid.uuid4().hex, timestamp=now
-    )
-    return Signed(f"/api/v1/webhooks/sendgrid/{tenant_id}", body, sendgrid_headers(body, now))
+def vendor_event(name: ProviderName, event: Callable[..., SignedRequest]) -> Sign:
+    """A vendor's signed report about a tenant's job, posted to its webhook route."""
 
+    def sign(tenant_id: str, job_id: str, to: str) -> Signed:
+        request = event(tenant_id=tenant_id, job_id=job_id, to=to)
+        return Signed(webhook_route(name).replace("{tenantId}", tenant_id), request.body, request.headers)
 
-def resend_bounce_event(tenant_id: str, job_id: str, to: str) -> Signed:
-    body = resend_event("resend-bounced", tenant_id=tenant_id, job_id=job_id, to=to)
-    headers = resend_headers(body, int(time.time()), f"msg_{uuid.uuid4().hex}")
-    return Signed(f"/api/v1/webhooks/resend/{tenant_id}", body, headers)
+    return sign
 
 
 def polar_activation(tenant_id: str) -> Signed:
@@ -234,18 +228,18 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         "inbound_delivered",
-        "a SendGrid delivery event of a job (signed, verified, stored)",
-        delivery_event(sendgrid_delivered_event, "delivered"),
+        f"a {vendor_of(REPORTER).label} delivery event of a job (signed, verified, stored)",
+        delivery_event(vendor_event(REPORTER, side(REPORTER).delivered), "delivered"),
     ),
     Scenario(
         "inbound_bounce",
-        "a Resend hard bounce of a job (stored, recipient suppressed)",
-        delivery_event(resend_bounce_event, "bounced", suppresses=True),
+        f"a {vendor_of(BOUNCER).label} hard bounce of a job (stored, recipient suppressed)",
+        delivery_event(vendor_event(BOUNCER, side(BOUNCER).bounced), "bounced", suppresses=True),
     ),
     Scenario(
         "inbound_retried",
-        "a provider's retry of a SendGrid event (acknowledged as a duplicate)",
-        delivery_event(sendgrid_delivered_event, "delivered", retried=True),
+        f"a provider's retry of a {vendor_of(REPORTER).label} event (acknowledged as a duplicate)",
+        delivery_event(vendor_event(REPORTER, side(REPORTER).delivered), "delivered", retried=True),
         "the same signed request a second time",
     ),
     Scenario(

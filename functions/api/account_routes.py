@@ -16,6 +16,7 @@ from herald.domain.errors import ErrorCode
 from herald.domain.inbound import Processor
 from herald.domain.plans import Plan
 from herald.domain.records import StoredProvider, TenantContext
+from herald.domain.vendors import tenant_provider_names
 from herald.http.account_answers import (
     DELETED,
     Account,
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from herald.services.account import AccountService
 
 router = Router()
-ProviderName = Annotated[str, Path(max_length=16, description="SENDGRID, RESEND or POSTMARK")]
+ProviderName = Annotated[str, Path(max_length=16, description=tenant_provider_names())]
 DomainName = Annotated[str, Path(max_length=253)]
 # Every route that names a provider or a domain in its path.
 PROVIDER_PATH = (*PATH_PARAMETERS, ErrorCode.UNKNOWN_PROVIDER)

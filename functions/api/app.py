@@ -22,6 +22,7 @@ from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import NotificationRequest
 from herald.domain.records import TenantContext
+from herald.domain.vendors import TENANT_PROVIDERS
 from herald.http.answers import (
     PONG,
     AcceptedJob,
@@ -32,6 +33,7 @@ from herald.http.answers import (
     Recovery,
     RetriedJob,
     ServiceInfo,
+    SupportedProvider,
 )
 from herald.http.contract import (
     AUTHENTICATED,
@@ -104,6 +106,15 @@ def ping() -> Response[str]:
 @app.get("/api/v1/info", summary="Service information", responses=success(200, ServiceInfo, "Herald"))
 def info() -> Response[str]:
     return json_response(200, SERVICE_INFO)
+
+
+@app.get(
+    "/api/v1/providers",
+    summary="The email providers a tenant can bring its own key for",
+    responses=success(200, list[SupportedProvider], "The providers, with what each asks for"),
+)
+def supported_providers() -> Response[str]:
+    return json_response(200, [SupportedProvider.of(name) for name in TENANT_PROVIDERS])
 
 
 @app.get(

@@ -2,8 +2,9 @@
 
 - ``in_moto``: the real handlers in this process against moto resources built from template.yaml;
 - ``running_stack``, ``tenants``: the local stack as a subprocess, and its tenants as clients;
-- ``inbound_signers``, ``inbound_samples``: providers' and payment processors' webhooks, signed
-  with test-only credentials, from the payloads in ``inbound_payloads/``;
+- ``vendors``, ``inbound_signers``, ``inbound_samples``: email vendors' (one module each) and
+  payment processors' webhooks, signed with test-only credentials, from the payloads in
+  ``inbound_payloads/`` (``senders``: what they share);
 - ``dns``: a stand-in resolver (the machine has none); ``patches``: the changes to this process
   that the others make, undone together, with pytest's ``monkeypatch`` or without pytest.
 

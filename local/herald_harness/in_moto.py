@@ -30,6 +30,7 @@ from herald.composition import common, process
 from herald.domain.api_keys import hash_api_key
 from herald.domain.records import JobState, StoredProvider
 from herald.domain.secrets import Purpose
+from herald.domain.vendors import TENANT_PROVIDERS
 from herald.services.tenants import IssuedKey, TenantAdmin
 from herald_harness.inbound_signers import payment_environment
 from herald_harness.patches import ProcessPatches
@@ -49,6 +50,8 @@ from herald_local.event_sources.streams import StreamReader
 from herald_local.state import API_URL_OUTPUT
 
 REGION = "us-east-1"
+# A paid tenant's one provider unless a test names others: the provider table's first vendor.
+FIRST_PROVIDER = (TENANT_PROVIDERS[0].value,)
 NO_RETRIES = Config(retries={"max_attempts": 0}, region_name=REGION)
 SANDBOX = "http://127.0.0.1:9/{}"  # nothing listens: provider calls fail fast unless a test serves them
 # The payment processors' secrets and Herald's plans there, as the local stack takes them.
@@ -175,7 +178,7 @@ class HeraldInMoto:
         )
 
     def new_tenant(
-        self, plan: str = "startup", name: str = "Acme", *, providers: tuple[str, ...] = ("SENDGRID",)
+        self, plan: str = "startup", name: str = "Acme", *, providers: tuple[str, ...] = FIRST_PROVIDER
     ) -> IssuedKey:
         """A tenant created as the operator CLI creates one, in the process's current binding; a
         paid one also gets sandbox keys for ``providers``, as paid plans send only through them."""

@@ -1,9 +1,10 @@
 """Signed sample API Gateway v2 events of Herald's inbound webhooks, for ``sam local invoke``-style
 runs and later end-to-end tests: events/inbound/<provider>-<case>.json.
 
-Each sample is a payload of inbound_payloads/ (beside this module) sent as compact JSON (as the
-providers send it) and signed at ``SIGNED_AT`` with the test-only credentials of
-``herald_harness.inbound_signers``.
+Each sample is a payload of inbound_payloads/ sent as compact JSON (as the providers send it) and
+signed at ``SIGNED_AT`` with the test-only credentials of its sender (``herald_harness.vendors`` for
+the email vendors, whose modules list their samples; ``herald_harness.inbound_signers`` for the
+payment processors).
 A verifier accepts a sample only with ``now`` close to ``SIGNED_AT``. After changing a payload or a
 sample, rewrite them all with
 
@@ -20,66 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from herald.domain.money import Money
-from herald_harness.inbound_signers import PRICES, SENDER, TENANT_ID, Sender
+from herald.domain.vendors import TENANT_PROVIDERS, webhook_route
+from herald_harness.inbound_signers import PRICES, SENDER
+from herald_harness.senders import TENANT_ID, Sender, compact, sent
+from herald_harness.vendors import side
 from herald_local.config import project_root
 
-PAYLOADS = Path(__file__).resolve().parent / "inbound_payloads"
 SAMPLES_DIR = project_root() / "events" / "inbound"
 
 SIGNED_AT = 1_796_025_600  # 2026-11-30T08:00:00Z, like the other sample events
 API_ID = "a1b2c3d4e5"
 HOST = f"{API_ID}.execute-api.us-east-1.amazonaws.com"
-
-
-def fixture(name: str) -> bytes:
-    """A payload exactly as stored (the parser tests read these bytes)."""
-    return (PAYLOADS / f"{name}.json").read_bytes()
-
-
-def compact(name: str) -> bytes:
-    """A payload as the provider sends it: compact JSON."""
-    return json.dumps(json.loads(fixture(name)), separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def _sent(payload: object) -> bytes:
-    return json.dumps(payload, separators=(",", ":")).encode()
-
-
-def _sendgrid(
-    event: dict[str, Any], *, tenant_id: str, job_id: str, to: str, event_id: str, timestamp: int
-) -> bytes:
-    return _sent(
-        [
-            event
-            | {
-                "email": to,
-                "timestamp": timestamp,
-                "sg_event_id": event_id,
-                "herald_job_id": job_id,
-                "herald_tenant_id": tenant_id,
-            }
-        ]
-    )
-
-
-def sendgrid_bounce(*, tenant_id: str, job_id: str, to: str, event_id: str, timestamp: int) -> bytes:
-    """The fixture's hard bounce, reported for one job and address of a tenant's."""
-    event = json.loads(compact("sendgrid-bounce"))[0]
-    return _sendgrid(event, tenant_id=tenant_id, job_id=job_id, to=to, event_id=event_id, timestamp=timestamp)
-
-
-def sendgrid_delivered(*, tenant_id: str, job_id: str, to: str, event_id: str, timestamp: int) -> bytes:
-    """The batch fixture's ``delivered`` event, reported for one job and address of a tenant's."""
-    [event] = [event for event in json.loads(compact("sendgrid-batch")) if event["event"] == "delivered"]
-    return _sendgrid(event, tenant_id=tenant_id, job_id=job_id, to=to, event_id=event_id, timestamp=timestamp)
-
-
-def resend_event(name: str, *, tenant_id: str, job_id: str, to: str) -> bytes:
-    """A Resend fixture's event (``resend-delivered``, ``resend-bounced``), reported for one job and
-    address of a tenant's."""
-    event = json.loads(compact(name))
-    event["data"] |= {"to": [to], "tags": {"herald_job_id": job_id, "herald_tenant_id": tenant_id}}
-    return _sent(event)
 
 
 def polar_subscription(kind: str, *, tenant_id: str, product_id: str, paid: Money | None = None) -> bytes:
@@ -94,7 +46,7 @@ def polar_subscription(kind: str, *, tenant_id: str, product_id: str, paid: Mone
         "amount": amount.amount,
         "currency": amount.currency.lower(),
     }
-    return _sent(event)
+    return sent(event)
 
 
 def paystack_charge(*, tenant_id: str, plan_code: str, reference: str, paid: Money | None = None) -> bytes:
@@ -105,7 +57,7 @@ def paystack_charge(*, tenant_id: str, plan_code: str, reference: str, paid: Mon
     amount = paid or PRICES[plan_code]
     charge["data"] |= {"amount": amount.amount, "currency": amount.currency}
     charge["data"]["plan"] |= {"plan_code": plan_code, "amount": PRICES[plan_code].amount}
-    return _sent(charge)
+    return sent(charge)
 
 
 @dataclass(frozen=True)
@@ -125,24 +77,29 @@ class Sample:
         return self.sender.sign(body, SIGNED_AT, self.message_id)
 
 
-def _email(name: str, message_id: str, source_ip: str, user_agent: str) -> Sample:
-    provider = name.split("-", 1)[0]
-    route = f"/api/v1/webhooks/{provider}/{{tenantId}}"
-    return Sample(name, route, SENDER[provider], message_id, source_ip, user_agent)
-
-
 def _payment(name: str, sender: str, message_id: str, source_ip: str, user_agent: str) -> Sample:
     route = f"/api/v1/payments/{name.split('-', 1)[0]}/webhook"
     return Sample(name, route, SENDER[sender], message_id, source_ip, user_agent)
 
 
+def _vendor_samples() -> tuple[Sample, ...]:
+    """Each vendor's samples, posted to its webhook route."""
+    return tuple(
+        Sample(
+            spec.name,
+            webhook_route(name),
+            side(name).SENDER,
+            spec.message_id,
+            spec.source_ip,
+            spec.user_agent,
+        )
+        for name in TENANT_PROVIDERS
+        for spec in side(name).SAMPLES
+    )
+
+
 SAMPLES: tuple[Sample, ...] = (
-    _email("sendgrid-bounce", "", "198.51.100.10", "SendGrid Event API"),
-    _email("sendgrid-batch", "", "198.51.100.10", "SendGrid Event API"),
-    _email("resend-delivered", "msg_2pXK7dQ0resendDelivered", "44.228.126.217", "Svix-Webhooks"),
-    _email("resend-bounced", "msg_2pXK7dQ0resendBounced", "44.228.126.217", "Svix-Webhooks"),
-    _email("postmark-bounce", "", "198.51.100.20", "Postmark"),
-    _email("postmark-delivery", "", "198.51.100.20", "Postmark"),
+    *_vendor_samples(),
     _payment(
         "polar-subscription-active",
         "polar-standard",

@@ -10,10 +10,12 @@ from typing import Any
 
 import requests
 
+from herald.domain.vendors import TENANT_PROVIDERS
 from herald_harness.running_stack import RunningStack
 
 HTTP_TIMEOUT = (3.05, 20.0)
-ALL_PROVIDERS = ("SENDGRID", "RESEND", "POSTMARK")
+# Every vendor of the provider table, in its order.
+ALL_PROVIDERS = tuple(name.value for name in TENANT_PROVIDERS)
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,11 @@ from typing import Any
 
 import urllib3
 
+from herald.domain.vendors import TENANT_PROVIDERS
+
 log = logging.getLogger(__name__)
 
 DEMO_TENANT = ("Demo", "demo@herald.local", "startup")
-SANDBOX_PROVIDERS = ("SENDGRID", "RESEND", "POSTMARK")
 _CLI_TIMEOUT_SECONDS = 60
 _http = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(connect=3.0, read=30.0))
 
@@ -107,7 +108,8 @@ def configure(tenant: DemoTenant, api_root: str, sandbox_url: str) -> DemoTenant
 
 
 def _store_provider_keys(tenant: DemoTenant, api_root: str) -> None:
-    for provider in SANDBOX_PROVIDERS:
+    for name in TENANT_PROVIDERS:
+        provider = name.value
         body = {"apiKey": sandbox_key(provider)}
         status, answer = _call("PUT", f"{api_root}/account/providers/{provider}", tenant.api_key, body)
         if status >= 300:

@@ -23,10 +23,9 @@ import pytest
 import requests
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
-from herald_harness.inbound_samples import resend_event
-from herald_harness.inbound_signers import RESEND_SECRET, resend_headers
 from herald_harness.running_stack import RunningStack
 from herald_harness.tenants import HTTP_TIMEOUT, Tenant, new_tenant
+from herald_harness.vendors.resend import RESEND_SECRET, resend_event, resend_headers
 from tests.e2e.browser import CHROMIUM_ARGS, accessibility_problems, chromium_path, screenshot
 from tests.e2e.clients import finished_job, sandbox, wait_for
 
@@ -289,16 +288,24 @@ def upgrading_through_the_sandbox_checkout_moves_the_plan_to_indie(console: Cons
 
 def providers_are_added_live_checked_and_reordered(console: Console) -> None:
     page = console.open("/console/providers", "Providers")
+    # The form offers what the API lists, each provider with the fields it asks for.
+    offered = requests.get(f"{console.stack.api_root}/providers", timeout=HTTP_TIMEOUT).json()["data"]
+    choices = page.get_by_label("Provider", exact=True).locator("option")
+    expect(choices).to_have_text([vendor["label"] for vendor in offered])
+    for vendor in offered:
+        page.get_by_label("Provider", exact=True).select_option(vendor["provider"])
+        expect(page.get_by_label("Account token")).to_have_count(1 if vendor["accountToken"] else 0)
+        expect(page.get_by_label("Region")).to_have_count(1 if vendor["regions"] else 0)
     for provider, secret in (("SENDGRID", None), ("RESEND", RESEND_SECRET)):
         page.get_by_label("Provider", exact=True).select_option(provider)
-        page.get_by_label("API key (Postmark: server token)").fill(f"sandbox-{uuid.uuid4().hex}")
+        page.get_by_label("API key", exact=True).fill(f"sandbox-{uuid.uuid4().hex}")
         if secret:
             page.get_by_label("Webhook secret").fill(secret)
         page.get_by_role("button", name="Check and save").click()
         expect(page.locator(f"tr[data-provider='{provider}']")).to_be_visible()
     expect(page.locator("tr[data-provider='RESEND']").get_by_text("set", exact=True)).to_be_visible()
     page.get_by_label("Provider", exact=True).select_option("POSTMARK")
-    page.get_by_label("API key (Postmark: server token)").fill("not-a-sandbox-token")
+    page.get_by_label("API key", exact=True).fill("not-a-sandbox-token")
     page.get_by_role("button", name="Check and save").click()
     expect(page.get_by_role("status")).to_contain_text("POSTMARK")
     tab_to(page, "Move up: Resend")
@@ -307,6 +314,14 @@ def providers_are_added_live_checked_and_reordered(console: Console) -> None:
     order = console.tenant.call("GET", "/account/providers").json()["data"]
     assert [entry["provider"] for entry in order] == ["RESEND", "SENDGRID"]
     expect(page.get_by_text(f"/webhooks/resend/{console.tenant.tenant_id}")).to_be_visible()
+    # Mailgun asks where the account lives; an EU key is stored as eu:<key> and checked there.
+    page.get_by_label("Provider", exact=True).select_option("MAILGUN")
+    page.get_by_label("Region").select_option("eu")
+    key = f"sandbox-mg-{uuid.uuid4().hex}"
+    page.get_by_label("API key", exact=True).fill(key)
+    page.get_by_role("button", name="Check and save").click()
+    expect(page.locator("tr[data-provider='MAILGUN']")).to_contain_text(f"••••{key[-4:]}")
+    expect(page.get_by_text(f"/webhooks/mailgun/{console.tenant.tenant_id}")).to_be_visible()
     screenshot(page, "providers")
     console.check_accessibility("providers")
 

@@ -65,7 +65,7 @@ CHECKS = [
 MAX_EXAMPLES = 10
 STATEFUL_EXAMPLES = 20
 STEPS = 10
-OPERATIONS = 30
+OPERATIONS = 31
 # One seed for every run: the same requests each time, so a failure found once is found again, and
 # the stateful phase reaches as far on every run instead of most runs.
 SEED = 20261203
@@ -501,5 +501,5 @@ def test_explicit_examples_take_an_account_through_every_account_operation(
     rotated = client.call("POST", ROTATE_KEY, 200, body={"graceSeconds": 60})
     assert rotated["previousKeyValidUntil"] is not None
     client.api_key = rotated["apiKey"]
-    for path in ("/api/v1/ping", "/api/v1/info", "/api/v1/health"):
+    for path in ("/api/v1/ping", "/api/v1/info", "/api/v1/health", "/api/v1/providers"):
         client.call("GET", path, 200)

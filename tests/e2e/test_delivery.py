@@ -172,6 +172,55 @@ def test_a_forced_provider_with_fallback_never_touches_a_third_provider(local_st
     assert sandbox(local_stack, "attempts", to=to, provider="sendgrid") == []
 
 
+# ------------------------------------------------------------------ Mailgun
+
+
+def test_mailgun_delivers_for_an_account_in_either_region(local_stack: RunningStack) -> None:
+    """A US key as it is, an EU key written eu:<key>: both are checked live and send (the local
+    stack points both regions' base URLs at the sandbox's Mailgun)."""
+    us, eu = new_tenant(local_stack, ["MAILGUN"]), new_tenant(local_stack, [])
+    stored = eu.call("PUT", "/account/providers/mailgun", {"apiKey": f"eu:sandbox-mg-{uuid.uuid4().hex}"})
+    assert stored.status_code == 201, stored.text
+
+    for tenant in (us, eu):
+        to = address("mailgun")
+        job = finished_job(tenant, tenant.send("email", email(to)))
+        assert (job["status"], job["deliveryLogs"][0]["usedProvider"]) == ("completed", "MAILGUN")
+        [message] = sandbox(local_stack, "messages", to=to)
+        assert (message["provider"], message["jobId"]) == ("mailgun", job["id"])
+        assert message["body"]["v:herald_tenant_id"] == tenant.tenant_id
+
+
+@pytest.mark.parametrize(
+    ("status", "outcome"), [(500, "transient"), (429, "transient"), (402, "provider_permanent")]
+)
+def test_when_mailgun_fails_first_the_next_provider_delivers_in_the_same_attempt(
+    local_stack: RunningStack, status: int, outcome: str
+) -> None:
+    tenant = new_tenant(local_stack, ["MAILGUN", "SENDGRID"])
+    to = address(f"fail-{status}-mailgun")
+
+    job = finished_job(tenant, tenant.send("email", email(to)))
+
+    assert (job["status"], job["attempts"]) == ("completed", 1)
+    [log] = job["deliveryLogs"]
+    assert tried(log) == [("MAILGUN", outcome), ("SENDGRID", "delivered")]
+    assert [(a["provider"], a["status"]) for a in sandbox(local_stack, "attempts", to=to)] == [
+        ("mailgun", status),
+        ("sendgrid", 202),
+    ]
+
+
+def test_a_recipient_mailgun_refuses_fails_the_job_at_once(local_stack: RunningStack) -> None:
+    tenant = new_tenant(local_stack, ["MAILGUN", "SENDGRID"])
+    to = address("fail-400-mailgun")
+
+    job = finished_job(tenant, tenant.send("email", email(to)))
+
+    assert (job["status"], job["attempts"]) == ("failed", 1)
+    assert tried(job["deliveryLogs"][0]) == [("MAILGUN", "message_permanent")]
+
+
 # ------------------------------------------------------------------ webhooks
 
 

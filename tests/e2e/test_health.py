@@ -74,7 +74,7 @@ def endpoints(tenant: Tenant) -> list[dict[str, Any]]:
 def test_a_sendgrid_outage_is_routed_around_and_sendgrid_is_only_probed(
     local_stack: RunningStack, outages: list[str]
 ) -> None:
-    tenant = new_tenant(local_stack)  # SENDGRID, RESEND, POSTMARK
+    tenant = new_tenant(local_stack)  # every vendor, SendGrid first
     outages.append("SENDGRID")
     stage_outage(local_stack, "SENDGRID", status=500)
     to = address("outage")

@@ -18,23 +18,30 @@ import pytest
 import requests
 
 from herald.domain.money import Money
-from herald_harness.inbound_samples import compact, paystack_charge, polar_subscription, sendgrid_bounce
+from herald_harness.inbound_samples import paystack_charge, polar_subscription
 from herald_harness.inbound_signers import (
     PAYSTACK_PLAN_STARTUP,
     POLAR_PRODUCT_INDIE,
-    POSTMARK_CREDENTIALS,
-    POSTMARK_SECRET,
-    RESEND_SECRET,
-    SENDGRID_VERIFICATION_KEY,
-    STRANGER_SECRET,
-    STRANGER_SENDGRID_KEY,
     paystack_headers,
     polar_headers,
-    postmark_headers,
-    resend_headers,
+)
+from herald_harness.senders import STRANGER_SECRET, compact
+from herald_harness.tenants import Tenant, new_tenant
+from herald_harness.vendors import mailgun as mailgun_side
+from herald_harness.vendors.mailgun import (
+    MAILGUN_SIGNING_KEY,
+    STRANGER_MAILGUN_KEY,
+    mailgun_body,
+    mailgun_event,
+)
+from herald_harness.vendors.postmark import POSTMARK_CREDENTIALS, POSTMARK_SECRET, postmark_headers
+from herald_harness.vendors.resend import RESEND_SECRET, resend_headers
+from herald_harness.vendors.sendgrid import (
+    SENDGRID_VERIFICATION_KEY,
+    STRANGER_SENDGRID_KEY,
+    sendgrid_bounce,
     sendgrid_headers,
 )
-from herald_harness.tenants import Tenant, new_tenant
 from tests.e2e.clients import address, email, finished_job, sandbox, table_items, wait_for
 
 if TYPE_CHECKING:
@@ -47,6 +54,7 @@ WEBHOOK_SECRETS = {
     "SENDGRID": SENDGRID_VERIFICATION_KEY,
     "RESEND": RESEND_SECRET,
     "POSTMARK": POSTMARK_SECRET,
+    "MAILGUN": MAILGUN_SIGNING_KEY,
 }
 INBOUND_KINDS = frozenset({"event", "inbound", "suppression", "billinglink"})
 
@@ -122,6 +130,68 @@ def test_a_signed_sendgrid_hard_bounce_shows_in_the_job_suppresses_the_address_a
     removed = tenant.call("DELETE", f"/account/suppressions/{to}")
     assert removed.status_code == 200, removed.text
     assert tenant.call("GET", "/account/suppressions").json()["data"] == []
+
+
+def test_signed_mailgun_events_verify_once_and_a_permanent_failure_suppresses(
+    local_stack: RunningStack,
+) -> None:
+    tenant = tenant_with_secrets(local_stack, ("MAILGUN",))
+    to = address("mailgun-bounces")
+    job_id = delivered_job(local_stack, tenant, to)
+    path = f"/webhooks/mailgun/{tenant.tenant_id}"
+    delivered = mailgun_side.delivered(tenant_id=tenant.tenant_id, job_id=job_id, to=to)
+    bounced = mailgun_side.bounced(tenant_id=tenant.tenant_id, job_id=job_id, to=to)
+
+    answers = [post(local_stack, path, request.body, request.headers) for request in (delivered, bounced)]
+    replayed = post(local_stack, path, bounced.body, bounced.headers)
+
+    assert [(answer.status_code, answer.json()["data"]["recorded"]) for answer in answers] == [
+        (200, 1),
+        (200, 1),
+    ]
+    assert (replayed.status_code, replayed.json()["code"]) == (401, "invalid_signature")
+    events = tenant.job(job_id)["events"]
+    assert [(event["type"], event["provider"]) for event in events] == [
+        ("delivered", "MAILGUN"),
+        ("bounced", "MAILGUN"),
+    ]
+    suppressions = tenant.call("GET", "/account/suppressions").json()["data"]
+    assert [(entry["email"], entry["source"]) for entry in suppressions] == [(to.lower(), "MAILGUN")]
+
+
+def test_mailgun_requests_that_are_forged_replayed_with_another_body_stale_or_another_tenants_change_nothing(
+    local_stack: RunningStack,
+) -> None:
+    tenant = tenant_with_secrets(local_stack, ("MAILGUN",))
+    other = tenant_with_secrets(local_stack, ("MAILGUN",))
+    to = address("mailgun-attacked")
+    job_id = delivered_job(local_stack, tenant, to)
+    path = f"/webhooks/mailgun/{tenant.tenant_id}"
+    genuine = mailgun_side.delivered(tenant_id=tenant.tenant_id, job_id=job_id, to=to)
+    assert post(local_stack, path, genuine.body, genuine.headers).status_code == 200
+    event = json.loads(genuine.body)["event-data"]
+    # The captured signature (timestamp, token) with a hard bounce of a victim's address instead.
+    bounce = mailgun_event(
+        "mailgun-failed", tenant_id=tenant.tenant_id, job_id=job_id, to="victim@example.org"
+    )
+    captured = json.dumps({"signature": json.loads(genuine.body)["signature"], "event-data": bounce}).encode()
+    now = int(time.time())
+
+    attempts = {
+        "forged": (path, mailgun_body(bounce, now, key=STRANGER_MAILGUN_KEY), 401),
+        "token reused with another body": (path, captured, 401),
+        "stale": (path, mailgun_body(bounce, now - 600), 401),
+        "unsigned": (path, json.dumps({"event-data": bounce}).encode(), 401),
+        # Another tenant's URL: signed for that tenant's key, naming this tenant's job: nothing of either.
+        "another tenant's": (f"/webhooks/mailgun/{other.tenant_id}", mailgun_body(bounce, now), 200),
+    }
+    for name, (target, body, status) in attempts.items():
+        answer = post(local_stack, target, body, {})
+        assert answer.status_code == status, (name, answer.text)
+
+    assert [item["type"] for item in tenant.job(job_id)["events"]] == [event["event"]]
+    for owner in (tenant, other):
+        assert owner.call("GET", "/account/suppressions").json()["data"] == []
 
 
 def test_forged_tampered_stale_unsigned_and_misaddressed_requests_are_refused_and_store_nothing(

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from herald.domain.jobs import Channel, QueuePriority
+from herald.domain.vendors import VENDOR_REGIONS
 from herald.settings import Settings
 
 CREATED_AT = "2025-01-01T00:00:00.000Z"
@@ -31,9 +32,10 @@ def settings_for_tests(**overrides: Any) -> Settings:
         "stage": "test",
         "max_attempts": 3,
         "retry_base_delay_seconds": 30,
-        "sendgrid_base_url": "https://sendgrid.test",
-        "resend_base_url": "https://resend.test",
-        "postmark_base_url": "https://postmark.test",
+        "provider_base_urls": {
+            region.base_url_parameter: f"https://{name.slug}-{region.name}.test"
+            for name, region in VENDOR_REGIONS
+        },
         "platform_sender": "notifications@herald.test",
         "circuit_breakers": True,
         "breaker_cooldown_seconds": 30,
@@ -68,9 +70,10 @@ def settings_environment(**overrides: str) -> dict[str, str]:
         "HERALD_STAGE": settings.stage,
         "HERALD_MAX_ATTEMPTS": str(settings.max_attempts),
         "HERALD_RETRY_BASE_DELAY_SECONDS": str(settings.retry_base_delay_seconds),
-        "HERALD_SENDGRID_BASE_URL": settings.sendgrid_base_url,
-        "HERALD_RESEND_BASE_URL": settings.resend_base_url,
-        "HERALD_POSTMARK_BASE_URL": settings.postmark_base_url,
+        **{
+            region.setting: settings.provider_base_urls[region.base_url_parameter]
+            for _, region in VENDOR_REGIONS
+        },
         "HERALD_PLATFORM_SENDER": settings.platform_sender,
         "HERALD_CIRCUIT_BREAKERS": "Enabled" if settings.circuit_breakers else "Disabled",
         "HERALD_BREAKER_COOLDOWN_SECONDS": str(settings.breaker_cooldown_seconds),

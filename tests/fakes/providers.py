@@ -15,8 +15,8 @@ from herald.domain.providers import (
     KeyCheck,
     OutboundEmail,
     ProviderFailure,
-    ProviderName,
 )
+from herald.domain.vendors import ProviderName
 
 # A scripted answer: None delivers; an exception is raised (a ProviderFailure, or anything else to
 # play an adapter bug).

@@ -19,7 +19,6 @@ from herald.domain.breakers import Breaker, BreakerKey, BreakerKind
 from herald.domain.clock import iso, parse_iso
 from herald.domain.errors import DependencyError
 from herald.domain.plans import reset_due
-from herald.domain.providers import ProviderName
 from herald.domain.records import (
     ACTIVE,
     ApiKeyRecord,
@@ -32,6 +31,7 @@ from herald.domain.records import (
 )
 from herald.domain.secrets import Purpose, SealedSecret
 from herald.domain.signin import address_key
+from herald.domain.vendors import ProviderName
 from herald.services.outcomes import AlreadyExists, DomainTaken, KeyChanged, ProfileChanged, TenantNotFound
 from herald.services.ports import SecretBox
 from tests.fakes.common import CREATED_AT

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from herald.domain.money import Money
+from herald.domain.vendors import TENANT_PROVIDERS, VENDOR_REGIONS, ProviderName, webhook_route
 from herald_local.cloudformation.template import load_template
 from herald_local.config import project_root
 from herald_local.event_sources.streams import matches
@@ -118,12 +119,13 @@ def test_provisioned_capacity_scales_the_table_and_each_index_for_reads_and_writ
 
 def test_every_route_of_the_api_guide_goes_to_the_api_function(template: dict[str, Any]) -> None:
     """Each route docs/api.md lists reaches ApiFunction: the ones the SDK calls by a route of their
-    own, the others (account, documentation) through the catch-all under /api/v1."""
+    own, the others (account, documentation, the providers Herald supports) through the catch-all
+    under /api/v1."""
     events = template["Resources"]["ApiFunction"]["Properties"]["Events"].values()
     served = {(event["Properties"]["Method"], event["Properties"]["Path"]) for event in events}
     documented = documented_routes()
     sdk_routes = {(method, path) for method, path in documented if not path.startswith("/api/v1/account")}
-    sdk_routes -= {("GET", "/api/v1/openapi.json"), ("GET", "/api/v1/docs")}
+    sdk_routes -= {("GET", "/api/v1/openapi.json"), ("GET", "/api/v1/docs"), ("GET", "/api/v1/providers")}
     assert len(sdk_routes) == 10
     assert sdk_routes <= served
     assert ("ANY", "/api/v1/{proxy+}") in served
@@ -203,10 +205,13 @@ def test_the_dead_letter_queue_has_an_alarm(template: dict[str, Any]) -> None:
     assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
 
 
+def vendor_function(name: ProviderName) -> str:
+    """What template.yaml calls a vendor's webhook function: ``SendgridWebhookFunction``."""
+    return f"{name.slug.capitalize()}WebhookFunction"
+
+
 INBOUND_FUNCTIONS = {
-    "SendgridWebhookFunction": "/api/v1/webhooks/sendgrid/{tenantId}",
-    "ResendWebhookFunction": "/api/v1/webhooks/resend/{tenantId}",
-    "PostmarkWebhookFunction": "/api/v1/webhooks/postmark/{tenantId}",
+    **{vendor_function(name): webhook_route(name) for name in TENANT_PROVIDERS},
     "PaystackWebhookFunction": "/api/v1/payments/paystack/webhook",
     "PolarWebhookFunction": "/api/v1/payments/polar/webhook",
 }
@@ -250,6 +255,22 @@ def test_each_inbound_sender_has_its_own_function_on_one_post_route_with_only_wh
             if statement["Action"] == "sns:Publish"
         ]
         assert published == ([{"Ref": "AlertTopic"}] if name in PAYMENT_SECRETS else []), name
+
+
+def test_each_vendor_of_the_provider_table_has_its_webhook_function_and_its_base_url_settings(
+    template: dict[str, Any],
+) -> None:
+    functions = _resources(template, "AWS::Serverless::Function")
+    served = {
+        function["Properties"]["Environment"]["Variables"]["HERALD_WEBHOOK_PROVIDER"]: name
+        for name, function in functions.items()
+        if function["Properties"]["CodeUri"] == "functions/provider_webhook/"
+    }
+    assert served == {name.value: vendor_function(name) for name in TENANT_PROVIDERS}
+    settings = template["Globals"]["Function"]["Environment"]["Variables"]
+    for _, region in VENDOR_REGIONS:
+        assert settings[region.setting] == {"Ref": region.base_url_parameter}
+        assert template["Parameters"][region.base_url_parameter]["Default"].startswith("https://")
 
 
 def test_a_payment_function_may_read_only_its_own_secret_and_decrypt_it_only_through_ssm(

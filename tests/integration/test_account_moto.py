@@ -18,13 +18,13 @@ from herald.composition.common import foundation, vault
 from herald.domain.clock import now_iso
 from herald.domain.records import StoredProvider, Suppression
 from herald.domain.secrets import Purpose, SecretTampered
+from herald.domain.vendors import TENANT_PROVIDERS, tenant_provider_names, vendor_of
 from herald.services.tenant_directory import TenantDirectory
 from herald_harness.in_moto import REGION, HeraldInMoto, client, herald_in_moto
 from herald_local.event_sources.pollers import sqs_record
 from herald_local.sandbox import SandboxServer
 from tests.support.ports import refusing_port
 
-PROVIDERS = ("SENDGRID", "RESEND", "POSTMARK")
 EMAIL_QUEUE = "EmailNormalQueueUrl"
 
 
@@ -35,7 +35,7 @@ def sandbox() -> Iterator[SandboxServer]:
 
 
 def provider_urls(server: SandboxServer) -> dict[str, str]:
-    return {f"HERALD_{name}_BASE_URL": server.provider_base_url(name) for name in PROVIDERS}
+    return server.provider_settings()
 
 
 @pytest.fixture(scope="module")
@@ -392,3 +392,23 @@ def test_a_warm_email_worker_delivers_twenty_emails_with_one_kms_decrypt(
     assert kms.calls == 1
     delivered = {message.summary.job_id for message in sandbox.store.messages(provider="sendgrid")}
     assert set(job_ids) <= delivered
+
+
+# ---------------------------------------------------------------- the providers a tenant can bring
+
+
+def test_the_providers_route_lists_the_provider_tables_vendors_without_a_key(herald: HeraldInMoto) -> None:
+    listed = herald.api("GET", "/api/v1/providers")
+
+    assert listed.status == 200
+    assert [entry["provider"] for entry in listed.data] == [name.value for name in TENANT_PROVIDERS]
+    assert [entry["label"] for entry in listed.data] == [vendor_of(name).label for name in TENANT_PROVIDERS]
+
+
+def test_an_unknown_provider_is_refused_with_the_tables_names(herald: HeraldInMoto) -> None:
+    refused = herald.api(
+        "PUT", "/api/v1/account/providers/SPARKPOST", {"apiKey": "sandbox-x"}, key=new_key(herald)
+    )
+
+    assert (refused.status, refused.body["code"]) == (404, "unknown_provider")
+    assert refused.body["error"] == f"Unknown provider SPARKPOST; use {tenant_provider_names()}."

@@ -18,7 +18,6 @@ from herald.services.tenants import IssuedKey, TenantAdmin
 from herald_harness.in_moto import HeraldInMoto, herald_in_moto
 from herald_local.sandbox import SandboxServer
 
-PROVIDERS = ("SENDGRID", "RESEND", "POSTMARK")
 EMAIL_QUEUE = "EmailNormalQueueUrl"
 EMAIL = {"to": "ada@example.com", "subject": "Hello", "body": "<p>Hi</p>"}
 
@@ -117,7 +116,7 @@ def test_a_provider_removed_elsewhere_is_never_called_by_the_next_pass_of_a_warm
     herald: HeraldInMoto, sandbox: SandboxServer
 ) -> None:
     herald.drain_queues()
-    urls = {f"HERALD_{name}_BASE_URL": sandbox.provider_base_url(name) for name in PROVIDERS}
+    urls = sandbox.provider_settings()
     issued = sandbox_tenant(herald, "trimmed", ("SENDGRID", "RESEND"))
     for _ in range(2):
         assert send(herald, issued.api_key).status == 202
@@ -139,7 +138,7 @@ def test_a_tenant_disabled_elsewhere_has_its_queued_job_failed_by_a_warm_worker_
     herald: HeraldInMoto, sandbox: SandboxServer
 ) -> None:
     herald.drain_queues()
-    urls = {f"HERALD_{name}_BASE_URL": sandbox.provider_base_url(name) for name in PROVIDERS}
+    urls = sandbox.provider_settings()
     issued = sandbox_tenant(herald, "stopped", ("SENDGRID",))
     for _ in range(2):
         assert send(herald, issued.api_key).status == 202

@@ -29,7 +29,7 @@ SUCCESS = {
     ("put", "/api/v1/account/providers/{provider}"): "201",
     ("post", "/api/v1/account/checkout"): "201",
 }
-PUBLIC = {"/api/v1/ping", "/api/v1/info", "/api/v1/health"}
+PUBLIC = {"/api/v1/ping", "/api/v1/info", "/api/v1/health", "/api/v1/providers"}
 
 
 @pytest.fixture(scope="module")

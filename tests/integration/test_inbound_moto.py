@@ -18,22 +18,22 @@ from herald.domain.clock import now_iso
 from herald.domain.job_messages import JobMessage
 from herald.domain.money import Money
 from herald_harness.in_moto import ApiAnswer, HeraldInMoto, client, herald_in_moto
-from herald_harness.inbound_samples import compact, paystack_charge, polar_subscription, sendgrid_bounce
+from herald_harness.inbound_samples import paystack_charge, polar_subscription
 from herald_harness.inbound_signers import (
     PAYSTACK_PLAN_INDIE,
     PAYSTACK_PLAN_STARTUP,
     PAYSTACK_SECRET,
     POLAR_PRODUCT_INDIE,
-    POSTMARK_CREDENTIALS,
-    POSTMARK_SECRET,
-    RESEND_SECRET,
-    SENDGRID_VERIFICATION_KEY,
-    STRANGER_SECRET,
-    STRANGER_SENDGRID_KEY,
     paystack_headers,
     polar_headers,
-    postmark_headers,
-    resend_headers,
+)
+from herald_harness.senders import STRANGER_SECRET, compact
+from herald_harness.vendors.postmark import POSTMARK_CREDENTIALS, POSTMARK_SECRET, postmark_headers
+from herald_harness.vendors.resend import RESEND_SECRET, resend_headers
+from herald_harness.vendors.sendgrid import (
+    SENDGRID_VERIFICATION_KEY,
+    STRANGER_SENDGRID_KEY,
+    sendgrid_bounce,
     sendgrid_headers,
 )
 

@@ -22,6 +22,7 @@ from moto import mock_aws
 
 from herald.domain.inbound import Processor
 from herald.domain.money import Money
+from herald.domain.vendors import TENANT_PROVIDERS, webhook_route
 from herald.settings import PaymentSettings
 from herald_local.apigateway.events import ApiContext, HttpRequest, build_event, map_response
 from herald_local.apigateway.gateway import Gateway, GatewayServer
@@ -332,10 +333,12 @@ def test_a_method_a_route_does_not_have_falls_through_to_the_catch_all_and_other
     assert table.match("GET", "/api/v1") is None
 
 
+TENANT = "6f1c2b4e-8d2a-4c47-9a57-3f1e0c9b2d71"
 INBOUND_ROUTES = [
-    ("/api/v1/webhooks/sendgrid/6f1c2b4e-8d2a-4c47-9a57-3f1e0c9b2d71", "SendgridWebhookFunction"),
-    ("/api/v1/webhooks/resend/6f1c2b4e-8d2a-4c47-9a57-3f1e0c9b2d71", "ResendWebhookFunction"),
-    ("/api/v1/webhooks/postmark/6f1c2b4e-8d2a-4c47-9a57-3f1e0c9b2d71", "PostmarkWebhookFunction"),
+    *(
+        (webhook_route(name).replace("{tenantId}", TENANT), f"{name.slug.capitalize()}WebhookFunction")
+        for name in TENANT_PROVIDERS
+    ),
     ("/api/v1/payments/paystack/webhook", "PaystackWebhookFunction"),
     ("/api/v1/payments/polar/webhook", "PolarWebhookFunction"),
 ]
@@ -354,7 +357,7 @@ def test_each_inbound_webhook_is_served_by_its_own_function_not_the_catch_all(mo
         assert fallback.route.function == "ApiFunction"
     tenant_route = table.match("POST", INBOUND_ROUTES[0][0])
     assert tenant_route is not None
-    assert tenant_route.path_parameters == {"tenantId": "6f1c2b4e-8d2a-4c47-9a57-3f1e0c9b2d71"}
+    assert tenant_route.path_parameters == {"tenantId": TENANT}
 
 
 def test_the_platform_secrets_are_secure_strings_named_by_the_template_with_the_local_values(

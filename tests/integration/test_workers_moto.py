@@ -26,13 +26,13 @@ from botocore.exceptions import ClientError
 from herald.adapters.providers import transport
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.composition.common import foundation
-from herald.domain.providers import FailureKind, ProviderFailure, ProviderName
+from herald.domain.providers import FailureKind, ProviderFailure
+from herald.domain.vendors import ProviderName
 from herald.services import delivery
 from herald_harness.dns import spy_on_connect
 from herald_harness.in_moto import ApiAnswer, HeraldInMoto, LambdaContext, client, herald_in_moto
 from herald_local.sandbox import SandboxServer
 
-PROVIDERS = ("SENDGRID", "RESEND", "POSTMARK")
 PUBLIC_ADDRESS = "93.184.215.14"
 EMAIL_QUEUE = "EmailNormalQueueUrl"
 WEBHOOK_QUEUE = "WebhookNormalQueueUrl"
@@ -107,7 +107,7 @@ class Rig:
     @property
     def environment(self) -> dict[str, str]:
         """What every function gets on top of its template environment: the sandbox as providers."""
-        urls = {f"HERALD_{name}_BASE_URL": self.sandbox.provider_base_url(name) for name in PROVIDERS}
+        urls = self.sandbox.provider_settings()
         return {"HERALD_AWS_MAX_ATTEMPTS": "1", **urls}
 
     def forget_environment(self) -> None:

@@ -15,14 +15,15 @@ from herald.adapters.vault import Vault
 from herald.composition.inbound import delivery_format
 from herald.domain.api_keys import generate_api_key, hash_api_key
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.domain.providers import ProviderName
 from herald.domain.records import Suppression, TenantContext
 from herald.domain.secrets import Purpose
 from herald.domain.signing import SECRET_PREFIX
+from herald.domain.vendors import ProviderName
 from herald.http import account_answers
 from herald.http.envelope import Answer
 from herald.services.account import AccountService
-from herald_harness.inbound_signers import RESEND_SECRET, SENDGRID_VERIFICATION_KEY
+from herald_harness.vendors.resend import RESEND_SECRET
+from herald_harness.vendors.sendgrid import SENDGRID_VERIFICATION_KEY
 from tests.fakes.jobs import FakeCounters
 from tests.fakes.key_manager import InMemoryKeyManager
 from tests.fakes.providers import FakeProviders
@@ -265,9 +266,9 @@ def test_a_provider_that_cannot_answer_the_check_is_provider_unavailable(rig: Ri
 
 
 @pytest.mark.parametrize(
-    ("name", "code"), [("MAILGUN", ErrorCode.UNKNOWN_PROVIDER), ("SES", ErrorCode.UNKNOWN_PROVIDER)]
+    ("name", "code"), [("SPARKPOST", ErrorCode.UNKNOWN_PROVIDER), ("SES", ErrorCode.UNKNOWN_PROVIDER)]
 )
-def test_only_sendgrid_resend_and_postmark_are_tenant_providers(rig: Rig, name: str, code: ErrorCode) -> None:
+def test_only_the_provider_tables_vendors_are_tenant_providers(rig: Rig, name: str, code: ErrorCode) -> None:
     assert rig.refused(lambda: rig.put(rig.tenant(), name)).code is code
 
 

@@ -176,7 +176,7 @@ def test_the_floor_probes_import_each_step_on_top_of_the_last_without_herald(tmp
     [
         ("api", ("public_origin()", "api()")),
         ("email_worker", ("email_worker()",)),
-        ("sendgrid_webhook", ("delivery_webhooks(ProviderName.SENDGRID)",)),
+        ("provider_webhook", ("provider_webhooks()",)),
         ("polar_webhook", ("payment_webhooks(Processor.POLAR)",)),
     ],
 )

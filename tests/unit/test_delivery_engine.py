@@ -16,8 +16,8 @@ from herald.domain.job_messages import INLINE_PAYLOAD_LIMIT, JobMessage
 from herald.domain.jobs import Channel, JobStatus, QueuePriority
 from herald.domain.notifications import request_from_document
 from herald.domain.plans import Plan
-from herald.domain.providers import ProviderName
 from herald.domain.records import JobState, Suppression
+from herald.domain.vendors import ProviderName
 from herald.observability import metrics
 from herald.services.delivery import (
     LEASE_SECONDS,

@@ -15,8 +15,8 @@ from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import Channel
 from herald.domain.notifications import EmailNotification, request_from_document
 from herald.domain.plans import Plan
-from herald.domain.providers import ProviderName
 from herald.domain.records import Claim, Suppression
+from herald.domain.vendors import ProviderName
 from herald.services.email_attempt import SUPPRESSED, EmailAttempt, provider_pass
 from herald.services.tenant_directory import TenantDirectory
 from tests.fakes.common import settings_for_tests

@@ -25,8 +25,8 @@ from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import request_from_document
 from herald.domain.plans import Plan
-from herald.domain.providers import ProviderName
 from herald.domain.sweeping import is_stuck
+from herald.domain.vendors import ProviderName
 from herald.domain.webhooks import WebhookOutcome
 from herald.services.delivery import HOLDING, DeliveryEngine, DeliveryPolicy
 from herald.services.email_attempt import EmailAttempt

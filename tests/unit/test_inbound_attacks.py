@@ -10,15 +10,11 @@ import pytest
 
 from herald.adapters.inbound.verification import TOLERANCE_SECONDS
 from herald.domain.inbound import InvalidSignature
-from herald_harness.inbound_signers import (
-    PAYSTACK_SECRET,
-    POLAR_SECRET,
-    POSTMARK_CREDENTIALS,
-    RESEND_SECRET,
-    SENDERS,
-    SENDGRID_VERIFICATION_KEY,
-    Sender,
-)
+from herald_harness.inbound_signers import PAYSTACK_SECRET, POLAR_SECRET, SENDERS
+from herald_harness.senders import Sender
+from herald_harness.vendors.postmark import POSTMARK_CREDENTIALS
+from herald_harness.vendors.resend import RESEND_SECRET
+from herald_harness.vendors.sendgrid import SENDGRID_VERIFICATION_KEY
 
 NOW = 1_796_025_600
 BODY = b'{"type":"email.delivered","created_at":"2026-11-30T08:00:00.000Z","data":{"to":["ada@example.org"]}}'
@@ -41,8 +37,11 @@ SECRETS = (
     POLAR_SECRET,
 )
 
-BODY_SIGNERS = [sender for sender in SENDERS if sender.signs_body]
-TIMED = [sender for sender in SENDERS if sender.timestamp_header]
+# The senders that sign in headers; one that signs inside the body has its own attacks
+# (test_inbound_mailgun.py).
+HEADER_SIGNERS = [sender for sender in SENDERS if not sender.signed_in_body]
+BODY_SIGNERS = [sender for sender in HEADER_SIGNERS if sender.signs_body]
+TIMED = [sender for sender in HEADER_SIGNERS if sender.timestamp_header]
 
 
 def ids(sender: Sender) -> str:
@@ -72,12 +71,12 @@ def flip_middle(value: str) -> str:
     return value[:middle] + replacement + value[middle + 1 :]
 
 
-@pytest.mark.parametrize("sender", SENDERS, ids=ids)
+@pytest.mark.parametrize("sender", HEADER_SIGNERS, ids=ids)
 def test_given_a_genuine_request_then_it_verifies(sender: Sender) -> None:
     sender.verify(signed(sender), BODY, NOW)
 
 
-@pytest.mark.parametrize("sender", SENDERS, ids=ids)
+@pytest.mark.parametrize("sender", HEADER_SIGNERS, ids=ids)
 def test_given_a_forged_signature_then_it_is_refused(sender: Sender) -> None:
     headers = signed(sender)
     headers[sender.signature_header] = flip_middle(headers[sender.signature_header])
@@ -85,7 +84,7 @@ def test_given_a_forged_signature_then_it_is_refused(sender: Sender) -> None:
     assert refused(sender, headers).reason == MISMATCH[sender.name]
 
 
-@pytest.mark.parametrize("sender", SENDERS, ids=ids)
+@pytest.mark.parametrize("sender", HEADER_SIGNERS, ids=ids)
 def test_given_another_tenants_credentials_then_it_is_refused(sender: Sender) -> None:
     headers = sender.sign_as_stranger(BODY, NOW, MESSAGE_ID)
 
@@ -108,7 +107,7 @@ def test_given_an_empty_body_under_a_real_signature_then_it_is_refused(sender: S
 
 @pytest.mark.parametrize(
     ("sender", "header"),
-    [(sender, header) for sender in SENDERS for header in sender.headers],
+    [(sender, header) for sender in HEADER_SIGNERS for header in sender.headers],
     ids=lambda value: value.name if isinstance(value, Sender) else value,
 )
 def test_given_a_missing_header_then_it_is_refused_naming_it(sender: Sender, header: str) -> None:
@@ -120,7 +119,7 @@ def test_given_a_missing_header_then_it_is_refused_naming_it(sender: Sender, hea
 
 @pytest.mark.parametrize(
     ("sender", "header"),
-    [(sender, header) for sender in SENDERS for header in sender.headers],
+    [(sender, header) for sender in HEADER_SIGNERS for header in sender.headers],
     ids=lambda value: value.name if isinstance(value, Sender) else value,
 )
 @pytest.mark.parametrize(
@@ -134,7 +133,7 @@ def test_given_non_ascii_garbage_in_a_header_then_it_is_refused(
     assert refused(sender, headers).reason == f"{header} header is not printable ASCII"
 
 
-@pytest.mark.parametrize("sender", SENDERS, ids=ids)
+@pytest.mark.parametrize("sender", HEADER_SIGNERS, ids=ids)
 @pytest.mark.parametrize("cut", [1, 2, 3, 5])
 def test_given_a_truncated_signature_then_it_is_refused(sender: Sender, cut: int) -> None:
     headers = signed(sender)
@@ -144,7 +143,7 @@ def test_given_a_truncated_signature_then_it_is_refused(sender: Sender, cut: int
     assert reason == MISMATCH[sender.name] or re.fullmatch(r"\S+ (header )?is not base64", reason), reason
 
 
-@pytest.mark.parametrize("sender", SENDERS, ids=ids)
+@pytest.mark.parametrize("sender", HEADER_SIGNERS, ids=ids)
 @pytest.mark.parametrize("letter_case", [str.upper, str.title], ids=["upper", "title"])
 def test_header_names_are_matched_without_regard_to_case(
     sender: Sender, letter_case: Callable[[str], str]

@@ -20,8 +20,8 @@ from herald.domain.inbound import (
     UnusableSecret,
 )
 from herald.domain.money import Money
-from herald_harness.inbound_samples import fixture
-from herald_harness.inbound_signers import PAYSTACK_SECRET, TENANT_ID, paystack_headers
+from herald_harness.inbound_signers import PAYSTACK_SECRET, paystack_headers
+from herald_harness.senders import TENANT_ID, fixture
 
 NOW = 1_796_025_600
 K = SubscriptionChange

@@ -22,8 +22,8 @@ from herald.domain.inbound import (
     UnusableSecret,
 )
 from herald.domain.money import Money
-from herald_harness.inbound_samples import fixture
-from herald_harness.inbound_signers import POLAR_SECRET, TENANT_ID, polar_headers
+from herald_harness.inbound_signers import POLAR_SECRET, polar_headers
+from herald_harness.senders import TENANT_ID, fixture
 
 NOW = 1_796_025_600
 MESSAGE_ID = "3b1c0e52-2f0a-4b5e-9d6c-7a1f00000001"

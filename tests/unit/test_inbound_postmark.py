@@ -18,9 +18,9 @@ from herald.domain.inbound import (
     MalformedPayload,
     UnusableSecret,
 )
-from herald.domain.providers import ProviderName
-from herald_harness.inbound_samples import fixture
-from herald_harness.inbound_signers import JOB_ID, POSTMARK_CREDENTIALS, TENANT_ID, postmark_headers
+from herald.domain.vendors import ProviderName
+from herald_harness.senders import JOB_ID, TENANT_ID, fixture
+from herald_harness.vendors.postmark import POSTMARK_CREDENTIALS, postmark_headers
 
 NOW = 1_796_025_600
 T = DeliveryEventType

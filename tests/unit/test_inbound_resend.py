@@ -18,15 +18,9 @@ from herald.domain.inbound import (
     MalformedPayload,
     UnusableSecret,
 )
-from herald.domain.providers import ProviderName
-from herald_harness.inbound_samples import fixture
-from herald_harness.inbound_signers import (
-    JOB_ID,
-    RESEND_SECRET,
-    STRANGER_SECRET,
-    TENANT_ID,
-    resend_headers,
-)
+from herald.domain.vendors import ProviderName
+from herald_harness.senders import JOB_ID, STRANGER_SECRET, TENANT_ID, fixture
+from herald_harness.vendors.resend import RESEND_SECRET, resend_headers
 
 NOW = 1_796_025_600
 MESSAGE_ID = "msg_2pXK7dQ0resendDelivered"

@@ -18,15 +18,9 @@ from herald.domain.inbound import (
     MalformedPayload,
     UnusableSecret,
 )
-from herald.domain.providers import ProviderName
-from herald_harness.inbound_samples import fixture
-from herald_harness.inbound_signers import (
-    JOB_ID,
-    SENDGRID_VERIFICATION_KEY,
-    TENANT_ID,
-    sendgrid_headers,
-    verification_key,
-)
+from herald.domain.vendors import ProviderName
+from herald_harness.senders import JOB_ID, TENANT_ID, fixture, verification_key
+from herald_harness.vendors.sendgrid import SENDGRID_VERIFICATION_KEY, sendgrid_headers
 
 NOW = 1_796_025_600
 T = DeliveryEventType

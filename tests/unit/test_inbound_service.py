@@ -13,15 +13,16 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from herald.adapters.inbound import paystack, polar, postmark, resend, sendgrid
+from herald.adapters.inbound import mailgun, paystack, polar, postmark, resend, sendgrid
 from herald.adapters.vault import Vault
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.money import Money
-from herald.domain.providers import ProviderName
 from herald.domain.records import JobEvent
 from herald.domain.secrets import Purpose
+from herald.domain.vendors import ProviderName
 from herald.services.inbound import (
     DELIVERY_MARK_SECONDS,
+    TOKEN_MARK_SECONDS,
     DeliveryWebhooks,
     InboundRequest,
     Outcome,
@@ -29,26 +30,22 @@ from herald.services.inbound import (
 )
 from herald.services.ports import DeliveryWebhook
 from herald.settings import plan_catalog
-from herald_harness.inbound_samples import SIGNED_AT, compact, paystack_charge
+from herald_harness.inbound_samples import SIGNED_AT, paystack_charge
 from herald_harness.inbound_signers import (
-    JOB_ID,
     PAYSTACK_PLAN_STARTUP,
     PAYSTACK_SECRET,
     POLAR_PRODUCT_STARTUP,
     POLAR_SECRET,
-    POSTMARK_SECRET,
     PRICES,
-    RESEND_SECRET,
-    SENDGRID_VERIFICATION_KEY,
-    STRANGER_SENDGRID_KEY,
-    TENANT_ID,
     payment_environment,
     paystack_headers,
     polar_headers,
-    postmark_headers,
-    resend_headers,
-    sendgrid_headers,
 )
+from herald_harness.senders import JOB_ID, TENANT_ID, compact
+from herald_harness.vendors.mailgun import MAILGUN_SIGNING_KEY, mailgun_body
+from herald_harness.vendors.postmark import POSTMARK_SECRET, postmark_headers
+from herald_harness.vendors.resend import RESEND_SECRET, resend_headers
+from herald_harness.vendors.sendgrid import SENDGRID_VERIFICATION_KEY, STRANGER_SENDGRID_KEY, sendgrid_headers
 from tests.fakes.inbound import FakeBillingLinks, FakeLedger
 from tests.fakes.jobs import FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
@@ -63,6 +60,7 @@ SECRETS = {
     ProviderName.SENDGRID: SENDGRID_VERIFICATION_KEY,
     ProviderName.RESEND: RESEND_SECRET,
     ProviderName.POSTMARK: POSTMARK_SECRET,
+    ProviderName.MAILGUN: MAILGUN_SIGNING_KEY,
 }
 
 
@@ -139,6 +137,147 @@ def sendgrid_request(
 def bounce(**changes: Any) -> dict[str, Any]:
     event: dict[str, Any] = json.loads(compact("sendgrid-bounce"))[0]
     return {**event, **changes}
+
+
+# ---------------------------------------------------------------- single-use tokens
+
+# SendGrid's verifier, as a sender whose signature covered a token in this header instead of the body.
+TOKEN_HEADER = "x-test-token"
+TOKENED = replace(sendgrid.WEBHOOK, single_use=lambda _body, headers: headers[TOKEN_HEADER])
+
+
+def tokened_request(token: str, events: list[dict[str, Any]]) -> InboundRequest:
+    request = sendgrid_request(events)
+    return InboundRequest({**request.headers, TOKEN_HEADER: token}, request.raw_body)
+
+
+@pytest.fixture
+def tokened() -> Rig:
+    rig = Rig(TOKENED)
+    rig.tenant()
+    rig.sent_job()
+    return rig
+
+
+def test_a_token_used_once_is_refused_the_second_time_even_with_another_body(tokened: Rig) -> None:
+    tokened.service.receive(TENANT_ID, tokened_request("tok-1", [bounce(sg_event_id="a")]))
+
+    refused = tokened.refused(
+        TENANT_ID, tokened_request("tok-1", [bounce(sg_event_id="b", email="x@example.org")])
+    )
+
+    assert (refused.code, refused.message) == (
+        ErrorCode.INVALID_SIGNATURE,
+        "The webhook is not verified: its signed token was used before.",
+    )
+    assert tokened.suppressed() == [("ada.lovelace@example.org", "bounced", "SENDGRID")]
+    [(key, expires)] = [(key, at) for key, at in tokened.ledger.marks.items() if "#token#" in key]
+    assert (key, expires) == (f"SENDGRID#{TENANT_ID}#token#tok-1", SIGNED_AT + TOKEN_MARK_SECONDS)
+
+
+def test_a_token_is_used_per_tenant_and_a_new_token_passes(tokened: Rig) -> None:
+    tokened.tenant(OTHER_TENANT)
+    tokened.service.receive(TENANT_ID, tokened_request("tok-1", [bounce()]))
+
+    tokened.service.receive(OTHER_TENANT, tokened_request("tok-1", [bounce()]))
+    tokened.service.receive(TENANT_ID, tokened_request("tok-2", [bounce(sg_event_id="c")]))
+
+
+def test_when_recording_fails_the_token_is_released_so_the_senders_retry_passes(tokened: Rig) -> None:
+    tokened.suppressions.unavailable.add("suppress")
+
+    with pytest.raises(DependencyError):
+        tokened.service.receive(TENANT_ID, tokened_request("tok-1", [bounce()]))
+
+    assert not [key for key in tokened.ledger.marks if "#token#" in key]
+    tokened.suppressions.unavailable.clear()
+    receipt = tokened.service.receive(TENANT_ID, tokened_request("tok-1", [bounce()]))
+    assert receipt.outcomes[Outcome.RECORDED] == 1
+
+
+def test_a_forged_request_uses_no_token(tokened: Rig) -> None:
+    forged = tokened_request("tok-1", [bounce()])
+    tampered = InboundRequest(forged.headers, forged.raw_body.replace(b"bounce", b"bounxe"))
+
+    tokened.refused(TENANT_ID, tampered)
+
+    assert tokened.ledger.marks == {}
+
+
+# ---------------------------------------------------------------- Mailgun: a signed token, not a signed body
+
+
+def mailgun_request(token: str, changes: dict[str, Any] | None = None, at: int = SIGNED_AT) -> InboundRequest:
+    event = json.loads(compact("mailgun-failed"))["event-data"] | (changes or {})
+    return InboundRequest({}, mailgun_body(event, at, token))
+
+
+@pytest.fixture
+def mailgun_rig() -> Rig:
+    rig = Rig(mailgun.WEBHOOK)
+    rig.tenant()
+    rig.sent_job()
+    return rig
+
+
+def test_a_mailgun_permanent_failure_is_recorded_suppresses_and_uses_its_token(mailgun_rig: Rig) -> None:
+    receipt = mailgun_rig.service.receive(TENANT_ID, mailgun_request("tok-a"))
+
+    assert receipt.outcomes[Outcome.RECORDED] == 1
+    assert [event.type for event in mailgun_rig.events()] == ["bounced"]
+    assert mailgun_rig.suppressed() == [("ada.lovelace@example.org", "bounced", "MAILGUN")]
+    assert f"MAILGUN#{TENANT_ID}#token#tok-a" in mailgun_rig.ledger.marks
+
+
+def test_a_replayed_mailgun_request_is_refused_and_applied_once(mailgun_rig: Rig) -> None:
+    request = mailgun_request("tok-a")
+    mailgun_rig.service.receive(TENANT_ID, request)
+
+    assert mailgun_rig.refused(TENANT_ID, request).code is ErrorCode.INVALID_SIGNATURE
+    assert len(mailgun_rig.events()) == 1
+
+
+def test_a_captured_mailgun_signature_cannot_carry_another_body(mailgun_rig: Rig) -> None:
+    """The signature covers the timestamp and token only: a request that reuses them with another
+    job and another recipient is refused, and neither is touched."""
+    other_job = str(uuid.uuid4())
+    mailgun_rig.sent_job(job_id=other_job)
+    mailgun_rig.service.receive(TENANT_ID, mailgun_request("tok-a", {"event": "delivered"}))
+
+    forged = mailgun_request(
+        "tok-a", {"recipient": "victim@example.org", "user-variables": {"herald_job_id": other_job}}
+    )
+
+    assert mailgun_rig.refused(TENANT_ID, forged).code is ErrorCode.INVALID_SIGNATURE
+    assert (mailgun_rig.events(job_id=other_job), mailgun_rig.suppressed()) == ([], [])
+
+
+def test_a_forged_mailgun_signature_is_refused_and_uses_no_token(mailgun_rig: Rig) -> None:
+    document = json.loads(mailgun_request("tok-a").raw_body)
+    document["signature"]["signature"] = "0" * 64
+
+    refused = mailgun_rig.refused(TENANT_ID, InboundRequest({}, json.dumps(document).encode()))
+
+    assert refused.code is ErrorCode.INVALID_SIGNATURE
+    assert mailgun_rig.ledger.marks == {}
+
+
+def test_a_stale_mailgun_request_is_refused(mailgun_rig: Rig) -> None:
+    refused = mailgun_rig.refused(TENANT_ID, mailgun_request("tok-a", at=SIGNED_AT - 301))
+
+    assert refused.message == "The webhook is not verified: signature timestamp is more than 300 seconds old."
+
+
+def test_a_mailgun_event_naming_another_tenant_is_ignored(mailgun_rig: Rig) -> None:
+    mailgun_rig.tenant(OTHER_TENANT)
+    request = mailgun_request(
+        "tok-a", {"user-variables": {"herald_job_id": JOB_ID, "herald_tenant_id": TENANT_ID}}
+    )
+
+    receipt = mailgun_rig.service.receive(OTHER_TENANT, request)
+
+    assert receipt.outcomes[Outcome.IGNORED] == 1
+    assert (mailgun_rig.events(), mailgun_rig.suppressed(OTHER_TENANT)) == ([], [])
 
 
 # ---------------------------------------------------------------- delivery events

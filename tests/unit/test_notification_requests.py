@@ -52,7 +52,7 @@ def test_a_minimal_email_is_valid_and_keeps_the_sdk_field_names() -> None:
         ("idempotencyKey", ""),
         ("idempotencyKey", "tab\there"),
         ("idempotencyKey", "k" * 256),
-        ("provider", "MAILGUN"),
+        ("provider", "SPARKPOST"),
     ],
 )
 def test_an_email_field_breaking_its_rule_is_rejected_naming_the_field(field: str, value: object) -> None:

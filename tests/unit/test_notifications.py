@@ -20,7 +20,7 @@ from herald.domain.notifications import (
     request_document,
     request_from_document,
 )
-from herald.domain.providers import ProviderName
+from herald.domain.vendors import ProviderName
 from herald.http.requests import EmailRequest, WebhookRequest
 
 FULL_EMAIL: dict[str, Any] = {
@@ -158,7 +158,7 @@ def test_a_copy_that_leaves_herald_shows_header_names_only() -> None:
     ("channel", "document"),
     [
         (Channel.EMAIL, {"subject": "s", "body": "b"}),
-        (Channel.EMAIL, {"to": "a@example.com", "subject": "s", "body": "b", "provider": "MAILGUN"}),
+        (Channel.EMAIL, {"to": "a@example.com", "subject": "s", "body": "b", "provider": "SPARKPOST"}),
         (Channel.WEBHOOK, {"url": "https://h.example.com", "payload": [1]}),
         (Channel.WEBHOOK, {"url": "https://h.example.com", "payload": {}, "headers": "x"}),
         (Channel.WEBHOOK, {"payload": {}}),

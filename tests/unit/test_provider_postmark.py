@@ -15,7 +15,8 @@ from responses import matchers
 
 from herald.adapters.providers.postmark import DOMAINS_NEED_ACCOUNT_KEY, SANDBOX_REASON, PostmarkProvider
 from herald.adapters.providers.transport import TIMEOUT
-from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure, ProviderName
+from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure
+from herald.domain.vendors import ProviderName
 
 BASE = "https://api.postmarkapp.com"
 EMAIL_URL = f"{BASE}/email"

@@ -1,5 +1,6 @@
-"""The provider registry: one adapter per name, loaded lazily, built from the endpoints and the
-platform sender it is given (the composition root passes the settings' values)."""
+"""The provider registry: one adapter per name, loaded lazily from the provider table's dotted path,
+built from the base URLs and the platform sender it is given (the composition root passes the
+settings' values)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import responses
 from botocore.stub import Stubber
 from mypy_boto3_sesv2 import SESV2Client
 
-from herald.adapters.providers.registry import ProviderEndpoints, ProviderRegistry
-from herald.domain.providers import TENANT_PROVIDERS, Credential, OutboundEmail, ProviderName
+from herald.adapters.providers.registry import ProviderRegistry
+from herald.domain.providers import Credential, OutboundEmail
+from herald.domain.vendors import TENANT_PROVIDERS, VENDOR_REGIONS, ProviderName, vendor_of
 
 EMAIL = OutboundEmail(
     job_id="job-0001",
@@ -36,8 +38,13 @@ def ses_client() -> SESV2Client:
 
 
 def registry(sender: str = "mail@platform.test", client: SESV2Client | None = None) -> ProviderRegistry:
-    endpoints = ProviderEndpoints(f"{ROOT}/sendgrid", f"{ROOT}/resend", f"{ROOT}/postmark")
-    return ProviderRegistry(endpoints, sender, lambda: client or ses_client())
+    # Each vendor's first API at /<slug>, any other at /<slug>/<region>.
+    urls = {
+        region.base_url_parameter: f"{ROOT}/{name.slug}"
+        + ("" if region is vendor_of(name).regions[0] else f"/{region.name}")
+        for name, region in VENDOR_REGIONS
+    }
+    return ProviderRegistry(urls, sender, lambda: client or ses_client())
 
 
 @pytest.mark.parametrize("name", list(ProviderName))
@@ -60,16 +67,18 @@ def test_ses_is_not_offered_as_a_tenant_domain_provider() -> None:
         registry().domain(ProviderName.SES)
 
 
-def test_tenant_providers_are_sendgrid_resend_and_postmark_in_api_spelling() -> None:
-    assert [str(name) for name in TENANT_PROVIDERS] == ["SENDGRID", "RESEND", "POSTMARK"]
+def test_tenant_providers_are_sendgrid_resend_postmark_and_mailgun_in_api_spelling() -> None:
+    assert [str(name) for name in TENANT_PROVIDERS] == ["SENDGRID", "RESEND", "POSTMARK", "MAILGUN"]
 
 
 def test_given_a_cold_process_when_one_provider_is_used_then_only_its_module_is_imported() -> None:
     probe = (
         "import json, sys\n"
-        "from herald.adapters.providers.registry import ProviderEndpoints, ProviderRegistry\n"
-        "from herald.domain.providers import ProviderName\n"
-        "registry = ProviderRegistry(ProviderEndpoints('a', 'b', 'c'), 's', lambda: None)\n"
+        "from herald.adapters.providers.registry import ProviderRegistry\n"
+        "from herald.domain.vendors import ProviderName\n"
+        "from herald.domain.vendors import VENDOR_REGIONS\n"
+        "urls = {region.base_url_parameter: 'a' for _, region in VENDOR_REGIONS}\n"
+        "registry = ProviderRegistry(urls, 's', lambda: None)\n"
         "registry.email(ProviderName.RESEND)\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('herald.adapters.providers.', 'boto')))))\n"
     )
@@ -94,14 +103,19 @@ def test_each_tenant_provider_calls_its_own_endpoint() -> None:
         mocked.add(responses.POST, f"{ROOT}/sendgrid/v3/mail/send", status=202)
         mocked.add(responses.POST, f"{ROOT}/resend/emails", json={"id": "r"})
         mocked.add(responses.POST, f"{ROOT}/postmark/email", json={"MessageID": "p"})
+        mocked.add(responses.POST, f"{ROOT}/mailgun/v3/acme.test/messages", json={"id": "<m>"})
+        mocked.add(responses.POST, f"{ROOT}/mailgun/eu/v3/acme.test/messages", json={"id": "<m>"})
         providers = registry()
         for name in TENANT_PROVIDERS:
             providers.email(name).send(EMAIL, CREDENTIAL)
+        providers.email(ProviderName.MAILGUN).send(EMAIL, Credential("eu:key-0123456789"))
 
         assert [call.request.url for call in mocked.calls] == [
             f"{ROOT}/sendgrid/v3/mail/send",
             f"{ROOT}/resend/emails",
             f"{ROOT}/postmark/email",
+            f"{ROOT}/mailgun/v3/acme.test/messages",
+            f"{ROOT}/mailgun/eu/v3/acme.test/messages",
         ]
 
 

@@ -14,7 +14,8 @@ import responses
 
 from herald.adapters.providers.resend import RESTRICTED_KEY_REASON, ResendProvider
 from herald.adapters.providers.transport import TIMEOUT
-from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure, ProviderName
+from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure
+from herald.domain.vendors import ProviderName
 
 BASE = "https://api.resend.com"
 EMAILS_URL = f"{BASE}/emails"

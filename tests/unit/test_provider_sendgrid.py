@@ -14,7 +14,8 @@ import responses
 
 from herald.adapters.providers.sendgrid import SendGridProvider
 from herald.adapters.providers.transport import TIMEOUT
-from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure, ProviderName
+from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure
+from herald.domain.vendors import ProviderName
 
 BASE = "https://api.sendgrid.com"
 SEND_URL = f"{BASE}/v3/mail/send"

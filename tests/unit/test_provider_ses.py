@@ -14,7 +14,8 @@ from botocore.config import Config
 from botocore.stub import Stubber
 
 from herald.adapters.providers.ses import SesProvider
-from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure, ProviderName
+from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure
+from herald.domain.vendors import ProviderName
 from tests.support.ports import refusing_port
 
 if TYPE_CHECKING:

@@ -225,7 +225,7 @@ def test_a_payload_holding_nan_or_infinity_anywhere_is_refused(value: Any, numbe
                 ("priority", 3),
                 ("replyTo", "x"),
                 ("idempotencyKey", "tab\there"),
-                ("provider", "MAILGUN"),
+                ("provider", "SPARKPOST"),
                 ("cc", "extra@example.com"),
             ]
         ),

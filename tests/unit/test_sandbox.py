@@ -864,8 +864,8 @@ def test_given_a_script_in_a_subject_and_body_then_the_mailbox_page_escapes_it(
 
 def test_given_an_unknown_provider_name_then_no_base_url_is_made_up(sandbox: SandboxServer) -> None:
     assert sandbox.provider_base_url("Resend") == f"{sandbox.base_url}/resend"
-    with pytest.raises(ValueError, match="mailgun"):
-        sandbox.provider_base_url("mailgun")
+    with pytest.raises(ValueError, match="sparkpost"):
+        sandbox.provider_base_url("sparkpost")
 
 
 # --- staged outages of one target ------------------------------------------------------------
@@ -901,7 +901,7 @@ def test_given_a_hook_outage_for_a_while_then_that_hook_fails_and_recovers_by_it
 @pytest.mark.parametrize(
     ("target", "body"),
     [
-        ("MAILGUN", {"status": 500}),
+        ("SPARKPOST", {"status": 500}),
         ("hook:", {"status": 500}),
         ("RESEND", {"status": 200}),
         ("RESEND", {"seconds": -1}),

@@ -12,6 +12,11 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from herald.adapters.providers.transport import (
+    CONNECT_TIMEOUT_SECONDS,
+    FULL_PASS_SECONDS,
+    READ_TIMEOUT_SECONDS,
+)
 from herald.batch.sqs import RECORD_BUDGET_MILLIS, Worker, process_batch
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.errors import DependencyError
@@ -20,6 +25,7 @@ from herald.domain.jobs import Channel
 from herald.domain.notifications import NotificationRequest, request_from_document
 from herald.domain.plans import Plan
 from herald.domain.records import Claim
+from herald.domain.vendors import TENANT_PROVIDERS
 from herald.observability import logger, metrics
 from herald.services.delivery import DeliveryEngine, DeliveryPolicy
 from tests.fakes.common import ManualClock
@@ -246,6 +252,16 @@ def test_given_a_huge_malformed_body_when_dead_lettered_then_only_its_start_is_c
 
 
 # ---------------------------------------------------------------- time budget
+
+
+def test_a_full_pass_over_every_vendor_timing_out_ends_within_the_record_budget() -> None:
+    """However many vendors the provider table has, a tenant with all of them is passed over in
+    time; with three, each gets the 10 s read timeout it always had."""
+    one_call = CONNECT_TIMEOUT_SECONDS + READ_TIMEOUT_SECONDS
+
+    assert len(TENANT_PROVIDERS) * one_call == pytest.approx(FULL_PASS_SECONDS, abs=0.05)
+    assert FULL_PASS_SECONDS < RECORD_BUDGET_MILLIS / 1000 - 5
+    assert round(FULL_PASS_SECONDS / 3 - CONNECT_TIMEOUT_SECONDS, 2) == 10.0
 
 
 def test_given_too_little_time_left_when_a_batch_arrives_then_every_record_is_reported_untouched(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from herald.domain.jobs import Channel, QueuePriority
+from herald.domain.vendors import VENDOR_REGIONS
 
 if TYPE_CHECKING:
     from herald.domain.billing import PlanCatalog
@@ -65,9 +66,8 @@ class Settings(msgspec.Struct, frozen=True):
     stage: str
     max_attempts: int
     retry_base_delay_seconds: int
-    sendgrid_base_url: str
-    resend_base_url: str
-    postmark_base_url: str
+    # Each tenant vendor's API base URLs, by the template parameter the provider table names.
+    provider_base_urls: Mapping[str, str]
     platform_sender: str
     # Template parameter CircuitBreakers (Enabled / Disabled).
     circuit_breakers: bool
@@ -109,9 +109,9 @@ class Settings(msgspec.Struct, frozen=True):
             stage=_required(env, "HERALD_STAGE"),
             max_attempts=_int(env, "HERALD_MAX_ATTEMPTS"),
             retry_base_delay_seconds=_int(env, "HERALD_RETRY_BASE_DELAY_SECONDS"),
-            sendgrid_base_url=_required(env, "HERALD_SENDGRID_BASE_URL"),
-            resend_base_url=_required(env, "HERALD_RESEND_BASE_URL"),
-            postmark_base_url=_required(env, "HERALD_POSTMARK_BASE_URL"),
+            provider_base_urls={
+                region.base_url_parameter: _required(env, region.setting) for _, region in VENDOR_REGIONS
+            },
             platform_sender=_required(env, "HERALD_PLATFORM_SENDER"),
             circuit_breakers=_switch(env, "HERALD_CIRCUIT_BREAKERS"),
             breaker_cooldown_seconds=_int(env, "HERALD_BREAKER_COOLDOWN_SECONDS"),
@@ -127,6 +127,16 @@ def _present(env: Mapping[str, str], name: str) -> str:
     if name not in env:
         raise SettingsError(f"environment variable {name} is not set")
     return env[name].strip()
+
+
+class WebhookSettings(msgspec.Struct, frozen=True):
+    """What an email provider's webhook function adds to ``Settings``: which provider it serves."""
+
+    provider: str
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> WebhookSettings:
+        return cls(_required(os.environ if env is None else env, "HERALD_WEBHOOK_PROVIDER"))
 
 
 # What each processor calls the thing a tenant subscribes to (Polar: a product, Paystack: a plan), by

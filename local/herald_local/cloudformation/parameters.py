@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from herald.domain.vendors import VENDOR_REGIONS
 from herald_local.config import ConfigError, LocalConfig
 
 LOCAL_STAGE = "local"
-# Template parameter -> sandbox provider whose base URL replaces the real provider's API.
+# Template parameter -> sandbox service whose base URL replaces the real API: every region of each
+# vendor of the provider table (one imitation serves them all), and the payment processors' APIs
+# (the sandbox's imitated checkouts).
 PROVIDER_URL_PARAMETERS = {
-    "SendgridBaseUrl": "sendgrid",
-    "ResendBaseUrl": "resend",
-    "PostmarkBaseUrl": "postmark",
-    # The payment processors' APIs: the sandbox's imitated checkouts.
+    **{region.base_url_parameter: name.slug for name, region in VENDOR_REGIONS},
     "PolarApiBaseUrl": "polar",
     "PaystackApiBaseUrl": "paystack",
 }

@@ -1,13 +1,13 @@
-"""A local imitation of the SendGrid, Resend and Postmark APIs plus an outbound-webhook receiver,
-for tests and the Docker-free local stack.
+"""A local imitation of the email providers' APIs plus an outbound-webhook receiver, for tests and
+the Docker-free local stack.
 
-One package per service it imitates or offers (``sendgrid``, ``resend``, ``postmark``, ``ses``,
+One package per service it imitates or offers (each email vendor of the provider table, ``ses``,
 ``slack``, ``polar``, ``paystack``, ``checkout``, ``hooks``, ``outages``, ``mailbox``), each standing
 only on the shared ``core`` and exposing one ``SERVICE`` (``core.service``) that ``app`` mounts.
 
-- ``/sendgrid``, ``/resend``, ``/postmark``: each provider's API under its own prefix (these are the
-  providers' base URLs); keys and tokens that begin with ``sandbox-`` are valid. The packages of the
-  same names document which error bodies each status gets. ``/ses`` is the platform's own sender;
+- ``/<vendor>`` (``/sendgrid`` …): each email vendor's API under its own prefix (these are the
+  providers' base URLs); keys and tokens that begin with ``sandbox-`` are valid. Each vendor's
+  package documents which error bodies each status gets. ``/ses`` is the platform's own sender;
   ``/polar`` and ``/paystack`` are the payment processors' checkout APIs, paid on
   ``/_sandbox/checkout/<id>`` (see ``checkout``).
 - Recipients choose failures (``fail-<status>[-<provider>]@…``, ``timeout[-<provider>]@…``; see
@@ -16,7 +16,7 @@ only on the shared ``core`` and exposing one ``SERVICE`` (``core.service``) that
 - ``/slack/<path>`` is a Slack incoming webhook, the local stack's alert channel (see ``slack``).
 - ``PUT /_sandbox/outage {"status": 503}`` makes every provider answer that status to every send
   until ``DELETE /_sandbox/outage``: an outage, and the recovery after it.
-- ``PUT /_sandbox/outages/<SENDGRID|RESEND|POSTMARK|hook:name> {"status": 500, "seconds": 300}``
+- ``PUT /_sandbox/outages/<provider|hook:name> {"status": 500, "seconds": 300}``
   (or ``{"timeout": true}``): one target fails for a while (see ``core.outages``).
 - ``/_sandbox/messages``, ``/_sandbox/attempts``, ``/_sandbox/hooks``, ``/_sandbox/slack`` (JSON,
   filterable; DELETE to clear), ``DELETE /_sandbox`` (reset everything), ``/`` (the HTML mailbox).

@@ -8,6 +8,7 @@ import threading
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
+from herald.domain.vendors import VENDOR_REGIONS
 from herald_local.sandbox.app import PROVIDERS, SERVICES, create_app
 from herald_local.sandbox.core.context import DEFAULT_SLOW_SECONDS, SandboxContext
 from herald_local.sandbox.core.store import SandboxStore
@@ -48,12 +49,17 @@ class SandboxServer:
         return f"http://{self.host}:{self._server.port}"
 
     def provider_base_url(self, name: str) -> str:
-        """What Herald's ``HERALD_<PROVIDER>_BASE_URL`` should be, e.g. ``…/sendgrid`` (also the
-        imitated payment processors' APIs, ``…/polar`` and ``…/paystack``)."""
+        """What Herald's base URL of an imitated API should be: ``…/<service>`` (also the imitated
+        payment processors' APIs, ``…/polar`` and ``…/paystack``)."""
         prefixes = {service.name: service.url_prefix for service in SERVICES if service.url_prefix}
         if name.lower() not in prefixes:
             raise ValueError(f"the sandbox imitates no API named {name!r}")
         return f"{self.base_url}{prefixes[name.lower()]}"
+
+    def provider_settings(self) -> dict[str, str]:
+        """Herald's base-URL settings of every vendor's APIs, pointed at this sandbox's imitations
+        (one serves all of a vendor's regions), for functions run without the local stack."""
+        return {region.setting: self.provider_base_url(name.slug) for name, region in VENDOR_REGIONS}
 
     @property
     def slack_webhook_url(self) -> str:

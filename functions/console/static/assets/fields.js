@@ -12,6 +12,10 @@ export const Pong = names("message");
 export const ServiceInfo = names("name", "version", "description", "documentation");
 export const HealthChecks = names("table", "queues");
 export const Health = names("status", "checks");
+export const DnsNeed = names("type", "purpose");
+export const SupportedProvider = names(
+  "provider", "label", "apiKey", "keyExample", "accountToken", "webhookSecret", "regions", "dnsRecords",
+);
 export const AcceptedJob = names("jobId", "status", "type", "createdAt", "sendAt");
 export const JobSummary = names(
   "id", "type", "status", "priority", "attempts", "maxAttempts", "errorMessage", "createdAt", "startedAt",

@@ -1,28 +1,45 @@
 // Providers (keys, their fallback order, inbound webhook URLs) and sending domains (DNS records).
 import { api } from "./api.js";
-import { badge, copyButton, field, h, when } from "./dom.js";
+import { badge, copyButton, field, h, replace, when } from "./dom.js";
 import { act, currentAccount, link, rerender } from "./app.js";
-import { Account, DnsRecord, Domain, DomainAtProvider, DomainRequest, PriorityRequest, Provider, ProviderKeyRequest } from "./fields.js";
+import { Account, DnsRecord, Domain, DomainAtProvider, DomainRequest, PriorityRequest, Provider, ProviderKeyRequest, SupportedProvider } from "./fields.js";
 
-const PROVIDERS = ["SENDGRID", "RESEND", "POSTMARK"];
-const NAMES = { SENDGRID: "SendGrid", RESEND: "Resend", POSTMARK: "Postmark" };
+// The providers a tenant can bring, as the API describes them (GET /providers), asked once per page
+// load; NAMES maps each to its label.
+let supported = null;
+let NAMES = {};
 
-function freePlanNote(what) {
+async function supportedProviders() {
+  supported ??= api("GET", "/providers").then((list) => {
+    NAMES = Object.fromEntries(list.map((vendor) => [vendor[SupportedProvider.provider], vendor[SupportedProvider.label]]));
+    return list;
+  }).catch((error) => {
+    supported = null;
+    throw error;
+  });
+  return supported;
+}
+
+function listed(words) {
+  return words.length > 1 ? `${words.slice(0, -1).join(", ")} or ${words.at(-1)}` : words.join("");
+}
+
+function freePlanNote(what, vendors) {
   return h("section", { class: "card notice" },
     h("h2", {}, `${what} need a paid plan`),
-    h("p", {}, "On the free plan Herald sends through its own Amazon SES sender. Upgrade to bring your SendGrid, Resend or Postmark keys, with fallback in the order you choose."),
+    h("p", {}, `On the free plan Herald sends through its own Amazon SES sender. Upgrade to bring your ${listed(vendors.map((vendor) => vendor[SupportedProvider.label]))} keys, with fallback in the order you choose.`),
     link("/console/billing", "See plans"));
 }
 
 export async function providersPage() {
   const paid = currentAccount()[Account.plan] !== "free";
-  const providers = await api("GET", "/account/providers");
+  const [vendors, providers] = await Promise.all([supportedProviders(), api("GET", "/account/providers")]);
   return h("div", {},
     h("header", { class: "page-head" }, h("h1", {}, "Providers"),
       h("p", { class: "muted" }, "Each attempt tries your providers in this order and stops at the first that accepts.")),
-    paid ? null : freePlanNote("Provider keys"),
+    paid ? null : freePlanNote("Provider keys", vendors),
     providers.length ? providerTable(providers) : h("p", { class: "empty" }, "No provider key yet."),
-    paid ? addProviderForm(providers) : null);
+    paid ? addProviderForm(vendors, providers) : null);
 }
 
 function providerTable(providers) {
@@ -69,12 +86,25 @@ function moveButton(provider, by, label) {
   }, by < 0 ? "↑ Up" : "↓ Down");
 }
 
-function addProviderForm(providers) {
-  const missing = PROVIDERS.filter((name) => !providers.some((provider) => provider[Provider.provider] === name));
-  const choice = h("select", { name: "provider" }, PROVIDERS.map((name) => h("option", { value: name, selected: name === missing[0] }, NAMES[name])));
+function addProviderForm(vendors, providers) {
+  const named = (vendor) => vendor[SupportedProvider.provider];
+  const missing = vendors.find((vendor) => !providers.some((provider) => provider[Provider.provider] === named(vendor))) || vendors[0];
+  const choice = h("select", { name: "provider" }, vendors.map((vendor) => h("option", { value: named(vendor), selected: vendor === missing }, vendor[SupportedProvider.label])));
   const apiKey = h("input", { type: "password", name: "apiKey", autocomplete: "off", required: true });
-  const accountToken = h("input", { type: "password", name: "accountToken", autocomplete: "off" });
   const secret = h("input", { type: "password", name: "webhookSecret", autocomplete: "off" });
+  const vendorFields = h("div", { class: "field-group" });
+  let extra = {};
+  const showVendor = () => {
+    const vendor = vendors.find((item) => named(item) === choice.value);
+    extra = vendorInputs(vendor);
+    replace(vendorFields,
+      field("API key", apiKey, `${vendor[SupportedProvider.apiKey]}, like ${vendor[SupportedProvider.keyExample]}`),
+      extra.region ? field("Region", extra.region, "Where the account lives") : null,
+      extra.token ? field("Account token", extra.token, `Optional: ${vendor[SupportedProvider.accountToken]}`) : null,
+      field("Webhook secret", secret, `Optional: verifies the provider's event webhooks (${vendor[SupportedProvider.webhookSecret]})`));
+  };
+  choice.addEventListener("change", showVendor);
+  showVendor();
   const submit = h("button", { type: "submit", class: "button button-primary" }, "Check and save");
   return h("section", { class: "card", "aria-labelledby": "add-provider" },
     h("h2", { id: "add-provider" }, "Add or replace a key"),
@@ -84,8 +114,9 @@ function addProviderForm(providers) {
       onsubmit: async (event) => {
         event.preventDefault();
         submit.disabled = true;
-        const body = { [ProviderKeyRequest.apiKey]: apiKey.value.trim() };
-        if (accountToken.value.trim()) body[ProviderKeyRequest.accountToken] = accountToken.value.trim();
+        const region = extra.region && extra.region.selectedIndex > 0 ? `${extra.region.value}:` : "";
+        const body = { [ProviderKeyRequest.apiKey]: region + apiKey.value.trim() };
+        if (extra.token?.value.trim()) body[ProviderKeyRequest.accountToken] = extra.token.value.trim();
         if (secret.value.trim()) body[ProviderKeyRequest.webhookSecret] = secret.value.trim();
         const saved = await act(() => api("PUT", `/account/providers/${choice.value}`, body), `${NAMES[choice.value]} key checked and saved`);
         submit.disabled = false;
@@ -93,19 +124,27 @@ function addProviderForm(providers) {
       },
     },
     field("Provider", choice),
-    field("API key (Postmark: server token)", apiKey),
-    field("Account token (Postmark, for domains)", accountToken, "Optional"),
-    field("Webhook secret", secret, "Optional: verifies the provider's event webhooks (SendGrid: verification key)"),
+    vendorFields,
     submit));
+}
+
+// What only some providers ask for: a region (written before the key, "eu:…", for any but the
+// first) and an account token.
+function vendorInputs(vendor) {
+  const regions = vendor[SupportedProvider.regions];
+  return {
+    region: regions.length > 1 ? h("select", { name: "region" }, regions.map((name) => h("option", { value: name }, name.toUpperCase()))) : null,
+    token: vendor[SupportedProvider.accountToken] ? h("input", { type: "password", name: "accountToken", autocomplete: "off" }) : null,
+  };
 }
 
 export async function domainsPage() {
   const paid = currentAccount()[Account.plan] !== "free";
-  const domains = await api("GET", "/account/domains");
+  const [vendors, domains] = await Promise.all([supportedProviders(), api("GET", "/account/domains")]);
   return h("div", {},
     h("header", { class: "page-head" }, h("h1", {}, "Domains"),
       h("p", { class: "muted" }, "Send from your own domain once its DNS records verify with a provider.")),
-    paid ? addDomainForm() : freePlanNote("Sending domains"),
+    paid ? addDomainForm() : freePlanNote("Sending domains", vendors),
     domains.length ? domains.map(domainCard) : h("p", { class: "empty" }, "No sending domain yet."));
 }
 

@@ -21,8 +21,9 @@ from herald.observability import logger, metrics
 from herald.services.delivery import HOLDING, DeliveryEngine, Handled
 from herald.services.ports import CacheStats, DeadLetters, MessageReturns
 
-# A record is only started with this much time left: a full provider pass (three providers,
-# each with connect and read timeouts) must finish before Lambda stops the invocation.
+# A record is only started with this much time left: a full provider pass (every vendor of the
+# provider table, their timeouts sharing transport.FULL_PASS_SECONDS) must finish before Lambda stops
+# the invocation.
 RECORD_BUDGET_MILLIS = 45_000
 
 

@@ -50,15 +50,11 @@ def public_origin() -> str | None:
 
 
 def _provider_registry() -> ProviderRegistry:
-    from herald.adapters.providers.registry import ProviderEndpoints, ProviderRegistry
+    from herald.adapters.providers.registry import ProviderRegistry
 
     base = foundation()
     settings = base.settings
-    return ProviderRegistry(
-        ProviderEndpoints(settings.sendgrid_base_url, settings.resend_base_url, settings.postmark_base_url),
-        settings.platform_sender,
-        base.clients.sesv2,
-    )
+    return ProviderRegistry(settings.provider_base_urls, settings.platform_sender, base.clients.sesv2)
 
 
 def provider_registry() -> ProviderRegistry:

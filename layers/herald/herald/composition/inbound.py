@@ -1,8 +1,9 @@
 """Composition root of the inbound webhook functions: one email provider's or one payment
 processor's receiver per function, built once per container.
 
-Each sender's module is imported only by the function that serves it: the SendGrid function loads
-the ECDSA verifier, not Polar's; the payment functions load neither the vault nor the job store.
+Each sender's module is imported only by the function that serves it: an email provider's function
+loads its own verifier (an ECDSA one, say), not another's; the payment functions load neither the
+vault nor the job store.
 """
 
 from __future__ import annotations
@@ -10,30 +11,20 @@ from __future__ import annotations
 from herald.adapters.platform_secrets import SsmSecret
 from herald.adapters.store.inbound_store import DynamoBillingLinks, DynamoInboundLedger, DynamoJobEvents
 from herald.adapters.store.tenant_store import DynamoTenantStore
+from herald.adapters.vendor_modules import load
 from herald.composition.common import foundation, vault
 from herald.composition.process import once
 from herald.domain.inbound import Processor
-from herald.domain.providers import ProviderName
+from herald.domain.vendors import ProviderName, vendor_of
 from herald.services.inbound import DeliveryWebhooks, PaymentWebhooks
 from herald.services.ports import DeliveryWebhook, PaymentWebhook
-from herald.settings import PaymentSettings
+from herald.settings import PaymentSettings, WebhookSettings
 
 
 def delivery_format(provider: ProviderName) -> DeliveryWebhook:
-    """The provider's webhook format (its module is imported here, on first use)."""
-    if provider is ProviderName.SENDGRID:
-        from herald.adapters.inbound import sendgrid
-
-        return sendgrid.WEBHOOK
-    if provider is ProviderName.RESEND:
-        from herald.adapters.inbound import resend
-
-        return resend.WEBHOOK
-    if provider is ProviderName.POSTMARK:
-        from herald.adapters.inbound import postmark
-
-        return postmark.WEBHOOK
-    raise ValueError(f"{provider} sends Herald no event webhooks")
+    """The provider's webhook format, from the provider table (its module is imported here, on first use)."""
+    webhook: DeliveryWebhook = load(vendor_of(provider).webhook)
+    return webhook
 
 
 def _payment_format(processor: Processor) -> PaymentWebhook:
@@ -62,6 +53,11 @@ def _delivery_webhooks(provider: ProviderName) -> DeliveryWebhooks:
 
 def delivery_webhooks(provider: ProviderName) -> DeliveryWebhooks:
     return once(_delivery_webhooks, provider)
+
+
+def provider_webhooks() -> DeliveryWebhooks:
+    """The webhooks of the provider this function serves (the template names it)."""
+    return delivery_webhooks(ProviderName(once(WebhookSettings.from_env).provider))
 
 
 def _payment_webhooks(processor: Processor) -> PaymentWebhooks:

@@ -1,6 +1,6 @@
 """What providers and payment processors report back to Herald, once verified and normalised.
 
-Email providers (SendGrid, Resend, Postmark, SES) report what happened to a message; each report
+Email providers (each vendor of the provider table, SES) report what happened to a message; each report
 becomes a ``DeliveryEvent`` in Herald's own words. Payment processors (Polar, Paystack) report what
 happened to a tenant's subscription; each report becomes a ``SubscriptionEvent``. Reports Herald has
 no use for become ``IgnoredEvent`` so the caller can acknowledge them without acting.
@@ -15,7 +15,7 @@ from enum import StrEnum
 import msgspec
 
 from herald.domain.money import Money
-from herald.domain.providers import ProviderName
+from herald.domain.vendors import ProviderName
 
 
 class DeliveryEventType(StrEnum):

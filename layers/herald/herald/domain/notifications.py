@@ -17,8 +17,8 @@ import msgspec
 from msgspec.structs import replace
 
 from herald.domain.jobs import Channel, compact_json
-from herald.domain.providers import ProviderName
 from herald.domain.secrets import SealedSecret
+from herald.domain.vendors import ProviderName
 
 # Shown instead of a custom header's value where a copy leaves Herald (the operator's dead-letter copy).
 REDACTED = "[redacted]"

@@ -12,27 +12,14 @@ from enum import StrEnum
 
 import msgspec
 
-
-class ProviderName(StrEnum):
-    SENDGRID = "SENDGRID"
-    RESEND = "RESEND"
-    POSTMARK = "POSTMARK"
-    SES = "SES"
-
-
-# The providers a tenant brings its own key for; SES is the platform's own account.
-TENANT_PROVIDERS: tuple[ProviderName, ...] = (
-    ProviderName.SENDGRID,
-    ProviderName.RESEND,
-    ProviderName.POSTMARK,
-)
+from herald.domain.vendors import ProviderName
 
 # What a key, token or id Herald puts in a provider request's header may be: printable ASCII with
 # no space at either end (HTTP clients refuse the rest, and a line break would inject a header).
 HEADER_VALUE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 
-# Names under which every send carries Herald's ids (SendGrid custom_args, Resend tags, Postmark
-# Metadata, SES EmailTags); the inbound webhooks read them back to find the job and its tenant.
+# Names under which every send carries Herald's ids (each provider's custom arguments, tags or
+# metadata); the inbound webhooks read them back to find the job and its tenant.
 JOB_ID_TAG = "herald_job_id"
 TENANT_ID_TAG = "herald_tenant_id"
 
@@ -65,7 +52,7 @@ class Credential(msgspec.Struct, frozen=True):
     """A tenant's decrypted provider secrets; they live in memory only for the provider call."""
 
     api_key: str
-    # Postmark only: the account token that manages sending domains.
+    # Where the vendor has one: the account token that manages sending domains.
     account_token: str | None = None
 
     def __repr__(self) -> str:
@@ -79,7 +66,7 @@ class Credential(msgspec.Struct, frozen=True):
 
 class Delivered(msgspec.Struct, frozen=True):
     provider: ProviderName
-    # None when the provider accepted the mail without naming it (SendGrid without X-Message-Id).
+    # None when the provider accepted the mail without naming it.
     provider_message_id: str | None
 
 

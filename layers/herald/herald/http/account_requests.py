@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, field_validator
 
 from herald.domain.api_keys import MAX_GRACE_SECONDS
+from herald.domain.vendors import TENANT_PROVIDERS
 from herald.http.requests import EmailAddress, ProviderCredential, StrictBody, WholeNumber
 
 _DOMAIN = r"^([a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63}$"
@@ -21,7 +22,8 @@ class ProviderKeyRequest(StrictBody):
 
 
 class PriorityRequest(StrictBody):
-    priority: WholeNumber = Field(ge=1, le=3)
+    # A place in the order of the tenant's providers, of which it has at most one per vendor.
+    priority: WholeNumber = Field(ge=1, le=len(TENANT_PROVIDERS))
 
 
 class RotateKeyRequest(StrictBody):

@@ -22,6 +22,7 @@ from msgspec.structs import replace
 
 from herald.domain.jobs import PRIORITY_QUEUES, Channel, JobStatus
 from herald.domain.notifications import NotificationRequest, WebhookNotification, request_document
+from herald.domain.vendors import ProviderName, vendor_of
 from herald.http.envelope import Answer, Timestamp
 
 if TYPE_CHECKING:
@@ -61,6 +62,46 @@ class Health(Answer):
     def of(cls, healthy: bool, checks: dict[str, str]) -> Health:
         found = HealthChecks(table=checks["table"], queues=checks["queues"])
         return cls(status="ok" if healthy else "degraded", checks=found)
+
+
+class DnsNeed(Answer):
+    type: str
+    purpose: str
+
+
+class SupportedProvider(Answer):
+    provider: Annotated[str, Meta(description="The name the provider routes and the email fields take")]
+    label: str
+    api_key: Annotated[str, Meta(description="What the provider calls the key to store as apiKey")]
+    key_example: Annotated[str, Meta(description="What such a key looks like")]
+    account_token: Annotated[str | None, Meta(description="What its accountToken is for; null: it has none")]
+    webhook_secret: Annotated[str, Meta(description="What to store as webhookSecret to verify its events")]
+    regions: Annotated[
+        list[str],
+        Meta(
+            description="Where an account may live, the first the default; for another, write its name and a "
+            "colon before the key (eu:…). Empty: the provider has one API"
+        ),
+    ]
+    dns_records: Annotated[
+        list[DnsNeed], Meta(description="The kinds of DNS records it asks a sending domain for")
+    ]
+
+    @classmethod
+    def of(cls, name: ProviderName) -> SupportedProvider:
+        """A vendor of the provider table as the console and clients read it."""
+        vendor = vendor_of(name)
+        return cls(
+            provider=name.value,
+            label=vendor.label,
+            api_key=vendor.api_key,
+            key_example=vendor.key_example,
+            account_token=vendor.account_credential,
+            webhook_secret=vendor.inbound_credential,
+            # Only where there is a choice: the first is the default.
+            regions=[region.name for region in vendor.regions] if len(vendor.regions) > 1 else [],
+            dns_records=[DnsNeed(type=need.type, purpose=need.purpose) for need in vendor.dns],
+        )
 
 
 # ---------------------------------------------------------------- notifications

@@ -26,9 +26,17 @@ SCHEMAS = "#/components/schemas/"
 ERROR_ENVELOPE = "ErrorEnvelope"
 ENVELOPE_SUFFIX = "Response"
 
-# Routes that need no API key: liveness, service information and the API's own documentation.
+# Routes that need no API key: liveness, service information, the providers a tenant can bring and
+# the API's own documentation.
 PUBLIC_PATHS = frozenset(
-    {"/api/v1/ping", "/api/v1/info", "/api/v1/health", "/api/v1/openapi.json", "/api/v1/docs"}
+    {
+        "/api/v1/ping",
+        "/api/v1/info",
+        "/api/v1/health",
+        "/api/v1/providers",
+        "/api/v1/openapi.json",
+        "/api/v1/docs",
+    }
 )
 
 # Every route with an API key answers these; every route that reads the table may find it away.

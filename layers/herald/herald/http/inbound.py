@@ -18,7 +18,7 @@ from herald.http.errors import JSON, client_error, refusal
 from herald.http.guards import raw_body
 from herald.services.inbound import InboundRequest, Receipt
 
-# SendGrid posts its events in batches; no provider sends more than this in one request.
+# Some providers post their events in batches; none sends more than this in one request.
 MAX_BODY_BYTES = 1024 * 1024
 TENANT_PARAMETER = "tenantId"
 # Tenant ids are UUIDs: anything else is answered without a lookup.

@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 import re
 from datetime import datetime
-from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -39,7 +38,8 @@ from herald.domain.notifications import (
     format_character,
     line_breaking_character,
 )
-from herald.domain.providers import HEADER_VALUE, ProviderName
+from herald.domain.providers import HEADER_VALUE
+from herald.domain.vendors import TENANT_PROVIDERS, ProviderName, tenant_provider_names
 from herald.domain.webhooks import HeaderOwner, reserved_header
 
 MAX_BODY_BYTES = 256 * 1024
@@ -194,10 +194,24 @@ Priority = Annotated[
 ]
 
 
-class ProviderChoice(StrEnum):
-    SENDGRID = "SENDGRID"
-    RESEND = "RESEND"
-    POSTMARK = "POSTMARK"
+_TENANT_PROVIDERS = tuple(name.value for name in TENANT_PROVIDERS)
+# As pydantic words an enum's choices: 'A', 'B' or 'C'.
+_CHOICES = tenant_provider_names(repr)
+
+
+def _tenant_provider(value: object) -> object:
+    """Only the tenants' own providers, in the API's spelling (SES is the platform's account)."""
+    if value not in _TENANT_PROVIDERS:
+        raise PydanticCustomError("enum", "Input should be {expected}", {"expected": _CHOICES})
+    return value
+
+
+# The provider table's vendors, spelled as the API writes them.
+ProviderChoice = Annotated[
+    ProviderName,
+    BeforeValidator(_tenant_provider),
+    WithJsonSchema({"type": "string", "enum": list(_TENANT_PROVIDERS), "title": "ProviderChoice"}),
+]
 
 
 class StrictBody(BaseModel):
@@ -214,9 +228,9 @@ def _provider_pair_rule() -> dict[str, Any]:
     same = [
         {
             "required": ["provider", "fallback"],
-            "properties": {"provider": {"const": name.value}, "fallback": {"const": name.value}},
+            "properties": {"provider": {"const": name}, "fallback": {"const": name}},
         }
-        for name in ProviderChoice
+        for name in _TENANT_PROVIDERS
     ]
     return {
         "if": {"required": ["fallback"], "properties": {"fallback": chosen}},
@@ -295,8 +309,8 @@ class EmailRequest(StrictBody):
             text=self.text,
             sender=self.from_,
             reply_to=self.replyTo,
-            provider=ProviderName(self.provider) if self.provider else None,
-            fallback=ProviderName(self.fallback) if self.fallback else None,
+            provider=self.provider,
+            fallback=self.fallback,
         )
         return NotificationRequest(
             email,

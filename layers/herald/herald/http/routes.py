@@ -11,11 +11,11 @@ compares the two).
 
 from __future__ import annotations
 
+from herald.domain.vendors import TENANT_PROVIDERS, webhook_route
+
 # (method, path) as template.yaml writes them; "{name}" stands for one path segment.
 INBOUND_ROUTES: tuple[tuple[str, str], ...] = (
-    ("POST", "/api/v1/webhooks/sendgrid/{tenantId}"),
-    ("POST", "/api/v1/webhooks/resend/{tenantId}"),
-    ("POST", "/api/v1/webhooks/postmark/{tenantId}"),
+    *(("POST", webhook_route(name)) for name in TENANT_PROVIDERS),
     ("POST", "/api/v1/payments/paystack/webhook"),
     ("POST", "/api/v1/payments/polar/webhook"),
 )

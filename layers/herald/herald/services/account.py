@@ -19,7 +19,7 @@ from herald.domain.errors import ErrorCode, FieldProblem, HeraldError, validatio
 from herald.domain.inbound import UnusableSecret
 from herald.domain.jobs import Channel
 from herald.domain.plans import current_period, limits_for, quota_for
-from herald.domain.providers import Credential, ProviderFailure, ProviderName
+from herald.domain.providers import Credential, ProviderFailure
 from herald.domain.records import (
     ProviderDomain,
     SendingDomain,
@@ -30,6 +30,7 @@ from herald.domain.records import (
 )
 from herald.domain.secrets import Purpose, SealedSecret, SecretTampered, last_four
 from herald.domain.signing import new_signing_secret
+from herald.domain.vendors import ProviderName, tenant_provider_names
 from herald.observability import logger
 from herald.services.outcomes import AlreadyExists, DomainTaken
 from herald.services.ports import (
@@ -50,7 +51,7 @@ def tenant_provider(name: str) -> ProviderName:
         provider = ProviderName(name.upper())
     except ValueError as exc:
         raise HeraldError(
-            f"Unknown provider {name}; use SENDGRID, RESEND or POSTMARK.", ErrorCode.UNKNOWN_PROVIDER
+            f"Unknown provider {name}; use {tenant_provider_names()}.", ErrorCode.UNKNOWN_PROVIDER
         ) from exc
     if provider is ProviderName.SES:
         raise HeraldError(

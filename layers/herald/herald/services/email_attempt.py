@@ -15,16 +15,10 @@ from herald.domain.errors import DependencyError
 from herald.domain.job_messages import JobMessage
 from herald.domain.notifications import EmailNotification, NotificationRequest
 from herald.domain.plans import Plan
-from herald.domain.providers import (
-    Credential,
-    Delivered,
-    FailureKind,
-    OutboundEmail,
-    ProviderFailure,
-    ProviderName,
-)
+from herald.domain.providers import Credential, Delivered, FailureKind, OutboundEmail, ProviderFailure
 from herald.domain.records import Claim, Suppression, TenantRecords
 from herald.domain.secrets import SecretTampered
+from herald.domain.vendors import ProviderName
 from herald.observability import logger
 from herald.services.health import BREAKER_OPEN, MOVED_BACK, ProviderHealth, ProviderPlan
 from herald.services.ports import EmailProviders, Suppressions

@@ -14,7 +14,8 @@ tenant has that job, and how long it is kept), then 1 conditional PutItem: the e
 job's partition, which is its own mark, or, for an event of no job of this tenant that suppresses,
 an inbound mark; plus 1 PutItem of the suppression for a hard bounce, complaint or unsubscribe. The
 request itself costs 1 Query of the tenant's partition (its webhook secret) and, in a warm container,
-no KMS call.
+no KMS call; where the sender signs a single-use token instead of the body, 1 conditional PutItem
+marks the token used.
 
 Payment events: 1 conditional PutItem of the mark, 1 GetItem of the tenant's profile (Paystack
 events without the tenant's id: 1-2 GetItems of the processor's links first; events with it: 1
@@ -73,10 +74,13 @@ from herald.services.ports import (
     Verify,
 )
 
-# Marks of delivery events that belong to no job outlive every provider's retries (SendGrid retries
-# for 72 hours, Resend and Postmark for less). Payment marks are kept for good: Paystack signs no
-# timestamp, so a captured request could otherwise be replayed once its mark is gone.
+# Marks of delivery events that belong to no job outlive every provider's retries (72 hours at the
+# longest). Payment marks are kept for good: Paystack signs no timestamp, so a captured request could
+# otherwise be replayed once its mark is gone.
 DELIVERY_MARK_SECONDS = 30 * 24 * 3600
+# Marks of used tokens outlive the window a signature is fresh in (5 minutes either way), so a token
+# reused while its signature would still verify always meets its mark.
+TOKEN_MARK_SECONDS = 3600
 # A processor may deliver several events of one subscription at once (Polar: updated, canceled and
 # revoked together): each applies its change to the billing it read, or reads again.
 BILLING_WRITE_ATTEMPTS = 3
@@ -120,14 +124,17 @@ def _verified(verify: Verify, request: InboundRequest, secret: str, now: float, 
     try:
         verify(request.headers, request.raw_body, secret, now)
     except InvalidSignature as exc:
-        logger.warning("inbound webhook refused", extra={"source": source, "reason": exc.reason})
-        count("InboundRefused", {"source": source})
-        raise HeraldError(
-            f"The webhook is not verified: {exc.reason}.", ErrorCode.INVALID_SIGNATURE
-        ) from None
+        raise _refusal(source, exc.reason) from None
     except UnusableSecret as exc:
         logger.error("inbound webhook secret unusable", extra={"source": source, "reason": exc.reason})
         raise _not_found() from None
+
+
+def _refusal(source: str, reason: str) -> HeraldError:
+    """A request whose sender is not proven: logged and counted, answered 401."""
+    logger.warning("inbound webhook refused", extra={"source": source, "reason": reason})
+    count("InboundRefused", {"source": source})
+    return HeraldError(f"The webhook is not verified: {reason}.", ErrorCode.INVALID_SIGNATURE)
 
 
 def _parsed(parse: Callable[[bytes, Mapping[str, str]], Sequence[E]], request: InboundRequest) -> Sequence[E]:
@@ -172,11 +179,28 @@ class DeliveryWebhooks:
         provider = self._webhook.provider.value
         now = self._clock()
         _verified(self._webhook.verify, request, self._secret(tenant_id), now, provider)
+        release = self._use_token(tenant_id, request, now)
         receipt = Receipt()
-        for event in _parsed(self._webhook.parse, request):
-            receipt.add(self._record(tenant_id, event, now))
+        try:
+            for event in _parsed(self._webhook.parse, request):
+                receipt.add(self._record(tenant_id, event, now))
+        except DependencyError:
+            # The sender retries a 503 with the same signed token: it must pass then.
+            _undone(release, "used token")
+            raise
         receipt.publish(provider)
         return receipt
+
+    def _use_token(self, tenant_id: str, request: InboundRequest, now: float) -> Callable[[], None]:
+        """Mark a single-use token of the request (where the sender signs one) as used; how to
+        release it again. A token used before is refused like a forged signature."""
+        if self._webhook.single_use is None:
+            return lambda: None
+        provider = self._webhook.provider.value
+        key = f"{provider}#{tenant_id}#token#{self._webhook.single_use(request.raw_body, request.headers)}"
+        if not self._ledger.mark(key, int(now) + TOKEN_MARK_SECONDS):
+            raise _refusal(provider, "its signed token was used before")
+        return lambda: self._ledger.unmark(key)
 
     def _secret(self, tenant_id: str) -> str:
         provider = self._webhook.provider.value

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
         DomainVerification,
         KeyCheck,
         OutboundEmail,
-        ProviderName,
     )
     from herald.domain.records import (
         ApiKeyRecord,
@@ -49,6 +48,7 @@ if TYPE_CHECKING:
     from herald.domain.scheduling import DueJob
     from herald.domain.secrets import Purpose, SealedSecret
     from herald.domain.signin import PendingCode, Session
+    from herald.domain.vendors import ProviderName
     from herald.domain.webhooks import OutboundWebhook, WebhookOutcome
 
 
@@ -524,6 +524,9 @@ class DeliveryWebhook(msgspec.Struct, frozen=True):
     parse: Callable[[bytes, Mapping[str, str]], Sequence[DeliveryEvent | IgnoredEvent]]
     # Raises UnusableSecret for a secret that could never verify a request.
     check_secret: Callable[[str], object]
+    # Where the signature covers a token rather than the body: the verified request's token, which
+    # the sender never signs twice. It is marked used, so a captured signature carries no other body.
+    single_use: Callable[[bytes, Mapping[str, str]], str] | None = None
 
 
 class PaymentWebhook(msgspec.Struct, frozen=True):

@@ -20,7 +20,7 @@ def is_address(address: str) -> bool:
 
 
 def is_named_address(address: str) -> bool:
-    """``a@b.example`` or ``Name <a@b.example>`` (Resend's and Postmark's ``from`` format)."""
+    """``a@b.example`` or ``Name <a@b.example>`` (the ``from`` format some providers take)."""
     return is_address(address.strip()) or (
         address.strip().endswith(">") and is_address(bare_address(address))
     )

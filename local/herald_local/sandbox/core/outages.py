@@ -1,5 +1,6 @@
-"""Staged outages of one target for a while: a provider (``SENDGRID``, ``RESEND``, ``POSTMARK``, ``SES``; any case) or
-one hook name (``hook:<name>``) answers a status, or times out, until the outage ends or is lifted.
+"""Staged outages of one target for a while: an email provider (its service's name, in any case:
+``SES``) or one hook name (``hook:<name>``) answers a status, or times out, until the outage ends or
+is lifted.
 
 - ``PUT /_sandbox/outages/<target> {"status": 500, "seconds": 300}``: every send to the target
   answers 500 for 300 s (without ``seconds``: until lifted); ``{"timeout": true}`` holds each answer

@@ -12,7 +12,7 @@ from herald.domain.clock import iso, utc_now
 
 class Outcome(StrEnum):
     ACCEPTED = "accepted"
-    REPLAYED = "replayed"  # Resend answered from an idempotency record; no second message
+    REPLAYED = "replayed"  # answered from an idempotency record; no second message
     REJECTED = "rejected"
     TIMEOUT = "timeout"
 

@@ -9,8 +9,6 @@ from typing import Any
 
 from flask import Response
 
-# Credentials never reach the store or the mailbox page.
-_CREDENTIAL_HEADERS = frozenset({"authorization", "x-postmark-server-token", "x-postmark-account-token"})
 REDACTED = "[redacted]"
 
 
@@ -24,8 +22,16 @@ def empty_reply(status: int, headers: Mapping[str, str] | None = None) -> Respon
     return Response(b"", status=status, headers=dict(headers or {}))
 
 
-def safe_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
-    return {name: REDACTED if name.lower() in _CREDENTIAL_HEADERS else value for name, value in headers}
+def safe_headers(headers: Iterable[tuple[str, str]], *, token_headers: bool = False) -> dict[str, str]:
+    """Credentials never reach the store or the mailbox page: ``Authorization``, and with
+    ``token_headers`` (a request to an imitated provider, whose keys some take as ``X-…-Token``)
+    every header named ``…-Token``."""
+    return {name: REDACTED if _credential(name, token_headers) else value for name, value in headers}
+
+
+def _credential(name: str, token_headers: bool) -> bool:
+    lowered = name.lower()
+    return lowered == "authorization" or (token_headers and lowered.endswith("-token"))
 
 
 # The imitated rate-limit windows are one second long, so clients that honour them retry quickly.

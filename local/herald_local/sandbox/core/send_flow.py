@@ -55,7 +55,7 @@ class SendRequest:
 
 def read_send(api: SendApi, request: Request) -> SendRequest:
     body = request.get_json(force=True, silent=True)
-    return SendRequest(body, api.summarize(body), safe_headers(request.headers.items()))
+    return SendRequest(body, api.summarize(body), safe_headers(request.headers.items(), token_headers=True))
 
 
 def screen(context: SandboxContext, api: SendApi, request: Request, send: SendRequest) -> Response | None:

@@ -19,7 +19,7 @@ class Service:
     # The blueprint's name, unique in the app; also the name the service's base URL goes by.
     name: str
     routes: tuple[AddRoutes, ...]
-    # An imitated API's base path, which Herald's base URL for it points at (``/sendgrid``); None
+    # An imitated API's base path, which Herald's base URL for it points at (``/<vendor>``); None
     # for routes of the sandbox's own, at the root.
     url_prefix: str | None = None
     # An email provider: its name is an outage target, and recipients name it to fail only its sends

@@ -3,7 +3,7 @@ from what was signed where the sender gives none.
 
 A verified body may still be anything JSON allows. Only a body that is not JSON at all, or not the
 top-level shape the sender documents, is refused (``MalformedPayload``); a report with missing or
-odd fields becomes an ``IgnoredEvent`` or a field of None, so one odd report in a SendGrid batch
+odd fields becomes an ``IgnoredEvent`` or a field of None, so one odd report in a provider's batch
 does not make the provider resend the whole batch forever.
 """
 
@@ -77,7 +77,7 @@ _REPORTED_YEARS = range(1970, 2200)
 
 def iso_time(value: object) -> str | None:
     """ISO-8601 UTC with milliseconds from the time a (verified) sender reported: an ISO-8601 string
-    in the sender's own spelling (no zone = UTC; Resend writes ``2026-11-30 07:59:55.2+00``) or Unix
+    in the sender's own spelling (no zone = UTC; some write ``2026-11-30 07:59:55.2+00``) or Unix
     seconds; None when there is no readable, plausible time."""
     try:
         if isinstance(value, str):

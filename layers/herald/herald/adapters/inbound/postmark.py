@@ -40,7 +40,8 @@ from herald.domain.inbound import (
     InvalidSignature,
     UnusableSecret,
 )
-from herald.domain.providers import JOB_ID_TAG, TENANT_ID_TAG, ProviderName
+from herald.domain.providers import JOB_ID_TAG, TENANT_ID_TAG
+from herald.domain.vendors import ProviderName
 from herald.services.ports import DeliveryWebhook
 
 AUTHORIZATION_HEADER = "Authorization"

@@ -12,8 +12,9 @@ from typing import Any
 from herald.adapters.inbound import standard_webhooks
 from herald.adapters.inbound.payloads import as_object, ignored, iso_time, load_report, reason, text
 from herald.domain.inbound import DeliveryEvent, DeliveryEventType, IgnoredEvent, UnusableSecret
-from herald.domain.providers import JOB_ID_TAG, TENANT_ID_TAG, ProviderName
+from herald.domain.providers import JOB_ID_TAG, TENANT_ID_TAG
 from herald.domain.signing import standard_key
+from herald.domain.vendors import ProviderName
 from herald.services.ports import DeliveryWebhook
 
 _TYPES: Mapping[str, DeliveryEventType] = {

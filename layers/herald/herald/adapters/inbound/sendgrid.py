@@ -37,7 +37,8 @@ from herald.domain.inbound import (
     MalformedPayload,
     UnusableSecret,
 )
-from herald.domain.providers import JOB_ID_TAG, TENANT_ID_TAG, ProviderName
+from herald.domain.providers import JOB_ID_TAG, TENANT_ID_TAG
+from herald.domain.vendors import ProviderName
 from herald.services.ports import DeliveryWebhook
 
 SIGNATURE_HEADER = "X-Twilio-Email-Event-Webhook-Signature"

@@ -1,4 +1,4 @@
-"""Svix (Resend) and Standard Webhooks (Polar): one signature scheme under two header prefixes.
+"""Svix and Standard Webhooks (Polar's): one signature scheme under two header prefixes.
 
 The sender signs ``"<message id>.<timestamp>.<raw body>"`` with HMAC-SHA256 and sends
 ``v1,<base64>`` values, space-separated: during a secret rotation it signs with the old and the new

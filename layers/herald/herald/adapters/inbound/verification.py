@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from herald.domain.inbound import InvalidSignature, UnusableSecret
 
 # Herald's replay window, in both directions: the Svix and Standard Webhooks libraries use the
-# same five minutes, and SendGrid documents none (it signs the timestamp, so Herald can hold it
-# to the same window).
+# same five minutes, and a provider that signs its timestamp without documenting a window is held
+# to the same.
 TOLERANCE_SECONDS = 300
 
 _PRINTABLE_ASCII = re.compile(r"[\x20-\x7e]+")
@@ -37,9 +37,13 @@ def required_header(headers: Mapping[str, str], name: str) -> str:
 
 def fresh_timestamp(headers: Mapping[str, str], name: str, now: float) -> str:
     """The timestamp header as sent (it is part of what was signed), once it is inside the window."""
-    value = required_header(headers, name)
+    return fresh_time(required_header(headers, name), name, now, source=f"{name} header")
+
+
+def fresh_time(value: str, name: str, now: float, *, source: str | None = None) -> str:
+    """A signed Unix time as sent, once it is inside the window (``source``: where it was read)."""
     if not _UNIX_SECONDS.fullmatch(value):
-        raise InvalidSignature(f"{name} header is not Unix seconds")
+        raise InvalidSignature(f"{source or name} is not Unix seconds")
     age = now - int(value)
     if age > TOLERANCE_SECONDS:
         raise InvalidSignature(f"{name} is more than {TOLERANCE_SECONDS} seconds old")

@@ -1,2 +1,2 @@
-"""Email provider adapters: SendGrid, Resend and Postmark with the tenant's keys, Amazon SES for the
+"""Email provider adapters: one module per vendor of the provider table with the tenant's keys, Amazon SES for the
 platform. Composition roots get them from ``registry.ProviderRegistry``."""

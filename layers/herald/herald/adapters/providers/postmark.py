@@ -34,8 +34,8 @@ from herald.domain.providers import (
     KeyCheck,
     OutboundEmail,
     ProviderFailure,
-    ProviderName,
 )
+from herald.domain.vendors import ProviderName
 
 MESSAGE_STREAM = "outbound"
 DOMAINS_NEED_ACCOUNT_KEY = "Postmark domain management needs an account token"

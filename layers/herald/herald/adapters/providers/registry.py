@@ -1,31 +1,26 @@
 """The provider adapters of one process, by name. Adapter modules load on first use, so a cold start
-imports only the providers it actually calls (the API's key check needs one, the free plan only SES)."""
+imports only the providers it actually calls (the API's key check needs one, the free plan only SES);
+which module and class a tenant's vendor has comes from the provider table (``herald.domain.vendors``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-import msgspec
-
-from herald.domain.providers import TENANT_PROVIDERS, ProviderName
+from herald.adapters.vendor_modules import load
+from herald.domain.vendors import ProviderName, vendor_of
 from herald.services.ports import DomainProvider, EmailProvider
 
 if TYPE_CHECKING:
     from mypy_boto3_sesv2 import SESV2Client
 
 
-class ProviderEndpoints(msgspec.Struct, frozen=True):
-    sendgrid: str
-    resend: str
-    postmark: str
-
-
 class ProviderRegistry:
     def __init__(
-        self, endpoints: ProviderEndpoints, platform_sender: str, ses_client: Callable[[], SESV2Client]
+        self, base_urls: Mapping[str, str], platform_sender: str, ses_client: Callable[[], SESV2Client]
     ) -> None:
-        self._endpoints = endpoints
+        # By template parameter, as the table's regions name them.
+        self._base_urls = base_urls
         self._platform_sender = platform_sender
         self._ses_client = ses_client
         self._emails: dict[ProviderName, EmailProvider] = {}
@@ -51,16 +46,6 @@ class ProviderRegistry:
         return self.domain(name)
 
     def _new_domain(self, name: ProviderName) -> DomainProvider:
-        if name not in TENANT_PROVIDERS:
-            raise ValueError(f"{name} is not a provider tenants bring keys for")
-        if name is ProviderName.SENDGRID:
-            from herald.adapters.providers.sendgrid import SendGridProvider
-
-            return SendGridProvider(self._endpoints.sendgrid)
-        if name is ProviderName.RESEND:
-            from herald.adapters.providers.resend import ResendProvider
-
-            return ResendProvider(self._endpoints.resend)
-        from herald.adapters.providers.postmark import PostmarkProvider
-
-        return PostmarkProvider(self._endpoints.postmark)
+        vendor = vendor_of(name)
+        adapter: Callable[..., DomainProvider] = load(vendor.adapter)
+        return adapter(*(self._base_urls[region.base_url_parameter] for region in vendor.regions))

@@ -33,8 +33,8 @@ from herald.domain.providers import (
     KeyCheck,
     OutboundEmail,
     ProviderFailure,
-    ProviderName,
 )
+from herald.domain.vendors import ProviderName
 
 RESTRICTED_KEY_REASON = (
     "the Resend key is restricted to sending; Herald needs a full-access key to manage sending domains"

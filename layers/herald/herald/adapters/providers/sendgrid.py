@@ -33,8 +33,8 @@ from herald.domain.providers import (
     KeyCheck,
     OutboundEmail,
     ProviderFailure,
-    ProviderName,
 )
+from herald.domain.vendors import ProviderName
 
 MAIL_SEND_SCOPE = "mail.send"
 # Domain authentication lives under SendGrid's historical "whitelabel" name.

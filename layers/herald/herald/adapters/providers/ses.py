@@ -30,8 +30,8 @@ from herald.domain.providers import (
     KeyCheck,
     OutboundEmail,
     ProviderFailure,
-    ProviderName,
 )
+from herald.domain.vendors import ProviderName
 
 if TYPE_CHECKING:
     from mypy_boto3_sesv2 import SESV2Client

@@ -1,4 +1,4 @@
-"""HTTP plumbing shared by the SendGrid, Resend and Postmark adapters.
+"""HTTP plumbing shared by the tenant vendors' adapters.
 
 Every call has a connect and a read timeout and never follows a redirect; network failures become
 TRANSIENT failures here, once. Error bodies are parsed defensively: proxies answer with HTML, some
@@ -13,18 +13,23 @@ import time
 from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import urlencode
 
 import requests
 
 from herald import USER_AGENT
-from herald.domain.providers import HEADER_VALUE, Credential, FailureKind, ProviderFailure, ProviderName
+from herald.domain.providers import HEADER_VALUE, Credential, FailureKind, ProviderFailure
+from herald.domain.vendors import TENANT_PROVIDERS, ProviderName
 
 # requests' own advice: slightly above a multiple of 3 s, the classic TCP retransmission window,
 # so a connect that needed one retransmitted SYN is not cut off just before it lands.
 CONNECT_TIMEOUT_SECONDS = 3.05
-# Providers answer in well under a second; 10 s bounds a slow one so that a full pass over three
-# providers (3 x 13 s) stays inside the 60 s email worker timeout.
-READ_TIMEOUT_SECONDS = 10.0
+# A tenant has each vendor of the provider table at most once, and a full pass over them must end
+# within the email worker's record budget (45 s of its 60 s, herald.batch.sqs) with room for the
+# job's own writes: this much, shared equally. Providers answer in well under a second; with three
+# vendors a slow one has 10 s to answer.
+FULL_PASS_SECONDS = 39.15
+READ_TIMEOUT_SECONDS = round(FULL_PASS_SECONDS / len(TENANT_PROVIDERS) - CONNECT_TIMEOUT_SECONDS, 2)
 TIMEOUT = (CONNECT_TIMEOUT_SECONDS, READ_TIMEOUT_SECONDS)
 
 # A provider's wait hint beyond an hour is more likely a misread header than advice; the delivery
@@ -49,12 +54,14 @@ def call(
     *,
     headers: Mapping[str, str],
     body: object = None,
+    form: Mapping[str, str] | None = None,
     params: Mapping[str, str] | None = None,
 ) -> requests.Response:
-    """Send one request; a network failure raises a TRANSIENT ``ProviderFailure``.
+    """Send one request, with a JSON ``body`` or the fields of a ``form``; a network failure raises
+    a TRANSIENT ``ProviderFailure``.
 
-    Redirects are never followed: ``requests`` would carry custom auth headers such as
-    ``X-Postmark-Server-Token`` to whatever host the redirect names.
+    Redirects are never followed: ``requests`` would carry custom auth headers such as a vendor's
+    ``X-…-Token`` to whatever host the redirect names.
     """
     all_headers = {"Accept": "application/json", "User-Agent": USER_AGENT, **headers}
     if not all(HEADER_VALUE.fullmatch(value) for value in all_headers.values()):
@@ -67,6 +74,9 @@ def call(
     if body is not None:
         all_headers["Content-Type"] = "application/json"
         data = encode_json(body)
+    elif form is not None:
+        all_headers["Content-Type"] = "application/x-www-form-urlencoded"
+        data = urlencode(form).encode("ascii")
     try:
         return session.request(
             method, url, headers=all_headers, data=data, params=params, timeout=TIMEOUT, allow_redirects=False
@@ -86,7 +96,7 @@ def call(
 
 
 def encode_json(body: object) -> bytes:
-    """Compact, stable JSON: the same body always gives the same bytes (Resend idempotency)."""
+    """Compact, stable JSON: the same body always gives the same bytes (idempotency keys hold)."""
     return json.dumps(body, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
@@ -110,7 +120,7 @@ def status_kind(status: int) -> FailureKind:
     if status in {408, 429} or status >= 500:
         return FailureKind.TRANSIENT
     # 404 on an endpoint Herald calls means a wrong base URL or a resource gone at the provider,
-    # never a fault of the message; 451 is SendGrid's data-residency block.
+    # never a fault of the message; 451 is a provider's data-residency block.
     if status in {401, 403, 404, 451}:
         return FailureKind.PROVIDER_PERMANENT
     if 400 <= status < 500:
@@ -142,7 +152,7 @@ def delay_header(response: requests.Response, name: str, now: Callable[[], float
 
 
 def epoch_header(response: requests.Response, name: str, now: Callable[[], float]) -> float | None:
-    """A header holding the Unix time a window resets (SendGrid ``X-RateLimit-Reset``), as a delay."""
+    """A header holding the Unix time a window resets (``X-RateLimit-Reset``), as a delay."""
     raw = response.headers.get(name, "").strip()
     try:
         return bounded_delay(float(raw) - now()) if raw else None
@@ -190,17 +200,23 @@ class HttpProvider:
         auth: Mapping[str, str],
         body: object = None,
         params: Mapping[str, str] | None = None,
+        *,
+        form: Mapping[str, str] | None = None,
+        base_url: str | None = None,
     ) -> requests.Response:
-        url = join_url(self._base_url, path)
-        return call(self._session, self.name, method, url, headers=auth, body=body, params=params)
+        """A call relative to the base URL (or to ``base_url``, for a vendor with several regions)."""
+        url = join_url(base_url or self._base_url, path)
+        return call(self._session, self.name, method, url, headers=auth, body=body, form=form, params=params)
 
     def _expect(self, response: requests.Response, credential: Credential) -> dict[str, Any]:
         if not succeeded(response):
             raise self._failure(response, credential)
         return json_object(response)
 
-    def _delete(self, path: str, auth: Mapping[str, str], credential: Credential) -> None:
-        response = self._call("DELETE", path, auth)
+    def _delete(
+        self, path: str, auth: Mapping[str, str], credential: Credential, base_url: str | None = None
+    ) -> None:
+        response = self._call("DELETE", path, auth, base_url=base_url)
         if response.status_code != 404 and not succeeded(response):
             raise self._failure(response, credential)
 
