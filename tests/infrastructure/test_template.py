@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from herald.composition.workers import WEBHOOK_RECORD_BUDGET_MILLIS, email_record_budget_millis
 from herald.domain.money import Money
 from herald.domain.vendors import TENANT_PROVIDERS, VENDOR_REGIONS, ProviderName, webhook_route
 from herald_local.cloudformation.template import load_template
@@ -142,8 +143,14 @@ def test_queue_visibility_is_six_times_the_worker_timeout_and_redrive_exceeds_th
         if "Worker" in name
     }
     assert set(workers) == {"EmailWorkerFunction", "WebhookWorkerFunction"}
-    for worker in workers.values():
+    budgets = {
+        "EmailWorkerFunction": email_record_budget_millis(),
+        "WebhookWorkerFunction": WEBHOOK_RECORD_BUDGET_MILLIS,
+    }
+    for name, worker in workers.items():
         timeout = int(worker["Properties"]["Timeout"])
+        # A record started with its budget left ends, with its writes, before the function's timeout.
+        assert timeout * 1000 >= budgets[name] + 10_000, name
         for event in worker["Properties"]["Events"].values():
             queue = queues[event["Properties"]["Queue"]["Fn::GetAtt"][0]]["Properties"]
             assert int(queue["VisibilityTimeout"]) >= 6 * timeout

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from herald.batch.sqs import Worker, process_batch
+from herald.composition.workers import WEBHOOK_RECORD_BUDGET_MILLIS
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import Channel, JobStatus
@@ -83,7 +84,7 @@ class Rig:
     def batch(self, message: JobMessage) -> dict[str, Any]:
         record = sqs_record("msg-1", message.to_json())
         record["eventSourceARN"] = "arn:aws:sqs:us-east-1:123456789012:herald-dev-email-ordered.fifo"
-        worker = Worker(self.engine, FakeDeadLetters(), self.returns)
+        worker = Worker(self.engine, FakeDeadLetters(), self.returns, WEBHOOK_RECORD_BUDGET_MILLIS)
         return process_batch({"Records": [record]}, FakeContext(PLENTY), worker)
 
 

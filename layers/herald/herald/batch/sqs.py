@@ -21,11 +21,6 @@ from herald.observability import logger, metrics
 from herald.services.delivery import HOLDING, DeliveryEngine, Handled
 from herald.services.ports import CacheStats, DeadLetters, MessageReturns
 
-# A record is only started with this much time left: a full provider pass (every vendor of the
-# provider table, their timeouts sharing transport.FULL_PASS_SECONDS) must finish before Lambda stops
-# the invocation.
-RECORD_BUDGET_MILLIS = 45_000
-
 
 class OutOfTime(Exception):
     """Not started: too little time left in this invocation; SQS will deliver it again."""
@@ -42,6 +37,9 @@ class Worker(msgspec.Struct, frozen=True):
     engine: DeliveryEngine
     dead_letters: DeadLetters
     returns: MessageReturns
+    # A record is only started with this much time left: its attempt (a full provider pass, or one
+    # webhook exchange) must finish before Lambda stops the invocation.
+    record_budget_millis: int
     key_cache: CacheStats | None = None
 
 
@@ -54,7 +52,7 @@ def process_batch(event: dict[str, Any], context: LambdaContext, worker: Worker)
     not_started: list[SQSRecord] = []
 
     def handle(record: SQSRecord) -> str:
-        if context.get_remaining_time_in_millis() < RECORD_BUDGET_MILLIS:
+        if context.get_remaining_time_in_millis() < worker.record_budget_millis:
             not_started.append(record)
             raise OutOfTime(record.message_id)
         message = _parse(record, dead_letters)

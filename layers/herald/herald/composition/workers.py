@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from functools import partial
 
 from msgspec.structs import replace
@@ -20,8 +21,21 @@ from herald.services.delivery import ChannelAttempt, DeliveryEngine, DeliveryPol
 from herald.services.health import BreakerBoard, EndpointHealth, ProviderHealth
 from herald.services.tenant_directory import TenantDirectory
 
+# How much time a record needs left to start: a full pass over every vendor timing out (the email
+# worker), or one webhook exchange (15 s), each with room for the job's own writes. The template's
+# worker timeouts leave more than this (tests/infrastructure).
+WRITES_SECONDS = 5
+WEBHOOK_RECORD_BUDGET_MILLIS = 45_000
 
-def _worker(attempt: ChannelAttempt) -> Worker:
+
+def email_record_budget_millis() -> int:
+    # Imported here: the webhook worker never loads the provider transport.
+    from herald.adapters.providers.transport import FULL_PASS_SECONDS
+
+    return math.ceil(FULL_PASS_SECONDS + WRITES_SECONDS) * 1000
+
+
+def _worker(attempt: ChannelAttempt, record_budget_millis: int) -> Worker:
     base = foundation()
     settings = base.settings
     dead_letters = SqsDeadLetters(settings.dlq_url, base.clients.sqs)
@@ -36,7 +50,7 @@ def _worker(attempt: ChannelAttempt) -> Worker:
     returns = SqsMessageReturns(
         [*settings.queue_urls.values(), *settings.ordered_queue_urls.values()], base.clients.sqs
     )
-    return Worker(engine, dead_letters, returns, vault().cache)
+    return Worker(engine, dead_letters, returns, record_budget_millis, vault().cache)
 
 
 def _directory() -> TenantDirectory:
@@ -65,7 +79,8 @@ def _email_worker() -> Worker:
             providers=provider_registry().email,
             platform_sender=foundation().settings.platform_sender,
             health=ProviderHealth(_board(PROVIDER_POLICY)),
-        )
+        ),
+        email_record_budget_millis(),
     )
 
 
@@ -83,7 +98,9 @@ def _webhook_worker() -> Worker:
     sender = partial(send_webhook, local_origin=origin, user_agent=USER_AGENT)
     mail = SesPlatformMail(base.clients.sesv2, base.settings.platform_sender)
     health = EndpointHealth(_board(ENDPOINT_POLICY), mail)
-    return _worker(WebhookAttempt(directory=_directory(), sender=sender, health=health))
+    return _worker(
+        WebhookAttempt(directory=_directory(), sender=sender, health=health), WEBHOOK_RECORD_BUDGET_MILLIS
+    )
 
 
 def webhook_worker() -> Worker:

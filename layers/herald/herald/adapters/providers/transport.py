@@ -24,13 +24,12 @@ from herald.domain.vendors import TENANT_PROVIDERS, ProviderName
 # requests' own advice: slightly above a multiple of 3 s, the classic TCP retransmission window,
 # so a connect that needed one retransmitted SYN is not cut off just before it lands.
 CONNECT_TIMEOUT_SECONDS = 3.05
-# A tenant has each vendor of the provider table at most once, and a full pass over them must end
-# within the email worker's record budget (45 s of its 60 s, herald.batch.sqs) with room for the
-# job's own writes: this much, shared equally. Providers answer in well under a second; with three
-# vendors a slow one has 10 s to answer.
-FULL_PASS_SECONDS = 39.15
-READ_TIMEOUT_SECONDS = round(FULL_PASS_SECONDS / len(TENANT_PROVIDERS) - CONNECT_TIMEOUT_SECONDS, 2)
+# Providers answer in well under a second; a slow one has 10 s.
+READ_TIMEOUT_SECONDS = 10.0
 TIMEOUT = (CONNECT_TIMEOUT_SECONDS, READ_TIMEOUT_SECONDS)
+# A tenant has each vendor of the provider table at most once: the longest a pass over them can take,
+# which the email worker's record budget covers (herald.composition.workers).
+FULL_PASS_SECONDS = len(TENANT_PROVIDERS) * (CONNECT_TIMEOUT_SECONDS + READ_TIMEOUT_SECONDS)
 
 # A provider's wait hint beyond an hour is more likely a misread header than advice; the delivery
 # engine applies its own bounds on top.
