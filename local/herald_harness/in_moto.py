@@ -26,7 +26,7 @@ from herald.adapters.store.account_store import DynamoAccountStore
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.table import Table
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.composition import common, process
+from herald.composition import common
 from herald.domain.api_keys import hash_api_key
 from herald.domain.records import JobState, StoredProvider
 from herald.domain.secrets import Purpose
@@ -94,7 +94,7 @@ def client(service: str) -> Any:
 
 def _reset_process_caches() -> None:
     """A fresh cold start: settings, table, clients and services built anew."""
-    process.reset()
+    common.reset()
 
 
 def _load_handler_module(spec_dir: str, name: str) -> ModuleType:

@@ -16,7 +16,7 @@ from msgspec.structs import replace
 
 from herald.adapters.data_key_cache import DataKeyCache
 from herald.adapters.vault import KeyServiceUnavailable, KmsKeyManager, Vault
-from herald.composition import common, process
+from herald.composition import common
 from herald.domain.secrets import Purpose, SecretTampered, encryption_context
 from tests.fakes.common import settings_environment
 from tests.support.ports import refusing_port
@@ -175,7 +175,7 @@ def deployed_settings(aws: None, monkeypatch: pytest.MonkeyPatch, key_id: str) -
 
 
 def _cold_start() -> None:
-    process.reset()
+    common.reset()
 
 
 def test_given_a_warm_container_then_the_default_vault_opens_each_record_with_one_kms_call(

@@ -7,14 +7,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from herald.composition import process
+from herald.composition import common
 
 
 @pytest.fixture(autouse=True)
 def _fresh() -> Iterator[None]:
-    process.reset()
+    common.reset()
     yield
-    process.reset()
+    common.reset()
 
 
 class Built:
@@ -28,7 +28,7 @@ class Built:
 def test_a_thing_is_built_on_first_use_and_reused_after() -> None:
     Built.made = []
 
-    first, second = process.once(Built), process.once(Built)
+    first, second = common.once(Built), common.once(Built)
 
     assert first is second
     assert Built.made == ["default"]
@@ -37,29 +37,29 @@ def test_a_thing_is_built_on_first_use_and_reused_after() -> None:
 def test_each_argument_builds_its_own() -> None:
     Built.made = []
 
-    sendgrid, resend = process.once(Built, "sendgrid"), process.once(Built, "resend")
+    sendgrid, resend = common.once(Built, "sendgrid"), common.once(Built, "resend")
 
     assert (sendgrid.name, resend.name) == ("sendgrid", "resend")
-    assert process.once(Built, "sendgrid") is sendgrid
+    assert common.once(Built, "sendgrid") is sendgrid
     assert Built.made == ["sendgrid", "resend"]
 
 
 def test_a_reset_forgets_everything_at_once() -> None:
-    before = process.once(Built)
+    before = common.once(Built)
 
-    process.reset()
+    common.reset()
 
-    assert process.once(Built) is not before
+    assert common.once(Built) is not before
 
 
 def test_building_may_use_what_it_stands_on() -> None:
     def foundation() -> Built:
-        return process.once(Built, "foundation")
+        return common.once(Built, "foundation")
 
     def services() -> tuple[Built, Built]:
         return foundation(), Built("services")
 
-    built = process.once(services)
+    built = common.once(services)
 
     assert built[0] is foundation()
-    assert process.once(services) is built
+    assert common.once(services) is built

@@ -11,7 +11,7 @@ import pytest
 import snapshot_restore_py
 
 from herald import INITIALIZATION_TYPE
-from herald.composition import process, snapstart
+from herald.composition import common, snapstart
 
 # What the runtime's registries hold: (function, args, kwargs) for each registered hook.
 Hooks = list[tuple[Any, tuple[Any, ...], dict[str, Any]]]
@@ -26,7 +26,7 @@ def registry() -> Iterator[tuple[Hooks, Hooks]]:
     yield before, after
     before.clear()
     after.clear()
-    process.reset()
+    common.reset()
 
 
 def run(hooks: Hooks) -> None:
@@ -58,16 +58,16 @@ def test_nothing_built_before_the_snapshot_is_in_it_and_a_restored_copy_builds_a
 ) -> None:
     monkeypatch.setenv(INITIALIZATION_TYPE, "snap-start")
     snapstart.register()
-    during_init = process.once(Built)
+    during_init = common.once(Built)
 
     run(registry[0])
-    in_snapshot = process.once(Built)
+    in_snapshot = common.once(Built)
     run(registry[1])
-    restored = process.once(Built)
+    restored = common.once(Built)
 
     assert in_snapshot is not during_init
     assert restored is not in_snapshot
-    assert process.once(Built) is restored  # then warm again, as usual
+    assert common.once(Built) is restored  # then warm again, as usual
 
 
 def test_restored_copies_do_not_repeat_one_random_sequence(

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from herald.adapters.queueing import SqsQueueDepths
 from herald.adapters.slack import ParameterSecret, SlackWebhook
-from herald.composition.common import foundation
-from herald.composition.process import once
+from herald.composition.common import foundation, once
 from herald.services.alerting import AlertRelay
 from herald.settings import AlertSettings
 

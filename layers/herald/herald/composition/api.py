@@ -16,8 +16,7 @@ from herald.adapters.store.counter_store import DynamoCounters
 from herald.adapters.store.job_store import DynamoJobStore
 from herald.adapters.store.schedule_store import DynamoSchedules
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.composition.common import Foundation, VaultOnFirstUse, foundation, provider_registry, vault
-from herald.composition.process import once
+from herald.composition.common import Foundation, VaultOnFirstUse, foundation, once, provider_registry, vault
 from herald.services.accept import AcceptService
 from herald.services.auth import Authenticator, Callers
 

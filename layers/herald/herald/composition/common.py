@@ -1,15 +1,21 @@
 """What every composition root starts from: the settings, the AWS clients and the table, and the
-pieces several functions share (provider adapters, job alerts, the vault)."""
+pieces several functions share (provider adapters, job alerts, the vault).
+
+What a warm Lambda container keeps between invocations is one of each thing a composition root
+builds, made on first use (``once``). Everything lives in one registry, so ``reset`` makes the next
+use a cold start in a single call (the tests and the operator CLI, which point one process at one
+stack after another)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import threading
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
 from herald.adapters.aws_clients import AwsClients
 from herald.adapters.store.table import Table, TableAddress
-from herald.composition.process import once
 from herald.settings import OriginSettings, Settings
 
 if TYPE_CHECKING:
@@ -17,6 +23,29 @@ if TYPE_CHECKING:
     from herald.adapters.vault import Vault
     from herald.domain.secrets import Purpose, SealedSecret
     from herald.services.alerting import RateLimitedAlerts
+
+
+T = TypeVar("T")
+
+_built: dict[tuple[Callable[..., Any], tuple[Hashable, ...]], Any] = {}
+# Reentrant: building one thing builds what it stands on (the API's services, the foundation).
+_lock = threading.RLock()
+
+
+def once(build: Callable[..., T], *args: Hashable) -> T:
+    """``build(*args)``, made the first time it is asked for in this process and reused after."""
+    key = (build, args)
+    with _lock:
+        if key not in _built:
+            _built[key] = build(*args)
+        built: T = _built[key]
+        return built
+
+
+def reset() -> None:
+    """Forget everything built: the next use builds anew from the environment."""
+    with _lock:
+        _built.clear()
 
 
 class Foundation(msgspec.Struct, frozen=True):

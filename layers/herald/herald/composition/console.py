@@ -8,8 +8,7 @@ from __future__ import annotations
 from herald.adapters.platform_mail import SesPlatformMail
 from herald.adapters.store.signin_store import DynamoSessions, DynamoSignIn
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.composition.common import foundation
-from herald.composition.process import once
+from herald.composition.common import foundation, once
 from herald.services.sessions import SessionAuthenticator
 from herald.services.signin import SignInService
 

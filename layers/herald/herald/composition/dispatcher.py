@@ -5,8 +5,7 @@ from __future__ import annotations
 from herald.adapters.queueing import SqsJobQueue
 from herald.adapters.store.schedule_store import DynamoSchedules
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.composition.common import foundation
-from herald.composition.process import once
+from herald.composition.common import foundation, once
 from herald.services.dispatcher import Dispatcher
 
 

@@ -12,8 +12,7 @@ from herald.adapters.platform_secrets import SsmSecret
 from herald.adapters.store.inbound_store import DynamoBillingLinks, DynamoInboundLedger, DynamoJobEvents
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.adapters.vendor_modules import load
-from herald.composition.common import foundation, vault
-from herald.composition.process import once
+from herald.composition.common import foundation, once, vault
 from herald.domain.inbound import Processor
 from herald.domain.vendors import ProviderName, vendor_of
 from herald.services.inbound import DeliveryWebhooks, PaymentWebhooks

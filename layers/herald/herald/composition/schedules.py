@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.composition.common import foundation
-from herald.composition.process import once
+from herald.composition.common import foundation, once
 from herald.services.billing import QuotaReset
 
 

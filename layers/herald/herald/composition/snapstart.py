@@ -15,7 +15,7 @@ import os
 import random
 
 from herald import INITIALIZATION_TYPE
-from herald.composition import process
+from herald.composition import common
 
 # Lambda's value of INITIALIZATION_TYPE while it initialises an environment for a snapshot.
 SNAP_START = "snap-start"
@@ -34,9 +34,9 @@ def register() -> None:
 
 
 def before_snapshot() -> None:
-    process.reset()
+    common.reset()
 
 
 def after_restore() -> None:
     random.seed()
-    process.reset()
+    common.reset()

@@ -8,8 +8,7 @@ from herald.adapters.dead_letters import SqsDeadLetters
 from herald.adapters.queueing import SqsJobQueue, SqsQueueDepths
 from herald.adapters.store.sweep_store import DynamoSweepStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.composition.common import foundation, job_alerts
-from herald.composition.process import once
+from herald.composition.common import foundation, job_alerts, once
 from herald.services.sweeper import Sweeper, SweepPolicy
 from herald.settings import SweepSettings
 

@@ -14,8 +14,7 @@ from herald.adapters.store.breaker_store import DynamoBreakers
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.batch.sqs import Worker
-from herald.composition.common import foundation, job_alerts, provider_registry, vault
-from herald.composition.process import once
+from herald.composition.common import foundation, job_alerts, once, provider_registry, vault
 from herald.domain.breakers import ENDPOINT_POLICY, PROVIDER_POLICY, BreakerPolicy
 from herald.services.delivery import ChannelAttempt, DeliveryEngine, DeliveryPolicy
 from herald.services.health import BreakerBoard, EndpointHealth, ProviderHealth
