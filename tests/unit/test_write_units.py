@@ -19,16 +19,19 @@ from bench.capacity import (
     value_size,
     write_units,
 )
-from herald.adapters.store.keys import (
+from herald.adapters.store.models import (
     LINK_SK,
     SEEN_SK,
+    BillingLinkItem,
+    InboundMarkItem,
+    JobEventItem,
+    SuppressionItem,
     billing_link_pk,
     event_sk,
     inbound_pk,
     job_pk,
     suppression_pk,
 )
-from herald.adapters.store.models import BillingLinkItem, InboundMarkItem, JobEventItem, SuppressionItem
 from herald_local.cloudformation.template import load_template
 from herald_local.config import project_root
 

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import BotoCoreError, ClientError
 from pynamodb.exceptions import PynamoDBException
 
-from herald.adapters.store.failures import response_code
-from herald.adapters.store.table import Table
+from herald.adapters.store.table import Table, response_code
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

@@ -10,10 +10,18 @@ from typing import Any
 from pynamodb.exceptions import DoesNotExist
 
 from herald.adapters.store.conversions import domain_from, domain_item, provider_item, to_attribute
-from herald.adapters.store.failures import ConditionFailed, conditional, transaction, translated
-from herald.adapters.store.keys import CLAIM_SK, PROFILE_SK, domain_claim_pk, domain_sk, tenant_pk
-from herald.adapters.store.models import DomainClaimItem, DomainItem, ProviderItem, TenantItem
-from herald.adapters.store.table import Table
+from herald.adapters.store.models import (
+    CLAIM_SK,
+    PROFILE_SK,
+    DomainClaimItem,
+    DomainItem,
+    ProviderItem,
+    TenantItem,
+    domain_claim_pk,
+    domain_sk,
+    tenant_pk,
+)
+from herald.adapters.store.table import ConditionFailed, Table, conditional, transaction, translated
 from herald.domain.records import SendingDomain, StoredProvider
 from herald.domain.secrets import SealedSecret
 from herald.services.outcomes import AlreadyExists, DomainTaken

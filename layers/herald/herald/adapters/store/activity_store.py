@@ -22,10 +22,8 @@ from pynamodb.attributes import NumberAttribute
 from pynamodb.expressions.operand import Path
 
 from herald.adapters.store.counter_store import COUNTER_TTL_SECONDS
-from herald.adapters.store.failures import TRANSACTION_ITEMS, transaction, translated
-from herald.adapters.store.keys import DAY_SK_PREFIX, PERIOD_SK_PREFIX, day_sk, usage_pk
-from herald.adapters.store.models import DayCountItem
-from herald.adapters.store.table import Table
+from herald.adapters.store.models import DAY_SK_PREFIX, PERIOD_SK_PREFIX, DayCountItem, day_sk, usage_pk
+from herald.adapters.store.table import TRANSACTION_ITEMS, Table, transaction, translated
 from herald.domain.activity import COUNTED_OUTCOMES, DayCounts, merge_days, outcome_field
 from herald.domain.jobs import Channel, JobStatus
 

@@ -6,10 +6,8 @@ item expires a day after its window.
 
 from __future__ import annotations
 
-from herald.adapters.store.failures import translated
-from herald.adapters.store.keys import ALERTS_SK, alerts_pk
-from herald.adapters.store.models import AlertCounterItem
-from herald.adapters.store.table import Table
+from herald.adapters.store.models import ALERTS_SK, AlertCounterItem, alerts_pk
+from herald.adapters.store.table import Table, translated
 from herald.domain.alerts import AlertWindow
 
 

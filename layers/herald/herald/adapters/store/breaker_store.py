@@ -13,16 +13,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from herald.adapters.store.conversions import profile_from
-from herald.adapters.store.failures import ConditionFailed, conditional, translated
-from herald.adapters.store.keys import (
+from herald.adapters.store.models import (
     PLATFORM_PK,
     PROFILE_SK,
+    BreakerItem,
+    TenantItem,
     endpoints_pk,
     provider_breaker_sk,
     tenant_pk,
 )
-from herald.adapters.store.models import BreakerItem, TenantItem
-from herald.adapters.store.table import Table
+from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
 from herald.domain.breakers import Breaker, BreakerKey, BreakerKind, BreakerState, Slot
 from herald.domain.records import TenantProfile
 from herald.services.outcomes import TenantNotFound

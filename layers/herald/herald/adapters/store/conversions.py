@@ -3,7 +3,6 @@ domains) and the sealed secrets they hold. The job side converts in ``job_items`
 
 from __future__ import annotations
 
-from herald.adapters.store.keys import domain_sk, provider_sk, tenant_pk
 from herald.adapters.store.models import (
     DnsRecordAttribute,
     DomainItem,
@@ -11,6 +10,9 @@ from herald.adapters.store.models import (
     ProviderItem,
     SealedAttribute,
     TenantItem,
+    domain_sk,
+    provider_sk,
+    tenant_pk,
 )
 from herald.adapters.store.table import Table
 from herald.domain.providers import DnsRecord

@@ -17,10 +17,8 @@ from pynamodb.attributes import NumberAttribute
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
 
-from herald.adapters.store.failures import ConditionFailed, conditional, translated
-from herald.adapters.store.keys import active_gsi_pk, period_sk, tenant_id_of_usage, usage_pk
-from herald.adapters.store.models import CounterItem
-from herald.adapters.store.table import Table
+from herald.adapters.store.models import CounterItem, active_gsi_pk, period_sk, tenant_id_of_usage, usage_pk
+from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
 from herald.domain.errors import DependencyError
 from herald.domain.jobs import Channel
 from herald.domain.plans import Quota, channel_counter

@@ -14,12 +14,10 @@ from typing import Any
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
 
-from herald.adapters.store.failures import ConditionFailed, conditional, translated
 from herald.adapters.store.job_items import log_attribute, request_of, view_of
 from herald.adapters.store.job_store import ended_index, status_defaults, status_item
-from herald.adapters.store.keys import JOB_SK, job_pk
-from herald.adapters.store.models import JobItem, JobStatusItem
-from herald.adapters.store.table import Table
+from herald.adapters.store.models import JOB_SK, JobItem, JobStatusItem, job_pk
+from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
 from herald.domain.errors import DependencyError
 from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import JobStatus

@@ -11,24 +11,21 @@ from collections.abc import Sequence
 
 from pynamodb.exceptions import DoesNotExist
 
-from herald.adapters.store.failures import ConditionFailed, conditional, translated
-from herald.adapters.store.keys import (
+from herald.adapters.store.models import (
     LINK_SK,
     SEEN_SK,
     STATUS_SK,
-    billing_link_pk,
-    event_sk,
-    inbound_pk,
-    job_pk,
-)
-from herald.adapters.store.models import (
     BillingLinkItem,
     HeraldItem,
     InboundMarkItem,
     JobEventItem,
     JobStatusItem,
+    billing_link_pk,
+    event_sk,
+    inbound_pk,
+    job_pk,
 )
-from herald.adapters.store.table import Table
+from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
 from herald.domain.inbound import Processor
 from herald.domain.records import JobEvent
 

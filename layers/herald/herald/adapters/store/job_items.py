@@ -8,8 +8,7 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from herald.adapters.store.keys import job_ids
-from herald.adapters.store.models import DeliveryLogAttribute, JobEventItem, JobItem, JobStatusItem
+from herald.adapters.store.models import DeliveryLogAttribute, JobEventItem, JobItem, JobStatusItem, job_ids
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import NotificationRequest, request_from_document
 from herald.domain.records import DeliveryLog, JobEvent, JobState, JobView

@@ -23,11 +23,13 @@ import msgspec
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
 
-from herald.adapters.store.failures import ConditionFailed, conditional, translated
 from herald.adapters.store.job_items import state_of, view_of
-from herald.adapters.store.keys import (
+from herald.adapters.store.models import (
     JOB_SK,
     STATUS_SK,
+    HeraldItem,
+    JobItem,
+    JobStatusItem,
     decode_cursor,
     encode_cursor,
     ended_jobs_gsi_pk,
@@ -36,8 +38,7 @@ from herald.adapters.store.keys import (
     job_sort_key,
     jobs_gsi_pk,
 )
-from herald.adapters.store.models import HeraldItem, JobItem, JobStatusItem
-from herald.adapters.store.table import Table
+from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
 from herald.domain.errors import DependencyError
 from herald.domain.job_messages import JobMessage
 from herald.domain.jobs import Channel, JobStatus

@@ -17,12 +17,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from herald.adapters.store.failures import ConditionFailed, conditional, translated
 from herald.adapters.store.job_items import state_of
 from herald.adapters.store.job_store import ended_index, status_item
-from herald.adapters.store.keys import STATUS_SK, due_gsi_pk, due_gsi_pks, due_sort_key, job_ids, job_pk
-from herald.adapters.store.models import HeraldItem, JobStatusItem
-from herald.adapters.store.table import Table
+from herald.adapters.store.models import (
+    STATUS_SK,
+    HeraldItem,
+    JobStatusItem,
+    due_gsi_pk,
+    due_gsi_pks,
+    due_sort_key,
+    job_ids,
+    job_pk,
+)
+from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.records import JobState, NewJob
 from herald.domain.scheduling import DUE_SHARDS, DueJob

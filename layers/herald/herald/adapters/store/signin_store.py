@@ -10,17 +10,18 @@ from __future__ import annotations
 
 from pynamodb.exceptions import DoesNotExist
 
-from herald.adapters.store.failures import ConditionFailed, conditional, translated
-from herald.adapters.store.keys import (
+from herald.adapters.store.models import (
     CODE_SK,
     SESSION_SK,
     THROTTLE_SK,
+    SessionItem,
+    SignInCodeItem,
+    ThrottleItem,
     session_pk,
     signin_pk,
     throttle_pk,
 )
-from herald.adapters.store.models import SessionItem, SignInCodeItem, ThrottleItem
-from herald.adapters.store.table import Table
+from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
 from herald.domain.signin import MAX_CODE_TRIES, THROTTLE_WINDOW_SECONDS, PendingCode, Session
 
 

@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from herald.adapters.store.keys import STATUS_SK, job_ids
-from herald.adapters.store.models import JobStatusItem
+from herald.adapters.store.models import STATUS_SK, JobStatusItem, job_ids
 from herald.domain.activity import StatusChange
 from herald.domain.clock import iso
 from herald.domain.jobs import Channel, JobStatus

@@ -7,10 +7,8 @@ from collections.abc import Iterator
 
 from pynamodb.exceptions import DoesNotExist
 
-from herald.adapters.store.failures import ConditionFailed, conditional, translated
-from herald.adapters.store.keys import suppression_pk
-from herald.adapters.store.models import SuppressionItem
-from herald.adapters.store.table import Table
+from herald.adapters.store.models import SuppressionItem, suppression_pk
+from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
 from herald.domain.addresses import canonical_address
 from herald.domain.records import Suppression
 

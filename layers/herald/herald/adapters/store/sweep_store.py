@@ -23,11 +23,19 @@ from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
 
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
-from herald.adapters.store.failures import ConditionFailed, conditional, translated
 from herald.adapters.store.job_store import ended_index, states_of, status_defaults, status_item
-from herald.adapters.store.keys import SWEEPER_PK, SWEEPER_SK, active_gsi_pk, active_hour, jobs_gsi_pk
-from herald.adapters.store.models import HeraldItem, JobItem, JobStatusItem, SweepMarkItem
-from herald.adapters.store.table import Table
+from herald.adapters.store.models import (
+    SWEEPER_PK,
+    SWEEPER_SK,
+    HeraldItem,
+    JobItem,
+    JobStatusItem,
+    SweepMarkItem,
+    active_gsi_pk,
+    active_hour,
+    jobs_gsi_pk,
+)
+from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
 from herald.domain.clock import iso, parse_iso, utc_now
 from herald.domain.jobs import FINAL_STATUSES, JobStatus
 from herald.domain.notifications import NotificationRequest

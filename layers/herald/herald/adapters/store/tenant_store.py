@@ -17,21 +17,12 @@ from pynamodb.exceptions import DoesNotExist
 
 from herald.adapters.store.breaker_store import tenant_breaker_from
 from herald.adapters.store.conversions import domain_from, profile_from, profile_item, provider_from
-from herald.adapters.store.failures import ConditionFailed, conditional, transaction, translated
-from herald.adapters.store.keys import (
+from herald.adapters.store.models import (
     CLAIM_SK,
     KEY_SK,
     PROFILE_SK,
     RESETS_GSI_PK,
     TENANTS_GSI_PK,
-    api_key_pk,
-    email_claim_pk,
-    reset_sort_key,
-    tenant_id_of,
-    tenant_pk,
-    tenant_sort_key,
-)
-from herald.adapters.store.models import (
     ApiKeyItem,
     BreakerItem,
     DomainItem,
@@ -39,8 +30,14 @@ from herald.adapters.store.models import (
     HeraldItem,
     ProviderItem,
     TenantItem,
+    api_key_pk,
+    email_claim_pk,
+    reset_sort_key,
+    tenant_id_of,
+    tenant_pk,
+    tenant_sort_key,
 )
-from herald.adapters.store.table import Table
+from herald.adapters.store.table import ConditionFailed, Table, conditional, transaction, translated
 from herald.domain.clock import epoch_seconds, iso
 from herald.domain.plans import reset_due
 from herald.domain.records import ApiKeyRecord, TenantProfile, TenantRecords
