@@ -12,10 +12,11 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from herald.composition.api import api
 from herald.composition.common import public_origin
+from herald.domain.account import TenantContext
 from herald.domain.errors import ErrorCode
 from herald.domain.inbound import Processor
 from herald.domain.plans import Plan
-from herald.domain.records import StoredProvider, TenantContext
+from herald.domain.providers import StoredProvider
 from herald.domain.vendors import tenant_provider_names
 from herald.http.account_answers import (
     DELETED,

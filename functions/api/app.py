@@ -18,10 +18,10 @@ import herald
 from herald.composition import startup
 from herald.composition.api import api
 from herald.composition.common import public_origin
+from herald.domain.account import TenantContext
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import NotificationRequest
-from herald.domain.records import TenantContext
 from herald.domain.vendors import TENANT_PROVIDERS
 from herald.http.answers import (
     PONG,

@@ -18,14 +18,23 @@ from typing import Any
 
 from msgspec.structs import replace
 
+from herald.domain.account import Usage
 from herald.domain.activity import DayCounts, StatusChange
 from herald.domain.clock import iso
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import (
+    Claim,
+    DeliveryLog,
+    JobEvent,
+    JobMessage,
+    JobPage,
+    JobState,
+    JobView,
+    NewJob,
+)
 from herald.domain.jobs import FINAL_STATUSES, Channel, JobStatus
 from herald.domain.notifications import NotificationRequest, request_from_document
 from herald.domain.plans import Quota, channel_counter
-from herald.domain.records import Claim, DeliveryLog, JobEvent, JobPage, JobState, JobView, NewJob, Usage
 from herald.domain.scheduling import DueJob
 from herald.services.activity import DayCountTally
 from herald.services.outcomes import DuplicateRequest, QuotaExhausted, RateLimited

@@ -11,7 +11,7 @@ from typing import Any
 
 from herald.domain.alerts import JobAlert
 from herald.domain.dead_letters import FailedJobCopy, HeldMessage, UnreadableMessage
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage
 from herald.domain.jobs import QueuePriority
 
 

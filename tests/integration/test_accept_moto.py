@@ -16,9 +16,9 @@ from bench.rig import table_schemas
 from bench.samples import ORDER_EMAIL_HTML, ORDER_EVENT
 from bench.table_meter import TableMeter
 from herald.adapters.store.tenant_store import DynamoTenantStore
+from herald.domain.account import TenantProfile
 from herald.domain.clock import iso
 from herald.domain.plans import current_period
-from herald.domain.records import TenantProfile
 from herald_harness.dns import resolve_publicly
 from herald_harness.in_moto import REGION, HeraldInMoto, client, herald_in_moto
 from herald_local.aws.sdk_calls import observing

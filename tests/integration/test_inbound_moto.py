@@ -15,7 +15,7 @@ import pytest
 
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.domain.clock import now_iso
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage
 from herald.domain.money import Money
 from herald_harness.in_moto import ApiAnswer, HeraldInMoto, client, herald_in_moto
 from herald_harness.inbound_samples import paystack_charge, polar_subscription

@@ -20,10 +20,9 @@ from herald.adapters.store.job_store import DynamoJobStore
 from herald.adapters.store.sweep_store import DynamoSweepStore
 from herald.composition.common import foundation
 from herald.domain.clock import iso
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import DeliveryLog, JobMessage, NewJob
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import EmailNotification, NotificationRequest
-from herald.domain.records import DeliveryLog, NewJob
 from herald.domain.sweeping import checkpoints
 from herald_cli.main import main as herald_cli
 from herald_harness.in_moto import HeraldInMoto, client, herald_in_moto

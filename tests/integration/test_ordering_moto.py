@@ -12,10 +12,9 @@ import pytest
 
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.domain.clock import now_iso
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import DeliveryLog, JobMessage
 from herald.domain.jobs import JobStatus
 from herald.domain.ordering import ordering_group
-from herald.domain.records import DeliveryLog
 from herald_harness.in_moto import HeraldInMoto, client, herald_in_moto
 
 WEBHOOK = {"url": "https://hooks.example.com/in", "payload": {"event": "order.paid"}}

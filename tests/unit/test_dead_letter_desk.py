@@ -9,7 +9,7 @@ import pytest
 
 from herald.domain.dead_letters import FailedJobCopy, LetterKind
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import request_from_document
 from herald.domain.plans import Plan

@@ -11,12 +11,12 @@ import pytest
 
 from herald.adapters.data_key_cache import DataKeyCache
 from herald.adapters.vault import Vault
+from herald.domain.addresses import Suppression
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import INLINE_PAYLOAD_LIMIT, JobMessage
+from herald.domain.job_records import INLINE_PAYLOAD_LIMIT, JobMessage, JobState
 from herald.domain.jobs import Channel, JobStatus, QueuePriority
 from herald.domain.notifications import request_from_document
 from herald.domain.plans import Plan
-from herald.domain.records import JobState, Suppression
 from herald.domain.vendors import ProviderName
 from herald.observability import metrics
 from herald.services.delivery import (

@@ -21,7 +21,7 @@ from herald.domain.breakers import (
     BreakerState,
 )
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import request_from_document
 from herald.domain.plans import Plan

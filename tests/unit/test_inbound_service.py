@@ -16,8 +16,8 @@ from msgspec.structs import replace
 from herald.adapters.inbound import mailgun, paystack, polar, postmark, resend, sendgrid
 from herald.adapters.vault import Vault
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
+from herald.domain.job_records import JobEvent
 from herald.domain.money import Money
-from herald.domain.records import JobEvent
 from herald.domain.secrets import Purpose
 from herald.domain.vendors import ProviderName
 from herald.services.inbound import (

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from herald.domain.job_messages import INLINE_PAYLOAD_LIMIT, JobMessage
+from herald.domain.job_records import INLINE_PAYLOAD_LIMIT, JobMessage
 from herald.domain.jobs import Channel, compact_json
 from herald.domain.notifications import (
     EmailNotification,

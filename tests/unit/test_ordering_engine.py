@@ -12,12 +12,11 @@ import pytest
 from herald.batch.sqs import Worker, process_batch
 from herald.composition.workers import WEBHOOK_RECORD_BUDGET_MILLIS
 from herald.domain.attempts import AttemptOutcome
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import Claim, JobMessage
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import NotificationRequest, request_from_document
 from herald.domain.ordering import head_of_line_bound, ordering_group
 from herald.domain.plans import Plan
-from herald.domain.records import Claim
 from herald.http.requests import EmailRequest, WebhookRequest
 from herald.observability import metrics
 from herald.services.delivery import HOLDING, DeliveryEngine, DeliveryPolicy

@@ -12,7 +12,7 @@ from msgspec import to_builtins
 
 from herald.domain.clock import iso
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage
 from herald.domain.jobs import Channel, JobStatus, QueuePriority
 from herald.domain.notifications import request_from_document
 from herald.domain.plans import Plan

@@ -21,11 +21,10 @@ from herald.batch.sqs import Worker, process_batch
 from herald.composition.workers import WRITES_SECONDS, email_record_budget_millis
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import Claim, JobMessage
 from herald.domain.jobs import Channel
 from herald.domain.notifications import NotificationRequest, request_from_document
 from herald.domain.plans import Plan
-from herald.domain.records import Claim
 from herald.domain.vendors import TENANT_PROVIDERS
 from herald.observability import logger, metrics
 from herald.services.delivery import DeliveryEngine, DeliveryPolicy

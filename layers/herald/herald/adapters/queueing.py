@@ -10,7 +10,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from herald.domain.backoff import MAX_DELAY_SECONDS
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage
 from herald.domain.jobs import Channel, QueuePriority
 from herald.domain.ordering import ordering_group
 

@@ -16,7 +16,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from herald.domain.dead_letters import UnreadableMessage
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage
 from herald.observability import logger, metrics
 from herald.services.delivery import HOLDING, DeliveryEngine, Handled
 from herald.services.ports import CacheStats, DeadLetters, MessageReturns

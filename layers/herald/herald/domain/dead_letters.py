@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage
 from herald.domain.notifications import NotificationRequest, request_document
 
 

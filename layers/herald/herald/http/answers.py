@@ -26,7 +26,7 @@ from herald.domain.vendors import ProviderName, vendor_of
 from herald.http.envelope import Answer, Timestamp
 
 if TYPE_CHECKING:
-    from herald.domain import records
+    from herald.domain import job_records
     from herald.services import accept, job_queries
 
 Priority = Annotated[int, Meta(extra_json_schema={"enum": list(PRIORITY_QUEUES)})]
@@ -138,7 +138,7 @@ class JobSummary(Answer):
     completed_at: Timestamp | None
 
     @classmethod
-    def of(cls, state: records.JobState, **more: Any) -> Self:
+    def of(cls, state: job_records.JobState, **more: Any) -> Self:
         """``more``: the fields a subclass adds."""
         return cls(
             id=state.job_id,
@@ -178,7 +178,7 @@ class DeliveryLog(Answer):
     providers: list[ProviderTry]
 
     @classmethod
-    def of(cls, entry: records.DeliveryLog) -> DeliveryLog:
+    def of(cls, entry: job_records.DeliveryLog) -> DeliveryLog:
         return cls(
             id=entry.log_id,
             attempt=entry.attempt,
@@ -199,7 +199,7 @@ class DeliveryEvent(Answer):
     ]
 
     @classmethod
-    def of(cls, event: records.JobEvent) -> DeliveryEvent:
+    def of(cls, event: job_records.JobEvent) -> DeliveryEvent:
         return cls(
             type=event.type, occurred_at=event.occurred_at, provider=event.provider, reason=event.reason
         )
@@ -221,7 +221,7 @@ class Job(JobSummary):
     events: list[DeliveryEvent]
 
     @classmethod
-    def of_view(cls, view: records.JobView) -> Job:
+    def of_view(cls, view: job_records.JobView) -> Job:
         request = view.request
         return cls.of(
             view.state,
@@ -250,7 +250,7 @@ class JobPage(Answer):
     pagination: Pagination
 
     @classmethod
-    def of(cls, result: records.JobPage, *, page: int, limit: int) -> JobPage:
+    def of(cls, result: job_records.JobPage, *, page: int, limit: int) -> JobPage:
         total = result.total or 0  # the queries fill it in from the day counters
         pagination = Pagination(
             total=total,
@@ -269,7 +269,7 @@ class RetriedJob(Answer):
     message: str
 
     @classmethod
-    def of(cls, state: records.JobState) -> RetriedJob:
+    def of(cls, state: job_records.JobState) -> RetriedJob:
         return cls(job_id=state.job_id, status="pending", message="Job has been re-queued for processing")
 
 

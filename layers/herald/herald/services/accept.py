@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from herald.domain.account import TenantContext
 from herald.domain.clock import epoch_seconds, iso, utc_now
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage, NewJob
 from herald.domain.jobs import DEFAULT_PRIORITY, LOWEST_PRIORITY, Channel, QueuePriority, queue_priority
 from herald.domain.notifications import (
     IDEMPOTENCY_KEY,
@@ -35,7 +36,6 @@ from herald.domain.notifications import (
     fingerprint,
 )
 from herald.domain.plans import Plan, limits_for, retention_end
-from herald.domain.records import NewJob, TenantContext
 from herald.domain.scheduling import SendAtOutOfRange, due_time
 from herald.domain.webhooks import UrlNotAllowed
 from herald.observability import correlation_id, count, logger

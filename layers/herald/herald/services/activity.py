@@ -31,7 +31,7 @@ from herald.domain.plans import limits_for
 from herald.observability import logger
 
 if TYPE_CHECKING:
-    from herald.domain.records import TenantContext
+    from herald.domain.account import TenantContext
     from herald.services.ports import ActivityCounters
 
 

@@ -19,10 +19,9 @@ from typing import TYPE_CHECKING, Protocol
 import msgspec
 from cachetools import LRUCache
 
-from herald.domain.api_keys import hash_api_key
+from herald.domain.account import ACTIVE, TenantContext, TenantProfile, TenantRecords, hash_api_key
 from herald.domain.clock import parse_iso, utc_now
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.domain.records import ACTIVE, TenantContext, TenantProfile, TenantRecords
 from herald.observability import logger
 from herald.services.outcomes import TenantNotFound
 

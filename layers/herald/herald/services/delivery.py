@@ -24,11 +24,10 @@ from herald.domain.backoff import retry_delay
 from herald.domain.clock import epoch_seconds, iso, parse_iso
 from herald.domain.dead_letters import FailedJobCopy
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import Claim, DeliveryLog, JobMessage, JobState
 from herald.domain.jobs import JobStatus, queue_priority
 from herald.domain.notifications import NotificationRequest
 from herald.domain.plans import retention_end
-from herald.domain.records import Claim, DeliveryLog, JobState
 from herald.domain.scheduling import delay_seconds
 from herald.observability import MetricUnit, count, logger
 from herald.services.ports import Alerts, DeadLetters, DeliveryStore, JobQueue

@@ -21,7 +21,7 @@ from msgspec.structs import asdict
 
 from herald.domain.clock import iso, utc_now
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage
 from herald.domain.jobs import queue_priority
 from herald.domain.scheduling import DISPATCH_HORIZON_SECONDS, DueJob, delay_seconds
 from herald.observability import correlation_id, count, logger

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from herald.domain.account import TenantRecords
+from herald.domain.addresses import Suppression
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.clock import now_iso
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import Claim, JobMessage
 from herald.domain.notifications import EmailNotification, NotificationRequest
 from herald.domain.plans import Plan
 from herald.domain.providers import Credential, Delivered, FailureKind, OutboundEmail, ProviderFailure
-from herald.domain.records import Claim, Suppression, TenantRecords
 from herald.domain.secrets import SecretTampered
 from herald.domain.vendors import ProviderName
 from herald.observability import logger

@@ -37,6 +37,8 @@ from typing import TypeVar
 
 import msgspec
 
+from herald.domain.account import TenantProfile
+from herald.domain.addresses import Suppression
 from herald.domain.alerts import PaymentAlert
 from herald.domain.billing import (
     PaymentRefused,
@@ -57,7 +59,7 @@ from herald.domain.inbound import (
     SubscriptionEvent,
     UnusableSecret,
 )
-from herald.domain.records import JobEvent, Suppression, TenantProfile
+from herald.domain.job_records import JobEvent
 from herald.domain.secrets import Purpose, SecretTampered
 from herald.observability import count, logger
 from herald.services.outcomes import ProfileChanged, TenantNotFound

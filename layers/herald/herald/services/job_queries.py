@@ -9,11 +9,12 @@ from datetime import date, datetime
 import msgspec
 from msgspec.structs import replace
 
+from herald.domain.account import TenantContext
 from herald.domain.clock import iso, now_iso, parse_iso
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
+from herald.domain.job_records import JobPage, JobState, JobView
 from herald.domain.jobs import Channel, JobStatus, queue_priority
 from herald.domain.notifications import NotificationRequest, WebhookNotification
-from herald.domain.records import JobPage, JobState, JobView, TenantContext
 from herald.domain.secrets import SecretTampered
 from herald.observability import correlation_id, count, logger
 from herald.services.accept import enqueue_or_fail

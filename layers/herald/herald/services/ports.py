@@ -12,12 +12,23 @@ import msgspec
 
 if TYPE_CHECKING:
     # Only named in signatures: a function imports the domain modules its own path uses.
+    from herald.domain.account import ApiKeyRecord, TenantProfile, TenantRecords, Usage
     from herald.domain.activity import DayCounts
+    from herald.domain.addresses import Suppression
     from herald.domain.alerts import AlertWindow, ChatOutcome, JobAlert, Notice
     from herald.domain.breakers import Breaker, BreakerKey
     from herald.domain.dead_letters import FailedJobCopy, HeldMessage, UnreadableMessage
     from herald.domain.inbound import DeliveryEvent, IgnoredEvent, Processor, SubscriptionEvent
-    from herald.domain.job_messages import JobMessage
+    from herald.domain.job_records import (
+        Claim,
+        DeliveryLog,
+        JobEvent,
+        JobMessage,
+        JobPage,
+        JobState,
+        JobView,
+        NewJob,
+    )
     from herald.domain.jobs import Channel, JobStatus, QueuePriority
     from herald.domain.notifications import NotificationRequest
     from herald.domain.plans import Quota
@@ -28,22 +39,8 @@ if TYPE_CHECKING:
         DomainVerification,
         KeyCheck,
         OutboundEmail,
-    )
-    from herald.domain.records import (
-        ApiKeyRecord,
-        Claim,
-        DeliveryLog,
-        JobEvent,
-        JobPage,
-        JobState,
-        JobView,
-        NewJob,
         SendingDomain,
         StoredProvider,
-        Suppression,
-        TenantProfile,
-        TenantRecords,
-        Usage,
     )
     from herald.domain.scheduling import DueJob
     from herald.domain.secrets import Purpose, SealedSecret

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from herald.domain.account import ACTIVE, TenantContext
 from herald.domain.clock import iso, parse_iso, utc_now
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.domain.records import ACTIVE, TenantContext
 from herald.domain.signin import SESSION_TTL_SECONDS, Session, new_session_token, token_digest
 from herald.observability import logger
 from herald.services.auth import tenant_context

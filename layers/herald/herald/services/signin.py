@@ -18,9 +18,9 @@ from collections.abc import Callable
 
 import msgspec
 
+from herald.domain.account import ACTIVE
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.plans import Plan
-from herald.domain.records import ACTIVE
 from herald.domain.signin import (
     CODE_TTL_SECONDS,
     CODES_PER_ADDRESS,

@@ -25,10 +25,9 @@ from herald.domain.alerts import JobAlert
 from herald.domain.clock import epoch_seconds, iso, parse_iso, utc_now
 from herald.domain.dead_letters import FailedJobCopy
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage, JobState
 from herald.domain.jobs import Channel, QueuePriority, queue_priority
 from herald.domain.plans import retention_end
-from herald.domain.records import JobState
 from herald.domain.sweeping import MAX_REQUEUES, is_stuck, slices, stuck_reason
 from herald.observability import correlation_id, count, logger
 from herald.services.delivery import metric_dimensions

@@ -15,8 +15,8 @@ from herald.adapters.store.models import (
     tenant_pk,
 )
 from herald.adapters.store.table import Table
-from herald.domain.providers import DnsRecord
-from herald.domain.records import ProviderDomain, SendingDomain, StoredProvider, TenantProfile
+from herald.domain.account import TenantProfile
+from herald.domain.providers import DnsRecord, ProviderDomain, SendingDomain, StoredProvider
 from herald.domain.secrets import SealedSecret
 
 

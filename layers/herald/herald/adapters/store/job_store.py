@@ -40,10 +40,9 @@ from herald.adapters.store.models import (
 )
 from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage, JobPage, JobState, JobView, NewJob
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import request_document
-from herald.domain.records import JobPage, JobState, JobView, NewJob
 from herald.services.outcomes import DuplicateRequest
 
 # In-flight filters read status items of the newest jobs; this many at most per request.

@@ -30,8 +30,8 @@ from herald.adapters.store.models import (
     job_pk,
 )
 from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
+from herald.domain.job_records import JobState, NewJob
 from herald.domain.jobs import Channel, JobStatus
-from herald.domain.records import JobState, NewJob
 from herald.domain.scheduling import DUE_SHARDS, DueJob
 
 
