@@ -38,7 +38,7 @@ from herald.domain.plans import Quota, channel_counter
 from herald.domain.scheduling import DueJob
 from herald.services.activity import DayCountTally
 from herald.services.outcomes import DuplicateRequest, QuotaExhausted, RateLimited
-from herald.services.ports import ActivityCounters
+from herald.services.ports.tenants import ActivityCounters
 from tests.fakes.common import CREATED_AT
 
 

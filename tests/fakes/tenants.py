@@ -24,7 +24,7 @@ from herald.domain.secrets import Purpose, SealedSecret
 from herald.domain.signin import address_key
 from herald.domain.vendors import ProviderName
 from herald.services.outcomes import AlreadyExists, DomainTaken, KeyChanged, ProfileChanged, TenantNotFound
-from herald.services.ports import SecretBox
+from herald.services.ports.platform import SecretBox
 from tests.fakes.common import CREATED_AT
 
 

@@ -28,7 +28,7 @@ from herald.services.inbound import (
     Outcome,
     PaymentWebhooks,
 )
-from herald.services.ports import DeliveryWebhook
+from herald.services.ports.providers import DeliveryWebhook
 from herald.settings import plan_catalog
 from herald_harness.inbound_samples import SIGNED_AT, paystack_charge
 from herald_harness.inbound_signers import (

@@ -19,7 +19,8 @@ from herald.domain.errors import DependencyError
 from herald.domain.job_records import JobMessage
 from herald.observability import logger, metrics
 from herald.services.delivery import HOLDING, DeliveryEngine, Handled
-from herald.services.ports import CacheStats, DeadLetters, MessageReturns
+from herald.services.ports.jobs import DeadLetters, MessageReturns
+from herald.services.ports.platform import CacheStats
 
 
 class OutOfTime(Exception):

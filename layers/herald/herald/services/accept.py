@@ -44,7 +44,9 @@ from herald.services.webhook_headers import sealed
 
 if TYPE_CHECKING:
     from herald.services.auth import Credentials
-    from herald.services.ports import Counters, JobQueue, JobStore, Schedules, SecretBox, UrlGuard
+    from herald.services.ports.jobs import JobQueue, JobStore, Schedules
+    from herald.services.ports.platform import SecretBox, UrlGuard
+    from herald.services.ports.tenants import Counters
 
 # Job ids of requests with an idempotency key derive from tenant and key (UUID v5 in this namespace).
 JOB_ID_NAMESPACE = uuid.UUID("1b0e8f8a-5a0f-4f4e-9a6c-3f0f6b1d2c7e")

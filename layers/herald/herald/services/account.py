@@ -32,14 +32,9 @@ from herald.domain.signing import new_signing_secret
 from herald.domain.vendors import ProviderName, tenant_provider_names
 from herald.observability import logger
 from herald.services.outcomes import AlreadyExists, DomainTaken
-from herald.services.ports import (
-    AccountStore,
-    Counters,
-    DomainProviders,
-    SecretBox,
-    Suppressions,
-    TenantStore,
-)
+from herald.services.ports.platform import SecretBox
+from herald.services.ports.providers import DomainProviders
+from herald.services.ports.tenants import AccountStore, Counters, Suppressions, TenantStore
 from herald.services.tenants import IssuedKey, TenantAdmin
 
 SIGNING_OVERLAP = timedelta(hours=24)

@@ -32,7 +32,7 @@ from herald.observability import logger
 
 if TYPE_CHECKING:
     from herald.domain.account import TenantContext
-    from herald.services.ports import ActivityCounters
+    from herald.services.ports.tenants import ActivityCounters
 
 
 class Activity(msgspec.Struct, frozen=True):

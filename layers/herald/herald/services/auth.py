@@ -26,7 +26,7 @@ from herald.observability import logger
 from herald.services.outcomes import TenantNotFound
 
 if TYPE_CHECKING:
-    from herald.services.ports import TenantStore
+    from herald.services.ports.tenants import TenantStore
 
 _INVALID = HeraldError("The API key is not valid.", ErrorCode.INVALID_API_KEY)
 # Key hashes whose tenant this container knows: at most this many (about 100 bytes each).

@@ -24,7 +24,7 @@ from herald.domain.clock import iso, parse_iso, utc_now
 from herald.domain.plans import PAYMENT_GRACE, Plan, current_period
 from herald.observability import logger
 from herald.services.outcomes import TenantNotFound
-from herald.services.ports import TenantStore
+from herald.services.ports.tenants import TenantStore
 
 ADVANCED = "advanced"
 LAPSED = "lapsed"

@@ -20,7 +20,7 @@ from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.inbound import Processor
 from herald.domain.plans import Plan
 from herald.observability import logger
-from herald.services.ports import TenantStore
+from herald.services.ports.tenants import TenantStore
 
 
 class CheckoutRequest(msgspec.Struct, frozen=True):

@@ -30,7 +30,8 @@ from herald.domain.notifications import NotificationRequest
 from herald.domain.plans import retention_end
 from herald.domain.scheduling import delay_seconds
 from herald.observability import MetricUnit, count, logger
-from herald.services.ports import Alerts, DeadLetters, DeliveryStore, JobQueue
+from herald.services.ports.jobs import DeadLetters, DeliveryStore, JobQueue
+from herald.services.ports.platform import Alerts
 
 # A claim outlives the worker's own timeout, and ends before SQS makes the message visible again
 # (visibility timeout = 6 x the worker timeout), so a crashed attempt is picked up by the redelivery.

@@ -22,7 +22,8 @@ from herald.domain.secrets import SecretTampered
 from herald.domain.vendors import ProviderName
 from herald.observability import logger
 from herald.services.health import BREAKER_OPEN, MOVED_BACK, ProviderHealth, ProviderPlan
-from herald.services.ports import EmailProviders, Suppressions
+from herald.services.ports.providers import EmailProviders
+from herald.services.ports.tenants import Suppressions
 from herald.services.tenant_directory import TenantDirectory, tenant_for_pass
 
 # Free-plan mail goes through the platform's own account.

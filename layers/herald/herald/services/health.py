@@ -37,7 +37,8 @@ from herald.domain.breakers import (
 from herald.domain.clock import iso
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.observability import count, logger
-from herald.services.ports import Breakers, PlatformMail
+from herald.services.ports.platform import PlatformMail
+from herald.services.ports.providers import Breakers
 
 MOVED_BACK = "moved back"
 BREAKER_OPEN = "breaker open"

@@ -19,7 +19,9 @@ from herald.domain.secrets import SecretTampered
 from herald.observability import correlation_id, count, logger
 from herald.services.accept import enqueue_or_fail
 from herald.services.activity import ActivityService
-from herald.services.ports import Counters, JobQueue, JobStore, Schedules, SecretBox, TenantStore
+from herald.services.ports.jobs import JobQueue, JobStore, Schedules
+from herald.services.ports.platform import SecretBox
+from herald.services.ports.tenants import Counters, TenantStore
 from herald.services.webhook_headers import opened
 
 

@@ -22,7 +22,7 @@ from herald.services.auth import tenant_context
 from herald.services.outcomes import TenantNotFound
 
 if TYPE_CHECKING:
-    from herald.services.ports import SessionStore, TenantStore
+    from herald.services.ports.tenants import SessionStore, TenantStore
 
 
 def session_ended() -> HeraldError:

@@ -35,7 +35,8 @@ from herald.domain.signin import (
     normalized_email,
 )
 from herald.observability import logger
-from herald.services.ports import PlatformMail, SignInStore, TenantStore
+from herald.services.ports.platform import PlatformMail
+from herald.services.ports.tenants import SignInStore, TenantStore
 from herald.services.sessions import SessionAuthenticator, StartedSession
 from herald.services.tenants import TenantAdmin
 

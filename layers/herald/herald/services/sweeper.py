@@ -32,7 +32,9 @@ from herald.domain.sweeping import MAX_REQUEUES, is_stuck, slices, stuck_reason
 from herald.observability import correlation_id, count, logger
 from herald.services.delivery import metric_dimensions
 from herald.services.outcomes import TenantNotFound
-from herald.services.ports import Alerts, DeadLetters, JobQueue, QueueDepths, SweepStore, TenantStore
+from herald.services.ports.jobs import DeadLetters, JobQueue, QueueDepths, SweepStore
+from herald.services.ports.platform import Alerts
+from herald.services.ports.tenants import TenantStore
 
 # Stop starting tenants with this little time left in the invocation (a tenant takes well under it).
 RESERVE_MILLIS = 10_000

@@ -22,7 +22,8 @@ from herald.domain.notifications import WebhookNotification
 from herald.domain.providers import Credential, StoredProvider
 from herald.domain.secrets import Purpose
 from herald.services.outcomes import TenantNotFound
-from herald.services.ports import SecretBox, TenantStore
+from herald.services.ports.platform import SecretBox
+from herald.services.ports.tenants import TenantStore
 from herald.services.webhook_headers import opened
 
 if TYPE_CHECKING:

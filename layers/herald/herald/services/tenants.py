@@ -24,7 +24,7 @@ from herald.domain.clock import iso, utc_now
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.plans import Plan
 from herald.services.outcomes import KeyChanged, TenantNotFound
-from herald.services.ports import TenantStore
+from herald.services.ports.tenants import TenantStore
 
 
 class IssuedKey(msgspec.Struct, frozen=True):

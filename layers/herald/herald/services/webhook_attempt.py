@@ -15,7 +15,7 @@ from herald.domain.notifications import NotificationRequest, SealedHeaders, Webh
 from herald.domain.secrets import SecretTampered
 from herald.domain.webhooks import OutboundWebhook
 from herald.services.health import EndpointHealth, Gate
-from herald.services.ports import WebhookSender
+from herald.services.ports.providers import WebhookSender
 from herald.services.tenant_directory import TenantDirectory, tenant_for_pass
 
 # The reason a job for a disabled endpoint ends with; the tenant re-enables the endpoint.
