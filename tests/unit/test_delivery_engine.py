@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 
 from herald.adapters.data_key_cache import DataKeyCache
+from herald.adapters.documents import request_from_document
+from herald.adapters.queueing import INLINE_PAYLOAD_LIMIT, decode_message, encode_message
 from herald.adapters.vault import Vault
 from herald.domain.addresses import Suppression
 from herald.domain.errors import DependencyError
-from herald.domain.job_records import INLINE_PAYLOAD_LIMIT, JobMessage, JobState
+from herald.domain.job_records import JobMessage, JobState
 from herald.domain.jobs import Channel, JobStatus, QueuePriority
-from herald.domain.notifications import request_from_document
 from herald.domain.plans import Plan
 from herald.domain.vendors import ProviderName
 from herald.observability import metrics
@@ -603,10 +604,10 @@ def test_given_a_payload_over_the_inline_limit_when_the_message_crosses_the_queu
     rig: Rig,
 ) -> None:
     long_email = {**EMAIL, "body": "<p>" + "x" * INLINE_PAYLOAD_LIMIT + "</p>"}
-    wire = rig.submit(long_email).to_json()
+    wire = encode_message(rig.submit(long_email))
     assert len(wire) < 1024  # the body stayed in the table
 
-    handled = rig.engine.handle(JobMessage.from_json(wire))
+    handled = rig.engine.handle(decode_message(wire))
 
     assert handled.result == "completed"
     assert rig.store.calls == ["claim", "request", "finish"]

@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
+from herald.adapters.documents import request_from_document
 from herald.adapters.vault import KeyServiceUnavailable, Vault
 from herald.domain.addresses import Suppression
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.job_records import Claim, JobMessage
 from herald.domain.jobs import Channel
-from herald.domain.notifications import EmailNotification, request_from_document
+from herald.domain.notifications import EmailNotification
 from herald.domain.plans import Plan
 from herald.domain.vendors import ProviderName
 from herald.services.email_attempt import SUPPRESSED, EmailAttempt, provider_pass

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
-from msgspec.structs import replace
 
 from herald.domain.jobs import PRIORITY_QUEUES, Channel, JobStatus
-from herald.domain.notifications import NotificationRequest, WebhookNotification, request_document
+from herald.domain.notifications import NotificationRequest, WebhookNotification
 from herald.domain.vendors import ProviderName, vendor_of
 from herald.http.envelope import Answer, Timestamp
+from herald.http.requests import EmailRequest, WebhookRequest
 
 if TYPE_CHECKING:
     from herald.domain import job_records
@@ -207,10 +207,10 @@ class DeliveryEvent(Answer):
 
 def _shown_request(request: NotificationRequest) -> dict[str, Any]:
     """The accepted request as the tenant sent it, its webhook credentials masked."""
-    webhook = request.notification
-    if isinstance(webhook, WebhookNotification):
-        request = replace(request, notification=replace(webhook, headers=webhook.shown_headers()))
-    return request_document(request)
+    notification = request.notification
+    if isinstance(notification, WebhookNotification):
+        return WebhookRequest.of(request, notification, notification.shown_headers()).document()
+    return EmailRequest.of(request, notification).document()
 
 
 class Job(JobSummary):

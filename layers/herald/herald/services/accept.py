@@ -29,12 +29,7 @@ from herald.domain.clock import epoch_seconds, iso, utc_now
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.job_records import JobMessage, NewJob
 from herald.domain.jobs import DEFAULT_PRIORITY, LOWEST_PRIORITY, Channel, QueuePriority, queue_priority
-from herald.domain.notifications import (
-    IDEMPOTENCY_KEY,
-    EmailNotification,
-    NotificationRequest,
-    fingerprint,
-)
+from herald.domain.notifications import IDEMPOTENCY_KEY, EmailNotification, NotificationRequest
 from herald.domain.plans import Plan, limits_for, retention_end
 from herald.domain.scheduling import SendAtOutOfRange, due_time
 from herald.domain.webhooks import UrlNotAllowed
@@ -173,7 +168,7 @@ class AcceptService:
             max_attempts=self._max_attempts,
             created_at=iso(now),
             expires_at=epoch_seconds(retention_end(tenant.plan, now)),
-            body_hash=fingerprint(request) if key else None,
+            keyed_request=request if key else None,
         )
 
     def _charge(

@@ -1,0 +1,124 @@
+"""A request's document: the one form a request is stored in (the job item), queued in (the job
+message's ``payload``) and copied to the operator in (the dead-letter copy). A JSON object with the
+API's field names, absent options left out, so jobs and messages written before the typed request
+read back unchanged; and the fingerprint that tells two requests under one idempotency key apart,
+hashed over it as it always was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from herald.domain.jobs import Channel, compact_json
+from herald.domain.notifications import (
+    EmailNotification,
+    Notification,
+    NotificationRequest,
+    SealedHeaders,
+    WebhookNotification,
+)
+from herald.domain.secrets import SealedSecret
+from herald.domain.vendors import ProviderName
+
+
+def request_document(request: NotificationRequest) -> dict[str, Any]:
+    """The request as a JSON object with the API's field names, absent options left out."""
+    notification = request.notification
+    options = {
+        "priority": request.priority,
+        "idempotencyKey": request.idempotency_key,
+        "sendAt": request.send_at,
+        "orderingKey": request.ordering_key,
+    }
+    if isinstance(notification, EmailNotification):
+        fields: dict[str, Any] = {
+            "to": notification.to,
+            "subject": notification.subject,
+            "body": notification.body,
+            "text": notification.text,
+            "from": notification.sender,
+            "replyTo": notification.reply_to,
+            **options,
+            "provider": notification.provider,
+            "fallback": notification.fallback,
+        }
+    else:
+        fields = {"url": notification.url, "method": notification.method, **_headers_fields(notification)}
+        fields |= {"payload": dict(notification.payload), **options}
+    return {name: value for name, value in fields.items() if value is not None}
+
+
+def request_from_document(channel: Channel, document: Mapping[str, Any]) -> NotificationRequest:
+    """The request of a stored or queued document; KeyError, TypeError or ValueError when it is not one."""
+    notification: Notification
+    if channel is Channel.EMAIL:
+        notification = EmailNotification(
+            to=str(document["to"]),
+            subject=str(document["subject"]),
+            body=str(document["body"]),
+            text=optional_text(document, "text"),
+            sender=optional_text(document, "from"),
+            reply_to=optional_text(document, "replyTo"),
+            provider=_provider(document, "provider"),
+            fallback=_provider(document, "fallback"),
+        )
+    else:
+        payload = document["payload"]
+        if not isinstance(payload, Mapping):
+            raise TypeError("a webhook's payload is a JSON object")
+        notification = WebhookNotification(
+            url=str(document["url"]),
+            payload=payload,
+            method=str(document.get("method", "POST")),
+            headers=_headers_from(document),
+        )
+    priority = document.get("priority")
+    return NotificationRequest(
+        notification,
+        priority=int(priority) if priority is not None else None,
+        idempotency_key=optional_text(document, "idempotencyKey"),
+        send_at=optional_text(document, "sendAt"),
+        ordering_key=optional_text(document, "orderingKey"),
+    )
+
+
+def fingerprint(request: NotificationRequest) -> str:
+    """What tells two requests under one idempotency key apart (409 for the same, 422 otherwise): the
+    hash of the request's document without its key."""
+    document = request_document(request)
+    document.pop("idempotencyKey", None)
+    return hashlib.sha256(request.channel.value.encode() + b"\n" + compact_json(document)).hexdigest()
+
+
+def _headers_fields(webhook: WebhookNotification) -> dict[str, Any]:
+    headers = webhook.headers
+    if isinstance(headers, SealedHeaders):
+        return {"headerNames": list(headers.names), "sealedHeaders": headers.sealed.to_record()}
+    return {"headers": dict(headers) or None}
+
+
+def _headers_from(document: Mapping[str, Any]) -> Mapping[str, str] | SealedHeaders:
+    if "sealedHeaders" in document:
+        names = document.get("headerNames")
+        if not isinstance(names, list):
+            raise TypeError("sealed headers come with their names")
+        return SealedHeaders(
+            tuple(str(name) for name in names), SealedSecret.from_record(document["sealedHeaders"])
+        )
+    headers = document.get("headers") or {}
+    if not isinstance(headers, Mapping):
+        raise TypeError("a webhook's headers are a JSON object")
+    return {str(name): str(value) for name, value in headers.items()}
+
+
+def optional_text(document: Mapping[str, Any], name: str) -> str | None:
+    """A field's text; None when it is absent or null."""
+    value = document.get(name)
+    return None if value is None else str(value)
+
+
+def _provider(document: Mapping[str, Any], name: str) -> ProviderName | None:
+    value = document.get(name)
+    return None if value is None else ProviderName(value)
