@@ -1,12 +1,20 @@
-"""A request's document: the one form a request is stored in (the job item), queued in (the job
+"""The documents Herald stores and queues its values in.
+
+A request's document: the one form a request is stored in (the job item), queued in (the job
 message's ``payload``) and copied to the operator in (the dead-letter copy). A JSON object with the
 API's field names, absent options left out, so jobs and messages written before the typed request
 read back unchanged; and the fingerprint that tells two requests under one idempotency key apart,
 hashed over it as it always was.
+
+A sealed secret's record: its format version and its three binary fields in base64, as the table's
+sealed attributes hold it and a webhook's document its sealed custom headers. Reading one checks
+what the record must be for the vault to open it.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 from collections.abc import Mapping
 from typing import Any
@@ -19,7 +27,7 @@ from herald.domain.notifications import (
     SealedHeaders,
     WebhookNotification,
 )
-from herald.domain.secrets import SealedSecret
+from herald.domain.secrets import FORMAT_VERSION, NONCE_BYTES, TAG_BYTES, SealedSecret
 from herald.domain.vendors import ProviderName
 
 
@@ -92,10 +100,71 @@ def fingerprint(request: NotificationRequest) -> str:
     return hashlib.sha256(request.channel.value.encode() + b"\n" + compact_json(document)).hexdigest()
 
 
+# ---------------------------------------------------------------- sealed secrets
+
+_RECORD_FIELDS = frozenset({"version", "wrappedKey", "nonce", "ciphertext"})
+
+
+class MalformedSecretRecord(ValueError):
+    """A stored record is not a sealed secret this code reads (wrong shape or unknown format version)."""
+
+
+def sealed_record(sealed: SealedSecret) -> dict[str, str | int]:
+    return {
+        "version": sealed.version,
+        "wrappedKey": _b64encode(sealed.wrapped_key),
+        "nonce": _b64encode(sealed.nonce),
+        "ciphertext": _b64encode(sealed.ciphertext),
+    }
+
+
+def sealed_from_record(record: Mapping[str, object]) -> SealedSecret:
+    if set(record) != _RECORD_FIELDS:
+        raise MalformedSecretRecord(f"sealed secret record needs exactly the fields {sorted(_RECORD_FIELDS)}")
+    return sealed_secret(record["version"], record["wrappedKey"], record["nonce"], record["ciphertext"])
+
+
+def sealed_secret(version: object, wrapped_key: object, nonce: object, ciphertext: object) -> SealedSecret:
+    """The sealed secret of a record's fields; ``MalformedSecretRecord`` unless they are one this code
+    opens (the record's bytes are never part of the message)."""
+    # DynamoDB numbers may come back as Decimal; bool is excluded because True == 1.
+    if isinstance(version, bool) or version != FORMAT_VERSION:
+        raise MalformedSecretRecord(f"unsupported sealed secret version {version!r}")
+    sealed = SealedSecret(
+        FORMAT_VERSION,
+        _b64decode(wrapped_key, "wrappedKey"),
+        _b64decode(nonce, "nonce"),
+        _b64decode(ciphertext, "ciphertext"),
+    )
+    if not sealed.wrapped_key:
+        raise MalformedSecretRecord("sealed secret has an empty wrapped key")
+    if len(sealed.nonce) != NONCE_BYTES:
+        raise MalformedSecretRecord(f"sealed secret nonce must be {NONCE_BYTES} bytes")
+    if len(sealed.ciphertext) < TAG_BYTES:
+        raise MalformedSecretRecord("sealed secret ciphertext is shorter than its tag")
+    return sealed
+
+
+def _b64encode(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+def _b64decode(value: object, name: str) -> bytes:
+    if not isinstance(value, str):
+        raise MalformedSecretRecord(f"sealed secret field {name} must be a base64 string")
+    try:
+        return base64.b64decode(value, validate=True)
+    except binascii.Error:
+        raise MalformedSecretRecord(f"sealed secret field {name} is not valid base64") from None
+
+
+# ---------------------------------------------------------------- the request's parts
+
+
 def _headers_fields(webhook: WebhookNotification) -> dict[str, Any]:
     headers = webhook.headers
     if isinstance(headers, SealedHeaders):
-        return {"headerNames": list(headers.names), "sealedHeaders": headers.sealed.to_record()}
+        return {"headerNames": list(headers.names), "sealedHeaders": sealed_record(headers.sealed)}
     return {"headers": dict(headers) or None}
 
 
@@ -105,7 +174,7 @@ def _headers_from(document: Mapping[str, Any]) -> Mapping[str, str] | SealedHead
         if not isinstance(names, list):
             raise TypeError("sealed headers come with their names")
         return SealedHeaders(
-            tuple(str(name) for name in names), SealedSecret.from_record(document["sealedHeaders"])
+            tuple(str(name) for name in names), sealed_from_record(document["sealedHeaders"])
         )
     headers = document.get("headers") or {}
     if not isinstance(headers, Mapping):

@@ -3,6 +3,7 @@ domains) and the sealed secrets they hold. The job side converts in ``job_items`
 
 from __future__ import annotations
 
+from herald.adapters.documents import sealed_record, sealed_secret
 from herald.adapters.store.models import (
     DnsRecordAttribute,
     DomainItem,
@@ -164,7 +165,7 @@ def domain_item(table: Table, tenant_id: str, domain: SendingDomain) -> DomainIt
 
 
 def to_attribute(sealed: SealedSecret) -> SealedAttribute:
-    record = sealed.to_record()
+    record = sealed_record(sealed)
     return SealedAttribute(
         version=record["version"],
         wrapped_key=record["wrappedKey"],
@@ -174,14 +175,7 @@ def to_attribute(sealed: SealedSecret) -> SealedAttribute:
 
 
 def from_attribute(sealed: SealedAttribute) -> SealedSecret:
-    # Not sealed.as_dict(): it names the fields as Python attributes (wrapped_key), not as stored.
-    record = {
-        "version": sealed.version,
-        "wrappedKey": sealed.wrapped_key,
-        "nonce": sealed.nonce,
-        "ciphertext": sealed.ciphertext,
-    }
-    return SealedSecret.from_record(record)
+    return sealed_secret(sealed.version, sealed.wrapped_key, sealed.nonce, sealed.ciphertext)
 
 
 def optional_from(sealed: SealedAttribute | None) -> SealedSecret | None:
