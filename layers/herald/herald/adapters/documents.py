@@ -31,8 +31,29 @@ from herald.domain.secrets import FORMAT_VERSION, NONCE_BYTES, TAG_BYTES, Sealed
 from herald.domain.vendors import ProviderName
 
 
-def request_document(request: NotificationRequest) -> dict[str, Any]:
+class _LastEncoded:
+    """What one accept encodes up to three times (its fingerprint, its job item, its queue message) is
+    one request: the last request encoded is kept with its document, compared by identity (a request
+    is frozen, and this keeps it alive, so no other object takes its id). Its documents are read,
+    never changed; it holds one request's document, at most an email's two bodies."""
+
+    last: tuple[NotificationRequest, Mapping[str, Any]] | None = None
+
+
+_memo = _LastEncoded()
+
+
+def request_document(request: NotificationRequest) -> Mapping[str, Any]:
     """The request as a JSON object with the API's field names, absent options left out."""
+    last = _memo.last
+    if last is not None and last[0] is request:
+        return last[1]
+    document = _document(request)
+    _memo.last = (request, document)
+    return document
+
+
+def _document(request: NotificationRequest) -> dict[str, Any]:
     notification = request.notification
     options = {
         "priority": request.priority,
@@ -95,8 +116,7 @@ def request_from_document(channel: Channel, document: Mapping[str, Any]) -> Noti
 def fingerprint(request: NotificationRequest) -> str:
     """What tells two requests under one idempotency key apart (409 for the same, 422 otherwise): the
     hash of the request's document without its key."""
-    document = request_document(request)
-    document.pop("idempotencyKey", None)
+    document = {name: value for name, value in request_document(request).items() if name != "idempotencyKey"}
     return hashlib.sha256(request.channel.value.encode() + b"\n" + compact_json(document)).hexdigest()
 
 
