@@ -158,8 +158,8 @@ def test_given_healthy_providers_when_handled_then_first_provider_delivers_with_
     [log] = state.delivery_logs
     assert (log.attempt, log.status, log.used_provider) == (1, "success", "SENDGRID")
     assert list(log.tried) == [{"provider": "SENDGRID", "outcome": "delivered", "messageId": "sendgrid-1"}]
-    [(email, credential)] = rig.providers.by_name[SENDGRID].sent
-    assert (email.to, email.subject, email.html, email.job_id) == (
+    [(email, routing, credential)] = rig.providers.by_name[SENDGRID].sent
+    assert (email.to, email.subject, email.body, routing.job_id) == (
         "ada@example.com",
         "Hello",
         "<p>Hi Ada</p>",
@@ -400,9 +400,9 @@ def test_given_free_plan_when_handled_then_only_the_platform_provider_sends(rig:
 
     assert handled.result == "completed"
     assert rig.providers.calls == ["SES"]
-    [(email, credential)] = rig.providers.by_name[SES].sent
+    [(_, routing, credential)] = rig.providers.by_name[SES].sent
     assert credential.api_key == ""  # the platform's IAM role, never a tenant key
-    assert email.from_address == settings_for_tests().platform_sender
+    assert routing.from_address == settings_for_tests().platform_sender
     assert rig.state(FREE).used_provider == "SES"
 
 
@@ -611,7 +611,7 @@ def test_given_a_payload_over_the_inline_limit_when_the_message_crosses_the_queu
 
     assert handled.result == "completed"
     assert rig.store.calls == ["claim", "request", "finish"]
-    assert rig.providers.by_name[SENDGRID].sent[0][0].html == long_email["body"]
+    assert rig.providers.by_name[SENDGRID].sent[0][0].body == long_email["body"]
 
 
 def test_given_a_re_send_that_overtakes_the_release_of_its_attempt_when_handled_then_it_is_kept_for_redelivery(

@@ -1,5 +1,6 @@
-"""The shapes every email provider adapter speaks: what to send, with which key, and how it went;
-and what a tenant keeps of its providers: their sealed credentials and its sending domains.
+"""The shapes every email provider adapter speaks: the email as the tenant asked for it
+(``herald.domain.notifications.EmailNotification``) and its routing, which key, and how it went; and
+what a tenant keeps of its providers: their sealed credentials and its sending domains.
 
 The delivery engine and the account routes are written against these types only; each adapter
 translates its provider's wire format and error vocabulary into them, once.
@@ -38,15 +39,13 @@ class FailureKind(StrEnum):
     TRANSIENT = "transient"
 
 
-class OutboundEmail(msgspec.Struct, frozen=True, kw_only=True):
+class Routing(msgspec.Struct, frozen=True, kw_only=True):
+    """What an email goes out with besides its content: Herald's ids, which each vendor carries back
+    in its events (its tags, metadata or variables), and the sender the attempt resolved."""
+
     job_id: str
     tenant_id: str
-    to: str
     from_address: str
-    subject: str
-    html: str
-    text: str | None = None
-    reply_to: str | None = None
     from_name: str | None = None
 
 

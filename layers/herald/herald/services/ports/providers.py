@@ -13,13 +13,14 @@ if TYPE_CHECKING:
     from herald.domain.account import TenantProfile
     from herald.domain.breakers import Breaker, BreakerKey
     from herald.domain.inbound import DeliveryEvent, IgnoredEvent, Processor, SubscriptionEvent
+    from herald.domain.notifications import EmailNotification
     from herald.domain.providers import (
         Credential,
         Delivered,
         DomainRegistration,
         DomainVerification,
         KeyCheck,
-        OutboundEmail,
+        Routing,
     )
     from herald.domain.vendors import ProviderName
     from herald.domain.webhooks import OutboundWebhook, WebhookOutcome
@@ -31,8 +32,8 @@ class EmailProvider(Protocol):
     @property
     def name(self) -> ProviderName: ...
 
-    def send(self, email: OutboundEmail, credential: Credential) -> Delivered:
-        """Hand the email to the provider; raises ``ProviderFailure``."""
+    def send(self, email: EmailNotification, routing: Routing, credential: Credential) -> Delivered:
+        """Hand the email to the provider, sent as ``routing`` says; raises ``ProviderFailure``."""
 
     def check_key(self, credential: Credential) -> KeyCheck:
         """Ask the provider whether the credential can do what Herald needs; raises
