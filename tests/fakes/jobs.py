@@ -500,16 +500,16 @@ class FakeJobTable(Recorder):
             return None
         if job.state is not None:
             return job.state
-        request = job.request
+        accepted = job.request
         return JobState(
-            request.job_id,
-            request.tenant_id,
-            request.channel,
+            accepted.job_id,
+            accepted.tenant_id,
+            accepted.request.channel,
             JobStatus.PENDING,
-            request.priority,
+            accepted.priority,
             0,
-            request.max_attempts,
-            request.created_at,
+            accepted.max_attempts,
+            accepted.created_at,
         )
 
 

@@ -52,10 +52,6 @@ class NewJob(msgspec.Struct, frozen=True):
     # sealing; the store tells a repeat of the key from a reuse by this request's fingerprint.
     keyed_request: NotificationRequest | None = None
 
-    @property
-    def channel(self) -> Channel:
-        return self.request.channel
-
 
 class DeliveryLog(msgspec.Struct, frozen=True):
     """What one attempt did, appended to the job's delivery log."""

@@ -109,12 +109,12 @@ class AcceptService:
         job = self._new_job(tenant, request, key, now)
         period = tenant.period(now)
         minute = now.strftime("%Y%m%d%H%M")
-        self._charge(tenant, job.channel, period.key, period.end, now, minute=minute)
+        self._charge(tenant, request.channel, period.key, period.end, now, minute=minute)
         self._insert(tenant, job, period.key, minute)
         message = JobMessage(
             job.job_id,
             tenant.tenant_id,
-            job.channel,
+            request.channel,
             tenant.plan,
             0,
             job.request,
@@ -141,9 +141,14 @@ class AcceptService:
                 failure="Could not be scheduled",
             )
         logger.append_keys(job_id=job.job_id)
-        count("Accepted", {"channel": job.channel.value, "priority": queue_priority(job.priority).value})
+        count("Accepted", {"channel": request.channel.value, "priority": queue_priority(job.priority).value})
         return AcceptedJob(
-            job.job_id, job.channel, job.created_at, job.priority, request.send_at, scheduled=due is not None
+            job.job_id,
+            request.channel,
+            job.created_at,
+            job.priority,
+            request.send_at,
+            scheduled=due is not None,
         )
 
     def _check_url(self, url: str) -> None:
@@ -232,7 +237,7 @@ class AcceptService:
 
     def _refund(self, tenant: TenantContext, job: NewJob, period: str, minute: str) -> None:
         try:
-            self._counters.refund(tenant.tenant_id, period, job.channel, minute)
+            self._counters.refund(tenant.tenant_id, period, job.request.channel, minute)
         except DependencyError as exc:
             logger.error("usage refund failed", extra={"tenant_id": tenant.tenant_id, "reason": str(exc)})
 

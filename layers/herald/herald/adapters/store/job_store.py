@@ -65,7 +65,7 @@ class DynamoJobStore:
         item = self._table[JobItem](
             job_pk(job.tenant_id, job.job_id),
             JOB_SK,
-            type=job.channel.value,
+            type=job.request.channel.value,
             priority=job.priority,
             max_attempts=job.max_attempts,
             request=request_document(job.request),

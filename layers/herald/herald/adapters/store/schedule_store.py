@@ -44,7 +44,7 @@ class DynamoSchedules:
         item = self._table[JobStatusItem](
             job_pk(job.tenant_id, job.job_id),
             STATUS_SK,
-            type=job.channel.value,
+            type=job.request.channel.value,
             status=JobStatus.SCHEDULED.value,
             priority=job.priority,
             created_at=job.created_at,
