@@ -18,7 +18,7 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from herald.adapters.documents import fingerprint, request_from_document
+from herald.adapters.store.conversions import fingerprint, request_from_document
 from herald.domain.account import Usage
 from herald.domain.activity import DayCounts, StatusChange
 from herald.domain.clock import iso

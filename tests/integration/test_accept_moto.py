@@ -15,7 +15,7 @@ from botocore.client import BaseClient
 from bench.rig import table_schemas
 from bench.samples import ORDER_EMAIL_HTML, ORDER_EVENT
 from bench.table_meter import TableMeter
-from herald.adapters import documents
+from herald.adapters.store import conversions
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.domain.account import TenantProfile
 from herald.domain.clock import iso
@@ -81,13 +81,13 @@ def test_an_accept_encodes_its_request_once_for_its_fingerprint_job_item_and_mes
 ) -> None:
     key = herald.new_key()
     encoded: list[NotificationRequest] = []
-    encode = documents._document
+    encode = conversions._document
 
     def counted(request: NotificationRequest) -> dict[str, Any]:
         encoded.append(request)
         return encode(request)
 
-    monkeypatch.setattr(documents, "_document", counted)
+    monkeypatch.setattr(conversions, "_document", counted)
 
     answer = herald.api("POST", "/api/v1/notifications/email", {**EMAIL, "idempotencyKey": "once"}, key=key)
 

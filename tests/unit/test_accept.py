@@ -10,7 +10,7 @@ import pytest
 from msgspec import to_builtins
 
 from herald.adapters.data_key_cache import DataKeyCache
-from herald.adapters.documents import request_document, request_from_document
+from herald.adapters.store.conversions import request_document, request_from_document
 from herald.adapters.vault import Vault
 from herald.domain.account import TenantContext
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from herald.adapters.dead_letters import letter_document
-from herald.adapters.documents import request_from_document
+from herald.adapters.store.conversions import request_from_document
 from herald.domain.dead_letters import FailedJobCopy, LetterKind
 from herald.domain.errors import DependencyError
 from herald.domain.job_records import JobMessage

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from herald.adapters.data_key_cache import DataKeyCache
-from herald.adapters.documents import request_from_document
 from herald.adapters.queueing import INLINE_PAYLOAD_LIMIT, decode_message, encode_message
+from herald.adapters.store.conversions import request_from_document
 from herald.adapters.vault import Vault
 from herald.domain.addresses import Suppression
 from herald.domain.errors import DependencyError

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from herald.adapters.documents import request_from_document
+from herald.adapters.store.conversions import request_from_document
 from herald.adapters.vault import KeyServiceUnavailable, Vault
 from herald.domain.addresses import Suppression
 from herald.domain.attempts import AttemptOutcome

@@ -12,7 +12,7 @@ import pytest
 from msgspec.structs import replace
 
 from herald.adapters.data_key_cache import DataKeyCache
-from herald.adapters.documents import request_from_document
+from herald.adapters.store.conversions import request_from_document
 from herald.adapters.vault import Vault
 from herald.domain.breakers import (
     ENDPOINT_POLICY,

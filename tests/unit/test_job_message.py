@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from herald.adapters.documents import request_document, request_from_document
 from herald.adapters.queueing import INLINE_PAYLOAD_LIMIT, decode_message, encode_message
+from herald.adapters.store.conversions import request_document, request_from_document
 from herald.domain.job_records import JobMessage
 from herald.domain.jobs import Channel, compact_json
 from herald.domain.notifications import EmailNotification, NotificationRequest

@@ -1,6 +1,6 @@
 """What a tenant asks to send, as domain values: built once from the wire, stored and queued in one
-document form (``herald.adapters.documents``), shown under the same names, and told apart under one
-idempotency key by the same fingerprint as before."""
+document form (``herald.adapters.store.conversions``), shown under the same names, and told apart
+under one idempotency key by the same fingerprint as before."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from herald.adapters.documents import fingerprint, request_document, request_from_document
+from herald.adapters.store.conversions import fingerprint, request_document, request_from_document
 from herald.domain.jobs import Channel, compact_json
 from herald.domain.notifications import REDACTED, EmailNotification, NotificationRequest, WebhookNotification
 from herald.domain.vendors import ProviderName

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from herald.adapters.documents import request_from_document
 from herald.adapters.queueing import decode_message, encode_message
+from herald.adapters.store.conversions import request_from_document
 from herald.batch.sqs import Worker, process_batch
 from herald.composition.workers import WEBHOOK_RECORD_BUDGET_MILLIS
 from herald.domain.attempts import AttemptOutcome

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from msgspec import to_builtins
 
-from herald.adapters.documents import request_from_document
 from herald.adapters.queueing import decode_message, encode_message
+from herald.adapters.store.conversions import request_from_document
 from herald.domain.clock import iso
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.job_records import JobMessage

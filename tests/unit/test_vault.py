@@ -11,7 +11,12 @@ import pytest
 from msgspec.structs import replace
 
 from herald.adapters.data_key_cache import DataKeyCache
-from herald.adapters.documents import MalformedSecretRecord, sealed_from_record, sealed_record, sealed_secret
+from herald.adapters.store.conversions import (
+    MalformedSecretRecord,
+    sealed_from_record,
+    sealed_record,
+    sealed_secret,
+)
 from herald.adapters.vault import Vault
 from herald.domain.secrets import (
     FORMAT_VERSION,

@@ -11,7 +11,7 @@ import pytest
 from msgspec.structs import replace
 
 from herald.adapters.data_key_cache import DataKeyCache
-from herald.adapters.documents import request_from_document
+from herald.adapters.store.conversions import request_from_document
 from herald.adapters.vault import Vault
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.job_records import Claim, JobMessage

@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from herald.adapters.documents import request_from_document
 from herald.adapters.providers.transport import (
     CONNECT_TIMEOUT_SECONDS,
     FULL_PASS_SECONDS,
     READ_TIMEOUT_SECONDS,
 )
 from herald.adapters.queueing import decode_message, encode_message
+from herald.adapters.store.conversions import request_from_document
 from herald.batch.sqs import Worker, process_batch
 from herald.composition.workers import WRITES_SECONDS, email_record_budget_millis
 from herald.domain.attempts import AttemptOutcome

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from herald.adapters.documents import request_document
+from herald.adapters.store.conversions import request_document
 from herald.domain.clock import iso
 from herald.domain.dead_letters import FailedJobCopy, HeldMessage, UnreadableMessage
 from herald.domain.errors import DependencyError

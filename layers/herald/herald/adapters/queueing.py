@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from herald.adapters.documents import optional_text, request_document, request_from_document
+from herald.adapters.store.conversions import optional_text, request_document, request_from_document
 from herald.domain.backoff import MAX_DELAY_SECONDS
 from herald.domain.errors import DependencyError
 from herald.domain.job_records import JobMessage

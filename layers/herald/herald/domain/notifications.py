@@ -2,7 +2,7 @@
 
 The HTTP edge builds these once from a validated request body; the accept service, the stores, the
 queue messages and the workers all carry them as they are. How a request is stored and queued is
-the adapters' (``herald.adapters.documents``); how it is shown, the HTTP edge's.
+the adapters' (``herald.adapters.store.conversions``); how it is shown, the HTTP edge's.
 """
 
 from __future__ import annotations

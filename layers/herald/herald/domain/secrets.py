@@ -1,8 +1,8 @@
 """Sealed tenant secrets as values: what a sealed secret holds, and its rules.
 
-The sealing itself (KMS data keys, AES-256-GCM) is an adapter (``herald.adapters.vault``), and so is
-a sealed secret's stored form (``herald.adapters.documents``); the rest of Herald only ever sees
-``SealedSecret`` values and asks a ``SecretBox`` port to seal or open them.
+The sealing itself (KMS data keys, AES-256-GCM) is an adapter (``herald.adapters.vault``), and so
+is a sealed secret's stored form (``herald.adapters.store.conversions``); the rest of Herald only
+ever sees ``SealedSecret`` values and asks a ``SecretBox`` port to seal or open them.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from herald.adapters.documents import request_from_document
+from herald.adapters.store.conversions import request_from_document
 from herald.adapters.store.models import DeliveryLogAttribute, JobEventItem, JobItem, JobStatusItem, job_ids
 from herald.domain.job_records import DeliveryLog, JobEvent, JobState, JobView
 from herald.domain.jobs import Channel, JobStatus

@@ -23,7 +23,7 @@ import msgspec
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
 
-from herald.adapters.documents import fingerprint, request_document
+from herald.adapters.store.conversions import fingerprint, request_document
 from herald.adapters.store.job_items import state_of, view_of
 from herald.adapters.store.models import (
     JOB_SK,
