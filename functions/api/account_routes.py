@@ -40,9 +40,9 @@ from herald.http.account_requests import (
     ProviderKeyRequest,
     RotateKeyRequest,
 )
+from herald.http.answers import json_response
 from herald.http.contract import AUTHENTICATED, JSON_BODY, PARAMETERS, PATH_PARAMETERS, answers, success
 from herald.http.credentials import credentials, session_cookie, signed_in_by_session, stack_origin
-from herald.http.responses import json_response
 
 if TYPE_CHECKING:
     from herald.services.account import AccountService

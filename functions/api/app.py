@@ -34,6 +34,7 @@ from herald.http.answers import (
     RetriedJob,
     ServiceInfo,
     SupportedProvider,
+    json_response,
 )
 from herald.http.contract import (
     AUTHENTICATED,
@@ -51,7 +52,7 @@ from herald.http.errors import client_error
 from herald.http.guards import ScreenedBodies, as_resolver_reads
 from herald.http.requests import IDEMPOTENCY_KEY_RULE, EmailRequest, RecoverRequest, WebhookRequest
 from herald.http.resolver import HttpResolver
-from herald.http.responses import error_response, json_response, validation_error
+from herald.http.responses import error_response, validation_error
 from herald.observability import logger, metrics, traced
 
 DESCRIPTION = (

@@ -10,26 +10,44 @@ reads the field names from a module generated from the models (docs/console.md).
 itself from the domain values the services return (``of``); the operator CLI prints the same
 documents. Msgspec Structs rather than pydantic models: defining them costs microseconds of the
 cold start and serialising one builds nothing (docs/architecture.md).
+
+A route answers with ``json_response``: its answer, or a list of them, in the success envelope.
+Failures answer through ``herald.http.responses``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 import msgspec
+from aws_lambda_powertools.event_handler import Response
 from msgspec import UNSET, Meta, UnsetType
 
 from herald.domain.jobs import PRIORITY_QUEUES, Channel, JobStatus
 from herald.domain.notifications import NotificationRequest, WebhookNotification
 from herald.domain.vendors import ProviderName, vendor_of
-from herald.http.envelope import Answer, Timestamp
+from herald.http.envelope import Answer, Timestamp, json_text, success
 from herald.http.requests import EmailRequest, WebhookRequest
 
 if TYPE_CHECKING:
     from herald.domain import job_records
     from herald.services import accept, job_queries
 
+JSON = "application/json"
 Priority = Annotated[int, Meta(extra_json_schema={"enum": list(PRIORITY_QUEUES)})]
+
+
+def json_response(
+    status: int, data: Answer | Sequence[Answer], headers: Mapping[str, str] | None = None
+) -> Response[str]:
+    """``data``, one answer or a list of them, in the success envelope."""
+    return Response(
+        status_code=status,
+        content_type=JSON,
+        body=json_text(success(data)),
+        headers=dict(headers or {}),
+    )
 
 
 # ---------------------------------------------------------------- public
