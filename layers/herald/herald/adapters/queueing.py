@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from herald.adapters.store.conversions import optional_text, request_document, request_from_document
+from herald.adapters.store.conversions import request_document, request_from_document
 from herald.domain.backoff import MAX_DELAY_SECONDS
 from herald.domain.errors import DependencyError
 from herald.domain.job_records import JobMessage
@@ -61,6 +61,10 @@ def decode_message(raw: str) -> JobMessage:
     document = body.get("payload")
     if document is not None and not isinstance(document, dict):
         raise ValueError("a job message payload must be a JSON object")
+    created_at = body.get("createdAt")
+    correlation = body.get("correlationId")
+    send_at = body.get("sendAt")
+    ordering_key = body.get("orderingKey")
     return JobMessage(
         job_id=str(body["jobId"]),
         tenant_id=str(body["tenantId"]),
@@ -69,10 +73,10 @@ def decode_message(raw: str) -> JobMessage:
         seen_attempts=int(body["seenAttempts"]),
         request=request_from_document(channel, document) if document is not None else None,
         priority=int(body.get("priority", DEFAULT_PRIORITY)),
-        created_at=optional_text(body, "createdAt"),
-        correlation_id=optional_text(body, "correlationId"),
-        send_at=optional_text(body, "sendAt"),
-        ordering_key=optional_text(body, "orderingKey"),
+        created_at=str(created_at) if created_at is not None else None,
+        correlation_id=str(correlation) if correlation is not None else None,
+        send_at=str(send_at) if send_at is not None else None,
+        ordering_key=str(ordering_key) if ordering_key is not None else None,
     )
 
 

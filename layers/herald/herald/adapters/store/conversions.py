@@ -329,9 +329,9 @@ def request_from_document(channel: Channel, document: Mapping[str, Any]) -> Noti
             to=str(document["to"]),
             subject=str(document["subject"]),
             body=str(document["body"]),
-            text=optional_text(document, "text"),
-            sender=optional_text(document, "from"),
-            reply_to=optional_text(document, "replyTo"),
+            text=_optional(document, "text"),
+            sender=_optional(document, "from"),
+            reply_to=_optional(document, "replyTo"),
             provider=_provider(document, "provider"),
             fallback=_provider(document, "fallback"),
         )
@@ -349,9 +349,9 @@ def request_from_document(channel: Channel, document: Mapping[str, Any]) -> Noti
     return NotificationRequest(
         notification,
         priority=int(priority) if priority is not None else None,
-        idempotency_key=optional_text(document, "idempotencyKey"),
-        send_at=optional_text(document, "sendAt"),
-        ordering_key=optional_text(document, "orderingKey"),
+        idempotency_key=_optional(document, "idempotencyKey"),
+        send_at=_optional(document, "sendAt"),
+        ordering_key=_optional(document, "orderingKey"),
     )
 
 
@@ -383,8 +383,7 @@ def _headers_from(document: Mapping[str, Any]) -> Mapping[str, str] | SealedHead
     return {str(name): str(value) for name, value in headers.items()}
 
 
-def optional_text(document: Mapping[str, Any], name: str) -> str | None:
-    """A field's text; None when it is absent or null."""
+def _optional(document: Mapping[str, Any], name: str) -> str | None:
     value = document.get(name)
     return None if value is None else str(value)
 
