@@ -107,14 +107,15 @@ class AcceptService:
         now = self._clock()
         due = _due(request, now)
         job = self._new_job(tenant, request, key, now)
+        channel = request.channel
         period = tenant.period(now)
-        minute = now.strftime("%Y%m%d%H%M")
-        self._charge(tenant, request.channel, period.key, period.end, now, minute=minute)
-        self._insert(tenant, job, period.key, minute)
+        period_key, minute = period.key, now.strftime("%Y%m%d%H%M")
+        self._charge(tenant, channel, period_key, period.end, now, minute=minute)
+        self._insert(tenant, job, period_key, minute)
         message = JobMessage(
             job.job_id,
             tenant.tenant_id,
-            request.channel,
+            channel,
             tenant.plan,
             0,
             job.request,
@@ -123,32 +124,28 @@ class AcceptService:
             correlation_id(),
             ordering_key=request.ordering_key,
         )
-        if due is None:
-            enqueue_or_fail(
-                self._queue,
-                self._jobs,
-                message,
-                queue_priority(job.priority),
-                iso(self._clock()),
-            )
-        else:
-            send_at = iso(due)
-            hand_over_or_fail(
-                lambda: self._schedules.schedule(job, send_at),
-                self._jobs,
-                message,
-                iso(self._clock()),
-                failure="Could not be scheduled",
-            )
+        queue = queue_priority(job.priority)
+        self._hand_over(job, message, queue, due)
         logger.append_keys(job_id=job.job_id)
-        count("Accepted", {"channel": request.channel.value, "priority": queue_priority(job.priority).value})
+        count("Accepted", {"channel": channel.value, "priority": queue.value})
         return AcceptedJob(
-            job.job_id,
-            request.channel,
-            job.created_at,
-            job.priority,
-            request.send_at,
-            scheduled=due is not None,
+            job.job_id, channel, job.created_at, job.priority, request.send_at, scheduled=due is not None
+        )
+
+    def _hand_over(
+        self, job: NewJob, message: JobMessage, queue: QueuePriority, due: datetime | None
+    ) -> None:
+        """To its queue now, or to the schedule for its ``due`` time."""
+        if due is None:
+            enqueue_or_fail(self._queue, self._jobs, message, queue, iso(self._clock()))
+            return
+        send_at = iso(due)
+        hand_over_or_fail(
+            lambda: self._schedules.schedule(job, send_at),
+            self._jobs,
+            message,
+            iso(self._clock()),
+            failure="Could not be scheduled",
         )
 
     def _check_url(self, url: str) -> None:
