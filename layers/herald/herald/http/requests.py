@@ -446,10 +446,9 @@ class WebhookRequest(StrictBody):
         cls, request: NotificationRequest, webhook: WebhookNotification, headers: Mapping[str, str]
     ) -> WebhookRequest:
         """The body ``to_request`` made ``request`` of, with ``headers`` for its custom headers (not
-        validated again: it was on its way in)."""
+        validated again: it was on its way in, its method among them)."""
         return cls.model_construct(
             url=webhook.url,
-            # One of these: it was validated on its way in.
             method=cast("WebhookMethod", webhook.method),
             headers=dict(headers) or None,
             payload=dict(webhook.payload),
