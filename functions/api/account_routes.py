@@ -12,10 +12,11 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from herald.composition.api import api
 from herald.composition.common import public_origin
+from herald.domain.account import TenantContext
 from herald.domain.errors import ErrorCode
 from herald.domain.inbound import Processor
 from herald.domain.plans import Plan
-from herald.domain.records import StoredProvider, TenantContext
+from herald.domain.providers import StoredProvider
 from herald.domain.vendors import tenant_provider_names
 from herald.http.account_answers import (
     DELETED,
@@ -39,9 +40,9 @@ from herald.http.account_requests import (
     ProviderKeyRequest,
     RotateKeyRequest,
 )
+from herald.http.answers import json_response
 from herald.http.contract import AUTHENTICATED, JSON_BODY, PARAMETERS, PATH_PARAMETERS, answers, success
 from herald.http.credentials import credentials, session_cookie, signed_in_by_session, stack_origin
-from herald.http.responses import json_response
 
 if TYPE_CHECKING:
     from herald.services.account import AccountService

@@ -18,10 +18,10 @@ import herald
 from herald.composition import startup
 from herald.composition.api import api
 from herald.composition.common import public_origin
+from herald.domain.account import TenantContext
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import NotificationRequest
-from herald.domain.records import TenantContext
 from herald.domain.vendors import TENANT_PROVIDERS
 from herald.http.answers import (
     PONG,
@@ -34,6 +34,7 @@ from herald.http.answers import (
     RetriedJob,
     ServiceInfo,
     SupportedProvider,
+    json_response,
 )
 from herald.http.contract import (
     AUTHENTICATED,
@@ -51,7 +52,7 @@ from herald.http.errors import client_error
 from herald.http.guards import ScreenedBodies, as_resolver_reads
 from herald.http.requests import IDEMPOTENCY_KEY_RULE, EmailRequest, RecoverRequest, WebhookRequest
 from herald.http.resolver import HttpResolver
-from herald.http.responses import error_response, json_response, validation_error
+from herald.http.responses import error_response, validation_error
 from herald.observability import logger, metrics, traced
 
 DESCRIPTION = (

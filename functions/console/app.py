@@ -20,6 +20,7 @@ from herald.domain.errors import HeraldError
 from herald.domain.signin import CodePurpose
 from herald.http.account_answers import CodeSent, SignedIn, SignedOut
 from herald.http.account_requests import SignInRequest, SignUpRequest, VerifyCodeRequest
+from herald.http.answers import json_response
 from herald.http.console_pages import console_answer, is_console_path
 from herald.http.credentials import (
     cleared_cookie,
@@ -31,7 +32,7 @@ from herald.http.credentials import (
 from herald.http.error_handlers import install_error_handlers
 from herald.http.errors import refusal
 from herald.http.guards import ScreenedBodies, as_resolver_reads
-from herald.http.responses import error_response, json_response, validation_error
+from herald.http.responses import error_response, validation_error
 from herald.observability import logger, metrics, traced
 
 STATIC = Path(__file__).parent / "static"

@@ -27,8 +27,9 @@ from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.table import Table
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition import common
-from herald.domain.api_keys import hash_api_key
-from herald.domain.records import JobState, StoredProvider
+from herald.domain.account import hash_api_key
+from herald.domain.job_records import JobState
+from herald.domain.providers import StoredProvider
 from herald.domain.secrets import Purpose
 from herald.domain.vendors import TENANT_PROVIDERS
 from herald.services.tenants import IssuedKey, TenantAdmin

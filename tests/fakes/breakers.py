@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from herald.domain.account import TenantProfile
 from herald.domain.breakers import Breaker, BreakerKey, BreakerKind
 from herald.domain.errors import DependencyError
-from herald.domain.records import TenantProfile
 from tests.fakes.tenants import FakeTenantTable
 
 

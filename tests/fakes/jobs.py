@@ -18,18 +18,28 @@ from typing import Any
 
 from msgspec.structs import replace
 
+from herald.adapters.store.conversions import fingerprint, request_from_document
+from herald.domain.account import Usage
 from herald.domain.activity import DayCounts, StatusChange
 from herald.domain.clock import iso
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import (
+    Claim,
+    DeliveryLog,
+    JobEvent,
+    JobMessage,
+    JobPage,
+    JobState,
+    JobView,
+    NewJob,
+)
 from herald.domain.jobs import FINAL_STATUSES, Channel, JobStatus
-from herald.domain.notifications import NotificationRequest, request_from_document
+from herald.domain.notifications import NotificationRequest
 from herald.domain.plans import Quota, channel_counter
-from herald.domain.records import Claim, DeliveryLog, JobEvent, JobPage, JobState, JobView, NewJob, Usage
 from herald.domain.scheduling import DueJob
 from herald.services.activity import DayCountTally
 from herald.services.outcomes import DuplicateRequest, QuotaExhausted, RateLimited
-from herald.services.ports import ActivityCounters
+from herald.services.ports.tenants import ActivityCounters
 from tests.fakes.common import CREATED_AT
 
 
@@ -133,7 +143,7 @@ class FakeJobTable(Recorder):
         self._called("insert")
         existing = self._jobs.get((job.tenant_id, job.job_id))
         if existing is not None:
-            raise DuplicateRequest(job.job_id, existing.request.body_hash == job.body_hash)
+            raise DuplicateRequest(job.job_id, _fingerprint(existing.request) == _fingerprint(job))
         self._jobs[(job.tenant_id, job.job_id)] = _Job(copy.deepcopy(job), self.stream)
 
     def get(self, tenant_id: str, job_id: str) -> JobView | None:
@@ -490,16 +500,16 @@ class FakeJobTable(Recorder):
             return None
         if job.state is not None:
             return job.state
-        request = job.request
+        accepted = job.request
         return JobState(
-            request.job_id,
-            request.tenant_id,
-            request.channel,
+            accepted.job_id,
+            accepted.tenant_id,
+            accepted.request.channel,
             JobStatus.PENDING,
-            request.priority,
+            accepted.priority,
             0,
-            request.max_attempts,
-            request.created_at,
+            accepted.max_attempts,
+            accepted.created_at,
         )
 
 
@@ -583,3 +593,8 @@ class FakeCounters(Recorder):
     def _add(self, tenant_id: str, period: str, channel: Channel, amount: int) -> None:
         for counter in ("total", channel_counter(channel)):
             self.jobs[(tenant_id, period, counter)] = self.jobs.get((tenant_id, period, counter), 0) + amount
+
+
+def _fingerprint(job: NewJob) -> str | None:
+    """What the table keeps of a keyed job to tell a repeat of its key from a reuse."""
+    return fingerprint(job.keyed_request) if job.keyed_request is not None else None

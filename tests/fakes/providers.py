@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from herald.domain.notifications import EmailNotification
 from herald.domain.providers import (
     Credential,
     Delivered,
@@ -13,8 +14,8 @@ from herald.domain.providers import (
     DomainVerification,
     FailureKind,
     KeyCheck,
-    OutboundEmail,
     ProviderFailure,
+    Routing,
 )
 from herald.domain.vendors import ProviderName
 
@@ -60,7 +61,7 @@ class FakeProvider:
 
     provider: ProviderName
     script: list[Answer] = field(default_factory=list)
-    sent: list[tuple[OutboundEmail, Credential]] = field(default_factory=list)
+    sent: list[tuple[EmailNotification, Routing, Credential]] = field(default_factory=list)
     refused_keys: set[str] = field(default_factory=set)
     checked: list[Credential] = field(default_factory=list)
     unavailable: bool = False
@@ -73,8 +74,8 @@ class FakeProvider:
     def name(self) -> ProviderName:
         return self.provider
 
-    def send(self, email: OutboundEmail, credential: Credential) -> Delivered:
-        self.sent.append((email, credential))
+    def send(self, email: EmailNotification, routing: Routing, credential: Credential) -> Delivered:
+        self.sent.append((email, routing, credential))
         if self.during_send is not None:
             self.during_send()
         answer = self.script[min(len(self.sent), len(self.script)) - 1] if self.script else None

@@ -9,9 +9,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from herald.adapters.dead_letters import letter_document
+from herald.adapters.queueing import decode_message, encode_message
 from herald.domain.alerts import JobAlert
 from herald.domain.dead_letters import FailedJobCopy, HeldMessage, UnreadableMessage
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage
 from herald.domain.jobs import QueuePriority
 
 
@@ -34,7 +36,7 @@ class FakeQueue:
     def enqueue(self, message: JobMessage, priority: QueuePriority, delay_seconds: int = 0) -> None:
         if self.failure is not None:
             raise self.failure
-        enqueued = Enqueued(JobMessage.from_json(message.to_json()), priority, delay_seconds)
+        enqueued = Enqueued(decode_message(encode_message(message)), priority, delay_seconds)
         self.sent.append(enqueued)
         if self.after_enqueue is not None:
             self.after_enqueue(enqueued)
@@ -53,7 +55,7 @@ class FakeDeadLetters:
     def send(self, letter: FailedJobCopy | UnreadableMessage) -> None:
         if self.failure is not None:
             raise self.failure
-        self.records.append(json.loads(json.dumps(letter.document(), default=str)))
+        self.records.append(json.loads(json.dumps(letter_document(letter), default=str)))
 
 
 class FakeReturns:

@@ -13,27 +13,18 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from herald.domain.addresses import canonical_address
-from herald.domain.api_keys import hash_api_key
+from herald.domain.account import ACTIVE, ApiKeyRecord, TenantProfile, TenantRecords, hash_api_key
+from herald.domain.addresses import Suppression, canonical_address
 from herald.domain.breakers import Breaker, BreakerKey, BreakerKind
 from herald.domain.clock import iso, parse_iso
 from herald.domain.errors import DependencyError
 from herald.domain.plans import reset_due
-from herald.domain.records import (
-    ACTIVE,
-    ApiKeyRecord,
-    ProviderDomain,
-    SendingDomain,
-    StoredProvider,
-    Suppression,
-    TenantProfile,
-    TenantRecords,
-)
+from herald.domain.providers import ProviderDomain, SendingDomain, StoredProvider
 from herald.domain.secrets import Purpose, SealedSecret
 from herald.domain.signin import address_key
 from herald.domain.vendors import ProviderName
 from herald.services.outcomes import AlreadyExists, DomainTaken, KeyChanged, ProfileChanged, TenantNotFound
-from herald.services.ports import SecretBox
+from herald.services.ports.platform import SecretBox
 from tests.fakes.common import CREATED_AT
 
 

@@ -15,10 +15,12 @@ from botocore.client import BaseClient
 from bench.rig import table_schemas
 from bench.samples import ORDER_EMAIL_HTML, ORDER_EVENT
 from bench.table_meter import TableMeter
+from herald.adapters.store import conversions
 from herald.adapters.store.tenant_store import DynamoTenantStore
+from herald.domain.account import TenantProfile
 from herald.domain.clock import iso
+from herald.domain.notifications import NotificationRequest
 from herald.domain.plans import current_period
-from herald.domain.records import TenantProfile
 from herald_harness.dns import resolve_publicly
 from herald_harness.in_moto import REGION, HeraldInMoto, client, herald_in_moto
 from herald_local.aws.sdk_calls import observing
@@ -72,6 +74,27 @@ def test_the_job_row_is_pending_before_its_message_is_sent(
     answer = herald.api("POST", "/api/v1/notifications/email", EMAIL, key=key)
     assert answer.status == 202
     assert seen_at_send == ["pending"]
+
+
+def test_an_accept_encodes_its_request_once_for_its_fingerprint_job_item_and_message(
+    herald: HeraldInMoto, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = herald.new_key()
+    encoded: list[NotificationRequest] = []
+    encode = conversions._document
+
+    def counted(request: NotificationRequest) -> dict[str, Any]:
+        encoded.append(request)
+        return encode(request)
+
+    monkeypatch.setattr(conversions, "_document", counted)
+
+    answer = herald.api("POST", "/api/v1/notifications/email", {**EMAIL, "idempotencyKey": "once"}, key=key)
+
+    assert answer.status == 202
+    assert len(encoded) == 1
+    (message,) = herald.queued("EmailNormalQueueUrl")
+    assert json.loads(message["Body"])["payload"] == {**EMAIL, "idempotencyKey": "once"}
 
 
 @pytest.mark.parametrize(

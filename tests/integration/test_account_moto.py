@@ -15,8 +15,9 @@ import pytest
 from herald.adapters.store.suppression_store import DynamoSuppressions
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import foundation, vault
+from herald.domain.addresses import Suppression
 from herald.domain.clock import now_iso
-from herald.domain.records import StoredProvider, Suppression
+from herald.domain.providers import StoredProvider
 from herald.domain.secrets import Purpose, SecretTampered
 from herald.domain.vendors import TENANT_PROVIDERS, tenant_provider_names, vendor_of
 from herald.services.tenant_directory import TenantDirectory

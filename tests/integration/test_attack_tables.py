@@ -11,8 +11,9 @@ import pytest
 
 from herald.adapters.store.account_store import DynamoAccountStore
 from herald.adapters.store.suppression_store import DynamoSuppressions
+from herald.domain.addresses import Suppression
 from herald.domain.clock import now_iso
-from herald.domain.records import SendingDomain, Suppression
+from herald.domain.providers import SendingDomain
 from herald_harness.dns import resolve_as, resolve_publicly, spy_on_connect
 from herald_harness.in_moto import HeraldInMoto, herald_in_moto
 

@@ -22,7 +22,7 @@ from herald.domain.breakers import (
     claim_probe,
     failed,
 )
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage
 from herald.domain.jobs import Channel, JobStatus
 from herald.services.outcomes import TenantNotFound
 from herald.services.tenants import TenantAdmin

@@ -13,7 +13,7 @@ import pytest
 from herald.adapters.store.account_store import DynamoAccountStore
 from herald.adapters.store.table import Table
 from herald.adapters.store.tenant_store import DynamoTenantStore
-from herald.domain.records import JobState
+from herald.domain.job_records import JobState
 from herald.services.tenants import IssuedKey, TenantAdmin
 from herald_harness.in_moto import HeraldInMoto, herald_in_moto
 from herald_local.sandbox import SandboxServer

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from herald.adapters.queueing import decode_message
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.domain.clock import now_iso
-from herald.domain.job_messages import JobMessage
 from herald.domain.money import Money
 from herald_harness.in_moto import ApiAnswer, HeraldInMoto, client, herald_in_moto
 from herald_harness.inbound_samples import paystack_charge, polar_subscription
@@ -76,7 +76,7 @@ class Tenant:
         )
         assert answer.status == 202, answer.body
         [message] = [
-            JobMessage.from_json(raw["Body"])
+            decode_message(raw["Body"])
             for raw in self.herald.queued(EMAIL_QUEUE)
             if json.loads(raw["Body"])["jobId"] == answer.data["jobId"]
         ]

@@ -14,16 +14,16 @@ from typing import Any
 
 import pytest
 
+from herald.adapters.queueing import decode_message
 from herald.adapters.store.counter_store import DynamoCounters
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.job_store import DynamoJobStore
 from herald.adapters.store.sweep_store import DynamoSweepStore
 from herald.composition.common import foundation
 from herald.domain.clock import iso
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import DeliveryLog, JobMessage, NewJob
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import EmailNotification, NotificationRequest
-from herald.domain.records import DeliveryLog, NewJob
 from herald.domain.sweeping import checkpoints
 from herald_cli.main import main as herald_cli
 from herald_harness.in_moto import HeraldInMoto, client, herald_in_moto
@@ -319,7 +319,7 @@ def test_a_keyed_job_the_fifo_queue_gave_up_on_is_listed_and_redriven_into_its_k
     client("sqs").delete_message(
         QueueUrl=ops.herald.queue_url(ORDERED_QUEUE), ReceiptHandle=queued["ReceiptHandle"]
     )
-    message = JobMessage.from_json(queued["Body"])
+    message = decode_message(queued["Body"])
     store = DynamoDeliveryStore(ops.herald.table)
     now = int(time.time())
     assert store.claim(

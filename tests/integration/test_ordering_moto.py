@@ -10,12 +10,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from herald.adapters.queueing import decode_message
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.domain.clock import now_iso
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import DeliveryLog
 from herald.domain.jobs import JobStatus
 from herald.domain.ordering import ordering_group
-from herald.domain.records import DeliveryLog
 from herald_harness.in_moto import HeraldInMoto, client, herald_in_moto
 
 WEBHOOK = {"url": "https://hooks.example.com/in", "payload": {"event": "order.paid"}}
@@ -104,7 +104,7 @@ def test_a_failed_keyed_job_retried_by_hand_goes_back_to_its_keys_group(herald: 
     client("sqs").delete_message(
         QueueUrl=herald.queue_url("WebhookOrderedQueueUrl"), ReceiptHandle=queued["ReceiptHandle"]
     )
-    message = JobMessage.from_json(str(queued["Body"]))
+    message = decode_message(str(queued["Body"]))
     store = DynamoDeliveryStore(herald.table)
     now = int(time.time())
     claimed = store.claim(

@@ -10,17 +10,12 @@ import pytest
 from msgspec import to_builtins
 
 from herald.adapters.data_key_cache import DataKeyCache
+from herald.adapters.store.conversions import request_document, request_from_document
 from herald.adapters.vault import Vault
+from herald.domain.account import TenantContext
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus, QueuePriority
-from herald.domain.notifications import (
-    EmailNotification,
-    SealedHeaders,
-    WebhookNotification,
-    request_document,
-    request_from_document,
-)
-from herald.domain.records import TenantContext
+from herald.domain.notifications import EmailNotification, SealedHeaders, WebhookNotification
 from herald.domain.webhooks import UrlNotAllowed
 from herald.http import answers
 from herald.http.envelope import message_of

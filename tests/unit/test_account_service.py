@@ -13,9 +13,9 @@ from msgspec import to_builtins
 
 from herald.adapters.vault import Vault
 from herald.composition.inbound import delivery_format
-from herald.domain.api_keys import generate_api_key, hash_api_key
+from herald.domain.account import TenantContext, generate_api_key, hash_api_key
+from herald.domain.addresses import Suppression
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.domain.records import Suppression, TenantContext
 from herald.domain.secrets import Purpose
 from herald.domain.signing import SECRET_PREFIX
 from herald.domain.vendors import ProviderName

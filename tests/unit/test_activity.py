@@ -8,10 +8,10 @@ from datetime import UTC, date, datetime
 
 import pytest
 
+from herald.domain.account import TenantContext
 from herald.domain.activity import DayCounts, StatusChange, merge_days, series
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus
-from herald.domain.records import TenantContext
 from herald.services.activity import ActivityService, DayCountTally
 from tests.fakes.jobs import FakeCounters
 

@@ -30,7 +30,7 @@ LOADED_ON_FIRST_USE = (
     "herald.services.job_queries",
     "herald.adapters.health",
     "herald.adapters.ssrf",
-    "herald.services.ports",
+    "herald.services.ports",  # the package: any of its modules loads it
 )
 # Imports the handler (and builds its services if asked), then asks it for a method the first account
 # route does not take.

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from herald.domain.api_keys import generate_api_key, hash_api_key
+from herald.domain.account import generate_api_key, hash_api_key
 from herald.domain.clock import utc_now
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.http.credentials import extract_api_key

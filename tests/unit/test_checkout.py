@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 
+from herald.domain.account import TenantContext
 from herald.domain.billing import PlanCatalog
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.inbound import Processor
 from herald.domain.plans import Plan
-from herald.domain.records import TenantContext
 from herald.services.checkout import CheckoutRequest, CheckoutService, Seller
 from tests.fakes.tenants import FakeTenantTable
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from herald.domain.api_keys import generate_api_key
+from herald.domain.account import generate_api_key
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.http.console_pages import CONTENT_SECURITY_POLICY, console_answer
 from herald.http.credentials import (

@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
+from herald.adapters.dead_letters import letter_document
+from herald.adapters.store.conversions import request_from_document
 from herald.domain.dead_letters import FailedJobCopy, LetterKind
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage
 from herald.domain.jobs import Channel, JobStatus
-from herald.domain.notifications import request_from_document
 from herald.domain.plans import Plan
 from herald.services.dead_letter_desk import DeadLetterDesk, Outcome
 from tests.fakes.jobs import FakeCounters, FakeJobTable
@@ -47,7 +48,7 @@ class Desk:
         )
         request = request_from_document(Channel.EMAIL, EMAIL)
         copy = FailedJobCopy(message, request, "HTTP 503", attempts, 3, "2026-01-01T00:00:00.000Z")
-        self.inbox.put(f"m-{job_id}", copy.document())
+        self.inbox.put(f"m-{job_id}", letter_document(copy))
 
 
 @pytest.fixture
@@ -145,7 +146,8 @@ def test_redrive_since_a_time_takes_only_the_copies_of_jobs_that_failed_since(de
     message = JobMessage("job-new", TENANT, Channel.EMAIL, Plan.INDIE, 3, None)
     request = request_from_document(Channel.EMAIL, EMAIL)
     desk.inbox.put(
-        "m-job-new", FailedJobCopy(message, request, "HTTP 503", 3, 3, "2026-12-01T09:30:00.000Z").document()
+        "m-job-new",
+        letter_document(FailedJobCopy(message, request, "HTTP 503", 3, 3, "2026-12-01T09:30:00.000Z")),
     )
 
     results = desk.desk.redrive(None, since="2026-12-01T09:00:00.000Z")

@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 
 from herald.adapters.data_key_cache import DataKeyCache
+from herald.adapters.queueing import INLINE_PAYLOAD_LIMIT, decode_message, encode_message
+from herald.adapters.store.conversions import request_from_document
 from herald.adapters.vault import Vault
+from herald.domain.addresses import Suppression
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import INLINE_PAYLOAD_LIMIT, JobMessage
+from herald.domain.job_records import JobMessage, JobState
 from herald.domain.jobs import Channel, JobStatus, QueuePriority
-from herald.domain.notifications import request_from_document
 from herald.domain.plans import Plan
-from herald.domain.records import JobState, Suppression
 from herald.domain.vendors import ProviderName
 from herald.observability import metrics
 from herald.services.delivery import (
@@ -157,8 +158,8 @@ def test_given_healthy_providers_when_handled_then_first_provider_delivers_with_
     [log] = state.delivery_logs
     assert (log.attempt, log.status, log.used_provider) == (1, "success", "SENDGRID")
     assert list(log.tried) == [{"provider": "SENDGRID", "outcome": "delivered", "messageId": "sendgrid-1"}]
-    [(email, credential)] = rig.providers.by_name[SENDGRID].sent
-    assert (email.to, email.subject, email.html, email.job_id) == (
+    [(email, routing, credential)] = rig.providers.by_name[SENDGRID].sent
+    assert (email.to, email.subject, email.body, routing.job_id) == (
         "ada@example.com",
         "Hello",
         "<p>Hi Ada</p>",
@@ -399,9 +400,9 @@ def test_given_free_plan_when_handled_then_only_the_platform_provider_sends(rig:
 
     assert handled.result == "completed"
     assert rig.providers.calls == ["SES"]
-    [(email, credential)] = rig.providers.by_name[SES].sent
+    [(_, routing, credential)] = rig.providers.by_name[SES].sent
     assert credential.api_key == ""  # the platform's IAM role, never a tenant key
-    assert email.from_address == settings_for_tests().platform_sender
+    assert routing.from_address == settings_for_tests().platform_sender
     assert rig.state(FREE).used_provider == "SES"
 
 
@@ -603,14 +604,14 @@ def test_given_a_payload_over_the_inline_limit_when_the_message_crosses_the_queu
     rig: Rig,
 ) -> None:
     long_email = {**EMAIL, "body": "<p>" + "x" * INLINE_PAYLOAD_LIMIT + "</p>"}
-    wire = rig.submit(long_email).to_json()
+    wire = encode_message(rig.submit(long_email))
     assert len(wire) < 1024  # the body stayed in the table
 
-    handled = rig.engine.handle(JobMessage.from_json(wire))
+    handled = rig.engine.handle(decode_message(wire))
 
     assert handled.result == "completed"
     assert rig.store.calls == ["claim", "request", "finish"]
-    assert rig.providers.by_name[SENDGRID].sent[0][0].html == long_email["body"]
+    assert rig.providers.by_name[SENDGRID].sent[0][0].body == long_email["body"]
 
 
 def test_given_a_re_send_that_overtakes_the_release_of_its_attempt_when_handled_then_it_is_kept_for_redelivery(

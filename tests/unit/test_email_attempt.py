@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
+from herald.adapters.store.conversions import request_from_document
 from herald.adapters.vault import KeyServiceUnavailable, Vault
+from herald.domain.addresses import Suppression
 from herald.domain.attempts import AttemptOutcome
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import Claim, JobMessage
 from herald.domain.jobs import Channel
-from herald.domain.notifications import EmailNotification, request_from_document
+from herald.domain.notifications import EmailNotification
 from herald.domain.plans import Plan
-from herald.domain.records import Claim, Suppression
 from herald.domain.vendors import ProviderName
 from herald.services.email_attempt import SUPPRESSED, EmailAttempt, provider_pass
 from herald.services.tenant_directory import TenantDirectory
@@ -132,9 +133,9 @@ def test_given_a_paid_tenant_without_from_when_sending_then_its_first_verified_d
 
     assert outcome.delivered
     assert outcome.used_provider == "SENDGRID"
-    [(email, credential)] = setup.providers.by_name[SENDGRID].sent
-    assert email.from_address == "notifications@mail.trio.example"
-    assert (email.text, email.reply_to, email.tenant_id, email.job_id) == (
+    [(email, routing, credential)] = setup.providers.by_name[SENDGRID].sent
+    assert routing.from_address == "notifications@mail.trio.example"
+    assert (email.text, email.reply_to, routing.tenant_id, routing.job_id) == (
         "Hi",
         "support@trio.example",
         TENANT,
@@ -146,7 +147,7 @@ def test_given_a_paid_tenant_without_from_when_sending_then_its_first_verified_d
 def test_given_an_explicit_from_when_sending_then_it_is_kept(setup: Setup) -> None:
     setup.run({**EMAIL, "from": "billing@mail.trio.example"})
 
-    assert setup.providers.by_name[SENDGRID].sent[0][0].from_address == "billing@mail.trio.example"
+    assert setup.providers.by_name[SENDGRID].sent[0][1].from_address == "billing@mail.trio.example"
 
 
 def test_given_a_paid_tenant_without_a_verified_domain_when_sending_then_the_platform_sender_is_used(
@@ -154,7 +155,7 @@ def test_given_a_paid_tenant_without_a_verified_domain_when_sending_then_the_pla
 ) -> None:
     setup.run(tenant=UNVERIFIED, plan=Plan.INDIE)
 
-    assert setup.providers.by_name[SENDGRID].sent[0][0].from_address == settings_for_tests().platform_sender
+    assert setup.providers.by_name[SENDGRID].sent[0][1].from_address == settings_for_tests().platform_sender
 
 
 def test_given_each_provider_when_tried_then_it_receives_its_own_decrypted_key(setup: Setup) -> None:
@@ -164,7 +165,7 @@ def test_given_each_provider_when_tried_then_it_receives_its_own_decrypted_key(s
     setup.run()
 
     for name in (SENDGRID, RESEND, POSTMARK):
-        [(_, credential)] = setup.providers.by_name[name].sent
+        [(_, _, credential)] = setup.providers.by_name[name].sent
         assert credential.api_key == KEYS[name]
 
 

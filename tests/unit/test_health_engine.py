@@ -12,6 +12,7 @@ import pytest
 from msgspec.structs import replace
 
 from herald.adapters.data_key_cache import DataKeyCache
+from herald.adapters.store.conversions import request_from_document
 from herald.adapters.vault import Vault
 from herald.domain.breakers import (
     ENDPOINT_POLICY,
@@ -21,9 +22,8 @@ from herald.domain.breakers import (
     BreakerState,
 )
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage
 from herald.domain.jobs import Channel, JobStatus
-from herald.domain.notifications import request_from_document
 from herald.domain.plans import Plan
 from herald.domain.sweeping import is_stuck
 from herald.domain.vendors import ProviderName

@@ -16,8 +16,8 @@ from msgspec.structs import replace
 from herald.adapters.inbound import mailgun, paystack, polar, postmark, resend, sendgrid
 from herald.adapters.vault import Vault
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
+from herald.domain.job_records import JobEvent
 from herald.domain.money import Money
-from herald.domain.records import JobEvent
 from herald.domain.secrets import Purpose
 from herald.domain.vendors import ProviderName
 from herald.services.inbound import (
@@ -28,7 +28,7 @@ from herald.services.inbound import (
     Outcome,
     PaymentWebhooks,
 )
-from herald.services.ports import DeliveryWebhook
+from herald.services.ports.providers import DeliveryWebhook
 from herald.settings import plan_catalog
 from herald_harness.inbound_samples import SIGNED_AT, paystack_charge
 from herald_harness.inbound_signers import (

@@ -7,14 +7,11 @@ from typing import Any
 
 import pytest
 
-from herald.domain.job_messages import INLINE_PAYLOAD_LIMIT, JobMessage
+from herald.adapters.queueing import INLINE_PAYLOAD_LIMIT, decode_message, encode_message
+from herald.adapters.store.conversions import request_document, request_from_document
+from herald.domain.job_records import JobMessage
 from herald.domain.jobs import Channel, compact_json
-from herald.domain.notifications import (
-    EmailNotification,
-    NotificationRequest,
-    request_document,
-    request_from_document,
-)
+from herald.domain.notifications import EmailNotification, NotificationRequest
 
 EMAIL: dict[str, Any] = {"to": "ada@example.com", "subject": "Hello", "body": "<p>Hi</p>", "priority": 1}
 EMAIL_REQUEST = request_from_document(Channel.EMAIL, EMAIL)
@@ -34,11 +31,11 @@ def request_of(size: int) -> NotificationRequest:
 def test_given_a_message_when_encoded_and_decoded_then_it_is_unchanged() -> None:
     original = message()
 
-    assert JobMessage.from_json(original.to_json()) == original
+    assert decode_message(encode_message(original)) == original
 
 
 def test_given_a_message_when_encoded_then_the_wire_fields_are_named_as_documented() -> None:
-    assert json.loads(message().to_json()) == {
+    assert json.loads(encode_message(message())) == {
         "v": 1,
         "jobId": "job-1",
         "tenantId": "tenant-a",
@@ -55,17 +52,17 @@ def test_given_priority_and_acceptance_time_when_round_tripped_then_both_travel(
         "job-3", "tenant-a", Channel.EMAIL, "indie", 0, EMAIL_REQUEST, 1, "2026-11-30T12:00:00.000Z"
     )
 
-    assert JobMessage.from_json(original.to_json()) == original
+    assert decode_message(encode_message(original)) == original
 
 
 def test_given_the_request_that_queued_a_job_when_round_tripped_then_its_id_travels_and_is_optional() -> None:
     message = JobMessage("job-1", "tenant-a", Channel.EMAIL, "startup", 0, None, correlation_id="req-9")
 
-    assert json.loads(message.to_json())["correlationId"] == "req-9"
-    assert JobMessage.from_json(message.to_json()) == message
+    assert json.loads(encode_message(message))["correlationId"] == "req-9"
+    assert decode_message(encode_message(message)) == message
     without = JobMessage("job-1", "tenant-a", Channel.EMAIL, "startup", 0, None)
-    assert "correlationId" not in json.loads(without.to_json())
-    assert JobMessage.from_json(without.to_json()).correlation_id is None
+    assert "correlationId" not in json.loads(encode_message(without))
+    assert decode_message(encode_message(without)).correlation_id is None
 
 
 def test_given_a_webhook_with_unicode_when_round_tripped_then_the_payload_is_identical() -> None:
@@ -73,22 +70,22 @@ def test_given_a_webhook_with_unicode_when_round_tripped_then_the_payload_is_ide
     request = request_from_document(Channel.WEBHOOK, payload)
     original = JobMessage("job-2", "tenant-a", Channel.WEBHOOK, "indie", 0, request)
 
-    assert JobMessage.from_json(original.to_json()) == original
-    assert json.loads(original.to_json())["payload"] == {**payload, "method": "POST"}
+    assert decode_message(encode_message(original)) == original
+    assert json.loads(encode_message(original))["payload"] == {**payload, "method": "POST"}
 
 
 def test_given_a_payload_at_the_inline_limit_when_encoded_then_it_travels_in_the_message() -> None:
     request = request_of(INLINE_PAYLOAD_LIMIT)
 
-    assert JobMessage.from_json(message(request).to_json()).request == request
+    assert decode_message(encode_message(message(request))).request == request
 
 
 def test_given_a_payload_over_the_inline_limit_when_encoded_then_it_is_left_out_for_the_store() -> None:
-    encoded = message(request_of(INLINE_PAYLOAD_LIMIT + 1)).to_json()
+    encoded = encode_message(message(request_of(INLINE_PAYLOAD_LIMIT + 1)))
 
     assert "payload" not in json.loads(encoded)
     assert len(encoded) < 1024
-    decoded = JobMessage.from_json(encoded)
+    decoded = decode_message(encoded)
     assert decoded.request is None
     assert (decoded.job_id, decoded.seen_attempts) == ("job-1", 2)
 
@@ -103,7 +100,7 @@ def test_given_a_payload_over_the_inline_limit_when_encoded_then_it_is_left_out_
 )
 def test_given_an_unknown_version_when_decoded_then_it_is_rejected(raw: str) -> None:
     with pytest.raises(ValueError, match="unsupported job message version"):
-        JobMessage.from_json(raw)
+        decode_message(raw)
 
 
 @pytest.mark.parametrize(
@@ -137,4 +134,4 @@ def test_given_a_malformed_body_when_decoded_then_it_raises_an_error_the_worker_
     raw: str,
 ) -> None:
     with pytest.raises((ValueError, KeyError, TypeError)):
-        JobMessage.from_json(raw)
+        decode_message(raw)

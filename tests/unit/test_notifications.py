@@ -1,5 +1,6 @@
 """What a tenant asks to send, as domain values: built once from the wire, stored and queued in one
-document form, and told apart under one idempotency key by the same fingerprint as before."""
+document form (``herald.adapters.store.conversions``), shown under the same names, and told apart
+under one idempotency key by the same fingerprint as before."""
 
 from __future__ import annotations
 
@@ -10,16 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from herald.adapters.store.conversions import fingerprint, request_document, request_from_document
 from herald.domain.jobs import Channel, compact_json
-from herald.domain.notifications import (
-    REDACTED,
-    EmailNotification,
-    NotificationRequest,
-    WebhookNotification,
-    fingerprint,
-    request_document,
-    request_from_document,
-)
+from herald.domain.notifications import REDACTED, EmailNotification, NotificationRequest, WebhookNotification
 from herald.domain.vendors import ProviderName
 from herald.http.requests import EmailRequest, WebhookRequest
 
@@ -91,6 +85,24 @@ def test_the_stored_document_is_the_accepted_request_and_reads_back_unchanged(
 
     assert document == wire
     assert request_from_document(channel, document) == request
+
+
+@EVERY_CHANNEL
+def test_the_edge_shows_a_request_under_the_names_it_is_stored_by(
+    model: type[EmailRequest | WebhookRequest], wire: dict[str, Any], channel: Channel
+) -> None:
+    """A job's payload is written by the request models, its stored document by the adapters: the
+    same fields, names and order, so a job reads as it was sent."""
+    request = model.model_validate(wire).to_request()
+    notification = request.notification
+
+    if isinstance(notification, WebhookNotification):
+        assert isinstance(notification.headers, dict)
+        shown = WebhookRequest.of(request, notification, notification.headers).document()
+    else:
+        shown = EmailRequest.of(request, notification).document()
+
+    assert list(shown.items()) == list(request_document(request).items()) == list(wire.items())
 
 
 def test_absent_options_are_left_out_of_the_document_and_a_webhook_defaults_to_post() -> None:

@@ -9,15 +9,16 @@ from typing import Any
 
 import pytest
 
+from herald.adapters.queueing import decode_message, encode_message
+from herald.adapters.store.conversions import request_from_document
 from herald.batch.sqs import Worker, process_batch
 from herald.composition.workers import WEBHOOK_RECORD_BUDGET_MILLIS
 from herald.domain.attempts import AttemptOutcome
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import Claim, JobMessage
 from herald.domain.jobs import Channel, JobStatus
-from herald.domain.notifications import NotificationRequest, request_from_document
+from herald.domain.notifications import NotificationRequest
 from herald.domain.ordering import head_of_line_bound, ordering_group
 from herald.domain.plans import Plan
-from herald.domain.records import Claim
 from herald.http.requests import EmailRequest, WebhookRequest
 from herald.observability import metrics
 from herald.services.delivery import HOLDING, DeliveryEngine, DeliveryPolicy
@@ -82,9 +83,11 @@ class Rig:
         )
 
     def batch(self, message: JobMessage) -> dict[str, Any]:
-        record = sqs_record("msg-1", message.to_json())
+        record = sqs_record("msg-1", encode_message(message))
         record["eventSourceARN"] = "arn:aws:sqs:us-east-1:123456789012:herald-dev-email-ordered.fifo"
-        worker = Worker(self.engine, FakeDeadLetters(), self.returns, WEBHOOK_RECORD_BUDGET_MILLIS)
+        worker = Worker(
+            self.engine, FakeDeadLetters(), self.returns, decode_message, WEBHOOK_RECORD_BUDGET_MILLIS
+        )
         return process_batch({"Records": [record]}, FakeContext(PLENTY), worker)
 
 

@@ -14,7 +14,8 @@ import responses
 
 from herald.adapters.providers.mailgun import MailgunProvider, dns_records
 from herald.adapters.providers.transport import MAX_RETRY_AFTER_SECONDS, TIMEOUT
-from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure
+from herald.domain.notifications import EmailNotification
+from herald.domain.providers import Credential, FailureKind, ProviderFailure, Routing
 from herald.domain.vendors import ProviderName, vendor_of
 
 US = "https://api.mailgun.net"
@@ -24,15 +25,8 @@ CREDENTIAL = Credential(KEY)
 EU_CREDENTIAL = Credential(f"eu:{KEY}")
 MESSAGES = f"{US}/v3/acme.test/messages"
 
-EMAIL = OutboundEmail(
-    job_id="01J9Z3W7K8QH3V5Y2C4D6F8G0H",
-    tenant_id="tenant-42",
-    to="ada@example.org",
-    from_address="hello@acme.test",
-    subject="Welcome",
-    html="<p>Hi</p>",
-    text="Hi",
-)
+EMAIL = EmailNotification(to="ada@example.org", subject="Welcome", body="<p>Hi</p>", text="Hi")
+ROUTING = Routing(job_id="01J9Z3W7K8QH3V5Y2C4D6F8G0H", tenant_id="tenant-42", from_address="hello@acme.test")
 
 P, M, T = FailureKind.PROVIDER_PERMANENT, FailureKind.MESSAGE_PERMANENT, FailureKind.TRANSIENT
 
@@ -59,7 +53,7 @@ def form_of(call: Any) -> dict[str, list[str]]:
 
 def failure_of(mailgun: MailgunProvider, credential: Credential = CREDENTIAL) -> ProviderFailure:
     with pytest.raises(ProviderFailure) as caught:
-        mailgun.send(EMAIL, credential)
+        mailgun.send(EMAIL, ROUTING, credential)
     return caught.value
 
 
@@ -97,7 +91,7 @@ def test_given_an_email_when_sent_then_mailgun_gets_a_form_with_basic_auth_and_h
         responses.POST, MESSAGES, json={"id": "<20261130.1@acme.test>", "message": "Queued. Thank you."}
     )
 
-    delivered = mailgun.send(EMAIL, CREDENTIAL)
+    delivered = mailgun.send(EMAIL, ROUTING, CREDENTIAL)
 
     request = mocked.calls[0].request
     assert request.headers["Authorization"] == basic(KEY)
@@ -109,7 +103,7 @@ def test_given_an_email_when_sent_then_mailgun_gets_a_form_with_basic_auth_and_h
         "subject": ["Welcome"],
         "html": ["<p>Hi</p>"],
         "text": ["Hi"],
-        "v:herald_job_id": [EMAIL.job_id],
+        "v:herald_job_id": [ROUTING.job_id],
         "v:herald_tenant_id": ["tenant-42"],
     }
     assert (delivered.provider, delivered.provider_message_id) == (
@@ -122,18 +116,12 @@ def test_a_reply_to_is_a_custom_header_and_a_sender_name_makes_from_a_mailbox(
     mocked: responses.RequestsMock, mailgun: MailgunProvider
 ) -> None:
     mocked.add(responses.POST, MESSAGES, json={"id": "<m@acme.test>"})
-    email = OutboundEmail(
-        job_id="j",
-        tenant_id="t",
-        to="ada@example.org",
-        from_address="hello@acme.test",
-        from_name="Acme, Inc.",
-        reply_to="support@acme.test",
-        subject="S",
-        html="<b>x</b>",
+    email = EmailNotification(
+        to="ada@example.org", subject="S", body="<b>x</b>", reply_to="support@acme.test"
     )
+    routing = Routing(job_id="j", tenant_id="t", from_address="hello@acme.test", from_name="Acme, Inc.")
 
-    mailgun.send(email, CREDENTIAL)
+    mailgun.send(email, routing, CREDENTIAL)
 
     form = form_of(mocked.calls[0])
     assert (form["from"], form["h:Reply-To"]) == (['"Acme, Inc." <hello@acme.test>'], ["support@acme.test"])
@@ -146,7 +134,7 @@ def test_a_key_of_an_eu_account_is_sent_to_the_eu_api_without_its_region(
     mocked.add(responses.POST, f"{EU}/v3/acme.test/messages", json={"id": "<m@acme.test>"})
     mocked.add(responses.GET, f"{EU}/v4/domains", json={"items": [], "total_count": 0})
 
-    mailgun.send(EMAIL, EU_CREDENTIAL)
+    mailgun.send(EMAIL, ROUTING, EU_CREDENTIAL)
     check = mailgun.check_key(EU_CREDENTIAL)
 
     assert [call.request.headers["Authorization"] for call in mocked.calls] == [basic(KEY), basic(KEY)]
@@ -165,7 +153,7 @@ def test_a_key_without_the_eu_region_goes_to_the_us_api(
 ) -> None:
     mocked.add(responses.POST, MESSAGES, json={"id": "<m@acme.test>"})
 
-    mailgun.send(EMAIL, Credential(key))
+    mailgun.send(EMAIL, ROUTING, Credential(key))
 
     expected = key.removeprefix("us:") if key.startswith("us:") else key
     assert mocked.calls[0].request.headers["Authorization"] == basic(expected)

@@ -15,7 +15,8 @@ from responses import matchers
 
 from herald.adapters.providers.postmark import DOMAINS_NEED_ACCOUNT_KEY, SANDBOX_REASON, PostmarkProvider
 from herald.adapters.providers.transport import TIMEOUT
-from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure
+from herald.domain.notifications import EmailNotification
+from herald.domain.providers import Credential, FailureKind, ProviderFailure, Routing
 from herald.domain.vendors import ProviderName
 
 BASE = "https://api.postmarkapp.com"
@@ -27,15 +28,8 @@ ACCOUNT_TOKEN = "pm-account-token-9f8e7d6c-0000"
 SERVER_ONLY = Credential(SERVER_TOKEN)
 BOTH_TOKENS = Credential(SERVER_TOKEN, ACCOUNT_TOKEN)
 
-EMAIL = OutboundEmail(
-    job_id="job-0001",
-    tenant_id="tenant-42",
-    to="ada@example.org",
-    from_address="hello@acme.test",
-    subject="Welcome",
-    html="<p>Hi</p>",
-    text="Hi",
-)
+EMAIL = EmailNotification(to="ada@example.org", subject="Welcome", body="<p>Hi</p>", text="Hi")
+ROUTING = Routing(job_id="job-0001", tenant_id="tenant-42", from_address="hello@acme.test")
 
 P, M, T = FailureKind.PROVIDER_PERMANENT, FailureKind.MESSAGE_PERMANENT, FailureKind.TRANSIENT
 
@@ -57,7 +51,7 @@ def api_error(code: int, message: str) -> dict[str, Any]:
 
 def failure_of(postmark: PostmarkProvider) -> ProviderFailure:
     with pytest.raises(ProviderFailure) as caught:
-        postmark.send(EMAIL, SERVER_ONLY)
+        postmark.send(EMAIL, ROUTING, SERVER_ONLY)
     return caught.value
 
 
@@ -85,7 +79,7 @@ def test_given_an_email_when_sent_then_postmark_gets_the_server_token_json_heade
         },
     )
 
-    delivered = postmark.send(EMAIL, SERVER_ONLY)
+    delivered = postmark.send(EMAIL, ROUTING, SERVER_ONLY)
 
     request = mocked.calls[0].request
     assert request.headers["X-Postmark-Server-Token"] == SERVER_TOKEN
@@ -110,18 +104,12 @@ def test_given_a_sender_name_and_reply_to_then_both_are_sent(
     mocked: responses.RequestsMock, postmark: PostmarkProvider
 ) -> None:
     mocked.add(responses.POST, EMAIL_URL, json={"MessageID": "m-1", "ErrorCode": 0, "Message": "OK"})
-    email = OutboundEmail(
-        job_id="j",
-        tenant_id="t",
-        to="ada@example.org",
-        from_address="hello@acme.test",
-        from_name="Acme",
-        reply_to="support@acme.test",
-        subject="S",
-        html="<b>x</b>",
+    email = EmailNotification(
+        to="ada@example.org", subject="S", body="<b>x</b>", reply_to="support@acme.test"
     )
+    routing = Routing(job_id="j", tenant_id="t", from_address="hello@acme.test", from_name="Acme")
 
-    postmark.send(email, SERVER_ONLY)
+    postmark.send(email, routing, SERVER_ONLY)
 
     sent = sent_json(mocked)
     assert sent["From"] == "Acme <hello@acme.test>"

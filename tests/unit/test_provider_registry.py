@@ -15,17 +15,12 @@ from botocore.stub import Stubber
 from mypy_boto3_sesv2 import SESV2Client
 
 from herald.adapters.providers.registry import ProviderRegistry
-from herald.domain.providers import Credential, OutboundEmail
+from herald.domain.notifications import EmailNotification
+from herald.domain.providers import Credential, Routing
 from herald.domain.vendors import TENANT_PROVIDERS, VENDOR_REGIONS, ProviderName, vendor_of
 
-EMAIL = OutboundEmail(
-    job_id="job-0001",
-    tenant_id="tenant-42",
-    to="ada@example.org",
-    from_address="hello@acme.test",
-    subject="Welcome",
-    html="<p>Hi</p>",
-)
+EMAIL = EmailNotification(to="ada@example.org", subject="Welcome", body="<p>Hi</p>")
+ROUTING = Routing(job_id="job-0001", tenant_id="tenant-42", from_address="hello@acme.test")
 CREDENTIAL = Credential("key-0123456789", "account-0123456789")
 ROOT = "http://127.0.0.1:8101"
 
@@ -107,8 +102,8 @@ def test_each_tenant_provider_calls_its_own_endpoint() -> None:
         mocked.add(responses.POST, f"{ROOT}/mailgun/eu/v3/acme.test/messages", json={"id": "<m>"})
         providers = registry()
         for name in TENANT_PROVIDERS:
-            providers.email(name).send(EMAIL, CREDENTIAL)
-        providers.email(ProviderName.MAILGUN).send(EMAIL, Credential("eu:key-0123456789"))
+            providers.email(name).send(EMAIL, ROUTING, CREDENTIAL)
+        providers.email(ProviderName.MAILGUN).send(EMAIL, ROUTING, Credential("eu:key-0123456789"))
 
         assert [call.request.url for call in mocked.calls] == [
             f"{ROOT}/sendgrid/v3/mail/send",
@@ -140,5 +135,5 @@ def test_ses_sends_from_the_platform_sender_it_was_given() -> None:
                 ],
             },
         )
-        delivered = registry(client=client).email(ProviderName.SES).send(EMAIL, CREDENTIAL)
+        delivered = registry(client=client).email(ProviderName.SES).send(EMAIL, ROUTING, CREDENTIAL)
     assert delivered.provider_message_id == "m-1"

@@ -14,7 +14,8 @@ import responses
 
 from herald.adapters.providers.resend import RESTRICTED_KEY_REASON, ResendProvider
 from herald.adapters.providers.transport import TIMEOUT
-from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure
+from herald.domain.notifications import EmailNotification
+from herald.domain.providers import Credential, FailureKind, ProviderFailure, Routing
 from herald.domain.vendors import ProviderName
 
 BASE = "https://api.resend.com"
@@ -23,15 +24,8 @@ DOMAINS_URL = f"{BASE}/domains"
 KEY = "re_SecretKeyValue_0123456789"
 CREDENTIAL = Credential(KEY)
 
-EMAIL = OutboundEmail(
-    job_id="01J9Z3W7K8QH3V5Y2C4D6F8G0H",
-    tenant_id="tenant-42",
-    to="ada@example.org",
-    from_address="hello@acme.test",
-    subject="Welcome",
-    html="<p>Hi</p>",
-    text="Hi",
-)
+EMAIL = EmailNotification(to="ada@example.org", subject="Welcome", body="<p>Hi</p>", text="Hi")
+ROUTING = Routing(job_id="01J9Z3W7K8QH3V5Y2C4D6F8G0H", tenant_id="tenant-42", from_address="hello@acme.test")
 
 P, M, T = FailureKind.PROVIDER_PERMANENT, FailureKind.MESSAGE_PERMANENT, FailureKind.TRANSIENT
 
@@ -53,7 +47,7 @@ def error(status: int, name: str, message: str) -> dict[str, Any]:
 
 def failure_of(resend: ResendProvider) -> ProviderFailure:
     with pytest.raises(ProviderFailure) as caught:
-        resend.send(EMAIL, CREDENTIAL)
+        resend.send(EMAIL, ROUTING, CREDENTIAL)
     return caught.value
 
 
@@ -65,11 +59,11 @@ def test_given_an_email_when_sent_then_resend_gets_the_key_the_job_id_as_idempot
 ) -> None:
     mocked.add(responses.POST, EMAILS_URL, json={"id": "49a3999c-0ce1-4ea6-ab68-afcd6dc2e794"})
 
-    delivered = resend.send(EMAIL, CREDENTIAL)
+    delivered = resend.send(EMAIL, ROUTING, CREDENTIAL)
 
     request = mocked.calls[0].request
     assert request.headers["Authorization"] == f"Bearer {KEY}"
-    assert request.headers["Idempotency-Key"] == EMAIL.job_id
+    assert request.headers["Idempotency-Key"] == ROUTING.job_id
     assert request.headers["Content-Type"] == "application/json"
     assert request.req_kwargs["timeout"] == TIMEOUT  # type: ignore[attr-defined]  # set by responses
     assert isinstance(request.body, bytes)
@@ -80,7 +74,7 @@ def test_given_an_email_when_sent_then_resend_gets_the_key_the_job_id_as_idempot
         "html": "<p>Hi</p>",
         "text": "Hi",
         "tags": [
-            {"name": "herald_job_id", "value": EMAIL.job_id},
+            {"name": "herald_job_id", "value": ROUTING.job_id},
             {"name": "herald_tenant_id", "value": "tenant-42"},
         ],
     }
@@ -95,30 +89,24 @@ def test_given_the_same_job_sent_twice_then_both_attempts_carry_byte_identical_b
     mocked.add(responses.POST, EMAILS_URL, json={"id": "e-1"})
 
     with pytest.raises(ProviderFailure):
-        resend.send(EMAIL, CREDENTIAL)
-    resend.send(EMAIL, CREDENTIAL)
+        resend.send(EMAIL, ROUTING, CREDENTIAL)
+    resend.send(EMAIL, ROUTING, CREDENTIAL)
 
     first, second = (call.request for call in mocked.calls)
     assert first.body == second.body
-    assert first.headers["Idempotency-Key"] == second.headers["Idempotency-Key"] == EMAIL.job_id
+    assert first.headers["Idempotency-Key"] == second.headers["Idempotency-Key"] == ROUTING.job_id
 
 
 def test_given_a_sender_name_and_reply_to_then_from_is_an_rfc5322_mailbox_and_reply_to_a_list(
     mocked: responses.RequestsMock, resend: ResendProvider
 ) -> None:
     mocked.add(responses.POST, EMAILS_URL, json={"id": "e-1"})
-    email = OutboundEmail(
-        job_id="j",
-        tenant_id="t",
-        to="ada@example.org",
-        from_address="hello@acme.test",
-        from_name="Acme, Inc.",
-        reply_to="support@acme.test",
-        subject="S",
-        html="<b>x</b>",
+    email = EmailNotification(
+        to="ada@example.org", subject="S", body="<b>x</b>", reply_to="support@acme.test"
     )
+    routing = Routing(job_id="j", tenant_id="t", from_address="hello@acme.test", from_name="Acme, Inc.")
 
-    resend.send(email, CREDENTIAL)
+    resend.send(email, routing, CREDENTIAL)
 
     body = mocked.calls[0].request.body
     assert isinstance(body, bytes)
@@ -133,7 +121,7 @@ def test_given_a_success_without_an_id_then_the_email_counts_as_delivered_withou
 ) -> None:
     mocked.add(responses.POST, EMAILS_URL, body="")
 
-    assert resend.send(EMAIL, CREDENTIAL).provider_message_id is None
+    assert resend.send(EMAIL, ROUTING, CREDENTIAL).provider_message_id is None
 
 
 # ---------------------------------------------------------------- failure classification

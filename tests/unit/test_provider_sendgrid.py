@@ -14,7 +14,8 @@ import responses
 
 from herald.adapters.providers.sendgrid import SendGridProvider
 from herald.adapters.providers.transport import TIMEOUT
-from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure
+from herald.domain.notifications import EmailNotification
+from herald.domain.providers import Credential, FailureKind, ProviderFailure, Routing
 from herald.domain.vendors import ProviderName
 
 BASE = "https://api.sendgrid.com"
@@ -23,15 +24,8 @@ NOW = 1_700_000_000.0
 KEY = "SG.secret-key-value-0123456789"
 CREDENTIAL = Credential(KEY)
 
-EMAIL = OutboundEmail(
-    job_id="job-0001",
-    tenant_id="tenant-42",
-    to="ada@example.org",
-    from_address="hello@acme.test",
-    subject="Welcome",
-    html="<p>Hi</p>",
-    text="Hi",
-)
+EMAIL = EmailNotification(to="ada@example.org", subject="Welcome", body="<p>Hi</p>", text="Hi")
+ROUTING = Routing(job_id="job-0001", tenant_id="tenant-42", from_address="hello@acme.test")
 
 
 @pytest.fixture
@@ -57,7 +51,7 @@ def sent_json(rsps: responses.RequestsMock, index: int = 0) -> Any:
 
 def failure_of(sendgrid: SendGridProvider) -> ProviderFailure:
     with pytest.raises(ProviderFailure) as caught:
-        sendgrid.send(EMAIL, CREDENTIAL)
+        sendgrid.send(EMAIL, ROUTING, CREDENTIAL)
     return caught.value
 
 
@@ -69,7 +63,7 @@ def test_given_an_email_when_sent_then_sendgrid_gets_the_bearer_key_and_the_exac
 ) -> None:
     mocked.add(responses.POST, SEND_URL, status=202, headers={"X-Message-Id": "sg-msg-1"})
 
-    delivered = sendgrid.send(EMAIL, CREDENTIAL)
+    delivered = sendgrid.send(EMAIL, ROUTING, CREDENTIAL)
 
     request = mocked.calls[0].request
     assert request.headers["Authorization"] == f"Bearer {KEY}"
@@ -94,18 +88,12 @@ def test_given_a_reply_to_a_sender_name_and_no_text_when_sent_then_only_html_con
     mocked: responses.RequestsMock, sendgrid: SendGridProvider
 ) -> None:
     mocked.add(responses.POST, SEND_URL, status=202)
-    email = OutboundEmail(
-        job_id="j",
-        tenant_id="t",
-        to="ada@example.org",
-        from_address="hello@acme.test",
-        from_name="Acme, Inc.",
-        reply_to="support@acme.test",
-        subject="S",
-        html="<b>x</b>",
+    email = EmailNotification(
+        to="ada@example.org", subject="S", body="<b>x</b>", reply_to="support@acme.test"
     )
+    routing = Routing(job_id="j", tenant_id="t", from_address="hello@acme.test", from_name="Acme, Inc.")
 
-    delivered = sendgrid.send(email, CREDENTIAL)
+    delivered = sendgrid.send(email, routing, CREDENTIAL)
 
     body = sent_json(mocked)
     assert body["from"] == {"email": "hello@acme.test", "name": "Acme, Inc."}
@@ -119,7 +107,7 @@ def test_every_call_is_bounded_by_connect_and_read_timeouts(
 ) -> None:
     mocked.add(responses.POST, SEND_URL, status=202)
 
-    sendgrid.send(EMAIL, CREDENTIAL)
+    sendgrid.send(EMAIL, ROUTING, CREDENTIAL)
 
     assert mocked.calls[0].request.req_kwargs["timeout"] == TIMEOUT  # type: ignore[attr-defined]  # set by responses
 
@@ -129,7 +117,7 @@ def test_given_the_sandbox_prefix_as_base_url_then_the_real_path_is_appended(
 ) -> None:
     mocked.add(responses.POST, "http://127.0.0.1:8765/sendgrid/v3/mail/send", status=202)
 
-    SendGridProvider(base_url="http://127.0.0.1:8765/sendgrid/").send(EMAIL, CREDENTIAL)
+    SendGridProvider(base_url="http://127.0.0.1:8765/sendgrid/").send(EMAIL, ROUTING, CREDENTIAL)
 
     assert len(mocked.calls) == 1
 
@@ -511,7 +499,7 @@ def test_given_a_key_that_cannot_be_a_header_then_nothing_is_sent_and_the_key_is
     mocked: responses.RequestsMock, sendgrid: SendGridProvider, key: str
 ) -> None:
     with pytest.raises(ProviderFailure) as caught:
-        sendgrid.send(EMAIL, Credential(key))
+        sendgrid.send(EMAIL, ROUTING, Credential(key))
 
     failure = caught.value
     assert failure.kind is P

@@ -14,7 +14,8 @@ from botocore.config import Config
 from botocore.stub import Stubber
 
 from herald.adapters.providers.ses import SesProvider
-from herald.domain.providers import Credential, FailureKind, OutboundEmail, ProviderFailure
+from herald.domain.notifications import EmailNotification
+from herald.domain.providers import Credential, FailureKind, ProviderFailure, Routing
 from herald.domain.vendors import ProviderName
 from tests.support.ports import refusing_port
 
@@ -25,15 +26,8 @@ SENDER = "notifications@herald.test"
 # Tenants bring no SES key: whatever credential arrives must be ignored.
 IGNORED = Credential("not-used-for-ses")
 
-EMAIL = OutboundEmail(
-    job_id="job-0001",
-    tenant_id="tenant-42",
-    to="ada@example.org",
-    from_address="someone@tenant.test",
-    subject="Welcome",
-    html="<p>Hi</p>",
-    text="Hi",
-)
+EMAIL = EmailNotification(to="ada@example.org", subject="Welcome", body="<p>Hi</p>", text="Hi")
+ROUTING = Routing(job_id="job-0001", tenant_id="tenant-42", from_address="someone@tenant.test")
 
 P, M, T = FailureKind.PROVIDER_PERMANENT, FailureKind.MESSAGE_PERMANENT, FailureKind.TRANSIENT
 
@@ -98,7 +92,7 @@ def test_given_an_email_when_sent_then_ses_gets_the_platform_sender_and_the_job_
 ) -> None:
     stubber.add_response("send_email", {"MessageId": "0100018c-ses-id"}, expected_request())
 
-    delivered = ses.send(EMAIL, IGNORED)
+    delivered = ses.send(EMAIL, ROUTING, IGNORED)
 
     assert delivered.provider is ProviderName.SES
     assert delivered.provider_message_id == "0100018c-ses-id"
@@ -107,21 +101,17 @@ def test_given_an_email_when_sent_then_ses_gets_the_platform_sender_and_the_job_
 def test_given_a_sender_name_and_reply_to_then_they_are_sent_with_the_platform_address(
     stubber: Stubber, ses: SesProvider
 ) -> None:
-    email = OutboundEmail(
-        job_id="job-0001",
-        tenant_id="tenant-42",
-        to="ada@example.org",
-        from_address="ignored@tenant.test",
-        from_name="Acme",
-        reply_to="support@acme.test",
-        subject="Welcome",
-        html="<p>Hi</p>",
+    email = EmailNotification(
+        to="ada@example.org", subject="Welcome", body="<p>Hi</p>", reply_to="support@acme.test"
+    )
+    routing = Routing(
+        job_id="job-0001", tenant_id="tenant-42", from_address="ignored@tenant.test", from_name="Acme"
     )
     request = expected_request(FromEmailAddress=f"Acme <{SENDER}>", ReplyToAddresses=["support@acme.test"])
     request["Content"]["Simple"]["Body"] = {"Html": {"Data": "<p>Hi</p>", "Charset": "UTF-8"}}
     stubber.add_response("send_email", {"MessageId": "m-2"}, request)
 
-    assert ses.send(email, IGNORED).provider_message_id == "m-2"
+    assert ses.send(email, routing, IGNORED).provider_message_id == "m-2"
 
 
 @pytest.mark.parametrize(
@@ -164,7 +154,7 @@ def test_given_an_ses_error_when_sent_then_it_is_classified_per_the_fact_sheet(
     stubber.add_client_error("send_email", code, message, http_status_code=status)
 
     with pytest.raises(ProviderFailure) as caught:
-        ses.send(EMAIL, IGNORED)
+        ses.send(EMAIL, ROUTING, IGNORED)
 
     failure = caught.value
     assert failure.provider is ProviderName.SES
@@ -195,7 +185,7 @@ def test_given_ses_cannot_be_reached_then_the_failure_is_transient(refused_port:
     ses = SesProvider(lambda: ses_client(f"http://127.0.0.1:{refused_port}"), SENDER)
 
     with pytest.raises(ProviderFailure) as caught:
-        ses.send(EMAIL, IGNORED)
+        ses.send(EMAIL, ROUTING, IGNORED)
 
     assert caught.value.kind is T
     assert caught.value.status is None
@@ -205,7 +195,7 @@ def test_given_ses_does_not_answer_in_time_then_the_failure_is_transient(silent_
     ses = SesProvider(lambda: ses_client(f"http://127.0.0.1:{silent_port}", timeout=0.3), SENDER)
 
     with pytest.raises(ProviderFailure) as caught:
-        ses.send(EMAIL, IGNORED)
+        ses.send(EMAIL, ROUTING, IGNORED)
 
     assert caught.value.kind is T
 
@@ -291,7 +281,7 @@ def test_given_no_platform_credentials_then_the_failure_is_provider_permanent(
     )
 
     with pytest.raises(ProviderFailure) as caught:
-        SesProvider(lambda: client, SENDER).send(EMAIL, IGNORED)
+        SesProvider(lambda: client, SENDER).send(EMAIL, ROUTING, IGNORED)
 
     assert caught.value.kind is P
     assert caught.value.reason == "no AWS credentials for SES"

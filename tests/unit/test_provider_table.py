@@ -15,7 +15,7 @@ from herald.adapters.vendor_modules import load
 from herald.domain.providers import Credential
 from herald.domain.vendors import TENANT_PROVIDERS, VENDOR_REGIONS, ProviderName, Region, vendor_of
 from herald.http.answers import SupportedProvider
-from herald.services.ports import DeliveryWebhook
+from herald.services.ports.providers import DeliveryWebhook
 from herald_harness.vendors import side
 from herald_local.config import project_root
 from herald_local.sandbox import SandboxServer

@@ -24,7 +24,8 @@ from herald.adapters.providers.ses import SesProvider
 from herald.domain.errors import DependencyError
 from herald.domain.inbound import SubscriptionEvent
 from herald.domain.money import Money
-from herald.domain.providers import Credential, OutboundEmail, ProviderFailure
+from herald.domain.notifications import EmailNotification
+from herald.domain.providers import Credential, ProviderFailure, Routing
 from herald.services.checkout import CheckoutRequest
 from herald_local.sandbox import PaymentTargets, SandboxServer
 
@@ -91,31 +92,25 @@ def test_platform_mail_lands_in_the_sandbox_mailbox_as_ses(sandbox: SandboxServe
     assert message["from"] == "notifications@herald.example"
 
 
-def mail(job_id: str, to: str) -> OutboundEmail:
-    return OutboundEmail(
-        job_id=job_id,
-        tenant_id=TENANT,
-        to=to,
-        from_address="notifications@herald.example",
-        subject="Hi",
-        html="<p>Hi</p>",
-    )
+def routing(job_id: str) -> Routing:
+    return Routing(job_id=job_id, tenant_id=TENANT, from_address="notifications@herald.example")
+
+
+def mail(to: str) -> EmailNotification:
+    return EmailNotification(to=to, subject="Hi", body="<p>Hi</p>")
 
 
 def test_free_plan_mail_through_the_ses_adapter_keeps_its_job_id_and_fails_as_the_recipient_asks(
     sandbox: SandboxServer,
 ) -> None:
     ses = SesProvider(lambda: ses_client(sandbox), "notifications@herald.example")
-    ses.send(mail("job-1", "reader@example.com"), Credential("not-used"))
+    ses.send(mail("reader@example.com"), routing("job-1"), Credential("not-used"))
     assert (
         requests.get(f"{sandbox.base_url}/_sandbox/messages?jobId=job-1", timeout=5).json()[0]["provider"]
         == "ses"
     )
     with pytest.raises(ProviderFailure) as failed:
-        ses.send(
-            mail("job-2", "fail-500@example.com"),
-            Credential("not-used"),
-        )
+        ses.send(mail("fail-500@example.com"), routing("job-2"), Credential("not-used"))
     assert failed.value.status == 500
 
 

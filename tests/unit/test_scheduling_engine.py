@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 from msgspec import to_builtins
 
+from herald.adapters.queueing import decode_message, encode_message
+from herald.adapters.store.conversions import request_from_document
 from herald.domain.clock import iso
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage
 from herald.domain.jobs import Channel, JobStatus, QueuePriority
-from herald.domain.notifications import request_from_document
 from herald.domain.plans import Plan
 from herald.domain.scheduling import DueJob, SendAtOutOfRange, delay_seconds, due_time
 from herald.http import answers
@@ -290,8 +291,8 @@ def test_a_worker_sends_an_early_message_back_for_the_rest_of_its_wait_without_c
 
 def test_the_message_carries_its_send_at_through_the_wire_format() -> None:
     message = JobMessage("j", "t", Channel.WEBHOOK, "indie", 0, None, send_at=at(60))
-    assert JobMessage.from_json(message.to_json()).send_at == at(60)
-    assert "sendAt" not in JobMessage("j", "t", Channel.WEBHOOK, "indie", 0, None).to_json()
+    assert decode_message(encode_message(message)).send_at == at(60)
+    assert "sendAt" not in encode_message(JobMessage("j", "t", Channel.WEBHOOK, "indie", 0, None))
 
 
 @pytest.mark.parametrize("model", [EmailRequest, WebhookRequest])

@@ -14,9 +14,9 @@ from msgspec.structs import replace
 
 from herald.domain.backoff import MAX_DELAY_SECONDS
 from herald.domain.clock import iso
+from herald.domain.job_records import DeliveryLog, JobState
 from herald.domain.jobs import Channel, JobStatus, QueuePriority
 from herald.domain.plans import Plan
-from herald.domain.records import DeliveryLog, JobState
 from herald.domain.sweeping import MAX_REQUEUES, checkpoints, is_stuck, quiet_since, slices
 from herald.services.sweeper import RESERVE_MILLIS, Sweeper, SweepPolicy
 from tests.fakes.common import settings_for_tests

@@ -11,10 +11,15 @@ import pytest
 from msgspec.structs import replace
 
 from herald.adapters.data_key_cache import DataKeyCache
+from herald.adapters.store.conversions import (
+    MalformedSecretRecord,
+    sealed_from_record,
+    sealed_record,
+    sealed_secret,
+)
 from herald.adapters.vault import Vault
 from herald.domain.secrets import (
     FORMAT_VERSION,
-    MalformedSecretRecord,
     Purpose,
     SealedSecret,
     SecretTampered,
@@ -93,8 +98,8 @@ def test_given_a_sealed_secret_when_stored_as_a_record_and_read_back_then_it_sti
 ) -> None:
     sealed = vault.seal(TENANT, Purpose.PROVIDER_KEY, "clé-ünïcode-☃-0123456789")
 
-    record = json.loads(json.dumps(sealed.to_record()))  # the record survives any JSON-ish store
-    restored = SealedSecret.from_record(record)
+    record = json.loads(json.dumps(sealed_record(sealed)))  # the record survives any JSON-ish store
+    restored = sealed_from_record(record)
 
     assert restored == sealed
     assert record["version"] == FORMAT_VERSION
@@ -105,7 +110,7 @@ def test_given_a_sealed_secret_then_the_record_holds_no_plaintext(vault: Vault) 
     sealed = vault.seal(TENANT, Purpose.PROVIDER_KEY, SECRET)
 
     assert SECRET.encode() not in sealed.ciphertext
-    assert SECRET not in json.dumps(sealed.to_record())
+    assert SECRET not in json.dumps(sealed_record(sealed))
 
 
 def test_when_1000_values_are_sealed_then_every_nonce_and_every_data_key_is_fresh(
@@ -258,13 +263,13 @@ def test_given_a_record_with_its_fields_swapped_from_another_record_then_it_rais
 
 
 def test_given_an_unknown_format_version_when_read_then_it_raises(vault: Vault) -> None:
-    record = vault.seal(TENANT, Purpose.PROVIDER_KEY, SECRET).to_record()
+    record = sealed_record(vault.seal(TENANT, Purpose.PROVIDER_KEY, SECRET))
 
     for version in (2, 0, "1", True, None):
         with pytest.raises(MalformedSecretRecord, match="version"):
-            SealedSecret.from_record({**record, "version": version})
+            sealed_from_record({**record, "version": version})
     with pytest.raises(MalformedSecretRecord, match="version"):
-        SealedSecret(2, b"wrapped", bytes(12), bytes(16))
+        sealed_secret(2, record["wrappedKey"], record["nonce"], record["ciphertext"])
 
 
 @pytest.mark.parametrize(
@@ -279,19 +284,19 @@ def test_given_an_unknown_format_version_when_read_then_it_raises(vault: Vault) 
     ],
 )
 def test_given_a_malformed_record_when_read_then_it_raises(vault: Vault, change: dict[str, object]) -> None:
-    record: dict[str, object] = {**vault.seal(TENANT, Purpose.PROVIDER_KEY, SECRET).to_record(), **change}
+    record: dict[str, object] = {**sealed_record(vault.seal(TENANT, Purpose.PROVIDER_KEY, SECRET)), **change}
 
     with pytest.raises(MalformedSecretRecord) as raised:
-        SealedSecret.from_record(record)
+        sealed_from_record(record)
     assert SECRET not in str(raised.value)
 
 
 def test_given_a_record_missing_a_field_when_read_then_it_raises(vault: Vault) -> None:
-    record = vault.seal(TENANT, Purpose.PROVIDER_KEY, SECRET).to_record()
+    record = sealed_record(vault.seal(TENANT, Purpose.PROVIDER_KEY, SECRET))
     del record["nonce"]
 
     with pytest.raises(MalformedSecretRecord):
-        SealedSecret.from_record(record)
+        sealed_from_record(record)
 
 
 def test_the_repr_of_a_sealed_secret_shows_neither_plaintext_nor_key_material(vault: Vault) -> None:
@@ -420,7 +425,7 @@ def test_when_secrets_are_sealed_and_opened_then_the_logs_hold_no_secret(
     everything_logged = caplog.text + "".join(str(vars(record)) for record in caplog.records)
     assert SECRET not in everything_logged
     assert SECRET[-8:] not in everything_logged
-    record = sealed.to_record()
+    record = sealed_record(sealed)
     for name in ("wrappedKey", "nonce", "ciphertext"):
         assert str(record[name]) not in everything_logged
 

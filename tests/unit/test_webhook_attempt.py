@@ -11,17 +11,13 @@ import pytest
 from msgspec.structs import replace
 
 from herald.adapters.data_key_cache import DataKeyCache
+from herald.adapters.store.conversions import request_from_document
 from herald.adapters.vault import Vault
 from herald.domain.attempts import AttemptOutcome
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import Claim, JobMessage
 from herald.domain.jobs import Channel, JobStatus, compact_json
-from herald.domain.notifications import (
-    NotificationRequest,
-    WebhookNotification,
-    request_from_document,
-)
+from herald.domain.notifications import NotificationRequest, WebhookNotification
 from herald.domain.plans import Plan
-from herald.domain.records import Claim
 from herald.domain.webhooks import OutboundWebhook, WebhookOutcome
 from herald.observability import metrics
 from herald.services.delivery import DeliveryEngine, DeliveryPolicy, Handled

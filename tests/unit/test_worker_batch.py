@@ -17,15 +17,16 @@ from herald.adapters.providers.transport import (
     FULL_PASS_SECONDS,
     READ_TIMEOUT_SECONDS,
 )
+from herald.adapters.queueing import decode_message, encode_message
+from herald.adapters.store.conversions import request_from_document
 from herald.batch.sqs import Worker, process_batch
 from herald.composition.workers import WRITES_SECONDS, email_record_budget_millis
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import Claim, JobMessage
 from herald.domain.jobs import Channel
-from herald.domain.notifications import NotificationRequest, request_from_document
+from herald.domain.notifications import NotificationRequest
 from herald.domain.plans import Plan
-from herald.domain.records import Claim
 from herald.domain.vendors import TENANT_PROVIDERS
 from herald.observability import logger, metrics
 from herald.services.delivery import DeliveryEngine, DeliveryPolicy
@@ -110,7 +111,7 @@ class BatchRig:
     def job(self, job_id: str) -> dict[str, Any]:
         """A stored job and the SQS record of its first message."""
         self.store.add_job(TENANT, job_id, EMAIL)
-        body = JobMessage(job_id, TENANT, Channel.EMAIL, Plan.STARTUP, 0, EMAIL_REQUEST).to_json()
+        body = encode_message(JobMessage(job_id, TENANT, Channel.EMAIL, Plan.STARTUP, 0, EMAIL_REQUEST))
         return sqs_record(f"msg-{job_id}", body)
 
     def status(self, job_id: str) -> str:
@@ -136,7 +137,7 @@ def run(worker: BatchRig, event: dict[str, Any], context: LambdaContext | None =
     return process_batch(
         event,
         context or FakeContext(PLENTY),
-        Worker(worker.engine, worker.dead_letters, worker.returns, RECORD_BUDGET_MILLIS),
+        Worker(worker.engine, worker.dead_letters, worker.returns, decode_message, RECORD_BUDGET_MILLIS),
     )
 
 
@@ -322,7 +323,9 @@ def test_given_a_data_key_cache_when_a_batch_runs_then_its_hits_and_misses_becom
     process_batch(
         event,
         FakeContext(PLENTY),
-        Worker(worker.engine, worker.dead_letters, worker.returns, RECORD_BUDGET_MILLIS, cache),
+        Worker(
+            worker.engine, worker.dead_letters, worker.returns, decode_message, RECORD_BUDGET_MILLIS, cache
+        ),
     )
 
     emitted = metrics.metric_set
@@ -355,7 +358,8 @@ def test_every_line_about_a_record_names_its_job_tenant_and_the_request_that_que
     run(
         worker,
         sqs_event(
-            sqs_record("msg-1", queued_by_request.to_json()), sqs_record("msg-2", from_elsewhere.to_json())
+            sqs_record("msg-1", encode_message(queued_by_request)),
+            sqs_record("msg-2", encode_message(from_elsewhere)),
         ),
     )
 

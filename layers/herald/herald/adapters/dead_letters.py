@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from herald.adapters.store.conversions import request_document
 from herald.domain.clock import iso
 from herald.domain.dead_letters import FailedJobCopy, HeldMessage, UnreadableMessage
 from herald.domain.errors import DependencyError
@@ -17,6 +18,33 @@ from herald.domain.errors import DependencyError
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
     from mypy_boto3_sqs.type_defs import ChangeMessageVisibilityBatchRequestEntryTypeDef
+
+# What an operator sees of a message no worker could read (its start is enough to tell what it was).
+UNREADABLE_BODY_CHARS = 4096
+
+
+def letter_document(letter: FailedJobCopy | UnreadableMessage) -> dict[str, Any]:
+    """The letter as the queue holds it (``herald.domain.dead_letters.read_dead_letter`` reads it)."""
+    if isinstance(letter, UnreadableMessage):
+        return {
+            "error": letter.reason,
+            "messageId": letter.message_id,
+            "body": letter.body[:UNREADABLE_BODY_CHARS],
+        }
+    message, request = letter.message, letter.request
+    return {
+        "jobId": message.job_id,
+        "tenantId": message.tenant_id,
+        "type": message.channel.value,
+        "priority": message.priority,
+        "error": letter.reason,
+        "attempts": letter.attempts,
+        "maxAttempts": letter.max_attempts,
+        "failedAt": letter.failed_at,
+        "createdAt": message.created_at,
+        # Custom headers often carry the receiver's credentials: the copy names them only.
+        "payload": request_document(request.redacted()) if request is not None else None,
+    }
 
 
 class SqsDeadLetters:
@@ -27,7 +55,7 @@ class SqsDeadLetters:
     def send(self, letter: FailedJobCopy | UnreadableMessage) -> None:
         try:
             self._sqs().send_message(
-                QueueUrl=self._queue_url, MessageBody=json.dumps(letter.document(), default=str)
+                QueueUrl=self._queue_url, MessageBody=json.dumps(letter_document(letter), default=str)
             )
         except (ClientError, BotoCoreError) as exc:
             raise DependencyError(f"dead-letter queue unavailable: {type(exc).__name__}") from exc

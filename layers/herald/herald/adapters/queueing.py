@@ -1,21 +1,83 @@
 """Sending job messages to the priority queues of their channel, or to its FIFO queue for jobs with an
-ordering key (SQS)."""
+ordering key (SQS), and the messages' JSON, which the workers decode."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from herald.adapters.store.conversions import request_document, request_from_document
 from herald.domain.backoff import MAX_DELAY_SECONDS
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
-from herald.domain.jobs import Channel, QueuePriority
+from herald.domain.job_records import JobMessage
+from herald.domain.jobs import DEFAULT_PRIORITY, Channel, QueuePriority
 from herald.domain.ordering import ordering_group
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
+
+# Inline requests spare the worker a read; larger ones (long emails) are read from the table.
+# SQS accepts 256 KiB per message by default; leave room for the envelope fields.
+INLINE_PAYLOAD_LIMIT = 200 * 1024
+MESSAGE_VERSION = 1
+
+
+def encode_message(message: JobMessage) -> str:
+    body: dict[str, Any] = {
+        "v": MESSAGE_VERSION,
+        "jobId": message.job_id,
+        "tenantId": message.tenant_id,
+        "type": message.channel.value,
+        "plan": message.plan,
+        "seenAttempts": message.seen_attempts,
+        "priority": message.priority,
+    }
+    optional = {
+        "createdAt": message.created_at,
+        "correlationId": message.correlation_id,
+        "sendAt": message.send_at,
+        "orderingKey": message.ordering_key,
+    }
+    body |= {name: value for name, value in optional.items() if value is not None}
+    if message.request is not None:
+        document = request_document(message.request)
+        # Measured as the message carries it (JSON with ASCII escapes), which is what SQS counts.
+        if len(json.dumps(document, separators=(",", ":"))) <= INLINE_PAYLOAD_LIMIT:
+            body["payload"] = document
+    return json.dumps(body, separators=(",", ":"))
+
+
+def decode_message(raw: str) -> JobMessage:
+    """Raises ValueError, KeyError or TypeError for a body no worker can use."""
+    body = json.loads(raw)
+    if not isinstance(body, dict):
+        raise ValueError("a job message must be a JSON object")
+    if body.get("v") != MESSAGE_VERSION:
+        raise ValueError(f"unsupported job message version {body.get('v')!r}")
+    channel = Channel(body["type"])
+    document = body.get("payload")
+    if document is not None and not isinstance(document, dict):
+        raise ValueError("a job message payload must be a JSON object")
+    created_at = body.get("createdAt")
+    correlation = body.get("correlationId")
+    send_at = body.get("sendAt")
+    ordering_key = body.get("orderingKey")
+    return JobMessage(
+        job_id=str(body["jobId"]),
+        tenant_id=str(body["tenantId"]),
+        channel=channel,
+        plan=str(body["plan"]),
+        seen_attempts=int(body["seenAttempts"]),
+        request=request_from_document(channel, document) if document is not None else None,
+        priority=int(body.get("priority", DEFAULT_PRIORITY)),
+        created_at=str(created_at) if created_at is not None else None,
+        correlation_id=str(correlation) if correlation is not None else None,
+        send_at=str(send_at) if send_at is not None else None,
+        ordering_key=str(ordering_key) if ordering_key is not None else None,
+    )
 
 
 class SqsJobQueue:
@@ -37,7 +99,7 @@ class SqsJobQueue:
         try:
             self._sqs().send_message(
                 QueueUrl=url,
-                MessageBody=message.to_json(),
+                MessageBody=encode_message(message),
                 # SQS fair queues: one tenant's backlog does not delay the others'.
                 MessageGroupId=message.tenant_id,
                 DelaySeconds=min(max(delay_seconds, 0), MAX_DELAY_SECONDS),
@@ -57,7 +119,7 @@ class SqsJobQueue:
         try:
             self._sqs().send_message(
                 QueueUrl=url,
-                MessageBody=message.to_json(),
+                MessageBody=encode_message(message),
                 MessageGroupId=ordering_group(message.tenant_id, key),
                 # The job and its attempt: a repeated send within SQS's 5 minutes is dropped, while a
                 # manual retry's new message is not.

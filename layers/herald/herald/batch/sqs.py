@@ -7,6 +7,7 @@ day counts of the jobs a batch finishes are kept from the table's stream (TallyF
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -16,10 +17,11 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from herald.domain.dead_letters import UnreadableMessage
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage
 from herald.observability import logger, metrics
 from herald.services.delivery import HOLDING, DeliveryEngine, Handled
-from herald.services.ports import CacheStats, DeadLetters, MessageReturns
+from herald.services.ports.jobs import DeadLetters, MessageReturns
+from herald.services.ports.platform import CacheStats
 
 
 class OutOfTime(Exception):
@@ -37,6 +39,9 @@ class Worker(msgspec.Struct, frozen=True):
     engine: DeliveryEngine
     dead_letters: DeadLetters
     returns: MessageReturns
+    # A record's body as a job message; raises ValueError, KeyError or TypeError for one no worker
+    # can use (the queue adapter's codec: this edge never imports adapters).
+    decode: Callable[[str], JobMessage]
     # A record is only started with this much time left: its attempt (a full provider pass, or one
     # webhook exchange) must finish before Lambda stops the invocation.
     record_budget_millis: int
@@ -55,7 +60,7 @@ def process_batch(event: dict[str, Any], context: LambdaContext, worker: Worker)
         if context.get_remaining_time_in_millis() < worker.record_budget_millis:
             not_started.append(record)
             raise OutOfTime(record.message_id)
-        message = _parse(record, dead_letters)
+        message = _parse(record, worker.decode, dead_letters)
         if message is None:
             return "malformed"
         # Every line about this record names its job and tenant, and carries the id of the request
@@ -125,10 +130,12 @@ def _hold(returns: MessageReturns, record: SQSRecord, seconds: int) -> None:
     raise HeldInFlight(record.message_id)
 
 
-def _parse(record: SQSRecord, dead_letters: DeadLetters) -> JobMessage | None:
+def _parse(
+    record: SQSRecord, decode: Callable[[str], JobMessage], dead_letters: DeadLetters
+) -> JobMessage | None:
     """A message no worker can read goes straight to the operator instead of looping."""
     try:
-        return JobMessage.from_json(record.body)
+        return decode(record.body)
     except (ValueError, KeyError, TypeError) as exc:
         logger.error("malformed job message", extra={"message_id": record.message_id, "reason": str(exc)})
         dead_letters.send(UnreadableMessage(record.message_id, f"malformed job message: {exc}", record.body))

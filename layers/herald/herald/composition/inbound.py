@@ -16,7 +16,7 @@ from herald.composition.common import foundation, once, vault
 from herald.domain.inbound import Processor
 from herald.domain.vendors import ProviderName, vendor_of
 from herald.services.inbound import DeliveryWebhooks, PaymentWebhooks
-from herald.services.ports import DeliveryWebhook, PaymentWebhook
+from herald.services.ports.providers import DeliveryWebhook, PaymentWebhook
 from herald.settings import PaymentSettings, WebhookSettings
 
 

@@ -14,7 +14,8 @@ from herald.adapters.store.table import Table, TableAddress
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.domain.jobs import Channel, QueuePriority
 from herald.services.dead_letter_desk import DeadLetterDesk
-from herald.services.ports import JobStore, TenantStore
+from herald.services.ports.jobs import JobStore
+from herald.services.ports.tenants import TenantStore
 from herald.services.tenants import TenantAdmin
 from herald.settings import DEFAULT_AWS_MAX_ATTEMPTS
 

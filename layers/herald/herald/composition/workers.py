@@ -9,7 +9,7 @@ from msgspec.structs import replace
 
 from herald import USER_AGENT
 from herald.adapters.dead_letters import SqsDeadLetters
-from herald.adapters.queueing import SqsJobQueue, SqsMessageReturns
+from herald.adapters.queueing import SqsJobQueue, SqsMessageReturns, decode_message
 from herald.adapters.store.breaker_store import DynamoBreakers
 from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.tenant_store import DynamoTenantStore
@@ -49,7 +49,7 @@ def _worker(attempt: ChannelAttempt, record_budget_millis: int) -> Worker:
     returns = SqsMessageReturns(
         [*settings.queue_urls.values(), *settings.ordered_queue_urls.values()], base.clients.sqs
     )
-    return Worker(engine, dead_letters, returns, record_budget_millis, vault().cache)
+    return Worker(engine, dead_letters, returns, decode_message, record_budget_millis, vault().cache)
 
 
 def _directory() -> TenantDirectory:

@@ -1,4 +1,5 @@
-"""One mailbox however its address is spelled: the form suppressions are stored and compared on.
+"""One mailbox however its address is spelled: the form suppressions are stored and compared on,
+and the suppressions themselves (a tenant's recipients mail no longer goes to).
 
 Unicode NFKC first, so compatibility spellings are the characters they stand for (a fullwidth "ｖ"
 is a "v"); then the domain in IDNA and lower case (an internationalised domain and its ``xn--``
@@ -11,6 +12,8 @@ the tenant wrote it; only the comparison uses this form.
 from __future__ import annotations
 
 import unicodedata
+
+import msgspec
 
 
 def canonical_address(address: str) -> str:
@@ -30,3 +33,10 @@ def _canonical_domain(domain: str) -> str:
         return idna.encode(lowered, uts46=True).decode("ascii")
     except idna.IDNAError:
         return lowered  # not a domain any provider sends to; compared as written
+
+
+class Suppression(msgspec.Struct, frozen=True):
+    address: str
+    reason: str
+    created_at: str
+    source: str | None = None

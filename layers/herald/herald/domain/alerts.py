@@ -19,7 +19,7 @@ import msgspec
 from herald.domain.billing import PaymentRefused
 from herald.domain.clock import epoch_seconds, iso
 from herald.domain.inbound import SubscriptionEvent
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage
 
 JOB_DEAD_LETTERED = "herald.job-dead-lettered"
 JOB_ALERTS_PAUSED = "herald.job-alerts-paused"

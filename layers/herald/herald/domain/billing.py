@@ -25,11 +25,11 @@ from enum import StrEnum
 import msgspec
 from msgspec.structs import replace
 
+from herald.domain.account import TenantProfile
 from herald.domain.clock import iso, parse_iso
 from herald.domain.inbound import Processor, SubscriptionChange, SubscriptionEvent
 from herald.domain.money import Money
 from herald.domain.plans import Plan, add_months
-from herald.domain.records import TenantProfile
 
 
 class BillingStatus(StrEnum):

@@ -13,8 +13,8 @@ from typing import Any
 
 import msgspec
 
-from herald.domain.job_messages import JobMessage
-from herald.domain.notifications import NotificationRequest, request_document
+from herald.domain.job_records import JobMessage
+from herald.domain.notifications import NotificationRequest
 
 
 class FailedJobCopy(msgspec.Struct, frozen=True):
@@ -28,21 +28,6 @@ class FailedJobCopy(msgspec.Struct, frozen=True):
     max_attempts: int
     failed_at: str
 
-    def document(self) -> dict[str, Any]:
-        message, request = self.message, self.request
-        return {
-            "jobId": message.job_id,
-            "tenantId": message.tenant_id,
-            "type": message.channel.value,
-            "priority": message.priority,
-            "error": self.reason,
-            "attempts": self.attempts,
-            "maxAttempts": self.max_attempts,
-            "failedAt": self.failed_at,
-            "createdAt": message.created_at,
-            "payload": request_document(request.redacted()) if request is not None else None,
-        }
-
 
 class UnreadableMessage(msgspec.Struct, frozen=True):
     """A queue message no worker can read: it goes to the operator instead of looping."""
@@ -50,9 +35,6 @@ class UnreadableMessage(msgspec.Struct, frozen=True):
     message_id: str
     reason: str
     body: str
-
-    def document(self) -> dict[str, Any]:
-        return {"error": self.reason, "messageId": self.message_id, "body": self.body[:4096]}
 
 
 class LetterKind(StrEnum):

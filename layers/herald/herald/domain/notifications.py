@@ -1,14 +1,12 @@
 """What a tenant asks Herald to send: an email or a webhook, with the options of its request.
 
 The HTTP edge builds these once from a validated request body; the accept service, the stores, the
-queue messages and the workers all carry them as they are. ``request_document`` is the one form a
-request is stored, queued and shown in (the job's ``payload``): the field names of the API, so jobs
-and messages written before these types existed read back unchanged.
+queue messages and the workers all carry them as they are. How a request is stored and queued is
+the adapters' (``herald.adapters.store.conversions``); how it is shown, the HTTP edge's.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -16,7 +14,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
-from herald.domain.jobs import Channel, compact_json
+from herald.domain.jobs import Channel
 from herald.domain.secrets import SealedSecret
 from herald.domain.vendors import ProviderName
 
@@ -173,106 +171,3 @@ class NotificationRequest(msgspec.Struct, frozen=True):
         if isinstance(self.notification, WebhookNotification):
             return replace(self, notification=self.notification.redacted())
         return self
-
-
-def fingerprint(request: NotificationRequest) -> str:
-    """What tells two requests under one idempotency key apart (409 for the same, 422 otherwise): the
-    hash of the request's document without its key."""
-    document = request_document(request)
-    document.pop("idempotencyKey", None)
-    return hashlib.sha256(request.channel.value.encode() + b"\n" + compact_json(document)).hexdigest()
-
-
-# ---------------------------------------------------------------- the stored and queued form
-
-
-def request_document(request: NotificationRequest) -> dict[str, Any]:
-    """The request as a JSON object with the API's field names, absent options left out."""
-    notification = request.notification
-    options = {
-        "priority": request.priority,
-        "idempotencyKey": request.idempotency_key,
-        "sendAt": request.send_at,
-        "orderingKey": request.ordering_key,
-    }
-    if isinstance(notification, EmailNotification):
-        fields: dict[str, Any] = {
-            "to": notification.to,
-            "subject": notification.subject,
-            "body": notification.body,
-            "text": notification.text,
-            "from": notification.sender,
-            "replyTo": notification.reply_to,
-            **options,
-            "provider": notification.provider,
-            "fallback": notification.fallback,
-        }
-    else:
-        fields = {"url": notification.url, "method": notification.method, **_headers_fields(notification)}
-        fields |= {"payload": dict(notification.payload), **options}
-    return {name: value for name, value in fields.items() if value is not None}
-
-
-def request_from_document(channel: Channel, document: Mapping[str, Any]) -> NotificationRequest:
-    """The request of a stored or queued document; KeyError, TypeError or ValueError when it is not one."""
-    notification: Notification
-    if channel is Channel.EMAIL:
-        notification = EmailNotification(
-            to=str(document["to"]),
-            subject=str(document["subject"]),
-            body=str(document["body"]),
-            text=_optional(document, "text"),
-            sender=_optional(document, "from"),
-            reply_to=_optional(document, "replyTo"),
-            provider=_provider(document, "provider"),
-            fallback=_provider(document, "fallback"),
-        )
-    else:
-        payload = document["payload"]
-        if not isinstance(payload, Mapping):
-            raise TypeError("a webhook's payload is a JSON object")
-        notification = WebhookNotification(
-            url=str(document["url"]),
-            payload=payload,
-            method=str(document.get("method", "POST")),
-            headers=_headers_from(document),
-        )
-    priority = document.get("priority")
-    return NotificationRequest(
-        notification,
-        priority=int(priority) if priority is not None else None,
-        idempotency_key=_optional(document, "idempotencyKey"),
-        send_at=_optional(document, "sendAt"),
-        ordering_key=_optional(document, "orderingKey"),
-    )
-
-
-def _headers_fields(webhook: WebhookNotification) -> dict[str, Any]:
-    headers = webhook.headers
-    if isinstance(headers, SealedHeaders):
-        return {"headerNames": list(headers.names), "sealedHeaders": headers.sealed.to_record()}
-    return {"headers": dict(headers) or None}
-
-
-def _headers_from(document: Mapping[str, Any]) -> Mapping[str, str] | SealedHeaders:
-    if "sealedHeaders" in document:
-        names = document.get("headerNames")
-        if not isinstance(names, list):
-            raise TypeError("sealed headers come with their names")
-        return SealedHeaders(
-            tuple(str(name) for name in names), SealedSecret.from_record(document["sealedHeaders"])
-        )
-    headers = document.get("headers") or {}
-    if not isinstance(headers, Mapping):
-        raise TypeError("a webhook's headers are a JSON object")
-    return {str(name): str(value) for name, value in headers.items()}
-
-
-def _optional(document: Mapping[str, Any], name: str) -> str | None:
-    value = document.get(name)
-    return None if value is None else str(value)
-
-
-def _provider(document: Mapping[str, Any], name: str) -> ProviderName | None:
-    value = document.get(name)
-    return None if value is None else ProviderName(value)

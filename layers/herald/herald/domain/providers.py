@@ -1,4 +1,6 @@
-"""The shapes every email provider adapter speaks: what to send, with which key, and how it went.
+"""The shapes every email provider adapter speaks: the email as the tenant asked for it
+(``herald.domain.notifications.EmailNotification``) and its routing, which key, and how it went; and
+what a tenant keeps of its providers: their sealed credentials and its sending domains.
 
 The delivery engine and the account routes are written against these types only; each adapter
 translates its provider's wire format and error vocabulary into them, once.
@@ -12,6 +14,7 @@ from enum import StrEnum
 
 import msgspec
 
+from herald.domain.secrets import SealedSecret
 from herald.domain.vendors import ProviderName
 
 # What a key, token or id Herald puts in a provider request's header may be: printable ASCII with
@@ -36,15 +39,13 @@ class FailureKind(StrEnum):
     TRANSIENT = "transient"
 
 
-class OutboundEmail(msgspec.Struct, frozen=True, kw_only=True):
+class Routing(msgspec.Struct, frozen=True, kw_only=True):
+    """What an email goes out with besides its content: Herald's ids, which each vendor carries back
+    in its events (its tags, metadata or variables), and the sender the attempt resolved."""
+
     job_id: str
     tenant_id: str
-    to: str
     from_address: str
-    subject: str
-    html: str
-    text: str | None = None
-    reply_to: str | None = None
     from_name: str | None = None
 
 
@@ -140,3 +141,35 @@ class KeyCheck(msgspec.Struct, frozen=True, kw_only=True):
     valid: bool
     reason: str | None = None
     details: Mapping[str, object] = msgspec.field(default_factory=dict)
+
+
+class StoredProvider(msgspec.Struct, frozen=True):
+    """A tenant's provider credential as stored: sealed, with its place in the fallback order."""
+
+    provider: str
+    priority: int
+    api_key: SealedSecret
+    last_four: str
+    added_at: str
+    account_token: SealedSecret | None = None
+    webhook_secret: SealedSecret | None = None
+
+
+class ProviderDomain(msgspec.Struct, frozen=True):
+    """One provider's registration of a sending domain."""
+
+    provider: str
+    provider_domain_id: str
+    verified: bool = False
+    records: tuple[DnsRecord, ...] = ()
+    error: str | None = None
+
+
+class SendingDomain(msgspec.Struct, frozen=True):
+    domain: str
+    created_at: str
+    providers: tuple[ProviderDomain, ...] = ()
+
+    @property
+    def verified(self) -> bool:
+        return any(entry.verified for entry in self.providers)

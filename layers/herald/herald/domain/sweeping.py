@@ -14,8 +14,8 @@ from datetime import datetime, timedelta
 
 from herald.domain.backoff import MAX_DELAY_SECONDS
 from herald.domain.clock import parse_iso
+from herald.domain.job_records import JobState
 from herald.domain.jobs import JobStatus
-from herald.domain.records import JobState
 
 # A job the sweeper re-queued this often without a worker finishing it is failed instead (with a
 # dead-letter copy): something about it keeps it from being delivered, and an operator must look.

@@ -15,12 +15,12 @@ from herald.domain.jobs import JobStatus
 from herald.http.envelope import Answer, Timestamp
 
 if TYPE_CHECKING:
-    from herald.domain import providers, records
+    from herald.domain import addresses, providers
     from herald.domain.account import AccountOverview
     from herald.domain.account import NewSigningSecret as CreatedSecret
     from herald.domain.account import SigningSecretStatus as SecretStatus
     from herald.domain.breakers import Breaker
-    from herald.domain.records import ProviderDomain
+    from herald.domain.providers import ProviderDomain, SendingDomain, StoredProvider
     from herald.services.activity import Activity as DayCounts
     from herald.services.tenants import IssuedKey
 
@@ -157,7 +157,7 @@ class Provider(Answer):
     webhook_url: Annotated[str, Meta(description="Where this provider posts its event webhooks")]
 
     @classmethod
-    def of(cls, item: records.StoredProvider, tenant_id: str, api_base: str) -> Provider:
+    def of(cls, item: StoredProvider, tenant_id: str, api_base: str) -> Provider:
         return cls(
             provider=item.provider,
             priority=item.priority,
@@ -251,7 +251,7 @@ class Domain(Answer):
     providers: list[DomainAtProvider]
 
     @classmethod
-    def of(cls, item: records.SendingDomain) -> Domain:
+    def of(cls, item: SendingDomain) -> Domain:
         return cls(
             domain=item.domain,
             created_at=item.created_at,
@@ -267,7 +267,7 @@ class Suppression(Answer):
     created_at: Timestamp
 
     @classmethod
-    def of(cls, item: records.Suppression) -> Suppression:
+    def of(cls, item: addresses.Suppression) -> Suppression:
         return cls(email=item.address, reason=item.reason, source=item.source, created_at=item.created_at)
 
 

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator
 
-from herald.domain.api_keys import MAX_GRACE_SECONDS
+from herald.domain.account import MAX_GRACE_SECONDS
 from herald.domain.vendors import TENANT_PROVIDERS
 from herald.http.requests import EmailAddress, ProviderCredential, StrictBody, WholeNumber
 

@@ -10,26 +10,44 @@ reads the field names from a module generated from the models (docs/console.md).
 itself from the domain values the services return (``of``); the operator CLI prints the same
 documents. Msgspec Structs rather than pydantic models: defining them costs microseconds of the
 cold start and serialising one builds nothing (docs/architecture.md).
+
+A route answers with ``json_response``: its answer, or a list of them, in the success envelope.
+Failures answer through ``herald.http.responses``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 import msgspec
+from aws_lambda_powertools.event_handler import Response
 from msgspec import UNSET, Meta, UnsetType
-from msgspec.structs import replace
 
 from herald.domain.jobs import PRIORITY_QUEUES, Channel, JobStatus
-from herald.domain.notifications import NotificationRequest, WebhookNotification, request_document
+from herald.domain.notifications import NotificationRequest, WebhookNotification
 from herald.domain.vendors import ProviderName, vendor_of
-from herald.http.envelope import Answer, Timestamp
+from herald.http.envelope import Answer, Timestamp, json_text, success
+from herald.http.requests import EmailRequest, WebhookRequest
 
 if TYPE_CHECKING:
-    from herald.domain import records
+    from herald.domain import job_records
     from herald.services import accept, job_queries
 
+JSON = "application/json"
 Priority = Annotated[int, Meta(extra_json_schema={"enum": list(PRIORITY_QUEUES)})]
+
+
+def json_response(
+    status: int, data: Answer | Sequence[Answer], headers: Mapping[str, str] | None = None
+) -> Response[str]:
+    """``data``, one answer or a list of them, in the success envelope."""
+    return Response(
+        status_code=status,
+        content_type=JSON,
+        body=json_text(success(data)),
+        headers=dict(headers or {}),
+    )
 
 
 # ---------------------------------------------------------------- public
@@ -138,7 +156,7 @@ class JobSummary(Answer):
     completed_at: Timestamp | None
 
     @classmethod
-    def of(cls, state: records.JobState, **more: Any) -> Self:
+    def of(cls, state: job_records.JobState, **more: Any) -> Self:
         """``more``: the fields a subclass adds."""
         return cls(
             id=state.job_id,
@@ -178,7 +196,7 @@ class DeliveryLog(Answer):
     providers: list[ProviderTry]
 
     @classmethod
-    def of(cls, entry: records.DeliveryLog) -> DeliveryLog:
+    def of(cls, entry: job_records.DeliveryLog) -> DeliveryLog:
         return cls(
             id=entry.log_id,
             attempt=entry.attempt,
@@ -199,7 +217,7 @@ class DeliveryEvent(Answer):
     ]
 
     @classmethod
-    def of(cls, event: records.JobEvent) -> DeliveryEvent:
+    def of(cls, event: job_records.JobEvent) -> DeliveryEvent:
         return cls(
             type=event.type, occurred_at=event.occurred_at, provider=event.provider, reason=event.reason
         )
@@ -207,10 +225,10 @@ class DeliveryEvent(Answer):
 
 def _shown_request(request: NotificationRequest) -> dict[str, Any]:
     """The accepted request as the tenant sent it, its webhook credentials masked."""
-    webhook = request.notification
-    if isinstance(webhook, WebhookNotification):
-        request = replace(request, notification=replace(webhook, headers=webhook.shown_headers()))
-    return request_document(request)
+    notification = request.notification
+    if isinstance(notification, WebhookNotification):
+        return WebhookRequest.of(request, notification, notification.shown_headers()).document()
+    return EmailRequest.of(request, notification).document()
 
 
 class Job(JobSummary):
@@ -221,7 +239,7 @@ class Job(JobSummary):
     events: list[DeliveryEvent]
 
     @classmethod
-    def of_view(cls, view: records.JobView) -> Job:
+    def of_view(cls, view: job_records.JobView) -> Job:
         request = view.request
         return cls.of(
             view.state,
@@ -250,7 +268,7 @@ class JobPage(Answer):
     pagination: Pagination
 
     @classmethod
-    def of(cls, result: records.JobPage, *, page: int, limit: int) -> JobPage:
+    def of(cls, result: job_records.JobPage, *, page: int, limit: int) -> JobPage:
         total = result.total or 0  # the queries fill it in from the day counters
         pagination = Pagination(
             total=total,
@@ -269,7 +287,7 @@ class RetriedJob(Answer):
     message: str
 
     @classmethod
-    def of(cls, state: records.JobState) -> RetriedJob:
+    def of(cls, state: job_records.JobState) -> RetriedJob:
         return cls(job_id=state.job_id, status="pending", message="Job has been re-queued for processing")
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from aws_lambda_powertools.shared.cookies import Cookie, SameSite
 
-from herald.domain.api_keys import API_KEY_PATTERN
+from herald.domain.account import API_KEY_PATTERN
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.signin import SESSION_COOKIE, SESSION_TTL_SECONDS
 from herald.services.auth import Credentials

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
     AfterValidator,
@@ -219,6 +220,25 @@ class StrictBody(BaseModel):
     # request carries one), not at cold start; the rules and the JSON Schema stay the same.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
+    def document(self) -> dict[str, Any]:
+        """The body as a client sends it: each field under its name in the API, absent ones left out.
+        Read from the field declarations: a dump would build the deferred schema (some 50 ms)."""
+        return {
+            field.alias or name: value
+            for name, field in type(self).model_fields.items()
+            if (value := getattr(self, name)) is not None
+        }
+
+
+def _options(request: NotificationRequest) -> dict[str, Any]:
+    """The fields every send body shares, as ``request`` carries them."""
+    return {
+        "priority": request.priority,
+        "idempotencyKey": request.idempotency_key,
+        "sendAt": request.send_at,
+        "orderingKey": request.ordering_key,
+    }
+
 
 def _provider_pair_rule() -> dict[str, Any]:
     """``_provider_pair`` as JSON Schema: a fallback needs a provider, and the two differ. Either may
@@ -301,6 +321,21 @@ class EmailRequest(StrictBody):
             raise PydanticCustomError("invalid_fallback", "fallback must differ from provider")
         return self
 
+    @classmethod
+    def of(cls, request: NotificationRequest, email: EmailNotification) -> EmailRequest:
+        """The body ``to_request`` made ``request`` of (not validated again: it was on its way in)."""
+        return cls.model_construct(
+            to=email.to,
+            subject=email.subject,
+            body=email.body,
+            text=email.text,
+            from_=email.sender,
+            replyTo=email.reply_to,
+            **_options(request),
+            provider=email.provider,
+            fallback=email.fallback,
+        )
+
     def to_request(self) -> NotificationRequest:
         email = EmailNotification(
             to=self.to,
@@ -370,6 +405,9 @@ def _compact_payload(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
+WebhookMethod = Literal["POST", "PUT", "PATCH", "DELETE", "GET"]
+
+
 class WebhookRequest(StrictBody):
     model_config = ConfigDict(
         json_schema_extra={
@@ -385,7 +423,7 @@ class WebhookRequest(StrictBody):
         description="https:// URL on a public host",
         json_schema_extra={"pattern": ONE_LINE_PATTERN},
     )
-    method: Literal["POST", "PUT", "PATCH", "DELETE", "GET"] = "POST"
+    method: WebhookMethod = "POST"
     headers: Annotated[dict[str, str], AfterValidator(_webhook_headers)] | None = Field(
         default=None,
         description="Up to 20 headers, 8 KiB in all; names Herald or the connection owns are refused",
@@ -402,6 +440,20 @@ class WebhookRequest(StrictBody):
     idempotencyKey: IdempotencyKey | None = None  # noqa: N815
     sendAt: SendAt | None = None  # noqa: N815
     orderingKey: OrderingKey | None = None  # noqa: N815
+
+    @classmethod
+    def of(
+        cls, request: NotificationRequest, webhook: WebhookNotification, headers: Mapping[str, str]
+    ) -> WebhookRequest:
+        """The body ``to_request`` made ``request`` of, with ``headers`` for its custom headers (not
+        validated again: it was on its way in, its method among them)."""
+        return cls.model_construct(
+            url=webhook.url,
+            method=cast("WebhookMethod", webhook.method),
+            headers=dict(headers) or None,
+            payload=dict(webhook.payload),
+            **_options(request),
+        )
 
     def to_request(self) -> NotificationRequest:
         webhook = WebhookNotification(

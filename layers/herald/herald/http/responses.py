@@ -1,5 +1,6 @@
-"""HTTP answers of the API function: envelopes as Powertools responses; validation problems and
-domain errors become error envelopes with the status of ``herald.http.error_table``."""
+"""The failures the Powertools-routed functions answer with: validation problems and domain errors
+become error envelopes with the status of ``herald.http.error_table``. A success is written by its
+answer model's module (``herald.http.answers.json_response``)."""
 
 from __future__ import annotations
 
@@ -9,23 +10,11 @@ from typing import Any
 from aws_lambda_powertools.event_handler import Response
 
 from herald.domain.errors import ErrorCode, FieldProblem, HeraldError, validation_failed
-from herald.http.envelope import Answer, failure, json_text, success
+from herald.http.envelope import failure, json_text
 from herald.http.error_table import status_of
 from herald.http.requests import SEND_AT_OUT_OF_RANGE, TOO_LARGE
 
 JSON = "application/json"
-
-
-def json_response(
-    status: int, data: Answer | Sequence[Answer], headers: Mapping[str, str] | None = None
-) -> Response[str]:
-    """``data``, one answer or a list of them, in the success envelope."""
-    return Response(
-        status_code=status,
-        content_type=JSON,
-        body=json_text(success(data)),
-        headers=dict(headers or {}),
-    )
 
 
 def error_headers(error: HeraldError) -> dict[str, str]:

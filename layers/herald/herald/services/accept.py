@@ -24,18 +24,13 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from herald.domain.account import TenantContext
 from herald.domain.clock import epoch_seconds, iso, utc_now
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage, NewJob
 from herald.domain.jobs import DEFAULT_PRIORITY, LOWEST_PRIORITY, Channel, QueuePriority, queue_priority
-from herald.domain.notifications import (
-    IDEMPOTENCY_KEY,
-    EmailNotification,
-    NotificationRequest,
-    fingerprint,
-)
+from herald.domain.notifications import IDEMPOTENCY_KEY, EmailNotification, NotificationRequest
 from herald.domain.plans import Plan, limits_for, retention_end
-from herald.domain.records import NewJob, TenantContext
 from herald.domain.scheduling import SendAtOutOfRange, due_time
 from herald.domain.webhooks import UrlNotAllowed
 from herald.observability import correlation_id, count, logger
@@ -44,7 +39,9 @@ from herald.services.webhook_headers import sealed
 
 if TYPE_CHECKING:
     from herald.services.auth import Credentials
-    from herald.services.ports import Counters, JobQueue, JobStore, Schedules, SecretBox, UrlGuard
+    from herald.services.ports.jobs import JobQueue, JobStore, Schedules
+    from herald.services.ports.platform import SecretBox, UrlGuard
+    from herald.services.ports.tenants import Counters
 
 # Job ids of requests with an idempotency key derive from tenant and key (UUID v5 in this namespace).
 JOB_ID_NAMESPACE = uuid.UUID("1b0e8f8a-5a0f-4f4e-9a6c-3f0f6b1d2c7e")
@@ -110,14 +107,15 @@ class AcceptService:
         now = self._clock()
         due = _due(request, now)
         job = self._new_job(tenant, request, key, now)
+        channel = request.channel
         period = tenant.period(now)
-        minute = now.strftime("%Y%m%d%H%M")
-        self._charge(tenant, job.channel, period.key, period.end, now, minute=minute)
-        self._insert(tenant, job, period.key, minute)
+        period_key, minute = period.key, now.strftime("%Y%m%d%H%M")
+        self._charge(tenant, channel, period_key, period.end, now, minute=minute)
+        self._insert(tenant, job, period_key, minute)
         message = JobMessage(
             job.job_id,
             tenant.tenant_id,
-            job.channel,
+            channel,
             tenant.plan,
             0,
             job.request,
@@ -126,27 +124,28 @@ class AcceptService:
             correlation_id(),
             ordering_key=request.ordering_key,
         )
-        if due is None:
-            enqueue_or_fail(
-                self._queue,
-                self._jobs,
-                message,
-                queue_priority(job.priority),
-                iso(self._clock()),
-            )
-        else:
-            send_at = iso(due)
-            hand_over_or_fail(
-                lambda: self._schedules.schedule(job, send_at),
-                self._jobs,
-                message,
-                iso(self._clock()),
-                failure="Could not be scheduled",
-            )
+        queue = queue_priority(job.priority)
+        self._hand_over(job, message, queue, due)
         logger.append_keys(job_id=job.job_id)
-        count("Accepted", {"channel": job.channel.value, "priority": queue_priority(job.priority).value})
+        count("Accepted", {"channel": channel.value, "priority": queue.value})
         return AcceptedJob(
-            job.job_id, job.channel, job.created_at, job.priority, request.send_at, scheduled=due is not None
+            job.job_id, channel, job.created_at, job.priority, request.send_at, scheduled=due is not None
+        )
+
+    def _hand_over(
+        self, job: NewJob, message: JobMessage, queue: QueuePriority, due: datetime | None
+    ) -> None:
+        """To its queue now, or to the schedule for its ``due`` time."""
+        if due is None:
+            enqueue_or_fail(self._queue, self._jobs, message, queue, iso(self._clock()))
+            return
+        send_at = iso(due)
+        hand_over_or_fail(
+            lambda: self._schedules.schedule(job, send_at),
+            self._jobs,
+            message,
+            iso(self._clock()),
+            failure="Could not be scheduled",
         )
 
     def _check_url(self, url: str) -> None:
@@ -171,7 +170,7 @@ class AcceptService:
             max_attempts=self._max_attempts,
             created_at=iso(now),
             expires_at=epoch_seconds(retention_end(tenant.plan, now)),
-            body_hash=fingerprint(request) if key else None,
+            keyed_request=request if key else None,
         )
 
     def _charge(
@@ -235,7 +234,7 @@ class AcceptService:
 
     def _refund(self, tenant: TenantContext, job: NewJob, period: str, minute: str) -> None:
         try:
-            self._counters.refund(tenant.tenant_id, period, job.channel, minute)
+            self._counters.refund(tenant.tenant_id, period, job.request.channel, minute)
         except DependencyError as exc:
             logger.error("usage refund failed", extra={"tenant_id": tenant.tenant_id, "reason": str(exc)})
 

@@ -13,34 +13,28 @@ from datetime import datetime, timedelta
 
 from msgspec.structs import replace
 
-from herald.domain.account import AccountOverview, NewSigningSecret, SigningSecretStatus
+from herald.domain.account import (
+    AccountOverview,
+    NewSigningSecret,
+    SigningSecretStatus,
+    TenantContext,
+    TenantRecords,
+)
+from herald.domain.addresses import Suppression
 from herald.domain.clock import iso, parse_iso, utc_now
 from herald.domain.errors import ErrorCode, FieldProblem, HeraldError, validation_failed
 from herald.domain.inbound import UnusableSecret
 from herald.domain.jobs import Channel
 from herald.domain.plans import current_period, limits_for, quota_for
-from herald.domain.providers import Credential, ProviderFailure
-from herald.domain.records import (
-    ProviderDomain,
-    SendingDomain,
-    StoredProvider,
-    Suppression,
-    TenantContext,
-    TenantRecords,
-)
+from herald.domain.providers import Credential, ProviderDomain, ProviderFailure, SendingDomain, StoredProvider
 from herald.domain.secrets import Purpose, SealedSecret, SecretTampered, last_four
 from herald.domain.signing import new_signing_secret
 from herald.domain.vendors import ProviderName, tenant_provider_names
 from herald.observability import logger
 from herald.services.outcomes import AlreadyExists, DomainTaken
-from herald.services.ports import (
-    AccountStore,
-    Counters,
-    DomainProviders,
-    SecretBox,
-    Suppressions,
-    TenantStore,
-)
+from herald.services.ports.platform import SecretBox
+from herald.services.ports.providers import DomainProviders
+from herald.services.ports.tenants import AccountStore, Counters, Suppressions, TenantStore
 from herald.services.tenants import IssuedKey, TenantAdmin
 
 SIGNING_OVERLAP = timedelta(hours=24)

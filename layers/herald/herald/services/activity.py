@@ -31,8 +31,8 @@ from herald.domain.plans import limits_for
 from herald.observability import logger
 
 if TYPE_CHECKING:
-    from herald.domain.records import TenantContext
-    from herald.services.ports import ActivityCounters
+    from herald.domain.account import TenantContext
+    from herald.services.ports.tenants import ActivityCounters
 
 
 class Activity(msgspec.Struct, frozen=True):

@@ -27,7 +27,8 @@ from herald.domain.alerts import (
 from herald.domain.clock import utc_now
 from herald.domain.errors import DependencyError
 from herald.observability import count, logger
-from herald.services.ports import AlertCounter, AlertPublisher, ChatNotifier, QueueDepths
+from herald.services.ports.jobs import QueueDepths
+from herald.services.ports.platform import AlertCounter, AlertPublisher, ChatNotifier
 
 
 class RateLimitedAlerts:

@@ -19,15 +19,14 @@ from typing import TYPE_CHECKING, Protocol
 import msgspec
 from cachetools import LRUCache
 
-from herald.domain.api_keys import hash_api_key
+from herald.domain.account import ACTIVE, TenantContext, TenantProfile, TenantRecords, hash_api_key
 from herald.domain.clock import parse_iso, utc_now
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.domain.records import ACTIVE, TenantContext, TenantProfile, TenantRecords
 from herald.observability import logger
 from herald.services.outcomes import TenantNotFound
 
 if TYPE_CHECKING:
-    from herald.services.ports import TenantStore
+    from herald.services.ports.tenants import TenantStore
 
 _INVALID = HeraldError("The API key is not valid.", ErrorCode.INVALID_API_KEY)
 # Key hashes whose tenant this container knows: at most this many (about 100 bytes each).

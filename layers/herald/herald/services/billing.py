@@ -19,12 +19,12 @@ from datetime import datetime
 
 import msgspec
 
+from herald.domain.account import TenantProfile
 from herald.domain.clock import iso, parse_iso, utc_now
 from herald.domain.plans import PAYMENT_GRACE, Plan, current_period
-from herald.domain.records import TenantProfile
 from herald.observability import logger
 from herald.services.outcomes import TenantNotFound
-from herald.services.ports import TenantStore
+from herald.services.ports.tenants import TenantStore
 
 ADVANCED = "advanced"
 LAPSED = "lapsed"

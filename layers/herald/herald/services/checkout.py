@@ -14,13 +14,13 @@ from typing import Protocol
 
 import msgspec
 
+from herald.domain.account import TenantContext
 from herald.domain.billing import PlanCatalog
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.inbound import Processor
 from herald.domain.plans import Plan
-from herald.domain.records import TenantContext
 from herald.observability import logger
-from herald.services.ports import TenantStore
+from herald.services.ports.tenants import TenantStore
 
 
 class CheckoutRequest(msgspec.Struct, frozen=True):

@@ -18,7 +18,8 @@ from herald.domain.dead_letters import DeadLetter, HeldMessage, read_dead_letter
 from herald.domain.errors import DependencyError, HeraldError
 from herald.services.job_queries import requeue_failed
 from herald.services.outcomes import TenantNotFound
-from herald.services.ports import DeadLetterInbox, JobQueue, JobStore, TenantStore
+from herald.services.ports.jobs import DeadLetterInbox, JobQueue, JobStore
+from herald.services.ports.tenants import TenantStore
 
 # How long a look holds the messages it received (released at once when it is done).
 HOLD_SECONDS = 60

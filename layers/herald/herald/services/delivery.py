@@ -24,14 +24,14 @@ from herald.domain.backoff import retry_delay
 from herald.domain.clock import epoch_seconds, iso, parse_iso
 from herald.domain.dead_letters import FailedJobCopy
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import Claim, DeliveryLog, JobMessage, JobState
 from herald.domain.jobs import JobStatus, queue_priority
 from herald.domain.notifications import NotificationRequest
 from herald.domain.plans import retention_end
-from herald.domain.records import Claim, DeliveryLog, JobState
 from herald.domain.scheduling import delay_seconds
 from herald.observability import MetricUnit, count, logger
-from herald.services.ports import Alerts, DeadLetters, DeliveryStore, JobQueue
+from herald.services.ports.jobs import DeadLetters, DeliveryStore, JobQueue
+from herald.services.ports.platform import Alerts
 
 # A claim outlives the worker's own timeout, and ends before SQS makes the message visible again
 # (visibility timeout = 6 x the worker timeout), so a crashed attempt is picked up by the redelivery.

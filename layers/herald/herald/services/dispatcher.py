@@ -21,12 +21,13 @@ from msgspec.structs import asdict
 
 from herald.domain.clock import iso, utc_now
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage
 from herald.domain.jobs import queue_priority
 from herald.domain.scheduling import DISPATCH_HORIZON_SECONDS, DueJob, delay_seconds
 from herald.observability import correlation_id, count, logger
 from herald.services.outcomes import TenantNotFound
-from herald.services.ports import JobQueue, Schedules, TenantStore
+from herald.services.ports.jobs import JobQueue, Schedules
+from herald.services.ports.tenants import TenantStore
 
 # Stop starting jobs with this little time left in the invocation; the next run takes the rest.
 RESERVE_MILLIS = 5_000

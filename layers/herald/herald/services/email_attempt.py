@@ -9,19 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from herald.domain.account import TenantRecords
+from herald.domain.addresses import Suppression
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.clock import now_iso
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import Claim, JobMessage
 from herald.domain.notifications import EmailNotification, NotificationRequest
 from herald.domain.plans import Plan
-from herald.domain.providers import Credential, Delivered, FailureKind, OutboundEmail, ProviderFailure
-from herald.domain.records import Claim, Suppression, TenantRecords
+from herald.domain.providers import Credential, Delivered, FailureKind, ProviderFailure, Routing
 from herald.domain.secrets import SecretTampered
 from herald.domain.vendors import ProviderName
 from herald.observability import logger
 from herald.services.health import BREAKER_OPEN, MOVED_BACK, ProviderHealth, ProviderPlan
-from herald.services.ports import EmailProviders, Suppressions
+from herald.services.ports.providers import EmailProviders
+from herald.services.ports.tenants import Suppressions
 from herald.services.tenant_directory import TenantDirectory, tenant_for_pass
 
 # Free-plan mail goes through the platform's own account.
@@ -77,17 +79,12 @@ class EmailAttempt:
                 else "no email provider is available for this job"
             )
             return AttemptOutcome(delivered=False, error_message=reason, final=True)
-        outbound = OutboundEmail(
+        routing = Routing(
             job_id=message.job_id,
             tenant_id=tenant_id,
-            to=email.to,
             from_address=email.sender or self._default_sender(tenant, message.plan),
-            subject=email.subject,
-            html=email.body,
-            text=email.text,
-            reply_to=email.reply_to,
         )
-        return self._pass(outbound, tenant, message.plan, self._plan(order, tenant, message.plan))
+        return self._pass(email, routing, tenant, message.plan, self._plan(order, tenant, message.plan))
 
     def _plan(self, order: list[str], tenant: TenantRecords, plan: str) -> ProviderPlan:
         """The pass's order with open breakers moved back (free plan: the platform's breakers)."""
@@ -106,7 +103,12 @@ class EmailAttempt:
         return self._platform_sender
 
     def _pass(
-        self, email: OutboundEmail, tenant: TenantRecords, plan: str, health: ProviderPlan
+        self,
+        email: EmailNotification,
+        routing: Routing,
+        tenant: TenantRecords,
+        plan: str,
+        health: ProviderPlan,
     ) -> AttemptOutcome:
         outcome = AttemptOutcome(delivered=False)
         outcome.tried.extend(
@@ -116,9 +118,9 @@ class EmailAttempt:
         for name in health.order:
             provider = ProviderName(name)
             try:
-                delivered = self._send(provider, email, tenant, plan)
+                delivered = self._send(provider, email, routing, tenant, plan)
             except ProviderFailure as failure:
-                self._note_failure(outcome, failure, email)
+                self._note_failure(outcome, failure, email, routing)
                 if failure.kind is FailureKind.MESSAGE_PERMANENT:
                     outcome.final = outcome.caused_by_tenant = True
                     return outcome
@@ -137,10 +139,15 @@ class EmailAttempt:
         return outcome
 
     def _send(
-        self, provider: ProviderName, email: OutboundEmail, tenant: TenantRecords, plan: str
+        self,
+        provider: ProviderName,
+        email: EmailNotification,
+        routing: Routing,
+        tenant: TenantRecords,
+        plan: str,
     ) -> Delivered:
         credential = self._credential(provider, tenant, plan)
-        return self._providers(provider).send(email, credential)
+        return self._providers(provider).send(email, routing, credential)
 
     def _credential(self, provider: ProviderName, tenant: TenantRecords, plan: str) -> Credential:
         if plan == Plan.FREE:
@@ -161,7 +168,9 @@ class EmailAttempt:
             # KMS is unreachable: this pass fails, a later one may not.
             raise ProviderFailure(provider, FailureKind.TRANSIENT, f"key unavailable: {exc}") from exc
 
-    def _note_failure(self, outcome: AttemptOutcome, failure: ProviderFailure, email: OutboundEmail) -> None:
+    def _note_failure(
+        self, outcome: AttemptOutcome, failure: ProviderFailure, email: EmailNotification, routing: Routing
+    ) -> None:
         name = failure.provider.value
         outcome.tried.append(
             {
@@ -179,17 +188,17 @@ class EmailAttempt:
         if failure.retry_after_seconds is not None:
             outcome.retry_after_seconds = max(outcome.retry_after_seconds or 0.0, failure.retry_after_seconds)
         if failure.suppress_recipient:
-            self._suppress(email, failure)
+            self._suppress(email.to, routing, failure)
 
-    def _suppress(self, email: OutboundEmail, failure: ProviderFailure) -> None:
+    def _suppress(self, recipient: str, routing: Routing, failure: ProviderFailure) -> None:
         suppression = Suppression(
-            address=email.to.lower(),
+            address=recipient.lower(),
             reason="provider reported inactive recipient",
             created_at=now_iso(),
             source=failure.provider.value,
         )
         try:
-            self._suppressions.suppress(email.tenant_id, suppression)
+            self._suppressions.suppress(routing.tenant_id, suppression)
         except DependencyError as exc:
             # The job still fails correctly; the next send will learn it from the provider again.
-            logger.error("could not record suppression", extra={"job_id": email.job_id, "reason": str(exc)})
+            logger.error("could not record suppression", extra={"job_id": routing.job_id, "reason": str(exc)})

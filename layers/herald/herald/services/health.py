@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 
 import msgspec
 
+from herald.domain.account import TenantProfile
 from herald.domain.breakers import (
     Breaker,
     BreakerKey,
@@ -35,9 +36,9 @@ from herald.domain.breakers import (
 )
 from herald.domain.clock import iso
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
-from herald.domain.records import TenantProfile
 from herald.observability import count, logger
-from herald.services.ports import Breakers, PlatformMail
+from herald.services.ports.platform import PlatformMail
+from herald.services.ports.providers import Breakers
 
 MOVED_BACK = "moved back"
 BREAKER_OPEN = "breaker open"

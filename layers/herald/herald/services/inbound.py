@@ -37,6 +37,8 @@ from typing import TypeVar
 
 import msgspec
 
+from herald.domain.account import TenantProfile
+from herald.domain.addresses import Suppression
 from herald.domain.alerts import PaymentAlert
 from herald.domain.billing import (
     PaymentRefused,
@@ -57,22 +59,14 @@ from herald.domain.inbound import (
     SubscriptionEvent,
     UnusableSecret,
 )
-from herald.domain.records import JobEvent, Suppression, TenantProfile
+from herald.domain.job_records import JobEvent
 from herald.domain.secrets import Purpose, SecretTampered
 from herald.observability import count, logger
 from herald.services.outcomes import ProfileChanged, TenantNotFound
-from herald.services.ports import (
-    AlertPublisher,
-    BillingLinks,
-    DeliveryWebhook,
-    InboundLedger,
-    JobEvents,
-    PaymentWebhook,
-    SecretBox,
-    Suppressions,
-    TenantStore,
-    Verify,
-)
+from herald.services.ports.jobs import JobEvents
+from herald.services.ports.platform import AlertPublisher, SecretBox
+from herald.services.ports.providers import DeliveryWebhook, InboundLedger, PaymentWebhook, Verify
+from herald.services.ports.tenants import BillingLinks, Suppressions, TenantStore
 
 # Marks of delivery events that belong to no job outlive every provider's retries (72 hours at the
 # longest). Payment marks are kept for good: Paystack signs no timestamp, so a captured request could

@@ -9,16 +9,19 @@ from datetime import date, datetime
 import msgspec
 from msgspec.structs import replace
 
+from herald.domain.account import TenantContext
 from herald.domain.clock import iso, now_iso, parse_iso
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
+from herald.domain.job_records import JobPage, JobState, JobView
 from herald.domain.jobs import Channel, JobStatus, queue_priority
 from herald.domain.notifications import NotificationRequest, WebhookNotification
-from herald.domain.records import JobPage, JobState, JobView, TenantContext
 from herald.domain.secrets import SecretTampered
 from herald.observability import correlation_id, count, logger
 from herald.services.accept import enqueue_or_fail
 from herald.services.activity import ActivityService
-from herald.services.ports import Counters, JobQueue, JobStore, Schedules, SecretBox, TenantStore
+from herald.services.ports.jobs import JobQueue, JobStore, Schedules
+from herald.services.ports.platform import SecretBox
+from herald.services.ports.tenants import Counters, TenantStore
 from herald.services.webhook_headers import opened
 
 

@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from herald.domain.account import ACTIVE, TenantContext
 from herald.domain.clock import iso, parse_iso, utc_now
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.domain.records import ACTIVE, TenantContext
 from herald.domain.signin import SESSION_TTL_SECONDS, Session, new_session_token, token_digest
 from herald.observability import logger
 from herald.services.auth import tenant_context
 from herald.services.outcomes import TenantNotFound
 
 if TYPE_CHECKING:
-    from herald.services.ports import SessionStore, TenantStore
+    from herald.services.ports.tenants import SessionStore, TenantStore
 
 
 def session_ended() -> HeraldError:

@@ -18,9 +18,9 @@ from collections.abc import Callable
 
 import msgspec
 
+from herald.domain.account import ACTIVE
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.plans import Plan
-from herald.domain.records import ACTIVE
 from herald.domain.signin import (
     CODE_TTL_SECONDS,
     CODES_PER_ADDRESS,
@@ -35,7 +35,8 @@ from herald.domain.signin import (
     normalized_email,
 )
 from herald.observability import logger
-from herald.services.ports import PlatformMail, SignInStore, TenantStore
+from herald.services.ports.platform import PlatformMail
+from herald.services.ports.tenants import SignInStore, TenantStore
 from herald.services.sessions import SessionAuthenticator, StartedSession
 from herald.services.tenants import TenantAdmin
 

@@ -25,15 +25,16 @@ from herald.domain.alerts import JobAlert
 from herald.domain.clock import epoch_seconds, iso, parse_iso, utc_now
 from herald.domain.dead_letters import FailedJobCopy
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage, JobState
 from herald.domain.jobs import Channel, QueuePriority, queue_priority
 from herald.domain.plans import retention_end
-from herald.domain.records import JobState
 from herald.domain.sweeping import MAX_REQUEUES, is_stuck, slices, stuck_reason
 from herald.observability import correlation_id, count, logger
 from herald.services.delivery import metric_dimensions
 from herald.services.outcomes import TenantNotFound
-from herald.services.ports import Alerts, DeadLetters, JobQueue, QueueDepths, SweepStore, TenantStore
+from herald.services.ports.jobs import DeadLetters, JobQueue, QueueDepths, SweepStore
+from herald.services.ports.platform import Alerts
+from herald.services.ports.tenants import TenantStore
 
 # Stop starting tenants with this little time left in the invocation (a tenant takes well under it).
 RESERVE_MILLIS = 10_000

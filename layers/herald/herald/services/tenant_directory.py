@@ -14,15 +14,16 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, TypeVar
 
+from herald.domain.account import ACTIVE, TenantProfile, TenantRecords
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.clock import parse_iso, utc_now
 from herald.domain.errors import DependencyError
 from herald.domain.notifications import WebhookNotification
-from herald.domain.providers import Credential
-from herald.domain.records import ACTIVE, StoredProvider, TenantProfile, TenantRecords
+from herald.domain.providers import Credential, StoredProvider
 from herald.domain.secrets import Purpose
 from herald.services.outcomes import TenantNotFound
-from herald.services.ports import SecretBox, TenantStore
+from herald.services.ports.platform import SecretBox
+from herald.services.ports.tenants import TenantStore
 from herald.services.webhook_headers import opened
 
 if TYPE_CHECKING:

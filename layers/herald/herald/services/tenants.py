@@ -12,13 +12,19 @@ from datetime import datetime, timedelta
 
 import msgspec
 
-from herald.domain.api_keys import MAX_GRACE_SECONDS, generate_api_key, hash_api_key
+from herald.domain.account import (
+    ACTIVE,
+    DISABLED,
+    MAX_GRACE_SECONDS,
+    TenantProfile,
+    generate_api_key,
+    hash_api_key,
+)
 from herald.domain.clock import iso, utc_now
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.plans import Plan
-from herald.domain.records import ACTIVE, DISABLED, TenantProfile
 from herald.services.outcomes import KeyChanged, TenantNotFound
-from herald.services.ports import TenantStore
+from herald.services.ports.tenants import TenantStore
 
 
 class IssuedKey(msgspec.Struct, frozen=True):

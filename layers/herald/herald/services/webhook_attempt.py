@@ -6,16 +6,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from herald.domain.account import TenantProfile
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import Claim, JobMessage
 from herald.domain.jobs import compact_json
 from herald.domain.notifications import NotificationRequest, SealedHeaders, WebhookNotification
-from herald.domain.records import Claim, TenantProfile
 from herald.domain.secrets import SecretTampered
 from herald.domain.webhooks import OutboundWebhook
 from herald.services.health import EndpointHealth, Gate
-from herald.services.ports import WebhookSender
+from herald.services.ports.providers import WebhookSender
 from herald.services.tenant_directory import TenantDirectory, tenant_for_pass
 
 # The reason a job for a disabled endpoint ends with; the tenant re-enables the endpoint.

@@ -14,7 +14,7 @@ from herald.domain.notifications import NotificationRequest, SealedHeaders, Webh
 from herald.domain.secrets import Purpose
 
 if TYPE_CHECKING:
-    from herald.services.ports import SecretBox
+    from herald.services.ports.platform import SecretBox
 
 
 def sealed(secrets: SecretBox, tenant_id: str, request: NotificationRequest) -> NotificationRequest:

@@ -35,7 +35,7 @@ from herald.domain.inbound import (
 )
 from herald.domain.providers import JOB_ID_TAG, TENANT_ID_TAG
 from herald.domain.vendors import ProviderName
-from herald.services.ports import DeliveryWebhook
+from herald.services.ports.providers import DeliveryWebhook
 
 SIGNATURE = "signature"
 EVENT_DATA = "event-data"

@@ -30,7 +30,7 @@ from herald.domain.inbound import (
     SubscriptionEvent,
 )
 from herald.domain.money import Money
-from herald.services.ports import PaymentWebhook
+from herald.services.ports.providers import PaymentWebhook
 
 SIGNATURE_HEADER = "x-paystack-signature"
 # Herald's checkouts put the tenant's id into the transaction's metadata under this name.

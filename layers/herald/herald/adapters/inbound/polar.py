@@ -29,7 +29,7 @@ from herald.domain.inbound import (
 from herald.domain.money import Money
 from herald.domain.providers import TENANT_ID_TAG
 from herald.domain.signing import standard_key
-from herald.services.ports import PaymentWebhook
+from herald.services.ports.providers import PaymentWebhook
 
 
 class KeyDerivation(StrEnum):

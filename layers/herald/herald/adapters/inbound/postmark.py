@@ -42,7 +42,7 @@ from herald.domain.inbound import (
 )
 from herald.domain.providers import JOB_ID_TAG, TENANT_ID_TAG
 from herald.domain.vendors import ProviderName
-from herald.services.ports import DeliveryWebhook
+from herald.services.ports.providers import DeliveryWebhook
 
 AUTHORIZATION_HEADER = "Authorization"
 # Basic auth is all that protects the URL: a password must not be guessable.

@@ -15,7 +15,7 @@ from herald.domain.inbound import DeliveryEvent, DeliveryEventType, IgnoredEvent
 from herald.domain.providers import JOB_ID_TAG, TENANT_ID_TAG
 from herald.domain.signing import standard_key
 from herald.domain.vendors import ProviderName
-from herald.services.ports import DeliveryWebhook
+from herald.services.ports.providers import DeliveryWebhook
 
 _TYPES: Mapping[str, DeliveryEventType] = {
     "email.delivered": DeliveryEventType.DELIVERED,

@@ -39,7 +39,7 @@ from herald.domain.inbound import (
 )
 from herald.domain.providers import JOB_ID_TAG, TENANT_ID_TAG
 from herald.domain.vendors import ProviderName
-from herald.services.ports import DeliveryWebhook
+from herald.services.ports.providers import DeliveryWebhook
 
 SIGNATURE_HEADER = "X-Twilio-Email-Event-Webhook-Signature"
 TIMESTAMP_HEADER = "X-Twilio-Email-Event-Webhook-Timestamp"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import Callable, Mapping
-from email.utils import formataddr
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -23,10 +22,12 @@ from herald.adapters.providers.transport import (
     json_object,
     qualify_host,
     rejects_key,
+    sender_field,
     status_kind,
     succeeded,
     unexpected_answer,
 )
+from herald.domain.notifications import EmailNotification
 from herald.domain.providers import (
     JOB_ID_TAG,
     TENANT_ID_TAG,
@@ -37,8 +38,8 @@ from herald.domain.providers import (
     DomainVerification,
     FailureKind,
     KeyCheck,
-    OutboundEmail,
     ProviderFailure,
+    Routing,
 )
 from herald.domain.vendors import ProviderName
 
@@ -62,11 +63,12 @@ class MailgunProvider(HttpProvider):
         super().__init__(base_url, session, clock)
         self._regions = {US: base_url, EU: eu_base_url}
 
-    def send(self, email: OutboundEmail, credential: Credential) -> Delivered:
+    def send(self, email: EmailNotification, routing: Routing, credential: Credential) -> Delivered:
         base_url, key = self._account(credential)
-        domain = email.from_address.rpartition("@")[2]
+        domain = routing.from_address.rpartition("@")[2]
         path = f"/v3/{quote(domain, safe='')}/messages"
-        response = self._call("POST", path, _auth(key), form=message_form(email), base_url=base_url)
+        form = message_form(email, routing)
+        response = self._call("POST", path, _auth(key), form=form, base_url=base_url)
         body = self._expect(response, credential)
         return Delivered(self.name, text_field(body, "id"))
 
@@ -131,21 +133,21 @@ class MailgunProvider(HttpProvider):
         )
 
 
-def message_form(email: OutboundEmail) -> dict[str, str]:
+def message_form(email: EmailNotification, routing: Routing) -> dict[str, str]:
     """The form fields of a message: custom headers as ``h:<Name>``, Herald's ids as ``v:`` variables
     (Mailgun's events carry them back in ``user-variables``)."""
     form = {
-        "from": formataddr((email.from_name, email.from_address)) if email.from_name else email.from_address,
+        "from": sender_field(routing),
         "to": email.to,
         "subject": email.subject,
-        "html": email.html,
+        "html": email.body,
     }
     if email.text:
         form["text"] = email.text
     if email.reply_to:
         form["h:Reply-To"] = email.reply_to
-    form[f"v:{JOB_ID_TAG}"] = email.job_id
-    form[f"v:{TENANT_ID_TAG}"] = email.tenant_id
+    form[f"v:{JOB_ID_TAG}"] = routing.job_id
+    form[f"v:{TENANT_ID_TAG}"] = routing.tenant_id
     return form
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from email.utils import formataddr
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -18,10 +17,12 @@ from herald.adapters.providers.transport import (
     json_object,
     qualify_host,
     rejects_key,
+    sender_field,
     status_kind,
     succeeded,
     unexpected_answer,
 )
+from herald.domain.notifications import EmailNotification
 from herald.domain.providers import (
     JOB_ID_TAG,
     TENANT_ID_TAG,
@@ -32,8 +33,8 @@ from herald.domain.providers import (
     DomainVerification,
     FailureKind,
     KeyCheck,
-    OutboundEmail,
     ProviderFailure,
+    Routing,
 )
 from herald.domain.vendors import ProviderName
 
@@ -57,8 +58,8 @@ _SENDER_PROBLEM = re.compile(r"sender signature|'from'|\bfrom address\b", re.IGN
 class PostmarkProvider(HttpProvider):
     name: Final = ProviderName.POSTMARK
 
-    def send(self, email: OutboundEmail, credential: Credential) -> Delivered:
-        response = self._call("POST", "/email", _server_auth(credential), body=email_body(email))
+    def send(self, email: EmailNotification, routing: Routing, credential: Credential) -> Delivered:
+        response = self._call("POST", "/email", _server_auth(credential), body=email_body(email, routing))
         body = self._expect(response, credential)
         return Delivered(self.name, text_field(body, "MessageID"))
 
@@ -153,18 +154,18 @@ def _classify(status: int, error_code: int | None, message: str) -> FailureKind:
     return FailureKind.MESSAGE_PERMANENT
 
 
-def email_body(email: OutboundEmail) -> dict[str, object]:
+def email_body(email: EmailNotification, routing: Routing) -> dict[str, object]:
     body: dict[str, object] = {
-        "From": formataddr((email.from_name, email.from_address)) if email.from_name else email.from_address,
+        "From": sender_field(routing),
         "To": email.to,
         "Subject": email.subject,
-        "HtmlBody": email.html,
+        "HtmlBody": email.body,
     }
     if email.text:
         body["TextBody"] = email.text
     if email.reply_to:
         body["ReplyTo"] = email.reply_to
-    body["Metadata"] = {JOB_ID_TAG: email.job_id, TENANT_ID_TAG: email.tenant_id}
+    body["Metadata"] = {JOB_ID_TAG: routing.job_id, TENANT_ID_TAG: routing.tenant_id}
     body["MessageStream"] = MESSAGE_STREAM
     return body
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from herald.adapters.vendor_modules import load
 from herald.domain.vendors import ProviderName, vendor_of
-from herald.services.ports import DomainProvider, EmailProvider
+from herald.services.ports.providers import DomainProvider, EmailProvider
 
 if TYPE_CHECKING:
     from mypy_boto3_sesv2 import SESV2Client

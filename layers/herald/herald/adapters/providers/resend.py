@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from email.utils import formataddr
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -17,10 +16,12 @@ from herald.adapters.providers.transport import (
     json_object,
     qualify_host,
     rejects_key,
+    sender_field,
     status_kind,
     succeeded,
     unexpected_answer,
 )
+from herald.domain.notifications import EmailNotification
 from herald.domain.providers import (
     JOB_ID_TAG,
     TENANT_ID_TAG,
@@ -31,8 +32,8 @@ from herald.domain.providers import (
     DomainVerification,
     FailureKind,
     KeyCheck,
-    OutboundEmail,
     ProviderFailure,
+    Routing,
 )
 from herald.domain.vendors import ProviderName
 
@@ -65,11 +66,12 @@ _RECORD_STATUS: Mapping[str, str] = {"verified": "verified", "failed": "failed"}
 class ResendProvider(HttpProvider):
     name: Final = ProviderName.RESEND
 
-    def send(self, email: OutboundEmail, credential: Credential) -> Delivered:
+    def send(self, email: EmailNotification, routing: Routing, credential: Credential) -> Delivered:
         # The job id as Idempotency-Key turns a repeated attempt (e.g. after a read timeout) into
         # the original answer instead of a second email, as long as the body is byte-identical.
-        headers = {"Idempotency-Key": email.job_id}
-        response = self._call("POST", "/emails", {**_auth(credential), **headers}, body=email_body(email))
+        headers = {"Idempotency-Key": routing.job_id}
+        body = email_body(email, routing)
+        response = self._call("POST", "/emails", {**_auth(credential), **headers}, body=body)
         if not succeeded(response):
             raise self._failure(response, credential)
         return Delivered(self.name, text_field(json_object(response), "id"))
@@ -151,22 +153,22 @@ def _classify(status: int, name: str | None, message: str) -> FailureKind:
     return status_kind(status)
 
 
-def email_body(email: OutboundEmail) -> dict[str, object]:
-    """Built from the email alone, never from the attempt: every retry must send the same bytes,
-    or Resend rejects the repeated Idempotency-Key as a different request."""
+def email_body(email: EmailNotification, routing: Routing) -> dict[str, object]:
+    """Built from the email and its job alone, never from the attempt: every retry must send the same
+    bytes, or Resend rejects the repeated Idempotency-Key as a different request."""
     body: dict[str, object] = {
-        "from": formataddr((email.from_name, email.from_address)) if email.from_name else email.from_address,
+        "from": sender_field(routing),
         "to": [email.to],
         "subject": email.subject,
-        "html": email.html,
+        "html": email.body,
     }
     if email.text:
         body["text"] = email.text
     if email.reply_to:
         body["reply_to"] = [email.reply_to]
     body["tags"] = [
-        {"name": JOB_ID_TAG, "value": email.job_id},
-        {"name": TENANT_ID_TAG, "value": email.tenant_id},
+        {"name": JOB_ID_TAG, "value": routing.job_id},
+        {"name": TENANT_ID_TAG, "value": routing.tenant_id},
     ]
     return body
 

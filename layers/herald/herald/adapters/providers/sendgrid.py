@@ -21,6 +21,7 @@ from herald.adapters.providers.transport import (
     succeeded,
     unexpected_answer,
 )
+from herald.domain.notifications import EmailNotification
 from herald.domain.providers import (
     JOB_ID_TAG,
     TENANT_ID_TAG,
@@ -31,8 +32,8 @@ from herald.domain.providers import (
     DomainVerification,
     FailureKind,
     KeyCheck,
-    OutboundEmail,
     ProviderFailure,
+    Routing,
 )
 from herald.domain.vendors import ProviderName
 
@@ -55,8 +56,8 @@ _DNS_PURPOSE: Mapping[str, str] = {
 class SendGridProvider(HttpProvider):
     name: Final = ProviderName.SENDGRID
 
-    def send(self, email: OutboundEmail, credential: Credential) -> Delivered:
-        response = self._call("POST", "/v3/mail/send", _auth(credential), body=mail_body(email))
+    def send(self, email: EmailNotification, routing: Routing, credential: Credential) -> Delivered:
+        response = self._call("POST", "/v3/mail/send", _auth(credential), body=mail_body(email, routing))
         if not succeeded(response):
             raise self._failure(response, credential)
         # 202 has no body; the id is only in this header.
@@ -130,15 +131,15 @@ class SendGridProvider(HttpProvider):
         return reset if reset is not None else delay_header(response, "Retry-After", self._clock)
 
 
-def mail_body(email: OutboundEmail) -> dict[str, object]:
-    sender: dict[str, str] = {"email": email.from_address}
-    if email.from_name:
-        sender["name"] = email.from_name
+def mail_body(email: EmailNotification, routing: Routing) -> dict[str, object]:
+    sender: dict[str, str] = {"email": routing.from_address}
+    if routing.from_name:
+        sender["name"] = routing.from_name
     body: dict[str, object] = {
         "personalizations": [
             {
                 "to": [{"email": email.to}],
-                "custom_args": {JOB_ID_TAG: email.job_id, TENANT_ID_TAG: email.tenant_id},
+                "custom_args": {JOB_ID_TAG: routing.job_id, TENANT_ID_TAG: routing.tenant_id},
             }
         ],
         "from": sender,
@@ -147,7 +148,7 @@ def mail_body(email: OutboundEmail) -> dict[str, object]:
         body["reply_to"] = {"email": email.reply_to}
     # SendGrid answers 400 unless text/plain comes before text/html.
     content = [{"type": "text/plain", "value": email.text}] if email.text else []
-    content.append({"type": "text/html", "value": email.html})
+    content.append({"type": "text/html", "value": email.body})
     body["subject"] = email.subject
     body["content"] = content
     return body

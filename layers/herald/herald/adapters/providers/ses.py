@@ -21,6 +21,7 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from herald.adapters.provider_fields import safe_reason
 from herald.adapters.providers.transport import status_kind
+from herald.domain.notifications import EmailNotification
 from herald.domain.providers import (
     JOB_ID_TAG,
     TENANT_ID_TAG,
@@ -28,8 +29,8 @@ from herald.domain.providers import (
     Delivered,
     FailureKind,
     KeyCheck,
-    OutboundEmail,
     ProviderFailure,
+    Routing,
 )
 from herald.domain.vendors import ProviderName
 
@@ -75,9 +76,9 @@ class SesProvider:
         self._client = client
         self._sender = sender
 
-    def send(self, email: OutboundEmail, credential: Credential) -> Delivered:  # noqa: ARG002 - platform account
+    def send(self, email: EmailNotification, routing: Routing, credential: Credential) -> Delivered:  # noqa: ARG002 - platform account
         try:
-            answer = self._ses().send_email(**self._request(email))
+            answer = self._ses().send_email(**self._request(email, routing))
         except (ClientError, BotoCoreError) as exc:
             raise failure_from(exc) from exc
         return Delivered(self.name, answer.get("MessageId") or None)
@@ -107,19 +108,19 @@ class SesProvider:
     def _ses(self) -> SESV2Client:
         return self._client()
 
-    def _request(self, email: OutboundEmail) -> SendEmailRequestTypeDef:
+    def _request(self, email: EmailNotification, routing: Routing) -> SendEmailRequestTypeDef:
         sender = self._sender
-        body: BodyTypeDef = {"Html": {"Data": email.html, "Charset": CHARSET}}
+        body: BodyTypeDef = {"Html": {"Data": email.body, "Charset": CHARSET}}
         if email.text:
             body["Text"] = {"Data": email.text, "Charset": CHARSET}
         request: SendEmailRequestTypeDef = {
-            "FromEmailAddress": formataddr((email.from_name, sender)) if email.from_name else sender,
+            "FromEmailAddress": formataddr((routing.from_name, sender)) if routing.from_name else sender,
             "Destination": {"ToAddresses": [email.to]},
             "Content": {"Simple": {"Subject": {"Data": email.subject, "Charset": CHARSET}, "Body": body}},
             # Also the tenant: every SES event arrives on the one platform topic.
             "EmailTags": [
-                {"Name": JOB_ID_TAG, "Value": email.job_id},
-                {"Name": TENANT_ID_TAG, "Value": email.tenant_id},
+                {"Name": JOB_ID_TAG, "Value": routing.job_id},
+                {"Name": TENANT_ID_TAG, "Value": routing.tenant_id},
             ],
         }
         if email.reply_to:

@@ -1,4 +1,4 @@
-"""HTTP plumbing shared by the tenant vendors' adapters.
+"""HTTP plumbing shared by the tenant vendors' adapters, and the one way they write a sender.
 
 Every call has a connect and a read timeout and never follows a redirect; network failures become
 TRANSIENT failures here, once. Error bodies are parsed defensively: proxies answer with HTML, some
@@ -11,14 +11,14 @@ import json
 import math
 import time
 from collections.abc import Callable, Mapping
-from email.utils import parsedate_to_datetime
+from email.utils import formataddr, parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlencode
 
 import requests
 
 from herald import USER_AGENT
-from herald.domain.providers import HEADER_VALUE, Credential, FailureKind, ProviderFailure
+from herald.domain.providers import HEADER_VALUE, Credential, FailureKind, ProviderFailure, Routing
 from herald.domain.vendors import TENANT_PROVIDERS, ProviderName
 
 # requests' own advice: slightly above a multiple of 3 s, the classic TCP retransmission window,
@@ -97,6 +97,13 @@ def call(
 def encode_json(body: object) -> bytes:
     """Compact, stable JSON: the same body always gives the same bytes (idempotency keys hold)."""
     return json.dumps(body, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def sender_field(routing: Routing) -> str:
+    """The sender as a vendor's from field takes it: the address, with its display name if it has one."""
+    return (
+        formataddr((routing.from_name, routing.from_address)) if routing.from_name else routing.from_address
+    )
 
 
 def join_url(base_url: str, path: str) -> str:

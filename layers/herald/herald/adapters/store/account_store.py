@@ -22,7 +22,7 @@ from herald.adapters.store.models import (
     tenant_pk,
 )
 from herald.adapters.store.table import ConditionFailed, Table, conditional, transaction, translated
-from herald.domain.records import SendingDomain, StoredProvider
+from herald.domain.providers import SendingDomain, StoredProvider
 from herald.domain.secrets import SealedSecret
 from herald.services.outcomes import AlreadyExists, DomainTaken
 

@@ -23,8 +23,8 @@ from herald.adapters.store.models import (
     tenant_pk,
 )
 from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
+from herald.domain.account import TenantProfile
 from herald.domain.breakers import Breaker, BreakerKey, BreakerKind, BreakerState, Slot
-from herald.domain.records import TenantProfile
 from herald.services.outcomes import TenantNotFound
 
 

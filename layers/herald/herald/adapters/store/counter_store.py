@@ -19,10 +19,10 @@ from pynamodb.expressions.condition import Condition
 
 from herald.adapters.store.models import CounterItem, active_gsi_pk, period_sk, tenant_id_of_usage, usage_pk
 from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
+from herald.domain.account import Usage
 from herald.domain.errors import DependencyError
 from herald.domain.jobs import Channel
 from herald.domain.plans import Quota, channel_counter
-from herald.domain.records import Usage
 from herald.services.outcomes import QuotaExhausted, RateLimited
 
 # Counters stay readable (usage history) for about a year after their period.

@@ -19,10 +19,9 @@ from herald.adapters.store.job_store import ended_index, status_defaults, status
 from herald.adapters.store.models import JOB_SK, JobItem, JobStatusItem, job_pk
 from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import Claim, DeliveryLog, JobMessage, JobState
 from herald.domain.jobs import JobStatus
 from herald.domain.notifications import NotificationRequest
-from herald.domain.records import Claim, DeliveryLog, JobState
 
 
 class DynamoDeliveryStore:

@@ -27,7 +27,7 @@ from herald.adapters.store.models import (
 )
 from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
 from herald.domain.inbound import Processor
-from herald.domain.records import JobEvent
+from herald.domain.job_records import JobEvent
 
 
 class DynamoJobEvents:

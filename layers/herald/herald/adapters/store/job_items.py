@@ -8,10 +8,11 @@ from typing import Any
 
 from msgspec.structs import replace
 
+from herald.adapters.store.conversions import request_from_document
 from herald.adapters.store.models import DeliveryLogAttribute, JobEventItem, JobItem, JobStatusItem, job_ids
+from herald.domain.job_records import DeliveryLog, JobEvent, JobState, JobView
 from herald.domain.jobs import Channel, JobStatus
-from herald.domain.notifications import NotificationRequest, request_from_document
-from herald.domain.records import DeliveryLog, JobEvent, JobState, JobView
+from herald.domain.notifications import NotificationRequest
 
 
 def log_attribute(log: DeliveryLog) -> DeliveryLogAttribute:

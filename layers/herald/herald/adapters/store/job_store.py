@@ -23,6 +23,7 @@ import msgspec
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
 
+from herald.adapters.store.conversions import fingerprint, request_document
 from herald.adapters.store.job_items import state_of, view_of
 from herald.adapters.store.models import (
     JOB_SK,
@@ -40,10 +41,9 @@ from herald.adapters.store.models import (
 )
 from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
 from herald.domain.errors import DependencyError
-from herald.domain.job_messages import JobMessage
+from herald.domain.job_records import JobMessage, JobPage, JobState, JobView, NewJob
 from herald.domain.jobs import Channel, JobStatus
-from herald.domain.notifications import request_document
-from herald.domain.records import JobPage, JobState, JobView, NewJob
+from herald.domain.notifications import NotificationRequest
 from herald.services.outcomes import DuplicateRequest
 
 # In-flight filters read status items of the newest jobs; this many at most per request.
@@ -61,14 +61,15 @@ class DynamoJobStore:
         self._max_attempts = max_attempts
 
     def insert(self, job: NewJob) -> None:
+        digest = _digest(job.keyed_request)
         item = self._table[JobItem](
             job_pk(job.tenant_id, job.job_id),
             JOB_SK,
-            type=job.channel.value,
+            type=job.request.channel.value,
             priority=job.priority,
             max_attempts=job.max_attempts,
             request=request_document(job.request),
-            body_digest=_digest(job.body_hash),
+            body_digest=digest,
             expires_at=job.expires_at,
             gsi1pk=jobs_gsi_pk(job.tenant_id),
             gsi1sk=job_sort_key(job.created_at, job.job_id),
@@ -77,10 +78,10 @@ class DynamoJobStore:
             with conditional("job table write"):
                 item.save(condition=JobItem.pk.does_not_exist())
         except ConditionFailed as exc:
-            raise self._duplicate(job) from exc
+            raise self._duplicate(job, digest) from exc
 
-    def _duplicate(self, job: NewJob) -> Exception:
-        if job.body_hash is None:
+    def _duplicate(self, job: NewJob, digest: bytes | None) -> Exception:
+        if digest is None:
             return DependencyError("job table write failed: job id collision")
         with translated("job table read"):
             try:
@@ -90,7 +91,7 @@ class DynamoJobStore:
             except DoesNotExist:
                 # Expired between the put and this read: the client's retry will be accepted.
                 return DependencyError("job table write failed: concurrent expiry")
-        return DuplicateRequest(job.job_id, existing.body_digest == _digest(job.body_hash))
+        return DuplicateRequest(job.job_id, existing.body_digest == digest)
 
     # ------------------------------------------------------------ reads
 
@@ -283,9 +284,9 @@ class DynamoJobStore:
         return state_of(None, item)
 
 
-def _digest(body_hash: str | None) -> bytes | None:
-    """The stored half of a request's hex SHA-256."""
-    return bytes.fromhex(body_hash)[:16] if body_hash else None
+def _digest(keyed_request: NotificationRequest | None) -> bytes | None:
+    """The stored half of a keyed request's fingerprint (a hex SHA-256)."""
+    return bytes.fromhex(fingerprint(keyed_request))[:16] if keyed_request is not None else None
 
 
 def status_item(table: Table, tenant_id: str, job_id: str) -> JobStatusItem:

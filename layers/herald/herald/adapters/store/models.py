@@ -39,7 +39,7 @@ construction, not by an extra check.
 Every entity is a subclass of ``HeraldItem`` told apart by the ``kind`` discriminator, so one Query of
 a partition returns a job's request, state and events, or a tenant's profile, provider credentials
 and domains, in one call. These classes never leave the store package: the stores translate them to
-and from the frozen values of ``herald.domain.records``.
+and from the frozen values of ``herald.domain``.
 
 Write units are billed per started KB of the whole item, also by an update that changes one
 attribute, and every write of an item rewrites its index entries whose projected attributes change.

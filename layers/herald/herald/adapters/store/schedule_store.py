@@ -30,8 +30,8 @@ from herald.adapters.store.models import (
     job_pk,
 )
 from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
+from herald.domain.job_records import JobState, NewJob
 from herald.domain.jobs import Channel, JobStatus
-from herald.domain.records import JobState, NewJob
 from herald.domain.scheduling import DUE_SHARDS, DueJob
 
 
@@ -44,7 +44,7 @@ class DynamoSchedules:
         item = self._table[JobStatusItem](
             job_pk(job.tenant_id, job.job_id),
             STATUS_SK,
-            type=job.channel.value,
+            type=job.request.channel.value,
             status=JobStatus.SCHEDULED.value,
             priority=job.priority,
             created_at=job.created_at,

@@ -9,8 +9,7 @@ from pynamodb.exceptions import DoesNotExist
 
 from herald.adapters.store.models import SuppressionItem, suppression_pk
 from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
-from herald.domain.addresses import canonical_address
-from herald.domain.records import Suppression
+from herald.domain.addresses import Suppression, canonical_address
 
 
 class DynamoSuppressions:

@@ -37,9 +37,9 @@ from herald.adapters.store.models import (
 )
 from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
 from herald.domain.clock import iso, parse_iso, utc_now
+from herald.domain.job_records import JobState
 from herald.domain.jobs import FINAL_STATUSES, JobStatus
 from herald.domain.notifications import NotificationRequest
-from herald.domain.records import JobState
 
 
 class DynamoSweepStore:

@@ -38,9 +38,9 @@ from herald.adapters.store.models import (
     tenant_sort_key,
 )
 from herald.adapters.store.table import ConditionFailed, Table, conditional, transaction, translated
+from herald.domain.account import ApiKeyRecord, TenantProfile, TenantRecords
 from herald.domain.clock import epoch_seconds, iso
 from herald.domain.plans import reset_due
-from herald.domain.records import ApiKeyRecord, TenantProfile, TenantRecords
 from herald.domain.signin import address_key
 from herald.services.outcomes import KeyChanged, ProfileChanged, TenantNotFound
 

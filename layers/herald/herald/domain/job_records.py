@@ -1,0 +1,154 @@
+"""A job's life in values: accepted (``NewJob``), queued (``JobMessage``: enough to claim and
+deliver it without reading the table), claimed by an attempt (``Claim``), each attempt's
+``DeliveryLog``, its current ``JobState``, the events providers report, and the views and pages the
+API reads.
+
+Services take and return these; the PynamoDB items behind them never leave ``herald.adapters.store``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from herald.domain.jobs import DEFAULT_PRIORITY, Channel, JobStatus, queue_priority
+from herald.domain.notifications import NotificationRequest
+
+
+class JobMessage(msgspec.Struct, frozen=True):
+    """A job on its queue: enough to claim and deliver it without reading the table."""
+
+    job_id: str
+    tenant_id: str
+    channel: Channel
+    plan: str
+    # The job's `attempts` value when this message was sent; the claim is guarded by it.
+    seen_attempts: int
+    # The accepted request when the message carries it; None: the worker reads it from the table.
+    request: NotificationRequest | None
+    priority: int = DEFAULT_PRIORITY
+    created_at: str | None = None
+    # The request (or sweep) that queued the job: its log lines and the workers' share this id.
+    correlation_id: str | None = None
+    # A scheduled job's time: no worker starts it before then (the dispatcher's delay should see to it).
+    send_at: str | None = None
+    # A keyed job travels in its channel's FIFO queue, in the message group of its tenant and key.
+    ordering_key: str | None = None
+
+
+class NewJob(msgspec.Struct, frozen=True):
+    """An accepted request, as the accept path stores it (once; the payload is never rewritten)."""
+
+    job_id: str
+    tenant_id: str
+    request: NotificationRequest
+    priority: int
+    max_attempts: int
+    created_at: str
+    expires_at: int
+    # With an idempotency key (the job id derives from it): the request as it came, before any
+    # sealing; the store tells a repeat of the key from a reuse by this request's fingerprint.
+    keyed_request: NotificationRequest | None = None
+
+
+class DeliveryLog(msgspec.Struct, frozen=True):
+    """What one attempt did, appended to the job's delivery log."""
+
+    log_id: str
+    attempt: int
+    succeeded: bool
+    created_at: str
+    used_provider: str | None = None
+    error_message: str | None = None
+    # Every provider tried in this attempt, in order: {provider, outcome, status, code, error}.
+    tried: tuple[Mapping[str, Any], ...] = ()
+    response_status: int | None = None
+    response_body: str | None = None
+
+    @property
+    def status(self) -> str:
+        return "success" if self.succeeded else "failed"
+
+
+class JobState(msgspec.Struct, frozen=True):
+    """A job's current state: the accepted request's facts joined with its delivery progress."""
+
+    job_id: str
+    tenant_id: str
+    channel: Channel
+    status: JobStatus
+    priority: int
+    attempts: int
+    max_attempts: int
+    created_at: str
+    error_message: str | None = None
+    started_at: str | None = None
+    completed_at: str | None = None
+    used_provider: str | None = None
+    lease_until: int | None = None
+    # Providers that failed permanently for this job (bad key, suspended): not tried again.
+    skip_providers: tuple[str, ...] = ()
+    delivery_logs: tuple[DeliveryLog, ...] = ()
+    # When it was last queued again by a retry, a redrive or the sweeper, and how often the sweeper did.
+    requeued_at: str | None = None
+    sweeps: int = 0
+    # A scheduled job's time (on its status item from acceptance on).
+    send_at: str | None = None
+    # A keyed job's ordering key (on its status item from its first claim or schedule on): every
+    # later message of the job joins the key's FIFO group, not a priority queue.
+    ordering_key: str | None = None
+
+    @property
+    def queue(self) -> str:
+        return queue_priority(self.priority).value
+
+    def next_message(self, plan: str, correlation_id: str | None) -> JobMessage:
+        """The message that queues the job again for its next attempt (the worker reads its request)."""
+        return JobMessage(
+            self.job_id,
+            self.tenant_id,
+            self.channel,
+            plan,
+            self.attempts,
+            None,
+            self.priority,
+            self.created_at,
+            correlation_id,
+            ordering_key=self.ordering_key,
+        )
+
+
+class JobEvent(msgspec.Struct, frozen=True):
+    """A delivery event a provider reported for the job (``herald.domain.inbound``)."""
+
+    type: str
+    occurred_at: str
+    provider: str | None = None
+    # The provider's short description: bounce reason, SMTP answer, clicked link.
+    reason: str | None = None
+
+
+class JobView(msgspec.Struct, frozen=True):
+    state: JobState
+    # The accepted request, until its retention ends.
+    request: NotificationRequest | None
+    events: tuple[JobEvent, ...] = msgspec.field(default_factory=tuple)
+
+
+class JobPage(msgspec.Struct, frozen=True):
+    items: tuple[JobState, ...]
+    # None when the store did not count the matches (the day counters give the total).
+    total: int | None
+    next_cursor: str | None
+    # False when a status filter that no index serves stopped at its scan budget.
+    total_exact: bool = True
+
+
+class Claim(msgspec.Struct, frozen=True):
+    """A job taken by one delivery attempt."""
+
+    attempt: int
+    max_attempts: int
+    skip_providers: tuple[str, ...] = ()

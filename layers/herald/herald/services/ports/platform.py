@@ -1,0 +1,61 @@
+"""Ports of the platform's own services: its mail, operator alerts and chat, the secret box, cache
+statistics and the guard of outbound URLs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    # Only named in signatures: a function imports the domain modules its own path uses.
+    from herald.domain.alerts import AlertWindow, ChatOutcome, JobAlert, Notice
+    from herald.domain.secrets import Purpose, SealedSecret
+
+
+class PlatformMail(Protocol):
+    def send(self, to: str, subject: str, text: str) -> None:
+        """Send a message from the platform's own address; ``DependencyError`` when it cannot."""
+
+
+class Alerts(Protocol):
+    def dead_lettered(self, alert: JobAlert) -> None:
+        """Tell the operators about a job sent to the dead-letter queue (rate-limited). Never raises:
+        the dead-letter copy is the record, the alert only points at it."""
+
+
+class AlertPublisher(Protocol):
+    def publish(self, subject: str, message: dict[str, Any]) -> None:
+        """Publish to the alert topic; ``DependencyError`` when it cannot be reached."""
+
+
+class AlertCounter(Protocol):
+    def count(self, window: AlertWindow) -> int:
+        """Count one dead-lettered job in ``window``; the window's count, this one included."""
+
+
+class ChatNotifier(Protocol):
+    def post(self, notice: Notice, queue_depth: int | None) -> ChatOutcome:
+        """Post the notice to the operators' chat; ``DependencyError`` when it could not be reached
+        or answered with a server error (a retry may help)."""
+
+
+class CacheStats(Protocol):
+    """Hit and miss counts of a cache, published as metrics (misses of the data key cache are KMS calls)."""
+
+    @property
+    def hits(self) -> int: ...
+
+    @property
+    def misses(self) -> int: ...
+
+
+class SecretBox(Protocol):
+    """Seals and opens tenant secrets (``SecretTampered`` when a record is not this tenant's)."""
+
+    def seal(self, tenant_id: str, purpose: Purpose, plaintext: str) -> SealedSecret: ...
+
+    def open(self, tenant_id: str, purpose: Purpose, sealed: SealedSecret) -> str: ...
+
+
+class UrlGuard(Protocol):
+    def __call__(self, url: str) -> object:
+        """Raises ``UrlNotAllowed`` for a URL Herald may not call."""

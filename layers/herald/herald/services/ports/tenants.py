@@ -1,0 +1,187 @@
+"""Ports of tenants and their accounts: profiles and keys, providers and domains as stored, usage
+counters, suppression lists, console sign-in and sessions, and payment processors' links."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    # Only named in signatures: a function imports the domain modules its own path uses.
+    from herald.domain.account import ApiKeyRecord, TenantProfile, TenantRecords, Usage
+    from herald.domain.activity import DayCounts
+    from herald.domain.addresses import Suppression
+    from herald.domain.inbound import Processor
+    from herald.domain.jobs import Channel
+    from herald.domain.plans import Quota
+    from herald.domain.providers import (
+        SendingDomain,
+        StoredProvider,
+    )
+    from herald.domain.secrets import SealedSecret
+    from herald.domain.signin import PendingCode, Session
+
+
+class TenantStore(Protocol):
+    def find_api_key(self, key_hash: str) -> ApiKeyRecord | None: ...
+
+    def tenant_for_email(self, address_key: str) -> str | None:
+        """The tenant that signs in with this address (``herald.domain.signin.address_key``); the
+        first tenant created with an address claims it."""
+
+    def profile(self, tenant_id: str) -> TenantProfile:
+        """``TenantNotFound`` when there is no such tenant."""
+
+    def load(self, tenant_id: str) -> TenantRecords:
+        """``TenantNotFound`` when there is no such tenant."""
+
+    def create(self, profile: TenantProfile) -> None: ...
+
+    def due_for_reset(self, now: datetime) -> Iterator[TenantProfile]:
+        """The tenants whose period ended or whose paid plan's grace ended by ``now``."""
+
+    def all_profiles(self) -> Iterator[TenantProfile]: ...
+
+    def tenant_ids(self) -> Iterator[str]:
+        """Every tenant's id, oldest first, from the index alone (no profile is read)."""
+
+    def update_profile(self, tenant_id: str, **changes: object) -> TenantProfile:
+        """Set (or, with None, remove) profile attributes; ``TenantNotFound`` when absent."""
+
+    def update_profile_if(
+        self, tenant_id: str, expected: Mapping[str, object], changes: Mapping[str, object]
+    ) -> TenantProfile:
+        """``update_profile`` only while the ``expected`` attributes still hold those values (None:
+        absent); ``ProfileChanged`` otherwise."""
+
+    def rotate_api_key(
+        self,
+        tenant_id: str,
+        old_hash: str,
+        new_hash: str,
+        created_at: str,
+        old_valid_until: datetime | None,
+    ) -> None:
+        """New key in, profile points at it; the old one kept until ``old_valid_until``, or, without
+        a grace period, revoked together with every key still in an earlier rotation's grace;
+        ``KeyChanged`` when the current key moved meanwhile."""
+
+
+class AccountStore(Protocol):
+    def save_provider(self, tenant_id: str, provider: StoredProvider) -> None: ...
+
+    def delete_provider(
+        self, tenant_id: str, removed: StoredProvider, below: Sequence[StoredProvider]
+    ) -> None: ...
+
+    def swap_priorities(
+        self, tenant_id: str, moved: StoredProvider, new_priority: int, holder: StoredProvider | None
+    ) -> None: ...
+
+    def set_signing_secret(
+        self,
+        tenant_id: str,
+        secret: SealedSecret,
+        created_at: str,
+        *,
+        require_absent: bool,
+        previous: SealedSecret | None = None,
+        previous_valid_until: str | None = None,
+    ) -> None:
+        """``AlreadyExists`` when ``require_absent`` and a secret is set."""
+
+    def delete_signing_secret(self, tenant_id: str) -> None: ...
+
+    def claim_domain(self, tenant_id: str, domain: SendingDomain) -> None:
+        """``DomainTaken`` when another tenant owns it."""
+
+    def domain(self, tenant_id: str, name: str) -> SendingDomain | None: ...
+
+    def save_domain(self, tenant_id: str, domain: SendingDomain) -> None: ...
+
+    def delete_domain(self, tenant_id: str, name: str) -> None: ...
+
+
+class Counters(Protocol):
+    """Per-tenant request and usage counters (one small item per tenant and billing period)."""
+
+    def charge(
+        self,
+        tenant_id: str,
+        period: str,
+        minute: str,
+        channel: Channel,
+        *,
+        rate_limit: int,
+        quota: Quota | None,
+    ) -> None:
+        """Count one request in ``minute`` and one job in ``period`` and on the day of ``minute``
+        (``YYYYmmddHHMM``), within their limits, or raise ``RateLimited`` / ``QuotaExhausted`` and
+        count nothing."""
+
+    def refund(self, tenant_id: str, period: str, channel: Channel, minute: str | None) -> None:
+        """Take back the job of a request that turned out to be a duplicate (charged in ``minute``),
+        or, with ``minute`` None, only the quota of a job that stays among its day's (a cancelled one)."""
+
+    def usage(self, tenant_id: str, period: str) -> Usage: ...
+
+
+class ActivityCounters(Protocol):
+    """A tenant's jobs by day: the accepted ones (counted by ``Counters.charge``) and the outcomes,
+    which TallyFunction adds from the table's stream, one write per tenant-day and stream batch."""
+
+    def add_outcomes(self, changes: Mapping[tuple[str, date], Mapping[str, int]], token: str) -> None:
+        """Add each tenant-day's ``changes`` (``outcome_field`` -> count, negative to take back) to its
+        counts. Repeated with the same ``token`` and changes within ten minutes, it adds only what
+        the earlier call did not (a call that raised may have added some tenant-days): a retried
+        stream batch, in this container or another, is not counted twice."""
+
+    def days(self, tenant_id: str, first: date, last: date) -> list[DayCounts]:
+        """The counts of the days from ``first`` to ``last`` that have any (one bounded read)."""
+
+
+class Suppressions(Protocol):
+    def is_suppressed(self, tenant_id: str, address: str) -> bool: ...
+
+    def suppress(self, tenant_id: str, suppression: Suppression) -> None: ...
+
+    def entries(self, tenant_id: str) -> Iterator[Suppression]: ...
+
+    def delete(self, tenant_id: str, address: str) -> bool:
+        """False when the address was not suppressed."""
+
+
+class SignInStore(Protocol):
+    """One-time codes (one per address) and the request throttles of the sign-in routes."""
+
+    def count_request(self, scope: str, window: int, limit: int) -> bool:
+        """Count one code request against ``scope`` in the window starting at ``window`` (epoch
+        seconds); False, counting nothing, when ``limit`` requests were counted already."""
+
+    def save_code(self, code: PendingCode) -> None:
+        """Store the address's code, replacing any earlier one."""
+
+    def code(self, address_key: str) -> PendingCode | None: ...
+
+    def wrong_try(self, code: PendingCode) -> None:
+        """Count a wrong try of this very code (a newer code of the address is left alone)."""
+
+    def use_code(self, code: PendingCode) -> bool:
+        """Remove this very code, unless it was used, replaced or locked meanwhile (False)."""
+
+
+class SessionStore(Protocol):
+    def create(self, session: Session) -> None: ...
+
+    def get(self, token_digest: str) -> Session | None: ...
+
+    def end(self, token_digest: str) -> None: ...
+
+
+class BillingLinks(Protocol):
+    """Which tenant a payment processor's customer or subscription belongs to."""
+
+    def tenant_for(self, processor: Processor, ref: str) -> str | None: ...
+
+    def link(self, processor: Processor, refs: Sequence[str], tenant_id: str) -> None: ...
