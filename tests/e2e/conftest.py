@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import Browser, Playwright, sync_playwright
 
 from herald_harness.running_stack import RunningStack, start_stack
 from herald_local.config import AWS_CALLS_DIR_NAME
@@ -44,3 +45,21 @@ def fresh_stack(tmp_path: Path) -> Iterator[RunningStack]:
         stack.process.kill()
         stack.process.wait()
     keep_calls(stack.state_dir / AWS_CALLS_DIR_NAME)
+
+
+# The browser for the console's tests: one per worker, session-scoped (a walk goes on over several
+# tests with the same browser).
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    # Imported here: tests.e2e.browser reads this module's helpers through tests.e2e.clients.
+    from tests.e2e.browser import CHROMIUM_ARGS, chromium_path
+
+    chromium = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    yield chromium
+    chromium.close()

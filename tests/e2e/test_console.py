@@ -16,17 +16,15 @@ import re
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
 
 import pytest
 import requests
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from herald_harness.running_stack import RunningStack
 from herald_harness.tenants import HTTP_TIMEOUT, Tenant, new_tenant
 from herald_harness.vendors.resend import RESEND_SECRET, resend_event, resend_headers
-from tests.e2e.browser import CHROMIUM_ARGS, accessibility_problems, chromium_path, screenshot
+from tests.e2e.browser import Console, codes_sent, latest_code, screenshot, sign_up
 from tests.e2e.clients import finished_job, sandbox, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -36,97 +34,16 @@ XSS_PAYLOAD = {
     "note": "<script>window.__pwned = 2</script>",
     "html": '"><img src=x onerror="window.__pwned = 2">',
 }
-CODE = re.compile(r"Your Herald code: (\d{6})")
 # A client naming its own origin as the one the request was sent to.
 FORGED_HOST = {"Host": "evil.example", "X-Forwarded-Proto": "http"}
 FORGED = {**FORGED_HOST, "Origin": "http://evil.example"}
 
 
-@dataclass
-class Console:
-    stack: RunningStack
-    context: BrowserContext
-    page: Page
-    email: str
-    tenant: Tenant
-    visited: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-
-    @property
-    def origin(self) -> str:
-        return self.stack.base_url
-
-    def open(self, path: str, heading: str) -> Page:
-        self.page.goto(f"{self.origin}{path}")
-        expect(self.page.get_by_role("heading", name=heading, exact=True).first).to_be_visible()
-        return self.page
-
-    def check_accessibility(self, name: str) -> None:
-        self.visited[name] = accessibility_problems(self.page)
-        assert self.visited[name] == [], name
-
-    def session_token(self) -> str:
-        return next(
-            cookie["value"] for cookie in self.context.cookies() if cookie["name"] == "herald_session"
-        )
-
-
-def latest_code(stack: RunningStack, email: str, after: int = 0) -> str:
-    """The newest sign-in code the sandbox received for ``email`` (from Herald's SES sender)."""
-
-    def newest() -> str | None:
-        messages = sandbox(stack, "messages", to=email, provider="ses")
-        found = CODE.search(messages[-1]["subject"]) if len(messages) > after else None
-        return found.group(1) if found else None
-
-    code: str = wait_for(newest, f"a code for {email}", timeout=20)
-    return code
-
-
-def codes_sent(stack: RunningStack, email: str) -> int:
-    return len(sandbox(stack, "messages", to=email, provider="ses"))
-
-
-# Session-scoped: xdist may run other modules' tests between this module's on the same worker, and
-# the walk must go on with the same browser and the same signed-up tenant.
-@pytest.fixture(scope="session")
-def playwright() -> Iterator[Playwright]:
-    with sync_playwright() as driver:
-        yield driver
-
-
-@pytest.fixture(scope="session")
-def browser(playwright: Playwright) -> Iterator[Browser]:
-    chromium = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-    yield chromium
-    chromium.close()
-
-
 @pytest.fixture(scope="session")
 def console(local_stack: RunningStack, browser: Browser) -> Iterator[Console]:
-    """Signs up in the browser: the form, the code from the sandbox mailbox, the first key."""
-    context = browser.new_context(viewport={"width": 1280, "height": 860})
-    page = context.new_page()
-    page.on("dialog", lambda dialog: dialog.accept())
-    email = f"console-{uuid.uuid4().hex[:8]}@example.com"
-    page.goto(f"{local_stack.base_url}/console/signup")
-    page.get_by_label("Work email").fill(email)
-    page.get_by_label("Account name").fill("Acme Labs")
-    screenshot(page, "signup")
-    page.get_by_role("button", name="Email me a code").click()
-    page.get_by_label("Six-digit code").fill(latest_code(local_stack, email))
-    page.get_by_role("button", name="Continue").click()
-    expect(page.get_by_role("heading", name="Your account is ready")).to_be_visible()
-    api_key = page.locator("[data-secret]").inner_text()
-    assert re.fullmatch(r"hk_[0-9a-f]{64}", api_key)
-    tenant_id = requests.get(
-        f"{local_stack.api_root}/account", headers={"X-API-Key": api_key}, timeout=HTTP_TIMEOUT
-    ).json()["data"]["tenantId"]
-    made = Console(local_stack, context, page, email, Tenant(local_stack.api_root, tenant_id, api_key))
-    made.check_accessibility("first key")
-    page.get_by_role("button", name="Go to the console").click()
-    expect(page.get_by_role("heading", name="Overview")).to_be_visible()
+    made = sign_up(local_stack, browser)
     yield made
-    context.close()
+    made.context.close()
 
 
 def sign_up_starts_an_httponly_secure_strict_session_scripts_cannot_read(console: Console) -> None:

@@ -40,6 +40,7 @@ def test_every_field_a_page_reads_is_a_field_of_its_model() -> None:
 
     assert {page for page, _, _ in reads} >= {
         "account.js",
+        "job.js",
         "jobs.js",
         "overview.js",
         "sending.js",

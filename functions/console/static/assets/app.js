@@ -4,7 +4,8 @@ import { h, replace, toast } from "./dom.js";
 import { Account } from "./fields.js";
 import { signInPage } from "./signin.js";
 import { overviewPage } from "./overview.js";
-import { jobsPage, jobPage } from "./jobs.js";
+import { jobsPage } from "./jobs.js";
+import { jobPage } from "./job.js";
 import { providersPage, domainsPage } from "./sending.js";
 import { keysPage, suppressionsPage, endpointsPage, billingPage } from "./account.js";
 
