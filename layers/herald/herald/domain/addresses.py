@@ -11,9 +11,14 @@ the tenant wrote it; only the comparison uses this form.
 
 from __future__ import annotations
 
+import string
 import unicodedata
 
 import msgspec
+
+# RFC 5322's atext and the dot: every ASCII character an unquoted local part may hold. Non-ASCII
+# letters are left to the full address check, which knows Unicode's rules.
+_LOCAL_ASCII = frozenset(string.ascii_letters + string.digits + "!#$%&'*+-/=?^_`{|}~.")
 
 
 def canonical_address(address: str) -> str:
@@ -33,6 +38,28 @@ def _canonical_domain(domain: str) -> str:
         return idna.encode(lowered, uts46=True).decode("ascii")
     except idna.IDNAError:
         return lowered  # not a domain any provider sends to; compared as written
+
+
+def local_part_problem(address: str) -> str | None:
+    """What is wrong with the characters before the first @-sign, if an ASCII one is not allowed there.
+
+    Herald takes an address bare: no display name, angle brackets or quoted local part. A general
+    address parser reads a '"' or a '<' as the start of one of those forms and then reports what
+    that form lacks ("must have an @-sign" for one that has it); checked first, the characters
+    themselves are named."""
+    local, at, _ = address.partition("@")
+    refused = sorted({char for char in local if char.isascii() and char not in _LOCAL_ASCII})
+    if not at or not refused:
+        return None
+    return (
+        f"The email address contains invalid characters before the @-sign: {', '.join(map(_named, refused))}"
+    )
+
+
+def _named(char: str) -> str:
+    if char.isprintable() and not char.isspace():
+        return f"'{char}'"
+    return unicodedata.name(char, f"U+{ord(char):04X}")
 
 
 class Suppression(msgspec.Struct, frozen=True):
