@@ -1,6 +1,6 @@
 // The Herald console: one page, routed by its path under /console.
 import { api, ApiError, signedOut } from "./api.js";
-import { h, replace, toast } from "./dom.js";
+import { focusableScrollers, h, replace, toast } from "./dom.js";
 import { Account } from "./fields.js";
 import { signInPage } from "./signin.js";
 import { overviewPage } from "./overview.js";
@@ -134,6 +134,7 @@ async function render() {
   const [pattern, page] = route;
   try {
     replace(frame, await page(...path.match(pattern).slice(1).map(decodeURIComponent)));
+    focusableScrollers(frame);
     document.title = `${frame.querySelector("h1")?.textContent || "Console"} · Herald`;
   } catch (error) {
     if (signedOut(error)) {
