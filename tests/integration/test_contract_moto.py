@@ -284,6 +284,7 @@ def test_the_405_route_table_is_the_templates_and_the_resolvers(herald: HeraldIn
         ("fail-500+><script>@example.com", "'<', '>'"),
         ("x<y>@example.com", "'<', '>'"),
         ("two words@example.com", "SPACE"),
+        ("tab\there@example.com", "U+0009"),
     ],
 )
 def test_an_address_with_characters_a_local_part_cannot_hold_is_told_which(

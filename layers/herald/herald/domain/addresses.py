@@ -40,26 +40,16 @@ def _canonical_domain(domain: str) -> str:
         return lowered  # not a domain any provider sends to; compared as written
 
 
-def local_part_problem(address: str) -> str | None:
-    """What is wrong with the characters before the first @-sign, if an ASCII one is not allowed there.
+def refused_local_characters(address: str) -> list[str]:
+    """The ASCII characters before the first @-sign that an unquoted local part cannot hold, each
+    once, in code point order; none when the address has no @-sign.
 
     Herald takes an address bare: no display name, angle brackets or quoted local part. A general
     address parser reads a '"' or a '<' as the start of one of those forms and then reports what
-    that form lacks ("must have an @-sign" for one that has it); checked first, the characters
-    themselves are named."""
+    that form lacks ("must have an @-sign" for an address that has one): checked first, the
+    characters themselves can be named."""
     local, at, _ = address.partition("@")
-    refused = sorted({char for char in local if char.isascii() and char not in _LOCAL_ASCII})
-    if not at or not refused:
-        return None
-    return (
-        f"The email address contains invalid characters before the @-sign: {', '.join(map(_named, refused))}"
-    )
-
-
-def _named(char: str) -> str:
-    if char.isprintable() and not char.isspace():
-        return f"'{char}'"
-    return unicodedata.name(char, f"U+{ord(char):04X}")
+    return sorted({char for char in local if char.isascii() and char not in _LOCAL_ASCII}) if at else []
 
 
 class Suppression(msgspec.Struct, frozen=True):

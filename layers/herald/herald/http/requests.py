@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, Literal, cast
@@ -25,7 +26,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from herald.domain.addresses import local_part_problem
+from herald.domain.addresses import refused_local_characters
 from herald.domain.clock import NOT_RFC3339, InvalidTime, TimeOutOfRange, iso, parse_timestamp
 from herald.domain.jobs import PRIORITY_QUEUES, compact_json
 from herald.domain.notifications import (
@@ -76,15 +77,27 @@ def _address(value: str) -> str:
     # Imported by the first address checked: a webhook-only container never loads it (~20 ms).
     from email_validator import EmailNotValidError, validate_email
 
-    problem = local_part_problem(value)
-    if problem is not None:
-        raise PydanticCustomError("invalid_email", "{reason}", {"reason": problem})
+    refused = refused_local_characters(value)
+    if refused:
+        raise PydanticCustomError(
+            "invalid_email",
+            "The email address contains invalid characters before the @-sign: {found}",
+            {"found": ", ".join(map(_character_name, refused))},
+        )
     try:
         # strict: also RFC 5321's 64 characters before the @-sign, which the library skips otherwise.
         validate_email(value, check_deliverability=False, strict=True)
     except EmailNotValidError as exc:
         raise PydanticCustomError("invalid_email", "{reason}", {"reason": str(exc)}) from exc
     return value
+
+
+def _character_name(char: str) -> str:
+    """'<' for a visible character; a space or a control character by its name, as email-validator
+    names the characters it refuses (SPACE), or its code point when it has none (U+0009)."""
+    if char.isprintable() and not char.isspace():
+        return f"'{char}'"
+    return unicodedata.name(char, f"U+{ord(char):04X}")
 
 
 def _bounded_utf8(limit: int, what: str) -> AfterValidator:
