@@ -50,7 +50,13 @@ from herald.http.credentials import credentials
 from herald.http.error_handlers import install_error_handlers
 from herald.http.errors import client_error
 from herald.http.guards import ScreenedBodies, as_resolver_reads
-from herald.http.requests import IDEMPOTENCY_KEY_RULE, EmailRequest, RecoverRequest, WebhookRequest
+from herald.http.requests import (
+    IDEMPOTENCY_KEY_RULE,
+    UTC_DAY,
+    EmailRequest,
+    RecoverRequest,
+    WebhookRequest,
+)
 from herald.http.resolver import HttpResolver
 from herald.http.responses import error_response, validation_error
 from herald.observability import logger, metrics, traced
@@ -211,7 +217,7 @@ def list_jobs(
     day: Annotated[
         str | None,
         Query(
-            pattern=r"^\d{4}-\d{2}-\d{2}$",
+            pattern=UTC_DAY,
             description="Only the jobs accepted on this UTC day (YYYY-MM-DD)",
             json_schema_extra={"format": "date"},
         ),

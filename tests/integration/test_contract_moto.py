@@ -273,3 +273,64 @@ def test_the_405_route_table_is_the_templates_and_the_resolvers(herald: HeraldIn
     assert own <= resolver
     assert all(path.startswith("/api/v1/") for _, path in resolver)
     assert others == set(ROUTES_ELSEWHERE)
+
+
+@pytest.mark.parametrize(
+    ("to", "problem"),
+    [
+        # A '"' reads to an address parser as an unclosed quoted local part swallowing the @-sign.
+        ('fail-500+"><script>@example.com', "'\"', '<', '>'"),
+        # A '<' or '>' reads as the display-name form, "Name <address>".
+        ("fail-500+><script>@example.com", "'<', '>'"),
+        ("x<y>@example.com", "'<', '>'"),
+        ("two words@example.com", "SPACE"),
+        ("tab\there@example.com", "U+0009"),
+    ],
+)
+def test_an_address_with_characters_a_local_part_cannot_hold_is_told_which(
+    herald: HeraldInMoto, to: str, problem: str
+) -> None:
+    answer = herald.api(
+        "POST",
+        "/api/v1/notifications/email",
+        {"to": to, "subject": "s", "body": "<p>x</p>"},
+        key=herald.new_key(),
+    )
+    assert (answer.status, answer.body["error"]) == (
+        400,
+        f"Invalid request: to: The email address contains invalid characters before the @-sign: {problem}.",
+    )
+
+
+@pytest.mark.parametrize("domain", ["not a domain", "localhost", "-mail.example.com", "mail.example.c0m"])
+def test_a_domain_that_is_not_a_domain_name_is_told_what_one_looks_like(
+    herald: HeraldInMoto, domain: str
+) -> None:
+    answer = herald.api("POST", "/api/v1/account/domains", {"domain": domain}, key=herald.new_key())
+    assert (answer.status, answer.body["error"]) == (
+        400,
+        "Invalid request: domain: must be a domain name such as mail.example.com: names of letters,"
+        " digits and hyphens joined by dots, none starting or ending with a hyphen, the last one of two"
+        " or more letters.",
+    )
+
+
+def test_a_day_filter_that_is_not_a_day_is_told_how_to_write_one(herald: HeraldInMoto) -> None:
+    answer = herald.api("GET", "/api/v1/notifications/jobs?day=4.12.2026", key=herald.new_key())
+    assert (answer.status, answer.body["error"]) == (
+        400,
+        "Invalid request: day: must be a UTC day written YYYY-MM-DD, such as 2026-12-04.",
+    )
+
+
+def test_a_code_that_is_not_six_digits_is_told_so(herald: HeraldInMoto) -> None:
+    answer = herald.api(
+        "POST",
+        "/api/v1/signin/verify",
+        {"email": "ada@example.com", "code": "12345a"},
+        headers={"origin": herald.origin},
+    )
+    assert (answer.status, answer.body["error"]) == (
+        400,
+        "Invalid request: code: must be the six digits of the emailed code.",
+    )

@@ -1,5 +1,5 @@
 """The one form suppressions compare addresses on: every spelling of a mailbox is that mailbox, and
-a +tag stays another one."""
+a +tag stays another one; and the characters a bare address cannot hold before its @-sign."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from herald.domain.addresses import canonical_address
+from herald.domain.addresses import canonical_address, refused_local_characters
 
 
 @pytest.mark.parametrize(
@@ -40,3 +40,20 @@ def test_the_canonical_form_is_its_own_canonical_form(address: str) -> None:
     canonical = canonical_address(address)
     assert canonical_address(canonical) == canonical
     assert canonical_address(address.upper()) == canonical
+
+
+@pytest.mark.parametrize(
+    ("address", "refused"),
+    [
+        ("first.last+tag!#$%&'*/=?^_`{|}~-@example.com", []),
+        ("ünïcode@example.com", []),  # non-ASCII is judged by the full address check
+        ('fail-500+"><script>@example.com', ['"', "<", ">"]),
+        ('"quoted@at"@example.com', ['"']),  # only what precedes the first @-sign
+        ("no at-sign <here>", []),  # nothing to name: the address check says the @-sign is missing
+        ("a b,c;d@example.com", [" ", ",", ";"]),
+    ],
+)
+def test_the_local_parts_refused_characters_are_named_once_each_in_order(
+    address: str, refused: list[str]
+) -> None:
+    assert refused_local_characters(address) == refused

@@ -7,11 +7,13 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, Field, ValidationError
 
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.http.envelope import failure, json_text, message_of
 from herald.http.errors import client_error, refusal
 from herald.http.guards import ScreenedBodies
+from herald.http.responses import validation_error
 
 
 def test_a_herald_error_is_told_as_it_is() -> None:
@@ -101,3 +103,18 @@ def test_a_refused_body_is_answered_before_any_route_and_forgotten() -> None:
     assert json.loads(answer["body"])["code"] == "invalid_json"
     with pytest.raises(json.JSONDecodeError):
         bodies.deserialize('{"a":')
+
+
+class _Reference(BaseModel):
+    ref: str = Field(pattern=r"^[A-Z]{3}-\d+$")
+
+
+def test_a_pattern_without_a_sentence_of_its_own_is_still_never_shown() -> None:
+    with pytest.raises(ValidationError) as raised:
+        _Reference(ref="abc")
+    # Powertools reports a body field's place as ("body", name).
+    problems = [{**problem, "loc": ("body", *problem["loc"])} for problem in raised.value.errors()]
+
+    told = validation_error(problems)
+
+    assert told.message == "Invalid request: ref: is not written in the form this field takes."

@@ -1,6 +1,6 @@
 // The Herald console: one page, routed by its path under /console.
 import { api, ApiError, signedOut } from "./api.js";
-import { h, replace, toast } from "./dom.js";
+import { focusableScrollers, h, replace, toast } from "./dom.js";
 import { Account } from "./fields.js";
 import { signInPage } from "./signin.js";
 import { overviewPage } from "./overview.js";
@@ -55,19 +55,40 @@ export function link(path, ...children) {
 function shell(main) {
   const here = location.pathname.replace(/\/$/, "") || "/console";
   const current = ([, path]) => (path === "/console" ? here === "/console" : here.startsWith(path));
-  const nav = h("nav", { class: "nav", "aria-label": "Console" },
-    h("div", { class: "brand" }, h("span", { class: "brand-mark", "aria-hidden": "true" }, "H"), "Herald"),
-    h("ul", {}, NAV.map((item) => h("li", {},
-      h("a", { href: item[1], "data-route": "", "aria-current": current(item) ? "page" : false }, item[0])))),
-    h("div", { class: "nav-account" },
-      h("p", { class: "nav-name" }, account[Account.name]),
-      h("p", { class: "nav-email" }, account[Account.email]),
-      h("span", { class: `plan plan-${account[Account.plan]}` }, account[Account.plan]),
-      h("button", { type: "button", class: "button button-quiet", onclick: signOut }, "Sign out")));
+  // On a narrow screen the links and the account fold behind the Menu button (style.css), so the
+  // page's own content starts near the top; on a wide one the button is hidden and they always show.
+  const toggle = h("button", {
+    type: "button", class: "nav-toggle", "aria-expanded": "false", "aria-controls": "nav-menu",
+    onclick: () => showMenu(toggle, toggle.getAttribute("aria-expanded") !== "true"),
+  }, h("span", { class: "nav-toggle-icon", "aria-hidden": "true" }), "Menu");
+  const nav = h("nav", { class: "nav", "aria-label": "Console", onkeydown: (event) => closeMenu(event, toggle) },
+    h("div", { class: "nav-bar" },
+      h("div", { class: "brand" }, h("span", { class: "brand-mark", "aria-hidden": "true" }, "H"), "Herald"),
+      toggle),
+    h("div", { id: "nav-menu", class: "nav-menu" },
+      h("ul", {}, NAV.map((item) => h("li", {},
+        h("a", { href: item[1], "data-route": "", "aria-current": current(item) ? "page" : false }, item[0])))),
+      h("div", { class: "nav-account" },
+        h("p", { class: "nav-name" }, account[Account.name]),
+        h("p", { class: "nav-email" }, account[Account.email]),
+        h("span", { class: `plan plan-${account[Account.plan]}` }, account[Account.plan]),
+        h("button", { type: "button", class: "button button-quiet", onclick: signOut }, "Sign out"))));
   const app = document.getElementById("app");
   const frame = h("main", { id: "main", class: "main", tabindex: "-1" }, main);
   replace(app, nav, frame);
   return frame;
+}
+
+function showMenu(toggle, open) {
+  toggle.setAttribute("aria-expanded", String(open));
+  document.getElementById(toggle.getAttribute("aria-controls")).classList.toggle("nav-menu-open", open);
+}
+
+// Escape folds the open menu and gives the focus back to its button, where the person left off.
+function closeMenu(event, toggle) {
+  if (event.key !== "Escape" || toggle.getAttribute("aria-expanded") !== "true") return;
+  showMenu(toggle, false);
+  toggle.focus();
 }
 
 async function signOut() {
@@ -113,6 +134,7 @@ async function render() {
   const [pattern, page] = route;
   try {
     replace(frame, await page(...path.match(pattern).slice(1).map(decodeURIComponent)));
+    focusableScrollers(frame);
     document.title = `${frame.querySelector("h1")?.textContent || "Console"} · Herald`;
   } catch (error) {
     if (signedOut(error)) {

@@ -30,6 +30,15 @@ export function replace(element, ...children) {
   append(element, children);
 }
 
+// A table wider than a narrow screen scrolls inside its own box (style.css). Without a link or a
+// button in it, the keyboard could not reach what lies beyond its edge: such a table takes the focus
+// itself, and the arrow keys scroll it.
+export function focusableScrollers(root) {
+  for (const table of root.querySelectorAll("table")) {
+    if (table.scrollWidth > table.clientWidth) table.tabIndex = 0;
+  }
+}
+
 const SVG = "http://www.w3.org/2000/svg";
 
 export function svg(tag, attributes = {}, ...children) {

@@ -11,9 +11,14 @@ the tenant wrote it; only the comparison uses this form.
 
 from __future__ import annotations
 
+import string
 import unicodedata
 
 import msgspec
+
+# RFC 5322's atext and the dot: every ASCII character an unquoted local part may hold. Non-ASCII
+# letters are left to the full address check, which knows Unicode's rules.
+_LOCAL_ASCII = frozenset(string.ascii_letters + string.digits + "!#$%&'*+-/=?^_`{|}~.")
 
 
 def canonical_address(address: str) -> str:
@@ -33,6 +38,18 @@ def _canonical_domain(domain: str) -> str:
         return idna.encode(lowered, uts46=True).decode("ascii")
     except idna.IDNAError:
         return lowered  # not a domain any provider sends to; compared as written
+
+
+def refused_local_characters(address: str) -> list[str]:
+    """The ASCII characters before the first @-sign that an unquoted local part cannot hold, each
+    once, in code point order; none when the address has no @-sign.
+
+    Herald takes an address bare: no display name, angle brackets or quoted local part. A general
+    address parser reads a '"' or a '<' as the start of one of those forms and then reports what
+    that form lacks ("must have an @-sign" for an address that has one): checked first, the
+    characters themselves can be named."""
+    local, at, _ = address.partition("@")
+    return sorted({char for char in local if char.isascii() and char not in _LOCAL_ASCII}) if at else []
 
 
 class Suppression(msgspec.Struct, frozen=True):

@@ -10,9 +10,14 @@ from pydantic import AfterValidator, Field, field_validator
 
 from herald.domain.account import MAX_GRACE_SECONDS
 from herald.domain.vendors import TENANT_PROVIDERS
-from herald.http.requests import EmailAddress, ProviderCredential, StrictBody, WholeNumber
-
-_DOMAIN = r"^([a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63}$"
+from herald.http.requests import (
+    DOMAIN_NAME,
+    EMAILED_CODE,
+    EmailAddress,
+    ProviderCredential,
+    StrictBody,
+    WholeNumber,
+)
 
 
 class ProviderKeyRequest(StrictBody):
@@ -37,7 +42,7 @@ class DomainRequest(StrictBody):
         Field(
             min_length=4,
             max_length=253,
-            pattern=_DOMAIN,
+            pattern=DOMAIN_NAME,
             description="A sending domain such as mail.example.com, in any letter case (kept in lower case)",
         ),
         AfterValidator(str.lower),
@@ -65,7 +70,7 @@ class SignInRequest(StrictBody):
 
 class VerifyCodeRequest(StrictBody):
     email: EmailAddress
-    code: str = Field(pattern=r"^\s*\d{6}\s*$", description="The six digits of the emailed code")
+    code: str = Field(pattern=EMAILED_CODE, description="The six digits of the emailed code")
 
 
 class CheckoutRequest(StrictBody):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, Literal, cast
@@ -25,6 +26,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from herald.domain.addresses import refused_local_characters
 from herald.domain.clock import NOT_RFC3339, InvalidTime, TimeOutOfRange, iso, parse_timestamp
 from herald.domain.jobs import PRIORITY_QUEUES, compact_json
 from herald.domain.notifications import (
@@ -56,6 +58,17 @@ SEND_AT_OUT_OF_RANGE = "send_at_out_of_range"
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 # What an HTTP/1.1 header value may carry: visible Latin-1 text, spaces and tabs; no control bytes.
 _HEADER_VALUE = re.compile(r"^[\t\x20-\x7e\xa0-\xff]*$")
+# The patterns fields and query parameters are checked against by pydantic, each with the sentence a
+# client is told when a value does not match it: a client reads that sentence, never the pattern.
+DOMAIN_NAME = r"^([a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63}$"
+UTC_DAY = r"^\d{4}-\d{2}-\d{2}$"
+EMAILED_CODE = r"^\s*\d{6}\s*$"
+PATTERN_TEXTS: Mapping[str, str] = {
+    DOMAIN_NAME: "must be a domain name such as mail.example.com: names of letters, digits and hyphens"
+    " joined by dots, none starting or ending with a hyphen, the last one of two or more letters",
+    UTC_DAY: "must be a UTC day written YYYY-MM-DD, such as 2026-12-04",
+    EMAILED_CODE: "must be the six digits of the emailed code",
+}
 # What ``idempotency_key`` checks, as JSON Schema (for the body field and the header alike).
 IDEMPOTENCY_KEY_RULE = {"minLength": 1, "maxLength": 255, "pattern": f"^{PRINTABLE_ASCII}+$"}
 
@@ -64,12 +77,27 @@ def _address(value: str) -> str:
     # Imported by the first address checked: a webhook-only container never loads it (~20 ms).
     from email_validator import EmailNotValidError, validate_email
 
+    refused = refused_local_characters(value)
+    if refused:
+        raise PydanticCustomError(
+            "invalid_email",
+            "The email address contains invalid characters before the @-sign: {found}",
+            {"found": ", ".join(map(_character_name, refused))},
+        )
     try:
         # strict: also RFC 5321's 64 characters before the @-sign, which the library skips otherwise.
         validate_email(value, check_deliverability=False, strict=True)
     except EmailNotValidError as exc:
         raise PydanticCustomError("invalid_email", "{reason}", {"reason": str(exc)}) from exc
     return value
+
+
+def _character_name(char: str) -> str:
+    """'<' for a visible character; a space or a control character by its name, as email-validator
+    names the characters it refuses (SPACE), or its code point when it has none (U+0009)."""
+    if char.isprintable() and not char.isspace():
+        return f"'{char}'"
+    return unicodedata.name(char, f"U+{ord(char):04X}")
 
 
 def _bounded_utf8(limit: int, what: str) -> AfterValidator:

@@ -12,7 +12,7 @@ from aws_lambda_powertools.event_handler import Response
 from herald.domain.errors import ErrorCode, FieldProblem, HeraldError, validation_failed
 from herald.http.envelope import failure, json_text
 from herald.http.error_table import status_of
-from herald.http.requests import SEND_AT_OUT_OF_RANGE, TOO_LARGE
+from herald.http.requests import PATTERN_TEXTS, SEND_AT_OUT_OF_RANGE, TOO_LARGE
 
 JSON = "application/json"
 
@@ -45,6 +45,10 @@ def _problem(error: Mapping[str, Any]) -> FieldProblem:
         return FieldProblem(name, f"Unknown field '{name}'")
     if kind == "missing":
         return FieldProblem(name, "Field required")
+    if kind == "string_pattern_mismatch":
+        # pydantic's own sentence quotes the regular expression, which tells a person nothing.
+        pattern = error.get("ctx", {}).get("pattern", "")
+        return FieldProblem(name, PATTERN_TEXTS.get(pattern, "is not written in the form this field takes"))
     message = str(error.get("msg", "Invalid value")).removeprefix("Value error, ")
     # Problems are joined into one sentence: a problem's own full stop would end it early.
     return FieldProblem(name, message.removesuffix("."))
