@@ -53,6 +53,10 @@ DomainName = Annotated[str, Path(max_length=253)]
 # Every route that names a provider or a domain in its path.
 PROVIDER_PATH = (*PATH_PARAMETERS, ErrorCode.UNKNOWN_PROVIDER)
 DOMAIN_PATH = (*PATH_PARAMETERS, ErrorCode.DOMAIN_NOT_FOUND, ErrorCode.PROVIDER_KEY_UNREADABLE)
+EndpointOrigin = Annotated[
+    str, Path(max_length=300, description="The endpoint's host[:port], or its origin URL-encoded")
+]
+ENDPOINT_PATH = (*AUTHENTICATED, *PATH_PARAMETERS, ErrorCode.ENDPOINT_NOT_FOUND)
 
 
 def _tenant() -> TenantContext:
@@ -320,22 +324,23 @@ def list_endpoints() -> Response[str]:
     return json_response(200, [Endpoint.of(item) for item in api().endpoints.list(_tenant().tenant_id)])
 
 
+def _chosen(origin: str) -> str:
+    return unquote(origin).strip().lower().rstrip("/")
+
+
 @router.post(
     "/api/v1/account/endpoints/<origin>/enable",
     summary="Re-enable a webhook endpoint (its breaker closes)",
-    responses=answers(
-        200,
-        Endpoint,
-        "The endpoint, closed",
-        *AUTHENTICATED,
-        *PATH_PARAMETERS,
-        ErrorCode.ENDPOINT_NOT_FOUND,
-    ),
+    responses=answers(200, Endpoint, "The endpoint, closed", *ENDPOINT_PATH),
 )
-def enable_endpoint(
-    origin: Annotated[
-        str, Path(max_length=300, description="The endpoint's host[:port], or its origin URL-encoded")
-    ],
-) -> Response[str]:
-    chosen = unquote(origin).strip().lower().rstrip("/")
-    return json_response(200, Endpoint.of(api().endpoints.enable(_tenant().tenant_id, chosen)))
+def enable_endpoint(origin: EndpointOrigin) -> Response[str]:
+    return json_response(200, Endpoint.of(api().endpoints.enable(_tenant().tenant_id, _chosen(origin))))
+
+
+@router.post(
+    "/api/v1/account/endpoints/<origin>/disable",
+    summary="Disable a webhook endpoint: its webhooks fail with endpoint_disabled until it is enabled",
+    responses=answers(200, Endpoint, "The endpoint, disabled", *ENDPOINT_PATH),
+)
+def disable_endpoint(origin: EndpointOrigin) -> Response[str]:
+    return json_response(200, Endpoint.of(api().endpoints.disable(_tenant().tenant_id, _chosen(origin))))

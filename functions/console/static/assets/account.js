@@ -7,7 +7,10 @@ import {
   SigningSecretStatus, Suppression,
 } from "./fields.js";
 
+// 24 hours is chosen by default: time to deploy the new key everywhere before the old one stops.
+// No grace is for a leaked key, and asks to confirm.
 const GRACE = [["0", "No grace: the current key stops now (a leaked key)"], ["3600", "1 hour"], ["86400", "24 hours"], ["604800", "7 days"]];
+const DEFAULT_GRACE = "86400";
 
 export async function keysPage() {
   const status = await api("GET", "/account/webhook-secret");
@@ -19,11 +22,13 @@ export async function keysPage() {
 }
 
 function apiKeyCard(revealed) {
-  const grace = h("select", { name: "grace" }, GRACE.map(([value, label]) => h("option", { value }, label)));
+  const grace = h("select", { name: "grace" }, GRACE.map(([value, label]) => h("option", { value, selected: value === DEFAULT_GRACE }, label)));
+  const running = currentAccount()[Account.previousKeyValidUntil];
   const submit = h("button", { type: "submit", class: "button button-primary" }, "Rotate API key");
   return h("section", { class: "card", "aria-labelledby": "api-key-title" },
     h("h2", { id: "api-key-title" }, "API key"),
     h("p", { class: "muted" }, "Herald stores only a hash of your key, so it cannot show it again. Rotate to get a new one."),
+    running ? h("p", { class: "message message-info", "data-grace": "" }, `The previous key keeps working until ${when(running)}.`) : null,
     h("form", {
       onsubmit: async (event) => {
         event.preventDefault();
@@ -33,6 +38,8 @@ function apiKeyCard(revealed) {
         const rotated = await act(() => api("POST", "/account/api-key/rotate", { [RotateKeyRequest.graceSeconds]: seconds }), "New API key issued");
         submit.disabled = false;
         if (!rotated) return;
+        // The account answer carries the grace period's end, for this page after a reload.
+        await refreshAccount();
         const previous = rotated[RotatedApiKey.previousKeyValidUntil];
         const until = previous ? `The previous key works until ${when(previous)}.` : "The previous key no longer works.";
         replace(revealed, secretOnce("Your new API key", rotated[RotatedApiKey.apiKey], `Shown this once. ${until}`));
@@ -43,7 +50,11 @@ function apiKeyCard(revealed) {
 
 function signingCard(status, revealed) {
   const previous = status[SigningSecretStatus.previousValidUntil];
-  const show = (title, created, note) => {
+  // After a create or a rotation the card is drawn again from the secret's state (Rotate and
+  // Delete instead of Create, the previous secret's end), with the new value shown above it.
+  const showNew = async (title, created, note) => {
+    const fresh = await api("GET", "/account/webhook-secret");
+    card.replaceWith(signingCard(fresh, revealed));
     replace(revealed, secretOnce(title, created[NewSigningSecret.secret], note));
     revealed.querySelector("button")?.focus();
   };
@@ -52,7 +63,7 @@ function signingCard(status, revealed) {
     class: "button button-primary",
     onclick: async () => {
       const created = await act(() => api("POST", "/account/webhook-secret"), "Signing secret created");
-      if (created) show("Your signing secret", created, "Shown this once. Webhooks are signed with it from now on.");
+      if (created) await showNew("Your signing secret", created, "Shown this once. Webhooks are signed with it from now on.");
     },
   }, "Create signing secret");
   const rotate = h("button", {
@@ -60,7 +71,7 @@ function signingCard(status, revealed) {
     class: "button",
     onclick: async () => {
       const rotated = await act(() => api("POST", "/account/webhook-secret/rotate"), "Signing secret rotated");
-      if (rotated) show("Your new signing secret", rotated, `Shown this once. Both secrets sign until ${when(rotated[RotatedSigningSecret.previousValidUntil])}.`);
+      if (rotated) await showNew("Your new signing secret", rotated, `Shown this once. Both secrets sign until ${when(rotated[RotatedSigningSecret.previousValidUntil])}.`);
     },
   }, "Rotate");
   const remove = h("button", {
@@ -71,12 +82,13 @@ function signingCard(status, revealed) {
       if (await act(() => api("DELETE", "/account/webhook-secret"), "Signing secret deleted")) rerender();
     },
   }, "Delete");
-  return h("section", { class: "card", "aria-labelledby": "signing-title" },
+  const card = h("section", { class: "card", "aria-labelledby": "signing-title" },
     h("h2", { id: "signing-title" }, "Webhook signing secret"),
     status[SigningSecretStatus.hasSecret]
       ? h("p", {}, `Set since ${when(status[SigningSecretStatus.createdAt])}.`, previous ? ` The previous one still signs until ${when(previous)}.` : "")
       : h("p", { class: "muted" }, "No secret: webhooks are sent unsigned."),
     h("div", { class: "actions" }, status[SigningSecretStatus.hasSecret] ? [rotate, remove] : create));
+  return card;
 }
 
 export async function suppressionsPage() {
@@ -111,7 +123,7 @@ function suppressionRow(entry) {
 const ENDPOINT_STATES = {
   closed: "Delivering normally.",
   open: "Failing: its webhooks wait and one is tried now and then; they go out once it answers again.",
-  disabled: "Failed for days: its new webhooks fail at once until you enable it again.",
+  disabled: "Disabled (by you, or after failing for days): its new webhooks fail at once until you enable it again.",
 };
 
 export async function endpointsPage() {
@@ -133,14 +145,22 @@ function endpointRow(entry) {
     h("td", { title: ENDPOINT_STATES[state] || "" }, badge(state)),
     h("td", {}, when(entry[Endpoint.since])),
     h("td", { class: "error-text" }, entry[Endpoint.lastError] || ""),
-    h("td", {}, state === "closed" ? null : h("button", {
-      type: "button",
-      class: "button button-small",
-      "aria-label": `Enable ${origin}`,
-      onclick: async () => {
-        if (await act(() => api("POST", `/account/endpoints/${encodeURIComponent(origin.split("://")[1])}/enable`), `${origin} is enabled again`)) rerender();
-      },
-    }, "Enable")));
+    h("td", {}, h("div", { class: "actions" },
+      state === "closed" ? null : endpointButton(origin, "enable", `${origin} is enabled again`),
+      state === "disabled" ? null : endpointButton(origin, "disable", `${origin} is disabled: its webhooks fail until you enable it`))));
+}
+
+function endpointButton(origin, action, done) {
+  const label = action === "enable" ? "Enable" : "Disable";
+  return h("button", {
+    type: "button",
+    class: `button button-small${action === "disable" ? " button-danger" : ""}`,
+    "aria-label": `${label} ${origin}`,
+    onclick: async () => {
+      if (action === "disable" && !confirm(`Disable ${origin}? Its webhooks fail at once until you enable it again.`)) return;
+      if (await act(() => api("POST", `/account/endpoints/${encodeURIComponent(origin.split("://")[1])}/${action}`), done)) rerender();
+    },
+  }, label);
 }
 
 const PLANS = [

@@ -45,6 +45,11 @@ export function when(iso) {
   return moment.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
 }
 
+// Every count the console shows, written the one way the reader's locale groups digits.
+export function number(value) {
+  return new Intl.NumberFormat().format(value);
+}
+
 export function day(iso) {
   return new Date(`${iso}T00:00:00Z`).toLocaleDateString(undefined, { month: "short", day: "numeric", timeZone: "UTC" });
 }

@@ -40,7 +40,7 @@ export const Usage = names("emails", "webhooks", "total");
 export const Billing = names("status", "paidUntil");
 export const Account = names(
   "tenantId", "name", "email", "plan", "status", "rateLimit", "limits", "usage", "periodStart", "periodEnd",
-  "retentionDays", "billing",
+  "retentionDays", "billing", "previousKeyValidUntil",
 );
 export const ActivityTotals = names("accepted", "completed", "failed");
 export const ActivityDay = names("day", "accepted", "completed", "failed");

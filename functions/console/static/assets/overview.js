@@ -1,6 +1,6 @@
 // Overview: plan, usage against the quota this period, rate limit, and activity by day.
 import { api } from "./api.js";
-import { day, h, replace, svg, when } from "./dom.js";
+import { day, h, number, replace, svg, when } from "./dom.js";
 import { currentAccount, link } from "./app.js";
 import { Account, Activity, ActivityDay, ActivityTotals, Limits, RateLimit, Usage } from "./fields.js";
 
@@ -27,29 +27,32 @@ function planCard(account) {
 }
 
 function usageCard(account) {
-  // The free plan shares one quota between emails and webhooks; paid plans meter webhooks only.
+  // The free plan shares one quota between emails and webhooks; paid plans meter webhooks only
+  // (their emails go through the tenant's own providers, unmetered), and the card says so.
   const limits = account[Account.limits];
   const usage = account[Account.usage];
   const shared = limits[Limits.sharedQuota];
   const quota = shared ? limits[Limits.monthlyEmails] : limits[Limits.monthlyWebhooks];
   const used = shared ? usage[Usage.total] : usage[Usage.webhooks];
+  const counted = shared ? "Emails and webhooks" : "Webhooks";
   const fill = h("div", { class: "meter-fill" });
   fill.style.width = `${quota ? Math.min(100, Math.round((used / quota) * 100)) : 0}%`;
   return h("section", { class: "card stat" },
     h("h2", {}, "Usage this period"),
-    h("p", { class: "stat-value" }, quota ? `${used} / ${quota}` : String(usage[Usage.total])),
-    quota ? h("div", { class: "meter", role: "meter", "aria-valuemin": 0, "aria-valuemax": quota, "aria-valuenow": used, "aria-label": shared ? "Quota used" : "Webhook quota used" }, fill) : null,
+    h("p", { class: "stat-value" }, quota ? `${number(used)} / ${number(quota)}` : number(usage[Usage.total])),
+    quota ? h("div", { class: "meter", role: "meter", "aria-valuemin": 0, "aria-valuemax": quota, "aria-valuenow": used, "aria-label": `${counted} used of the monthly quota` }, fill) : null,
+    h("p", { class: "muted" }, quota ? `${counted} this month${shared ? "" : "; emails are unmetered on your plan"}` : "Unmetered"),
     h("p", { class: "muted" }, `${plural(usage[Usage.emails], "email")}, ${plural(usage[Usage.webhooks], "webhook")}; resets ${when(account[Account.periodEnd])}`));
 }
 
 function plural(count, noun) {
-  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+  return `${number(count)} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 function rateCard(account) {
   return h("section", { class: "card stat" },
     h("h2", {}, "Rate limit"),
-    h("p", { class: "stat-value" }, `${account[Account.rateLimit][RateLimit.requestsPerMinute]}`),
+    h("p", { class: "stat-value" }, number(account[Account.rateLimit][RateLimit.requestsPerMinute])),
     h("p", { class: "muted" }, "requests a minute"));
 }
 
@@ -99,7 +102,7 @@ function dayCounts(entry) {
 }
 
 function total(label, value) {
-  return h("div", { class: "total" }, h("dt", {}, label), h("dd", {}, String(value)));
+  return h("div", { class: "total" }, h("dt", {}, label), h("dd", {}, typeof value === "number" ? number(value) : value));
 }
 
 // Bars of completed and failed jobs per day, and a line of the accepted ones.
@@ -139,10 +142,10 @@ function table(days) {
   return h("details", { class: "day-table" },
     h("summary", {}, "Figures by day"),
     rows.length
-      ? h("table", {},
+      ? h("table", { class: "table table-compact" },
         h("thead", {}, h("tr", {}, ["Day", "Accepted", "Completed", "Failed"].map((name) => h("th", { scope: "col" }, name)))),
         h("tbody", {}, rows.map((entry) => h("tr", {},
           h("th", { scope: "row" }, link(`/console/jobs?day=${entry.day}`, entry.day)),
-          h("td", {}, String(entry.accepted)), h("td", {}, String(entry.completed)), h("td", {}, String(entry.failed))))))
+          h("td", {}, number(entry.accepted)), h("td", {}, number(entry.completed)), h("td", {}, number(entry.failed))))))
       : h("p", { class: "muted" }, "No jobs in this range yet."));
 }

@@ -58,7 +58,9 @@ function providerRow(provider, index, count) {
     h("td", {}, h("code", {}, `••••${provider[Provider.lastFour]}`)),
     h("td", {}, when(provider[Provider.addedAt])),
     h("td", { class: "url-cell" }, h("code", { class: "wrap" }, url), " ", copyButton(url, `${NAMES[name]} webhook URL`)),
-    h("td", {}, provider[Provider.hasWebhookSecret] ? badge("set") : badge("missing")),
+    // The webhook secret is optional (it only lets Herald verify the provider's event webhooks):
+    // its absence is neutral, not an error.
+    h("td", {}, provider[Provider.hasWebhookSecret] ? badge("set") : h("span", { class: "badge" }, "not set (optional)")),
     h("td", {}, h("div", { class: "actions" },
       index > 0 ? moveButton(provider, -1, "Move up") : null,
       index < count - 1 ? moveButton(provider, 1, "Move down") : null,

@@ -61,6 +61,10 @@ class Account(Answer):
     period_end: Timestamp
     retention_days: int
     billing: Billing
+    previous_key_valid_until: Annotated[
+        Timestamp | None,
+        Meta(description="Until when a rotated-out API key keeps working; null: no grace period runs"),
+    ]
 
     @classmethod
     def of(cls, overview: AccountOverview) -> Account:
@@ -84,6 +88,7 @@ class Account(Answer):
             period_end=iso(overview.period.end),
             retention_days=limits.retention_days,
             billing=Billing(status=paying, paid_until=profile.paid_until),
+            previous_key_valid_until=overview.previous_key_valid_until,
         )
 
 
