@@ -27,6 +27,8 @@ from herald.http.account_answers import (
     Domain,
     Endpoint,
     NewSigningSecret,
+    OfferedPlan,
+    Portal,
     Provider,
     RotatedApiKey,
     RotatedSigningSecret,
@@ -122,6 +124,31 @@ def start_checkout(request: Annotated[CheckoutRequest, Body()]) -> Response[str]
         f"{_origin()}/console",
     )
     return json_response(201, Checkout(url=url))
+
+
+@router.get(
+    "/api/v1/account/plans",
+    summary="The plans: limits, prices at each processor, and which are upgrades for this account",
+    responses=answers(200, list[OfferedPlan], "Every plan, from the smallest", *AUTHENTICATED),
+)
+def plans() -> Response[str]:
+    return json_response(200, [OfferedPlan.of(offer) for offer in api().checkout.offers(_tenant())])
+
+
+@router.post(
+    "/api/v1/account/billing/portal",
+    summary="Open the payment processor's customer portal (change or cancel the plan)",
+    responses=answers(
+        201,
+        Portal,
+        "The customer portal's address",
+        *AUTHENTICATED,
+        ErrorCode.NOT_SUBSCRIBED,
+        ErrorCode.PROVIDER_UNAVAILABLE,
+    ),
+)
+def billing_portal() -> Response[str]:
+    return json_response(201, Portal(url=api().checkout.portal(_tenant())))
 
 
 @router.post(

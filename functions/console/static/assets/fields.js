@@ -46,6 +46,12 @@ export const ActivityTotals = names("accepted", "completed", "failed");
 export const ActivityDay = names("day", "accepted", "completed", "failed");
 export const Activity = names("from", "to", "totals", "successRate", "days");
 export const Checkout = names("url");
+export const Portal = names("url");
+export const PlanPrice = names("processor", "amount", "currency");
+export const OfferedPlan = names(
+  "plan", "change", "requestsPerMinute", "monthlyQuota", "monthlyEmails", "monthlyWebhooks", "ownProviders",
+  "retentionDays", "prices",
+);
 export const RotatedApiKey = names("apiKey", "previousKeyValidUntil");
 export const Provider = names(
   "provider", "priority", "lastFour", "addedAt", "hasWebhookSecret", "hasAccountToken", "webhookUrl",
