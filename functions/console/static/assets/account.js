@@ -1,10 +1,11 @@
 // API key and signing secret (new values shown once), suppressions, webhook endpoints, and billing.
 import { api } from "./api.js";
-import { badge, field, h, replace, secretOnce, when } from "./dom.js";
-import { act, currentAccount, refreshAccount, rerender } from "./app.js";
+import { badge, field, h, money, number, replace, secretOnce, when } from "./dom.js";
+import { act, currentAccount, link, refreshAccount, rerender } from "./app.js";
+import { listed, supportedProviders } from "./sending.js";
 import {
-  Account, Billing, Checkout, CheckoutRequest, Endpoint, NewSigningSecret, RotateKeyRequest, RotatedApiKey, RotatedSigningSecret,
-  SigningSecretStatus, Suppression,
+  Account, Billing, Checkout, CheckoutRequest, Endpoint, NewSigningSecret, OfferedPlan, PlanPrice, Portal, RotateKeyRequest,
+  RotatedApiKey, RotatedSigningSecret, SigningSecretStatus, Suppression, SupportedProvider,
 } from "./fields.js";
 
 // 24 hours is chosen by default: time to deploy the new key everywhere before the old one stops.
@@ -163,14 +164,15 @@ function endpointButton(origin, action, done) {
   }, label);
 }
 
-const PLANS = [
-  ["indie", "Indie", "50 requests a minute, your own providers with fallback, 4 000 webhooks a month, jobs kept 90 days."],
-  ["startup", "Startup", "200 requests a minute, 15 000 webhooks a month, jobs kept a year."],
-];
+const PROCESSORS = { polar: "Card (Polar)", paystack: "Card or bank (Paystack)" };
 
 export async function billingPage() {
   const query = new URLSearchParams(location.search);
-  const account = query.has("checkout") ? await refreshAccount() : currentAccount();
+  const [account, plans, vendors] = await Promise.all([
+    query.has("checkout") ? refreshAccount() : currentAccount(),
+    api("GET", "/account/plans"),
+    supportedProviders(),
+  ]);
   const returned = query.get("checkout");
   const billing = account[Account.billing];
   const plan = account[Account.plan];
@@ -183,26 +185,86 @@ export async function billingPage() {
     h("section", { class: "card", "aria-labelledby": "plan-title" },
       h("h2", { id: "plan-title" }, "Current plan"),
       h("dl", { class: "facts" },
-        h("dt", {}, "Plan"), h("dd", { "data-plan": plan }, plan[0].toUpperCase() + plan.slice(1)),
+        h("dt", {}, "Plan"), h("dd", { "data-plan": plan }, title(plan)),
         h("dt", {}, "Payment status"), h("dd", {}, billing[Billing.status] || "not paying"),
-        h("dt", {}, "Paid until"), h("dd", {}, when(billing[Billing.paidUntil])),
-        h("dt", {}, "This period"), h("dd", {}, `${when(account[Account.periodStart])} – ${when(account[Account.periodEnd])}`))),
-    h("div", { class: "plans" }, PLANS.map(([offered, name, text]) => planCard(plan === offered, offered, name, text))));
+        h("dt", {}, "Paid until"), h("dd", { "data-paid-until": "" }, when(billing[Billing.paidUntil])),
+        h("dt", {}, "This period"), h("dd", { "data-period": "" }, `${when(account[Account.periodStart])} – ${when(account[Account.periodEnd])}`)),
+      paying ? portalButton("Manage the subscription") : null),
+    h("div", { class: "plans" }, plans.map((offered) => offerCard(offered, paying, vendors))));
 }
 
-function planCard(current, plan, name, text) {
-  const processor = h("select", { name: "processor" }, [["polar", "Card (Polar)"], ["paystack", "Card or bank (Paystack)"]].map(([value, label]) => h("option", { value }, label)));
-  const submit = h("button", { type: "submit", class: "button button-primary", disabled: current }, current ? "Your plan" : `Upgrade to ${name}`);
-  return h("section", { class: `card plan-card${current ? " plan-current" : ""}`, "aria-labelledby": `plan-${plan}` },
-    h("h2", { id: `plan-${plan}` }, name),
-    h("p", {}, text),
-    current ? null : h("form", {
-      onsubmit: async (event) => {
-        event.preventDefault();
-        submit.disabled = true;
-        const checkout = await act(() => api("POST", "/account/checkout", { [CheckoutRequest.plan]: plan, [CheckoutRequest.processor]: processor.value }));
-        submit.disabled = false;
-        if (checkout) location.assign(checkout[Checkout.url]);
-      },
-    }, field("Pay with", processor), submit));
+function title(plan) {
+  return plan[0].toUpperCase() + plan.slice(1);
+}
+
+// What a plan allows, in the words the overview uses, from the plans answer.
+function allowance(offered) {
+  const quota = offered[OfferedPlan.monthlyQuota];
+  const webhooks = offered[OfferedPlan.monthlyWebhooks];
+  return [
+    `${number(offered[OfferedPlan.requestsPerMinute])} requests a minute`,
+    quota !== null ? `${number(quota)} emails and webhooks a month` : `${number(webhooks)} webhooks a month`,
+    offered[OfferedPlan.ownProviders] ? "emails unmetered, through your own providers with fallback" : "emails through Herald's own sender",
+    `jobs kept ${number(offered[OfferedPlan.retentionDays])} days`,
+  ];
+}
+
+function offerCard(offered, paying, vendors) {
+  const plan = offered[OfferedPlan.plan];
+  const change = offered[OfferedPlan.change];
+  const prices = offered[OfferedPlan.prices];
+  return h("section", { class: `card plan-card${change === "current" ? " plan-current" : ""}`, "aria-labelledby": `plan-${plan}`, "data-offer": plan },
+    h("h2", { id: `plan-${plan}` }, title(plan)),
+    h("p", { class: "plan-price" }, prices.length
+      ? prices.map((price) => money(price[PlanPrice.amount], price[PlanPrice.currency])).join(" or ") + " a month"
+      : "Free"),
+    h("ul", { class: "plan-limits" }, allowance(offered).map((line) => h("li", {}, line))),
+    offered[OfferedPlan.ownProviders] && change === "upgrade" ? providerNote(vendors) : null,
+    offerAction(offered, change, paying));
+}
+
+// Decided in docs/console.md: paid plans send through the tenant's own providers only, so the
+// upgrade says so before the checkout.
+function providerNote(vendors) {
+  const names = listed(vendors.map((vendor) => vendor[SupportedProvider.label]));
+  return h("p", { class: "message message-info", "data-provider-note": "" },
+    `This plan sends email through your own provider (${names}), not Herald's sender: add one on `,
+    link("/console/providers", "Providers"), " once the plan is active. Until then emails are refused; webhooks work at once.");
+}
+
+function offerAction(offered, change, paying) {
+  const plan = offered[OfferedPlan.plan];
+  if (change === "current") return h("p", { class: "muted" }, "Your plan.");
+  if (paying) return portalButton(change === "upgrade" ? `Upgrade to ${title(plan)} in the customer portal` : `Downgrade to ${title(plan)} in the customer portal`);
+  if (change === "downgrade") return h("p", { class: "muted" }, "A smaller plan than yours.");
+  return checkoutForm(plan, offered[OfferedPlan.prices]);
+}
+
+function checkoutForm(plan, prices) {
+  const processor = h("select", { name: "processor" }, prices.map((price) => {
+    const value = price[PlanPrice.processor];
+    return h("option", { value }, `${PROCESSORS[value] || value}: ${money(price[PlanPrice.amount], price[PlanPrice.currency])}`);
+  }));
+  const submit = h("button", { type: "submit", class: "button button-primary" }, `Upgrade to ${title(plan)}`);
+  return h("form", {
+    onsubmit: async (event) => {
+      event.preventDefault();
+      submit.disabled = true;
+      const checkout = await act(() => api("POST", "/account/checkout", { [CheckoutRequest.plan]: plan, [CheckoutRequest.processor]: processor.value }));
+      submit.disabled = false;
+      if (checkout) location.assign(checkout[Checkout.url]);
+    },
+  }, field("Pay with", processor), submit);
+}
+
+// A paying account changes or cancels its plan at the processor, in the customer portal.
+function portalButton(label) {
+  return h("button", {
+    type: "button",
+    class: "button",
+    onclick: async () => {
+      const portal = await act(() => api("POST", "/account/billing/portal"));
+      if (portal) location.assign(portal[Portal.url]);
+    },
+  }, label);
 }

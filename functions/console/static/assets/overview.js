@@ -1,21 +1,71 @@
 // Overview: plan, usage against the quota this period, rate limit, and activity by day.
 import { api } from "./api.js";
-import { day, h, number, replace, svg, when } from "./dom.js";
+import { copyButton, day, h, number, replace, svg, when } from "./dom.js";
 import { currentAccount, link } from "./app.js";
-import { Account, Activity, ActivityDay, ActivityTotals, Limits, RateLimit, Usage } from "./fields.js";
+import { listed, supportedProviders } from "./sending.js";
+import { Account, Activity, ActivityDay, ActivityTotals, JobPage, Limits, RateLimit, SupportedProvider, Usage } from "./fields.js";
 
 let range = 30;
 
 export async function overviewPage() {
   const account = currentAccount();
+  const paid = account[Account.plan] !== "free";
+  const [providers, recent, vendors] = await Promise.all([
+    paid ? api("GET", "/account/providers") : [],
+    api("GET", "/notifications/jobs?limit=1"),
+    paid ? supportedProviders() : [],
+  ]);
+  const canEmail = !paid || providers.length > 0;
   const chartBox = h("div", { class: "chart-box" });
   const page = h("div", {},
     h("header", { class: "page-head" }, h("h1", {}, "Overview"),
       h("p", { class: "muted" }, `Billing period ${when(account[Account.periodStart])} – ${when(account[Account.periodEnd])}`)),
+    canEmail ? null : providerNeeded(vendors),
+    recent[JobPage.data].length ? null : firstRun(account, canEmail),
     h("div", { class: "cards" }, planCard(account), usageCard(account), rateCard(account)),
     chartBox);
   await showActivity(chartBox);
   return page;
+}
+
+// A paid plan sends email only through the tenant's own providers (docs/console.md says why): until
+// one is added, every email is refused with provider_required, and the overview says so first.
+function providerNeeded(vendors) {
+  return h("section", { class: "card notice notice-strong", role: "status", "data-notice": "provider" },
+    h("h2", {}, "Add a provider to send email"),
+    h("p", {}, `Your plan sends email through your own provider (${listed(vendors.map((vendor) => vendor[SupportedProvider.label]))}), not Herald's sender. `,
+      "Until you add one, emails are refused with provider_required; webhooks go out as usual."),
+    link("/console/providers", "Add a provider"));
+}
+
+// The first thing to do with a new account, until it has sent anything: one request with its own
+// key. The console never holds the key after sign-up (only its hash is stored), so the command
+// reads it from HERALD_API_KEY.
+function firstRun(account, canEmail) {
+  const command = firstRequest(account, canEmail);
+  return h("section", { class: "card", "aria-labelledby": "first-run-title", "data-first-run": "" },
+    h("h2", { id: "first-run-title" }, canEmail ? "Send your first email" : "Send your first webhook"),
+    h("p", {}, "Put the API key you saved at sign-up in HERALD_API_KEY, then run:"),
+    h("pre", { class: "payload" }, h("code", {}, command)),
+    h("div", { class: "actions" }, copyButton(command, "Command")),
+    h("p", { class: "muted" },
+      "Lost the key? Rotate it on ", link("/console/keys", "Keys & signing"), ". ",
+      canEmail && account[Account.plan] === "free" ? "Free-plan mail goes through Herald's own sender. " : "",
+      "Your own email providers: ", link("/console/providers", "Providers"), ". Every route: ",
+      h("a", { href: "/api/v1/docs" }, "the API documentation"), "."));
+}
+
+function firstRequest(account, canEmail) {
+  const [route, body] = canEmail
+    ? ["email", { to: account[Account.email], subject: "Hello from Herald", body: "<p>It works.</p>" }]
+    : ["webhook", { url: "https://example.com/herald-test", payload: { hello: "world" } }];
+  // The body goes between single quotes, where the shell ends a quote only at another one.
+  const quoted = JSON.stringify(body).replaceAll("'", "'\\''");
+  return [
+    `curl -X POST ${location.origin}/api/v1/notifications/${route} \\`,
+    '  -H "X-API-Key: $HERALD_API_KEY" -H "Content-Type: application/json" \\',
+    `  -d '${quoted}'`,
+  ].join("\n");
 }
 
 function planCard(account) {
