@@ -196,12 +196,12 @@ function domainCard(domain, outcome = null) {
   return card;
 }
 
-// What a Verify found, in one message: verified, or per provider what it still waits for or the
-// error it answered.
+// What a Verify found, in one message: verified or not, and for each provider that has not verified
+// it what it still waits for or the error it answered.
 function verifyOutcome(domain) {
   const name = domain[Domain.domain];
   const verified = domain[Domain.verified];
-  const lines = verified ? [] : domain[Domain.providers].map(waitingFor);
+  const lines = domain[Domain.providers].filter((entry) => !entry[DomainAtProvider.verified]).map(waitingFor);
   return h("div", { class: `message ${verified ? "message-success" : "message-info"}`, role: "status", tabindex: "-1", "data-outcome": "" },
     h("p", {}, verified ? `${name} is verified: you can send from it.` : `${name} is not verified yet.`),
     lines.length ? h("ul", {}, lines.map((line) => h("li", {}, line))) : null);
@@ -210,7 +210,6 @@ function verifyOutcome(domain) {
 function waitingFor(entry) {
   const provider = NAMES[entry[DomainAtProvider.provider]] || entry[DomainAtProvider.provider];
   const [error, records] = [entry[DomainAtProvider.error], entry[DomainAtProvider.records]];
-  if (entry[DomainAtProvider.verified]) return `${provider}: verified.`;
   if (error) return `${provider} answered: ${error}`;
   if (!records.length) return `${provider}: waiting for the provider to check the domain.`;
   const types = records.map((record) => record[DnsRecord.type].toUpperCase()).join(", ");
