@@ -44,7 +44,7 @@ def a_new_account_sees_a_first_request_with_its_own_origin(console: Console) -> 
     assert console.email in command
     expect(card.get_by_role("link", name="Providers")).to_have_attribute("href", "/console/providers")
     expect(card.get_by_role("link", name="the API documentation")).to_have_attribute("href", "/api/v1/docs")
-    expect(page.get_by_text("Emails and webhooks this month")).to_be_visible()
+    expect(page.get_by_text("Emails and webhooks this period")).to_be_visible()
     console.check_accessibility("first run")
     page.screenshot(path="/tmp/billing-first-run.png", full_page=True)
 
@@ -94,7 +94,7 @@ def after_paying_the_overview_asks_for_a_provider_and_email_is_refused_meanwhile
     expect(
         page.locator("[data-first-run]").get_by_role("heading", name="Send your first webhook")
     ).to_be_visible()
-    expect(page.get_by_text("Webhooks this month; emails are unmetered on your plan")).to_be_visible()
+    expect(page.get_by_text("Webhooks this period; emails are unmetered on your plan")).to_be_visible()
     expect(page.get_by_text(f"0 / {formatted(console, 4000)}")).to_be_visible()
     console.check_accessibility("paid overview")
     page.screenshot(path="/tmp/billing-paid-overview.png", full_page=True)

@@ -91,7 +91,7 @@ function usageCard(account) {
     h("h2", {}, "Usage this period"),
     h("p", { class: "stat-value" }, quota ? `${number(used)} / ${number(quota)}` : number(usage[Usage.total])),
     quota ? h("div", { class: "meter", role: "meter", "aria-valuemin": 0, "aria-valuemax": quota, "aria-valuenow": used, "aria-label": `${counted} used of the monthly quota` }, fill) : null,
-    h("p", { class: "muted" }, quota ? `${counted} this month${shared ? "" : "; emails are unmetered on your plan"}` : "Unmetered"),
+    h("p", { class: "muted" }, quota ? `${counted} this period${shared ? "" : "; emails are unmetered on your plan"}` : "Unmetered"),
     h("p", { class: "muted" }, `${plural(usage[Usage.emails], "email")}, ${plural(usage[Usage.webhooks], "webhook")}; resets ${when(account[Account.periodEnd])}`));
 }
 
