@@ -189,8 +189,13 @@ export async function billingPage() {
         h("dt", {}, "Payment status"), h("dd", {}, billing[Billing.status] || "not paying"),
         h("dt", {}, "Paid until"), h("dd", { "data-paid-until": "" }, when(billing[Billing.paidUntil])),
         h("dt", {}, "This period"), h("dd", { "data-period": "" }, `${when(account[Account.periodStart])} – ${when(account[Account.periodEnd])}`)),
-      paying ? portalButton("Manage the subscription") : null),
-    h("div", { class: "plans" }, plans.map((offered) => offerCard(offered, paying, vendors))));
+      paying ? h("div", { class: "actions" }, portalButton("Manage the subscription")) : null),
+    h("div", { class: "plans" }, plans.map((offered) => offerCard(offered, paying, ownAlready(plans) ? null : vendors))));
+}
+
+// Whether the account's plan sends through its own providers already (then it has heard of them).
+function ownAlready(plans) {
+  return plans.some((offered) => offered[OfferedPlan.change] === "current" && offered[OfferedPlan.ownProviders]);
 }
 
 function title(plan) {
@@ -209,6 +214,7 @@ function allowance(offered) {
   ];
 }
 
+// ``vendors``: the providers to name beside an upgrade to a plan that needs one; null: no note.
 function offerCard(offered, paying, vendors) {
   const plan = offered[OfferedPlan.plan];
   const change = offered[OfferedPlan.change];
@@ -219,7 +225,7 @@ function offerCard(offered, paying, vendors) {
       ? prices.map((price) => money(price[PlanPrice.amount], price[PlanPrice.currency])).join(" or ") + " a month"
       : "Free"),
     h("ul", { class: "plan-limits" }, allowance(offered).map((line) => h("li", {}, line))),
-    offered[OfferedPlan.ownProviders] && change === "upgrade" ? providerNote(vendors) : null,
+    vendors && offered[OfferedPlan.ownProviders] && change === "upgrade" ? providerNote(vendors) : null,
     offerAction(offered, change, paying));
 }
 
