@@ -27,6 +27,8 @@ from herald.http.account_answers import (
     Domain,
     Endpoint,
     NewSigningSecret,
+    OfferedPlan,
+    Portal,
     Provider,
     RotatedApiKey,
     RotatedSigningSecret,
@@ -53,6 +55,10 @@ DomainName = Annotated[str, Path(max_length=253)]
 # Every route that names a provider or a domain in its path.
 PROVIDER_PATH = (*PATH_PARAMETERS, ErrorCode.UNKNOWN_PROVIDER)
 DOMAIN_PATH = (*PATH_PARAMETERS, ErrorCode.DOMAIN_NOT_FOUND, ErrorCode.PROVIDER_KEY_UNREADABLE)
+EndpointOrigin = Annotated[
+    str, Path(max_length=300, description="The endpoint's host[:port], or its origin URL-encoded")
+]
+ENDPOINT_PATH = (*AUTHENTICATED, *PATH_PARAMETERS, ErrorCode.ENDPOINT_NOT_FOUND)
 
 
 def _tenant() -> TenantContext:
@@ -118,6 +124,31 @@ def start_checkout(request: Annotated[CheckoutRequest, Body()]) -> Response[str]
         f"{_origin()}/console",
     )
     return json_response(201, Checkout(url=url))
+
+
+@router.get(
+    "/api/v1/account/plans",
+    summary="The plans: limits, prices at each processor, and which are upgrades for this account",
+    responses=answers(200, list[OfferedPlan], "Every plan, from the smallest", *AUTHENTICATED),
+)
+def plans() -> Response[str]:
+    return json_response(200, [OfferedPlan.of(offer) for offer in api().checkout.offers(_tenant())])
+
+
+@router.post(
+    "/api/v1/account/billing/portal",
+    summary="Open the payment processor's customer portal (change or cancel the plan)",
+    responses=answers(
+        201,
+        Portal,
+        "The customer portal's address",
+        *AUTHENTICATED,
+        ErrorCode.NOT_SUBSCRIBED,
+        ErrorCode.PROVIDER_UNAVAILABLE,
+    ),
+)
+def billing_portal() -> Response[str]:
+    return json_response(201, Portal(url=api().checkout.portal(_tenant())))
 
 
 @router.post(
@@ -320,22 +351,23 @@ def list_endpoints() -> Response[str]:
     return json_response(200, [Endpoint.of(item) for item in api().endpoints.list(_tenant().tenant_id)])
 
 
+def _chosen(origin: str) -> str:
+    return unquote(origin).strip().lower().rstrip("/")
+
+
 @router.post(
     "/api/v1/account/endpoints/<origin>/enable",
     summary="Re-enable a webhook endpoint (its breaker closes)",
-    responses=answers(
-        200,
-        Endpoint,
-        "The endpoint, closed",
-        *AUTHENTICATED,
-        *PATH_PARAMETERS,
-        ErrorCode.ENDPOINT_NOT_FOUND,
-    ),
+    responses=answers(200, Endpoint, "The endpoint, closed", *ENDPOINT_PATH),
 )
-def enable_endpoint(
-    origin: Annotated[
-        str, Path(max_length=300, description="The endpoint's host[:port], or its origin URL-encoded")
-    ],
-) -> Response[str]:
-    chosen = unquote(origin).strip().lower().rstrip("/")
-    return json_response(200, Endpoint.of(api().endpoints.enable(_tenant().tenant_id, chosen)))
+def enable_endpoint(origin: EndpointOrigin) -> Response[str]:
+    return json_response(200, Endpoint.of(api().endpoints.enable(_tenant().tenant_id, _chosen(origin))))
+
+
+@router.post(
+    "/api/v1/account/endpoints/<origin>/disable",
+    summary="Disable a webhook endpoint: its webhooks fail with endpoint_disabled until it is enabled",
+    responses=answers(200, Endpoint, "The endpoint, disabled", *ENDPOINT_PATH),
+)
+def disable_endpoint(origin: EndpointOrigin) -> Response[str]:
+    return json_response(200, Endpoint.of(api().endpoints.disable(_tenant().tenant_id, _chosen(origin))))

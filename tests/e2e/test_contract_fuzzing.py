@@ -65,7 +65,7 @@ CHECKS = [
 MAX_EXAMPLES = 10
 STATEFUL_EXAMPLES = 20
 STEPS = 10
-OPERATIONS = 31
+OPERATIONS = 34
 # One seed for every run: the same requests each time, so a failure found once is found again, and
 # the stateful phase reaches as far on every run instead of most runs.
 SEED = 20261203
@@ -190,6 +190,12 @@ BUSINESS_RULES = (
         409,
         "already_subscribed",
         "a checkout is for another plan than the account's, and only while it pays for none",
+    ),
+    BusinessRule(
+        ("POST /api/v1/account/billing/portal",),
+        409,
+        "not_subscribed",
+        "a customer portal exists only for a subscription the processor reported",
     ),
     BusinessRule(
         ("PATCH /api/v1/account/providers/{provider}",),

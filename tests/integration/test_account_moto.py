@@ -22,6 +22,7 @@ from herald.domain.secrets import Purpose, SecretTampered
 from herald.domain.vendors import TENANT_PROVIDERS, tenant_provider_names, vendor_of
 from herald.services.tenant_directory import TenantDirectory
 from herald_harness.in_moto import REGION, HeraldInMoto, client, herald_in_moto
+from herald_harness.inbound_signers import PAYSTACK_PLAN_INDIE, POLAR_PRODUCT_INDIE, PRICES
 from herald_local.event_sources.pollers import sqs_record
 from herald_local.sandbox import SandboxServer
 from tests.support.ports import refusing_port
@@ -413,3 +414,33 @@ def test_an_unknown_provider_is_refused_with_the_tables_names(herald: HeraldInMo
 
     assert (refused.status, refused.body["code"]) == (404, "unknown_provider")
     assert refused.body["error"] == f"Unknown provider SPARKPOST; use {tenant_provider_names()}."
+
+
+def test_the_plans_answer_carries_the_templates_prices_and_what_each_plan_is_for_the_account(
+    herald: HeraldInMoto,
+) -> None:
+    key = new_key(herald, plan="indie")
+
+    answer = herald.api("GET", "/api/v1/account/plans", key=key)
+
+    assert answer.status == 200, answer.text
+    plans = {entry["plan"]: entry for entry in answer.data}
+    assert {plan: entry["change"] for plan, entry in plans.items()} == {
+        "free": "downgrade",
+        "indie": "current",
+        "startup": "upgrade",
+    }
+    indie = plans["indie"]
+    polar_price, paystack_price = PRICES[POLAR_PRODUCT_INDIE], PRICES[PAYSTACK_PLAN_INDIE]
+    assert indie["prices"] == [
+        {"processor": "polar", "amount": polar_price.amount, "currency": polar_price.currency},
+        {"processor": "paystack", "amount": paystack_price.amount, "currency": paystack_price.currency},
+    ]
+    assert (indie["requestsPerMinute"], indie["monthlyWebhooks"], indie["monthlyEmails"]) == (50, 4000, None)
+    assert (plans["free"]["monthlyQuota"], plans["free"]["prices"]) == (100, [])
+
+
+def test_an_account_that_pays_for_nothing_has_no_customer_portal(herald: HeraldInMoto) -> None:
+    answer = herald.api("POST", "/api/v1/account/billing/portal", key=new_key(herald, plan="free"))
+
+    assert (answer.status, answer.body["code"]) == (409, "not_subscribed")

@@ -159,6 +159,8 @@ def test_the_tenants_endpoints_are_listed_and_enabled_through_the_api(herald: He
     listed = herald.api("GET", "/api/v1/account/endpoints", key=key)
     enabled = herald.api("POST", "/api/v1/account/endpoints/hooks.example/enable", key=key)
     unknown = herald.api("POST", "/api/v1/account/endpoints/other.example/enable", key=key)
+    disabled = herald.api("POST", "/api/v1/account/endpoints/hooks.example/disable", key=key)
+    unknown_disabled = herald.api("POST", "/api/v1/account/endpoints/other.example/disable", key=key)
 
     assert listed.status == 200
     [endpoint] = listed.data
@@ -169,7 +171,15 @@ def test_the_tenants_endpoints_are_listed_and_enabled_through_the_api(herald: He
     )
     assert endpoint["since"] == "2023-11-14T22:13:20.000Z"
     assert (enabled.status, enabled.data["state"]) == (200, "closed")
-    assert breakers.endpoints(tenant_id)[0].version == opened.version + 1
     assert (unknown.status, unknown.body["code"]) == (404, "endpoint_not_found")
+    # Disabled by hand: the state the automatic disabling leaves, which fails its jobs at once.
+    assert (disabled.status, disabled.data["state"], disabled.data["lastError"]) == (
+        200,
+        "disabled",
+        "HTTP 503",
+    )
+    [stored] = breakers.endpoints(tenant_id)
+    assert (stored.state, stored.version) == (BreakerState.DISABLED, opened.version + 2)
+    assert (unknown_disabled.status, unknown_disabled.body["code"]) == (404, "endpoint_not_found")
     # Another tenant sees none of them.
     assert herald.api("GET", "/api/v1/account/endpoints", key=herald.new_key()).data == []

@@ -23,7 +23,7 @@ from moto import mock_aws
 from herald.domain.inbound import Processor
 from herald.domain.money import Money
 from herald.domain.vendors import TENANT_PROVIDERS, webhook_route
-from herald.settings import PaymentSettings
+from herald.settings import CheckoutSettings, PaymentSettings
 from herald_local.apigateway.events import ApiContext, HttpRequest, build_event, map_response
 from herald_local.apigateway.gateway import Gateway, GatewayServer
 from herald_local.apigateway.routes import RouteTable
@@ -390,11 +390,14 @@ def test_the_sandboxs_checkouts_charge_the_prices_the_payment_functions_read(mot
     )
     topology = _real_topology(config)
     sold: dict[str, Money] = {}
-    for processor, function in (
-        (Processor.POLAR, "PolarWebhookFunction"),
-        (Processor.PAYSTACK, "PaystackWebhookFunction"),
+    # What the Billing page shows (ApiFunction's plans answer) is what the payment functions check.
+    shown = CheckoutSettings.from_env(topology.functions["ApiFunction"].environment)
+    for processor, function, offered in (
+        (Processor.POLAR, "PolarWebhookFunction", shown.polar_catalog),
+        (Processor.PAYSTACK, "PaystackWebhookFunction", shown.paystack_catalog),
     ):
         catalog = PaymentSettings.from_env(processor, topology.functions[function].environment).catalog
+        assert offered == catalog
         sold |= {key: catalog.prices[plan] for key, plan in catalog.plans.items()}
 
     assert checkout_prices(config.payments) == sold

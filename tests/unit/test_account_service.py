@@ -150,6 +150,7 @@ def test_the_overview_shows_plan_limits_usage_period_and_retention(rig: Rig) -> 
     )
     assert overview["retentionDays"] == 90
     assert overview["billing"] == {"status": None, "paidUntil": None}
+    assert overview["previousKeyValidUntil"] is None
 
 
 def test_a_rotation_issues_a_new_key_and_the_profile_points_at_it(rig: Rig) -> None:
@@ -160,6 +161,17 @@ def test_a_rotation_issues_a_new_key_and_the_profile_points_at_it(rig: Rig) -> N
     assert rotated["apiKey"].startswith("hk_")
     assert rotated["previousKeyValidUntil"] is None
     assert rig.table.profiles["t-1"].api_key_hash == hash_api_key(rotated["apiKey"])
+
+
+def test_a_running_grace_period_reads_in_the_account_after_the_rotation(rig: Rig) -> None:
+    tenant = rig.tenant()
+
+    rotated = rig.viewed.rotate_key(tenant, grace_seconds=86_400)
+    overview = rig.viewed.overview(tenant)
+
+    # What the keys page shows after a reload: "the old key keeps working until" this time.
+    assert rotated["previousKeyValidUntil"] == "2026-12-01T12:00:00.000Z"
+    assert overview["previousKeyValidUntil"] == "2026-12-01T12:00:00.000Z"
 
 
 # ---------------------------------------------------------------- providers

@@ -460,3 +460,26 @@ def test_given_sendgrid_succeeded_before_failing_then_its_recent_successes_count
     send(rig, Channel.EMAIL, 5)
 
     assert rig.breakers.stored[SG_KEY].state is state
+
+
+def test_given_an_open_endpoint_when_the_tenant_disables_it_then_its_jobs_fail_unsent(rig: Rig) -> None:
+    endpoint_down(rig)
+    send(rig, Channel.WEBHOOK, 5)
+    sent_before = len(rig.sent_hooks)
+    account = EndpointAccount(rig.breakers, clock=rig.clock)
+
+    disabled = account.disable(TENANT, "https://hooks.example")
+    later = rig.submit(Channel.WEBHOOK)
+    handled = rig.webhook.handle(later)
+
+    assert (disabled.state, disabled.since, disabled.last_error) == (
+        BreakerState.DISABLED,
+        int(rig.clock.now),
+        "the endpoint answered HTTP 503",
+    )
+    assert handled.result == "failed"
+    state = rig.store.state(TENANT, later.job_id)
+    assert (state.status, state.error_message) == (JobStatus.FAILED, ENDPOINT_DISABLED)
+    assert len(rig.sent_hooks) == sent_before  # never sent
+    assert rig.mail.sent == []  # the tenant did it: no mail about it
+    assert account.disable(TENANT, "hooks.example") == disabled  # already disabled: unchanged

@@ -21,12 +21,14 @@ from herald.adapters.inbound import paystack as paystack_inbound
 from herald.adapters.inbound import polar as polar_inbound
 from herald.adapters.platform_mail import SesPlatformMail
 from herald.adapters.providers.ses import SesProvider
+from herald.domain.clock import iso, parse_iso
 from herald.domain.errors import DependencyError
 from herald.domain.inbound import SubscriptionEvent
 from herald.domain.money import Money
 from herald.domain.notifications import EmailNotification
+from herald.domain.plans import add_months
 from herald.domain.providers import Credential, ProviderFailure, Routing
-from herald.services.checkout import CheckoutRequest
+from herald.services.checkout import CheckoutRequest, PortalRequest
 from herald_local.sandbox import PaymentTargets, SandboxServer
 
 POLAR_SECRET = "whsec_aGVyYWxkIGxvY2FsLW9ubHkgUG9sYXIgc2VjcmV0ISE="
@@ -144,6 +146,10 @@ def test_paying_a_polar_checkout_sends_a_subscription_herald_verifies_and_return
     (event,) = polar_inbound.parse(body, headers)
     assert isinstance(event, SubscriptionEvent)
     assert (event.tenant_id, event.plan_key, event.paid) == (TENANT, POLAR_INDIE, PRICES[POLAR_INDIE])
+    # Polar's monthly period is a calendar month: paid-until is the quota period's end, not a day
+    # before it in a 31-day month (as 30 days were).
+    assert event.period_start is not None
+    assert event.period_end == iso(add_months(parse_iso(event.period_start), 1))
 
 
 def test_paying_a_paystack_checkout_sends_a_charge_of_the_plans_price_herald_verifies(
@@ -192,3 +198,20 @@ def test_a_processor_that_refuses_the_credential_is_a_dependency_error(sandbox: 
         PolarCheckout(f"{sandbox.base_url}/polar", lambda: "not-a-token").create(checkout_request())
     with pytest.raises(DependencyError, match="HTTP 401"):
         PaystackCheckout(f"{sandbox.base_url}/paystack", lambda: "bad").create(checkout_request())
+
+
+def test_the_customer_portals_open_on_the_sandboxs_portal_page(sandbox: SandboxServer) -> None:
+    polar = PolarCheckout(f"{sandbox.base_url}/polar", lambda: "polar_oat_test")
+    with pytest.raises(DependencyError, match="HTTP 404"):
+        polar.portal(PortalRequest(TENANT, "sub_1"))  # no checkout ever named this customer
+    polar.create(checkout_request())
+    polar_url = polar.portal(PortalRequest(TENANT, "sub_1"))
+    paystack = PaystackCheckout(f"{sandbox.base_url}/paystack", lambda: PAYSTACK_KEY)
+    paystack_url = paystack.portal(PortalRequest(TENANT, "SUB_abc"))
+
+    assert polar_url == f"{sandbox.base_url}/_sandbox/portal/polar/{TENANT}"
+    assert paystack_url == f"{sandbox.base_url}/_sandbox/portal/paystack/SUB_abc"
+    assert "Polar customer portal (sandbox)" in requests.get(polar_url, timeout=5).text
+    assert "Paystack customer portal (sandbox)" in requests.get(paystack_url, timeout=5).text
+    with pytest.raises(DependencyError, match="no subscription code is known yet"):
+        paystack.portal(PortalRequest(TENANT, ""))

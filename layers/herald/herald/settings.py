@@ -183,33 +183,29 @@ def _money(env: Mapping[str, str], name: str) -> Money | None:
 
 
 class CheckoutSettings(msgspec.Struct, frozen=True):
-    """What ApiFunction needs to start checkouts: each processor's API, the SSM SecureString of its
-    platform credential (Polar's access token, Paystack's secret key) and the plan keys it sells
-    (Indie, Startup; empty: not sold there)."""
+    """What ApiFunction needs to start checkouts and show the plans: each processor's API, the SSM
+    SecureString of its platform credential (Polar's access token, Paystack's secret key) and its
+    plan catalog (the plan keys it sells, empty: not sold there, and their prices)."""
 
     polar_api_base_url: str
     polar_token_parameter: str
-    polar_plan_keys: tuple[str, str]
+    polar_catalog: PlanCatalog
     paystack_api_base_url: str
     paystack_secret_parameter: str
-    paystack_plan_keys: tuple[str, str]
+    paystack_catalog: PlanCatalog
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> CheckoutSettings:
+        from herald.domain.inbound import Processor
+
         env = os.environ if env is None else env
         return cls(
             polar_api_base_url=_required(env, "HERALD_POLAR_API_BASE_URL"),
             polar_token_parameter=_required(env, "HERALD_POLAR_TOKEN_PARAMETER"),
-            polar_plan_keys=(
-                _present(env, "HERALD_POLAR_PRODUCT_INDIE"),
-                _present(env, "HERALD_POLAR_PRODUCT_STARTUP"),
-            ),
+            polar_catalog=plan_catalog(Processor.POLAR, env),
             paystack_api_base_url=_required(env, "HERALD_PAYSTACK_API_BASE_URL"),
             paystack_secret_parameter=_required(env, "HERALD_PAYSTACK_SECRET_PARAMETER"),
-            paystack_plan_keys=(
-                _present(env, "HERALD_PAYSTACK_PLAN_INDIE"),
-                _present(env, "HERALD_PAYSTACK_PLAN_STARTUP"),
-            ),
+            paystack_catalog=plan_catalog(Processor.PAYSTACK, env),
         )
 
 

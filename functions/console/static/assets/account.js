@@ -1,13 +1,17 @@
 // API key and signing secret (new values shown once), suppressions, webhook endpoints, and billing.
 import { api } from "./api.js";
-import { badge, field, h, replace, secretOnce, when } from "./dom.js";
-import { act, currentAccount, refreshAccount, rerender } from "./app.js";
+import { badge, field, h, money, number, replace, secretOnce, when } from "./dom.js";
+import { act, currentAccount, link, refreshAccount, rerender } from "./app.js";
+import { listed, supportedProviders } from "./sending.js";
 import {
-  Account, Billing, Checkout, CheckoutRequest, Endpoint, NewSigningSecret, RotateKeyRequest, RotatedApiKey, RotatedSigningSecret,
-  SigningSecretStatus, Suppression,
+  Account, Billing, Checkout, CheckoutRequest, Endpoint, NewSigningSecret, OfferedPlan, PlanPrice, Portal, RotateKeyRequest,
+  RotatedApiKey, RotatedSigningSecret, SigningSecretStatus, Suppression, SupportedProvider,
 } from "./fields.js";
 
+// 24 hours is chosen by default: time to deploy the new key everywhere before the old one stops.
+// No grace is for a leaked key, and asks to confirm.
 const GRACE = [["0", "No grace: the current key stops now (a leaked key)"], ["3600", "1 hour"], ["86400", "24 hours"], ["604800", "7 days"]];
+const DEFAULT_GRACE = "86400";
 
 export async function keysPage() {
   const status = await api("GET", "/account/webhook-secret");
@@ -19,11 +23,13 @@ export async function keysPage() {
 }
 
 function apiKeyCard(revealed) {
-  const grace = h("select", { name: "grace" }, GRACE.map(([value, label]) => h("option", { value }, label)));
+  const grace = h("select", { name: "grace" }, GRACE.map(([value, label]) => h("option", { value, selected: value === DEFAULT_GRACE }, label)));
+  const running = currentAccount()[Account.previousKeyValidUntil];
   const submit = h("button", { type: "submit", class: "button button-primary" }, "Rotate API key");
   return h("section", { class: "card", "aria-labelledby": "api-key-title" },
     h("h2", { id: "api-key-title" }, "API key"),
     h("p", { class: "muted" }, "Herald stores only a hash of your key, so it cannot show it again. Rotate to get a new one."),
+    running ? h("p", { class: "message message-info", "data-grace": "" }, `The previous key keeps working until ${when(running)}.`) : null,
     h("form", {
       onsubmit: async (event) => {
         event.preventDefault();
@@ -33,6 +39,8 @@ function apiKeyCard(revealed) {
         const rotated = await act(() => api("POST", "/account/api-key/rotate", { [RotateKeyRequest.graceSeconds]: seconds }), "New API key issued");
         submit.disabled = false;
         if (!rotated) return;
+        // The account answer carries the grace period's end, for this page after a reload.
+        await refreshAccount();
         const previous = rotated[RotatedApiKey.previousKeyValidUntil];
         const until = previous ? `The previous key works until ${when(previous)}.` : "The previous key no longer works.";
         replace(revealed, secretOnce("Your new API key", rotated[RotatedApiKey.apiKey], `Shown this once. ${until}`));
@@ -43,7 +51,11 @@ function apiKeyCard(revealed) {
 
 function signingCard(status, revealed) {
   const previous = status[SigningSecretStatus.previousValidUntil];
-  const show = (title, created, note) => {
+  // After a create or a rotation the card is drawn again from the secret's state (Rotate and
+  // Delete instead of Create, the previous secret's end), with the new value shown above it.
+  const showNew = async (title, created, note) => {
+    const fresh = await api("GET", "/account/webhook-secret");
+    card.replaceWith(signingCard(fresh, revealed));
     replace(revealed, secretOnce(title, created[NewSigningSecret.secret], note));
     revealed.querySelector("button")?.focus();
   };
@@ -52,7 +64,7 @@ function signingCard(status, revealed) {
     class: "button button-primary",
     onclick: async () => {
       const created = await act(() => api("POST", "/account/webhook-secret"), "Signing secret created");
-      if (created) show("Your signing secret", created, "Shown this once. Webhooks are signed with it from now on.");
+      if (created) await showNew("Your signing secret", created, "Shown this once. Webhooks are signed with it from now on.");
     },
   }, "Create signing secret");
   const rotate = h("button", {
@@ -60,7 +72,7 @@ function signingCard(status, revealed) {
     class: "button",
     onclick: async () => {
       const rotated = await act(() => api("POST", "/account/webhook-secret/rotate"), "Signing secret rotated");
-      if (rotated) show("Your new signing secret", rotated, `Shown this once. Both secrets sign until ${when(rotated[RotatedSigningSecret.previousValidUntil])}.`);
+      if (rotated) await showNew("Your new signing secret", rotated, `Shown this once. Both secrets sign until ${when(rotated[RotatedSigningSecret.previousValidUntil])}.`);
     },
   }, "Rotate");
   const remove = h("button", {
@@ -71,12 +83,13 @@ function signingCard(status, revealed) {
       if (await act(() => api("DELETE", "/account/webhook-secret"), "Signing secret deleted")) rerender();
     },
   }, "Delete");
-  return h("section", { class: "card", "aria-labelledby": "signing-title" },
+  const card = h("section", { class: "card", "aria-labelledby": "signing-title" },
     h("h2", { id: "signing-title" }, "Webhook signing secret"),
     status[SigningSecretStatus.hasSecret]
       ? h("p", {}, `Set since ${when(status[SigningSecretStatus.createdAt])}.`, previous ? ` The previous one still signs until ${when(previous)}.` : "")
       : h("p", { class: "muted" }, "No secret: webhooks are sent unsigned."),
     h("div", { class: "actions" }, status[SigningSecretStatus.hasSecret] ? [rotate, remove] : create));
+  return card;
 }
 
 export async function suppressionsPage() {
@@ -111,7 +124,7 @@ function suppressionRow(entry) {
 const ENDPOINT_STATES = {
   closed: "Delivering normally.",
   open: "Failing: its webhooks wait and one is tried now and then; they go out once it answers again.",
-  disabled: "Failed for days: its new webhooks fail at once until you enable it again.",
+  disabled: "Disabled (by you, or after failing for days): its new webhooks fail at once until you enable it again.",
 };
 
 export async function endpointsPage() {
@@ -133,24 +146,33 @@ function endpointRow(entry) {
     h("td", { title: ENDPOINT_STATES[state] || "" }, badge(state)),
     h("td", {}, when(entry[Endpoint.since])),
     h("td", { class: "error-text" }, entry[Endpoint.lastError] || ""),
-    h("td", {}, state === "closed" ? null : h("button", {
-      type: "button",
-      class: "button button-small",
-      "aria-label": `Enable ${origin}`,
-      onclick: async () => {
-        if (await act(() => api("POST", `/account/endpoints/${encodeURIComponent(origin.split("://")[1])}/enable`), `${origin} is enabled again`)) rerender();
-      },
-    }, "Enable")));
+    h("td", {}, h("div", { class: "actions" },
+      state === "closed" ? null : endpointButton(origin, "enable", `${origin} is enabled again`),
+      state === "disabled" ? null : endpointButton(origin, "disable", `${origin} is disabled: its webhooks fail until you enable it`))));
 }
 
-const PLANS = [
-  ["indie", "Indie", "50 requests a minute, your own providers with fallback, 4 000 webhooks a month, jobs kept 90 days."],
-  ["startup", "Startup", "200 requests a minute, 15 000 webhooks a month, jobs kept a year."],
-];
+function endpointButton(origin, action, done) {
+  const label = action === "enable" ? "Enable" : "Disable";
+  return h("button", {
+    type: "button",
+    class: `button button-small${action === "disable" ? " button-danger" : ""}`,
+    "aria-label": `${label} ${origin}`,
+    onclick: async () => {
+      if (action === "disable" && !confirm(`Disable ${origin}? Its webhooks fail at once until you enable it again.`)) return;
+      if (await act(() => api("POST", `/account/endpoints/${encodeURIComponent(origin.split("://")[1])}/${action}`), done)) rerender();
+    },
+  }, label);
+}
+
+const PROCESSORS = { polar: "Card (Polar)", paystack: "Card or bank (Paystack)" };
 
 export async function billingPage() {
   const query = new URLSearchParams(location.search);
-  const account = query.has("checkout") ? await refreshAccount() : currentAccount();
+  const [account, plans, vendors] = await Promise.all([
+    query.has("checkout") ? refreshAccount() : currentAccount(),
+    api("GET", "/account/plans"),
+    supportedProviders(),
+  ]);
   const returned = query.get("checkout");
   const billing = account[Account.billing];
   const plan = account[Account.plan];
@@ -163,26 +185,92 @@ export async function billingPage() {
     h("section", { class: "card", "aria-labelledby": "plan-title" },
       h("h2", { id: "plan-title" }, "Current plan"),
       h("dl", { class: "facts" },
-        h("dt", {}, "Plan"), h("dd", { "data-plan": plan }, plan[0].toUpperCase() + plan.slice(1)),
+        h("dt", {}, "Plan"), h("dd", { "data-plan": plan }, title(plan)),
         h("dt", {}, "Payment status"), h("dd", {}, billing[Billing.status] || "not paying"),
-        h("dt", {}, "Paid until"), h("dd", {}, when(billing[Billing.paidUntil])),
-        h("dt", {}, "This period"), h("dd", {}, `${when(account[Account.periodStart])} – ${when(account[Account.periodEnd])}`))),
-    h("div", { class: "plans" }, PLANS.map(([offered, name, text]) => planCard(plan === offered, offered, name, text))));
+        h("dt", {}, "Paid until"), h("dd", { "data-paid-until": "" }, when(billing[Billing.paidUntil])),
+        h("dt", {}, "This period"), h("dd", { "data-period": "" }, `${when(account[Account.periodStart])} – ${when(account[Account.periodEnd])}`)),
+      paying ? h("div", { class: "actions" }, portalButton("Manage the subscription")) : null),
+    h("div", { class: "plans" }, plans.map((offered) => offerCard(offered, paying, ownAlready(plans) ? null : vendors))));
 }
 
-function planCard(current, plan, name, text) {
-  const processor = h("select", { name: "processor" }, [["polar", "Card (Polar)"], ["paystack", "Card or bank (Paystack)"]].map(([value, label]) => h("option", { value }, label)));
-  const submit = h("button", { type: "submit", class: "button button-primary", disabled: current }, current ? "Your plan" : `Upgrade to ${name}`);
-  return h("section", { class: `card plan-card${current ? " plan-current" : ""}`, "aria-labelledby": `plan-${plan}` },
-    h("h2", { id: `plan-${plan}` }, name),
-    h("p", {}, text),
-    current ? null : h("form", {
-      onsubmit: async (event) => {
-        event.preventDefault();
-        submit.disabled = true;
-        const checkout = await act(() => api("POST", "/account/checkout", { [CheckoutRequest.plan]: plan, [CheckoutRequest.processor]: processor.value }));
-        submit.disabled = false;
-        if (checkout) location.assign(checkout[Checkout.url]);
-      },
-    }, field("Pay with", processor), submit));
+// Whether the account's plan sends through its own providers already (then it has heard of them).
+function ownAlready(plans) {
+  return plans.some((offered) => offered[OfferedPlan.change] === "current" && offered[OfferedPlan.ownProviders]);
+}
+
+function title(plan) {
+  return plan[0].toUpperCase() + plan.slice(1);
+}
+
+// What a plan allows, in the words the overview uses, from the plans answer.
+function allowance(offered) {
+  const quota = offered[OfferedPlan.monthlyQuota];
+  const webhooks = offered[OfferedPlan.monthlyWebhooks];
+  return [
+    `${number(offered[OfferedPlan.requestsPerMinute])} requests a minute`,
+    quota !== null ? `${number(quota)} emails and webhooks a month` : `${number(webhooks)} webhooks a month`,
+    offered[OfferedPlan.ownProviders] ? "emails unmetered, through your own providers with fallback" : "emails through Herald's own sender",
+    `jobs kept ${number(offered[OfferedPlan.retentionDays])} days`,
+  ];
+}
+
+// ``vendors``: the providers to name beside an upgrade to a plan that needs one; null: no note.
+function offerCard(offered, paying, vendors) {
+  const plan = offered[OfferedPlan.plan];
+  const change = offered[OfferedPlan.change];
+  const prices = offered[OfferedPlan.prices];
+  return h("section", { class: `card plan-card${change === "current" ? " plan-current" : ""}`, "aria-labelledby": `plan-${plan}`, "data-offer": plan },
+    h("h2", { id: `plan-${plan}` }, title(plan)),
+    h("p", { class: "plan-price" }, prices.length
+      ? prices.map((price) => money(price[PlanPrice.amount], price[PlanPrice.currency])).join(" or ") + " a month"
+      : "Free"),
+    h("ul", { class: "plan-limits" }, allowance(offered).map((line) => h("li", {}, line))),
+    vendors && offered[OfferedPlan.ownProviders] && change === "upgrade" ? providerNote(vendors) : null,
+    offerAction(offered, change, paying));
+}
+
+// Decided in docs/console.md: paid plans send through the tenant's own providers only, so the
+// upgrade says so before the checkout.
+function providerNote(vendors) {
+  const names = listed(vendors.map((vendor) => vendor[SupportedProvider.label]));
+  return h("p", { class: "message message-info", "data-provider-note": "" },
+    `This plan sends email through your own provider (${names}), not Herald's sender: add one on `,
+    link("/console/providers", "Providers"), " once the plan is active. Until then emails are refused; webhooks work at once.");
+}
+
+function offerAction(offered, change, paying) {
+  const plan = offered[OfferedPlan.plan];
+  if (change === "current") return h("p", { class: "muted" }, "Your plan.");
+  if (paying) return portalButton(change === "upgrade" ? `Upgrade to ${title(plan)} in the customer portal` : `Downgrade to ${title(plan)} in the customer portal`);
+  if (change === "downgrade") return h("p", { class: "muted" }, "A smaller plan than yours.");
+  return checkoutForm(plan, offered[OfferedPlan.prices]);
+}
+
+function checkoutForm(plan, prices) {
+  const processor = h("select", { name: "processor" }, prices.map((price) => {
+    const value = price[PlanPrice.processor];
+    return h("option", { value }, `${PROCESSORS[value] || value}: ${money(price[PlanPrice.amount], price[PlanPrice.currency])}`);
+  }));
+  const submit = h("button", { type: "submit", class: "button button-primary" }, `Upgrade to ${title(plan)}`);
+  return h("form", {
+    onsubmit: async (event) => {
+      event.preventDefault();
+      submit.disabled = true;
+      const checkout = await act(() => api("POST", "/account/checkout", { [CheckoutRequest.plan]: plan, [CheckoutRequest.processor]: processor.value }));
+      submit.disabled = false;
+      if (checkout) location.assign(checkout[Checkout.url]);
+    },
+  }, field("Pay with", processor), submit);
+}
+
+// A paying account changes or cancels its plan at the processor, in the customer portal.
+function portalButton(label) {
+  return h("button", {
+    type: "button",
+    class: "button",
+    onclick: async () => {
+      const portal = await act(() => api("POST", "/account/billing/portal"));
+      if (portal) location.assign(portal[Portal.url]);
+    },
+  }, label);
 }

@@ -54,6 +54,17 @@ export function when(iso) {
   return moment.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
 }
 
+// Every count the console shows, written the one way the reader's locale groups digits.
+export function number(value) {
+  return new Intl.NumberFormat().format(value);
+}
+
+// A price in a currency's minor units (cents, kobo), as the reader's locale writes that currency.
+export function money(amount, currency) {
+  const format = new Intl.NumberFormat(undefined, { style: "currency", currency });
+  return format.format(amount / 10 ** format.resolvedOptions().maximumFractionDigits);
+}
+
 export function day(iso) {
   return new Date(`${iso}T00:00:00Z`).toLocaleDateString(undefined, { month: "short", day: "numeric", timeZone: "UTC" });
 }

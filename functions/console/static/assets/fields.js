@@ -40,12 +40,18 @@ export const Usage = names("emails", "webhooks", "total");
 export const Billing = names("status", "paidUntil");
 export const Account = names(
   "tenantId", "name", "email", "plan", "status", "rateLimit", "limits", "usage", "periodStart", "periodEnd",
-  "retentionDays", "billing",
+  "retentionDays", "billing", "previousKeyValidUntil",
 );
 export const ActivityTotals = names("accepted", "completed", "failed");
 export const ActivityDay = names("day", "accepted", "completed", "failed");
 export const Activity = names("from", "to", "totals", "successRate", "days");
 export const Checkout = names("url");
+export const Portal = names("url");
+export const PlanPrice = names("processor", "amount", "currency");
+export const OfferedPlan = names(
+  "plan", "change", "requestsPerMinute", "monthlyQuota", "monthlyEmails", "monthlyWebhooks", "ownProviders",
+  "retentionDays", "prices",
+);
 export const RotatedApiKey = names("apiKey", "previousKeyValidUntil");
 export const Provider = names(
   "provider", "priority", "lastFour", "addedAt", "hasWebhookSecret", "hasAccountToken", "webhookUrl",

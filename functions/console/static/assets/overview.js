@@ -1,21 +1,79 @@
 // Overview: plan, usage against the quota this period, rate limit, and activity by day.
 import { api } from "./api.js";
-import { day, h, replace, svg, when } from "./dom.js";
+import { copyButton, day, h, number, replace, svg, when } from "./dom.js";
 import { currentAccount, link } from "./app.js";
-import { Account, Activity, ActivityDay, ActivityTotals, Limits, RateLimit, Usage } from "./fields.js";
+import { listed, supportedProviders } from "./sending.js";
+import { Account, Activity, ActivityDay, ActivityTotals, JobPage, Limits, RateLimit, SupportedProvider, Usage } from "./fields.js";
 
 let range = 30;
 
 export async function overviewPage() {
   const account = currentAccount();
+  const paid = account[Account.plan] !== "free";
+  const [providers, fresh, vendors] = await Promise.all([
+    paid ? api("GET", "/account/providers") : [],
+    neverSent(account),
+    paid ? supportedProviders() : [],
+  ]);
+  const canEmail = !paid || providers.length > 0;
   const chartBox = h("div", { class: "chart-box" });
   const page = h("div", {},
     h("header", { class: "page-head" }, h("h1", {}, "Overview"),
       h("p", { class: "muted" }, `Billing period ${when(account[Account.periodStart])} – ${when(account[Account.periodEnd])}`)),
+    canEmail ? null : providerNeeded(vendors),
+    fresh ? firstRun(account, canEmail) : null,
     h("div", { class: "cards" }, planCard(account), usageCard(account), rateCard(account)),
     chartBox);
   await showActivity(chartBox);
   return page;
+}
+
+// Whether the account has no job at all: only an account with no usage this period asks the
+// listing (one entry), so the overview of an account in use costs no extra read.
+async function neverSent(account) {
+  if (account[Account.usage][Usage.total] > 0) return false;
+  const newest = await api("GET", "/notifications/jobs?limit=1");
+  return newest[JobPage.data].length === 0;
+}
+
+// A paid plan sends email only through the tenant's own providers (docs/console.md says why): until
+// one is added, every email is refused with provider_required, and the overview says so first.
+function providerNeeded(vendors) {
+  return h("section", { class: "card notice notice-strong", role: "status", "data-notice": "provider" },
+    h("h2", {}, "Add a provider to send email"),
+    h("p", {}, `Your plan sends email through your own provider (${listed(vendors.map((vendor) => vendor[SupportedProvider.label]))}), not Herald's sender. `,
+      "Until you add one, emails are refused with provider_required; webhooks go out as usual."),
+    link("/console/providers", "Add a provider"));
+}
+
+// The first thing to do with a new account, until it has sent anything: one request with its own
+// key. The console never holds the key after sign-up (only its hash is stored), so the command
+// reads it from HERALD_API_KEY.
+function firstRun(account, canEmail) {
+  const command = firstRequest(account, canEmail);
+  return h("section", { class: "card", "aria-labelledby": "first-run-title", "data-first-run": "" },
+    h("h2", { id: "first-run-title" }, canEmail ? "Send your first email" : "Send your first webhook"),
+    h("p", {}, "Put the API key you saved at sign-up in HERALD_API_KEY, then run:"),
+    h("pre", { class: "payload" }, h("code", {}, command)),
+    h("div", { class: "actions" }, copyButton(command, "Command")),
+    h("p", { class: "muted" },
+      "Lost the key? Rotate it on ", link("/console/keys", "Keys & signing"), ". ",
+      canEmail && account[Account.plan] === "free" ? "Free-plan mail goes through Herald's own sender. " : "",
+      "Your own email providers: ", link("/console/providers", "Providers"), ". Every route: ",
+      h("a", { href: "/api/v1/docs" }, "the API documentation"), "."));
+}
+
+function firstRequest(account, canEmail) {
+  const [route, body] = canEmail
+    ? ["email", { to: account[Account.email], subject: "Hello from Herald", body: "<p>It works.</p>" }]
+    : ["webhook", { url: "https://example.com/herald-test", payload: { hello: "world" } }];
+  // The body goes between single quotes, where the shell ends a quote only at another one.
+  const quoted = JSON.stringify(body).replaceAll("'", "'\\''");
+  return [
+    `curl -X POST ${location.origin}/api/v1/notifications/${route} \\`,
+    '  -H "X-API-Key: $HERALD_API_KEY" -H "Content-Type: application/json" \\',
+    `  -d '${quoted}'`,
+  ].join("\n");
 }
 
 function planCard(account) {
@@ -27,29 +85,32 @@ function planCard(account) {
 }
 
 function usageCard(account) {
-  // The free plan shares one quota between emails and webhooks; paid plans meter webhooks only.
+  // The free plan shares one quota between emails and webhooks; paid plans meter webhooks only
+  // (their emails go through the tenant's own providers, unmetered), and the card says so.
   const limits = account[Account.limits];
   const usage = account[Account.usage];
   const shared = limits[Limits.sharedQuota];
   const quota = shared ? limits[Limits.monthlyEmails] : limits[Limits.monthlyWebhooks];
   const used = shared ? usage[Usage.total] : usage[Usage.webhooks];
+  const counted = shared ? "Emails and webhooks" : "Webhooks";
   const fill = h("div", { class: "meter-fill" });
   fill.style.width = `${quota ? Math.min(100, Math.round((used / quota) * 100)) : 0}%`;
   return h("section", { class: "card stat" },
     h("h2", {}, "Usage this period"),
-    h("p", { class: "stat-value" }, quota ? `${used} / ${quota}` : String(usage[Usage.total])),
-    quota ? h("div", { class: "meter", role: "meter", "aria-valuemin": 0, "aria-valuemax": quota, "aria-valuenow": used, "aria-label": shared ? "Quota used" : "Webhook quota used" }, fill) : null,
+    h("p", { class: "stat-value" }, quota ? `${number(used)} / ${number(quota)}` : number(usage[Usage.total])),
+    quota ? h("div", { class: "meter", role: "meter", "aria-valuemin": 0, "aria-valuemax": quota, "aria-valuenow": used, "aria-label": `${counted} used of the monthly quota` }, fill) : null,
+    h("p", { class: "muted" }, quota ? `${counted} this period${shared ? "" : "; emails are unmetered on your plan"}` : "Unmetered"),
     h("p", { class: "muted" }, `${plural(usage[Usage.emails], "email")}, ${plural(usage[Usage.webhooks], "webhook")}; resets ${when(account[Account.periodEnd])}`));
 }
 
 function plural(count, noun) {
-  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+  return `${number(count)} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 function rateCard(account) {
   return h("section", { class: "card stat" },
     h("h2", {}, "Rate limit"),
-    h("p", { class: "stat-value" }, `${account[Account.rateLimit][RateLimit.requestsPerMinute]}`),
+    h("p", { class: "stat-value" }, number(account[Account.rateLimit][RateLimit.requestsPerMinute])),
     h("p", { class: "muted" }, "requests a minute"));
 }
 
@@ -99,7 +160,7 @@ function dayCounts(entry) {
 }
 
 function total(label, value) {
-  return h("div", { class: "total" }, h("dt", {}, label), h("dd", {}, String(value)));
+  return h("div", { class: "total" }, h("dt", {}, label), h("dd", {}, typeof value === "number" ? number(value) : value));
 }
 
 // Bars of completed and failed jobs per day, and a line of the accepted ones.
@@ -139,10 +200,10 @@ function table(days) {
   return h("details", { class: "day-table" },
     h("summary", {}, "Figures by day"),
     rows.length
-      ? h("table", {},
+      ? h("table", { class: "table table-compact" },
         h("thead", {}, h("tr", {}, ["Day", "Accepted", "Completed", "Failed"].map((name) => h("th", { scope: "col" }, name)))),
         h("tbody", {}, rows.map((entry) => h("tr", {},
           h("th", { scope: "row" }, link(`/console/jobs?day=${entry.day}`, entry.day)),
-          h("td", {}, String(entry.accepted)), h("td", {}, String(entry.completed)), h("td", {}, String(entry.failed))))))
+          h("td", {}, number(entry.accepted)), h("td", {}, number(entry.completed)), h("td", {}, number(entry.failed))))))
       : h("p", { class: "muted" }, "No jobs in this range yet."));
 }

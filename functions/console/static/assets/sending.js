@@ -9,7 +9,7 @@ import { Account, DnsRecord, Domain, DomainAtProvider, DomainRequest, PriorityRe
 let supported = null;
 let NAMES = {};
 
-async function supportedProviders() {
+export async function supportedProviders() {
   supported ??= api("GET", "/providers").then((list) => {
     NAMES = Object.fromEntries(list.map((vendor) => [vendor[SupportedProvider.provider], vendor[SupportedProvider.label]]));
     return list;
@@ -20,7 +20,7 @@ async function supportedProviders() {
   return supported;
 }
 
-function listed(words) {
+export function listed(words) {
   return words.length > 1 ? `${words.slice(0, -1).join(", ")} or ${words.at(-1)}` : words.join("");
 }
 
@@ -58,7 +58,9 @@ function providerRow(provider, index, count) {
     h("td", {}, h("code", {}, `••••${provider[Provider.lastFour]}`)),
     h("td", {}, when(provider[Provider.addedAt])),
     h("td", { class: "url-cell" }, h("code", { class: "wrap" }, url), " ", copyButton(url, `${NAMES[name]} webhook URL`)),
-    h("td", {}, provider[Provider.hasWebhookSecret] ? badge("set") : badge("missing")),
+    // The webhook secret is optional (it only lets Herald verify the provider's event webhooks):
+    // its absence is neutral, not an error.
+    h("td", {}, provider[Provider.hasWebhookSecret] ? badge("set") : h("span", { class: "badge" }, "not set (optional)")),
     h("td", {}, h("div", { class: "actions" },
       index > 0 ? moveButton(provider, -1, "Move up") : null,
       index < count - 1 ? moveButton(provider, 1, "Move down") : null,
@@ -163,9 +165,10 @@ function addDomainForm() {
   }, field("Domain", name), submit);
 }
 
-function domainCard(domain) {
+// A domain's card; after Verify, with what the check found (``outcome``) at its top.
+function domainCard(domain, outcome = null) {
   const name = domain[Domain.domain];
-  return h("section", { class: "card", "aria-label": name, "data-domain": name },
+  const card = h("section", { class: "card", "aria-label": name, "data-domain": name },
     h("div", { class: "card-head" },
       h("h2", {}, name, " ", badge(domain[Domain.verified] ? "verified" : "unverified")),
       h("div", { class: "actions" },
@@ -174,9 +177,10 @@ function domainCard(domain) {
           class: "button",
           onclick: async () => {
             const checked = await act(() => api("POST", `/account/domains/${encodeURIComponent(name)}/verify`));
-            if (checked) {
-              rerender();
-            }
+            if (!checked) return;
+            const fresh = domainCard(checked, verifyOutcome(checked));
+            card.replaceWith(fresh);
+            fresh.querySelector("[data-outcome]")?.focus();
           },
         }, "Verify"),
         h("button", {
@@ -187,17 +191,48 @@ function domainCard(domain) {
             if (await act(() => api("DELETE", `/account/domains/${encodeURIComponent(name)}`), "Domain removed")) rerender();
           },
         }, "Remove"))),
+    outcome,
     domain[Domain.providers].map(atProvider));
+  return card;
+}
+
+// What a Verify found, in one message: verified or not, and for each provider that has not verified
+// it what it still waits for or the error it answered.
+function verifyOutcome(domain) {
+  const name = domain[Domain.domain];
+  const verified = domain[Domain.verified];
+  const lines = domain[Domain.providers].filter((entry) => !entry[DomainAtProvider.verified]).map(waitingFor);
+  return h("div", { class: `message ${verified ? "message-success" : "message-info"}`, role: "status", tabindex: "-1", "data-outcome": "" },
+    h("p", {}, verified ? `${name} is verified: you can send from it.` : `${name} is not verified yet.`),
+    lines.length ? h("ul", {}, lines.map((line) => h("li", {}, line))) : null);
+}
+
+function waitingFor(entry) {
+  const provider = NAMES[entry[DomainAtProvider.provider]] || entry[DomainAtProvider.provider];
+  const [error, records] = [entry[DomainAtProvider.error], entry[DomainAtProvider.records]];
+  if (error) return `${provider} answered: ${error}`;
+  if (!records.length) return `${provider}: waiting for the provider to check the domain.`;
+  const types = records.map((record) => record[DnsRecord.type].toUpperCase()).join(", ");
+  return `${provider}: still waiting for ${records.length === 1 ? "its DNS record" : `its ${records.length} DNS records`} (${types}) below; DNS changes can take a few hours to show.`;
 }
 
 function atProvider(entry) {
-  const [provider, error] = [entry[DomainAtProvider.provider], entry[DomainAtProvider.error]];
+  const [provider, error, records] = [entry[DomainAtProvider.provider], entry[DomainAtProvider.error], entry[DomainAtProvider.records]];
+  const label = NAMES[provider] || provider;
+  // A provider that failed before it named any record: one plain message, no empty table.
+  if (error && !records.length) {
+    return h("div", { class: "domain-provider" },
+      h("h3", {}, label, " ", badge("pending")),
+      h("p", { class: "message message-error" }, `${label} could not set up this domain and named no DNS records. It answered: ${error}`));
+  }
   return h("div", { class: "domain-provider" },
-    h("h3", {}, NAMES[provider] || provider, " ", badge(entry[DomainAtProvider.verified] ? "verified" : "pending")),
-    error ? h("p", { class: "error-text" }, error) : null,
-    h("table", { class: "table table-compact" },
-      h("thead", {}, h("tr", {}, ["Type", "Host", "Value", ""].map((name) => h("th", { scope: "col" }, name)))),
-      h("tbody", {}, entry[DomainAtProvider.records].map(dnsRow))));
+    h("h3", {}, label, " ", badge(entry[DomainAtProvider.verified] ? "verified" : "pending")),
+    error ? h("p", { class: "error-text" }, `${label} answered: ${error}`) : null,
+    records.length
+      ? h("table", { class: "table table-compact" },
+        h("thead", {}, h("tr", {}, ["Type", "Host", "Value", ""].map((name) => h("th", { scope: "col" }, name)))),
+        h("tbody", {}, records.map(dnsRow)))
+      : h("p", { class: "muted" }, `${label} named no DNS records yet.`));
 }
 
 function dnsRow(record) {

@@ -131,7 +131,6 @@ class ApiServices:
         """Built on first use of the checkout route (its processors' credentials are read from SSM then)."""
         from herald.adapters.checkout.processors import PaystackCheckout, PolarCheckout
         from herald.adapters.platform_secrets import SsmSecret
-        from herald.domain.billing import PlanCatalog
         from herald.domain.inbound import Processor
         from herald.services.checkout import CheckoutService, Seller
         from herald.settings import CheckoutSettings
@@ -144,10 +143,8 @@ class ApiServices:
         return CheckoutService(
             self._tenants,
             {
-                Processor.POLAR: Seller(Processor.POLAR, PlanCatalog.of(*settings.polar_plan_keys), polar),
-                Processor.PAYSTACK: Seller(
-                    Processor.PAYSTACK, PlanCatalog.of(*settings.paystack_plan_keys), paystack
-                ),
+                Processor.POLAR: Seller(Processor.POLAR, settings.polar_catalog, polar),
+                Processor.PAYSTACK: Seller(Processor.PAYSTACK, settings.paystack_catalog, paystack),
             },
         )
 

@@ -140,6 +140,8 @@ class AccountOverview(msgspec.Struct, frozen=True):
     usage: Usage
     email_quota: Quota | None
     webhook_quota: Quota | None
+    # The latest end of a rotated-out key's grace period still running (None: none is).
+    previous_key_valid_until: str | None = None
 
     @property
     def requests_per_minute(self) -> int:

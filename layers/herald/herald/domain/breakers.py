@@ -164,6 +164,19 @@ def closed(breaker: Breaker, now: int) -> Breaker:
     )
 
 
+def disabled(breaker: Breaker, now: int) -> Breaker:
+    """Disabled by the tenant: its jobs fail with endpoint_disabled, as after days of failures,
+    until the tenant enables it again. The last error stays, for the record."""
+    return replace(
+        breaker,
+        state=BreakerState.DISABLED,
+        open_until=None,
+        probe_until=None,
+        since=now,
+        version=breaker.version + 1,
+    )
+
+
 def failure_ratio(breaker: Breaker, now: int, policy: BreakerPolicy) -> tuple[int, int]:
     """(failures, calls) within the window ending ``now``."""
     live = [slot for slot in breaker.slots if slot.start > now - policy.window_seconds]

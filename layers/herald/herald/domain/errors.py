@@ -54,6 +54,7 @@ class ErrorCode(StrEnum):
     SIGNING_SECRET_EXISTS = "signing_secret_exists"
     DOMAIN_TAKEN = "domain_taken"
     ALREADY_SUBSCRIBED = "already_subscribed"
+    NOT_SUBSCRIBED = "not_subscribed"
     PROVIDER_KEY_UNREADABLE = "provider_key_unreadable"
     PAYLOAD_TOO_LARGE = "payload_too_large"
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"

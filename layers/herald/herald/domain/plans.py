@@ -39,6 +39,23 @@ LIMITS: dict[Plan, PlanLimits] = {
 TOTAL_COUNTER = "total"
 
 
+class PlanChange(StrEnum):
+    """What moving from a tenant's plan to another one is."""
+
+    CURRENT = "current"
+    UPGRADE = "upgrade"
+    DOWNGRADE = "downgrade"
+
+
+def plan_change(current: str, offered: Plan) -> PlanChange:
+    """By the plans' order (free, indie, startup: each allows more than the one before)."""
+    order = list(Plan)
+    step = order.index(offered) - order.index(Plan(current))
+    if step == 0:
+        return PlanChange.CURRENT
+    return PlanChange.UPGRADE if step > 0 else PlanChange.DOWNGRADE
+
+
 def limits_for(plan: str) -> PlanLimits:
     return LIMITS[Plan(plan)]
 

@@ -12,6 +12,7 @@ from herald.domain.billing import BillingStatus
 from herald.domain.breakers import BreakerState
 from herald.domain.clock import iso
 from herald.domain.jobs import JobStatus
+from herald.domain.plans import PlanChange
 from herald.http.envelope import Answer, Timestamp
 
 if TYPE_CHECKING:
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from herald.domain.breakers import Breaker
     from herald.domain.providers import ProviderDomain, SendingDomain, StoredProvider
     from herald.services.activity import Activity as DayCounts
+    from herald.services.checkout import PlanOffer
     from herald.services.tenants import IssuedKey
 
 
@@ -61,6 +63,10 @@ class Account(Answer):
     period_end: Timestamp
     retention_days: int
     billing: Billing
+    previous_key_valid_until: Annotated[
+        Timestamp | None,
+        Meta(description="Until when a rotated-out API key keeps working; null: no grace period runs"),
+    ]
 
     @classmethod
     def of(cls, overview: AccountOverview) -> Account:
@@ -84,6 +90,7 @@ class Account(Answer):
             period_end=iso(overview.period.end),
             retention_days=limits.retention_days,
             billing=Billing(status=paying, paid_until=profile.paid_until),
+            previous_key_valid_until=overview.previous_key_valid_until,
         )
 
 
@@ -133,6 +140,55 @@ class Activity(Answer):
 
 class Checkout(Answer):
     url: Annotated[str, Meta(description="The processor's hosted checkout page; it returns to the console")]
+
+
+class Portal(Answer):
+    url: Annotated[
+        str,
+        Meta(description="The processor's customer portal: change or cancel the plan, the payment method"),
+    ]
+
+
+class PlanPrice(Answer):
+    processor: Annotated[
+        str, Meta(description="The processor that sells the plan at this price: polar or paystack")
+    ]
+    amount: Annotated[int, Meta(description="A month's price in the currency's minor units (cents, kobo)")]
+    currency: Annotated[str, Meta(description="ISO 4217 code")]
+
+
+class OfferedPlan(Answer):
+    """A plan as it is offered: its limits, its prices, and what it would be for this account."""
+
+    plan: str
+    change: Annotated[PlanChange, Meta(description="current, upgrade or downgrade, from this account's plan")]
+    requests_per_minute: int
+    monthly_quota: Annotated[
+        int | None, Meta(description="One monthly quota for emails and webhooks together; null: none")
+    ]
+    monthly_emails: Annotated[int | None, Meta(description="Emails a month; null: not metered apart")]
+    monthly_webhooks: Annotated[int | None, Meta(description="Webhooks a month; null: not metered apart")]
+    own_providers: Annotated[bool, Meta(description="Emails go through the tenant's own providers")]
+    retention_days: int
+    prices: Annotated[list[PlanPrice], Meta(description="Empty: not for sale (the free plan)")]
+
+    @classmethod
+    def of(cls, offer: PlanOffer) -> OfferedPlan:
+        limits = offer.limits
+        return cls(
+            plan=offer.plan.value,
+            change=offer.change,
+            requests_per_minute=limits.requests_per_minute,
+            monthly_quota=limits.shared_quota,
+            monthly_emails=limits.monthly_emails,
+            monthly_webhooks=limits.monthly_webhooks,
+            own_providers=limits.own_providers,
+            retention_days=limits.retention_days,
+            prices=[
+                PlanPrice(processor=processor.value.lower(), amount=price.amount, currency=price.currency)
+                for processor, price in offer.prices
+            ],
+        )
 
 
 class RotatedApiKey(Answer):

@@ -48,6 +48,7 @@ STATUS: Mapping[ErrorCode, int] = {
     ErrorCode.SIGNING_SECRET_EXISTS: 409,
     ErrorCode.DOMAIN_TAKEN: 409,
     ErrorCode.ALREADY_SUBSCRIBED: 409,
+    ErrorCode.NOT_SUBSCRIBED: 409,
     ErrorCode.PROVIDER_KEY_UNREADABLE: 409,
     ErrorCode.PAYLOAD_TOO_LARGE: 413,
     ErrorCode.UNSUPPORTED_MEDIA_TYPE: 415,

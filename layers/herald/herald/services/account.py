@@ -18,6 +18,7 @@ from herald.domain.account import (
     NewSigningSecret,
     SigningSecretStatus,
     TenantContext,
+    TenantProfile,
     TenantRecords,
 )
 from herald.domain.addresses import Suppression
@@ -92,7 +93,13 @@ class AccountService:
             usage=self._counters.usage(tenant.tenant_id, period.key),
             email_quota=emails,
             webhook_quota=webhooks,
+            previous_key_valid_until=self._grace_end(profile),
         )
+
+    def _grace_end(self, profile: TenantProfile) -> str | None:
+        now = self._clock()
+        running = [until for until in profile.grace_keys.values() if parse_iso(until) > now]
+        return max(running, key=parse_iso, default=None)
 
     def rotate_key(self, tenant: TenantContext, grace_seconds: int) -> IssuedKey:
         return self._admin.rotate_api_key(tenant.tenant_id, grace_seconds, tenant.key_hash)

@@ -30,6 +30,7 @@ from herald.domain.breakers import (
     BreakerState,
     claim_probe,
     closed,
+    disabled,
     endpoint_origin,
     failed,
     succeeded,
@@ -291,7 +292,7 @@ class EndpointHealth:
 
 
 class EndpointAccount:
-    """The tenant's side of its endpoint breakers: list them, re-enable one."""
+    """The tenant's side of its endpoint breakers: list them, disable or re-enable one."""
 
     def __init__(self, breakers: Breakers, clock: Callable[[], float] = time.time) -> None:
         self._breakers = breakers
@@ -303,16 +304,26 @@ class EndpointAccount:
     def enable(self, tenant_id: str, origin: str) -> Breaker:
         """Closed with a clean record, whatever its state (a closed one is left as it is).
         ``origin``: the endpoint's origin, or its host[:port] alone."""
+        return self._turn(tenant_id, origin, BreakerState.CLOSED, closed)
+
+    def disable(self, tenant_id: str, origin: str) -> Breaker:
+        """Disabled by hand (a receiver the tenant knows is down or gone): its webhooks fail at once
+        with endpoint_disabled, the same gate the automatic disabling uses, until it is enabled."""
+        return self._turn(tenant_id, origin, BreakerState.DISABLED, disabled)
+
+    def _turn(
+        self, tenant_id: str, origin: str, target: BreakerState, change: Callable[[Breaker, int], Breaker]
+    ) -> Breaker:
         known = next((item for item in self.list(tenant_id) if _names(item, origin)), None)
         if known is None:
             raise HeraldError("No webhook endpoint with this origin.", ErrorCode.ENDPOINT_NOT_FOUND)
         found = known
         for _ in range(3):
-            if found.state is BreakerState.CLOSED:
+            if found.state is target:
                 return found
-            enabled = closed(found, int(self._clock()))
-            if self._breakers.save(enabled):
-                return enabled
+            turned = change(found, int(self._clock()))
+            if self._breakers.save(turned):
+                return turned
             found = self._breakers.read([known.key]).get(known.key) or known
         raise HeraldError("The endpoint changed meanwhile; try again.", ErrorCode.DEPENDENCY_UNAVAILABLE)
 

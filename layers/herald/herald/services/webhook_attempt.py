@@ -20,7 +20,8 @@ from herald.services.tenant_directory import TenantDirectory, tenant_for_pass
 
 # The reason a job for a disabled endpoint ends with; the tenant re-enables the endpoint.
 ENDPOINT_DISABLED = (
-    "the webhook endpoint is disabled after a long outage (endpoint_disabled); the job was not sent"
+    "the webhook endpoint is disabled, by the tenant or after a long outage (endpoint_disabled);"
+    " the job was not sent"
 )
 
 

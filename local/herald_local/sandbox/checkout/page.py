@@ -2,7 +2,8 @@
 browser (Polar's ``url``, Paystack's ``authorization_url``), with two buttons. **Pay** sends the
 signed webhook the real processor would to the local stack's payment route, then returns the browser
 to the checkout's success URL; **Cancel** returns it to the cancel URL without a payment.
-``GET /_sandbox/checkouts`` lists the checkouts. They are kept in memory, like everything the
+``GET /_sandbox/checkouts`` lists the checkouts. ``/_sandbox/portal/<processor>/<customer>`` stands
+in for the processors' customer portals, where a paying customer changes or cancels the plan. They are kept in memory, like everything the
 sandbox saw.
 """
 
@@ -15,7 +16,13 @@ from flask import Blueprint, Response
 from jinja2 import Environment
 
 from herald_local.sandbox.core.context import SandboxContext
-from herald_local.sandbox.core.payments import CHECKOUT_PAGE_PATH, Checkout, Checkouts, PaymentTargets
+from herald_local.sandbox.core.payments import (
+    CHECKOUT_PAGE_PATH,
+    PORTAL_PAGE_PATH,
+    Checkout,
+    Checkouts,
+    PaymentTargets,
+)
 from herald_local.sandbox.core.replies import json_reply
 
 log = logging.getLogger(__name__)
@@ -68,6 +75,21 @@ p.note { color: #5b6475; font-size: .9rem; }
 </main></body></html>""")
 
 
+_PORTAL = Environment(autoescape=True).from_string("""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Sandbox customer portal</title>
+<style>
+body { font-family: system-ui, sans-serif; background: #f5f6fa; display: grid; place-items: center; min-height: 100vh; margin: 0; }
+main { background: #fff; border: 1px solid #e3e6ee; border-radius: 12px; padding: 2rem; width: min(420px, 92vw); }
+h1 { font-size: 1.3rem; margin-top: 0; } p.note { color: #5b6475; font-size: .9rem; } code { word-break: break-all; }
+</style></head>
+<body><main>
+<h1>{{ name }} customer portal (sandbox)</h1>
+<p>Customer <code>{{ customer }}</code></p>
+<p class="note">At {{ name }} this page changes the plan, cancels the subscription or updates the card; {{ name }} then tells Herald with its signed webhook. The sandbox's portal changes nothing.</p>
+</main></body></html>""")
+_PROCESSORS = {"polar": "Polar", "paystack": "Paystack"}
+
+
 def _finish(checkouts: Checkouts, checkout: Checkout, choice: str) -> Response:
     if choice == "cancel":
         checkout.status = "abandoned"
@@ -101,6 +123,17 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
         if checkout is None or choice not in ("pay", "cancel") or checkout.status != "open":
             return Response("This checkout is not open\n", status=409, content_type="text/plain")
         return _finish(checkouts, checkout, choice)
+
+    @blueprint.get(f"{PORTAL_PAGE_PATH}<processor>/<customer>")
+    def portal_page(processor: str, customer: str) -> Response:
+        name = _PROCESSORS.get(processor)
+        if name is None:
+            return Response("No such processor\n", status=404, content_type="text/plain")
+        return Response(
+            _PORTAL.render(name=name, customer=customer),
+            content_type="text/html; charset=utf-8",
+            headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY},
+        )
 
     @blueprint.get("/_sandbox/checkouts")
     def list_checkouts() -> Response:

@@ -1,6 +1,6 @@
-"""The checkouts the sandbox's imitated payment processors opened, where it sends their webhooks, and
+"""The checkouts the sandbox's imitated payment processors opened, where it sends their webhooks,
 what the checkout page, which stands in for every processor's own, needs of the processor behind
-each."""
+each, and the address of the page that stands in for their customer portals."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import quote
 
 from herald.domain.money import Money
 
 CHECKOUT_PAGE_PATH = "/_sandbox/checkout/"
+PORTAL_PAGE_PATH = "/_sandbox/portal/"
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,12 @@ class Checkout:
             "status": self.status,
             "webhookStatus": self.webhook_status,
         }
+
+
+def portal_url(processor: str, customer: str, host_url: str) -> str:
+    """The imitated customer portal of ``processor`` for one customer (Polar: the tenant id Herald
+    gave as the external customer id; Paystack: the subscription code)."""
+    return f"{host_url.rstrip('/')}{PORTAL_PAGE_PATH}{processor}/{quote(customer, safe='')}"
 
 
 def page_url(checkout: Checkout, host_url: str) -> str:

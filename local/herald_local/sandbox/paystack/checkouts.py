@@ -2,7 +2,8 @@
 /transaction/initialize`` (bearer: the stack's Paystack secret key), which answers the
 ``authorization_url``: the sandbox's checkout page. It sells the plan codes of
 ``PaymentTargets.prices`` at those prices (another code is not found, as at Paystack). Paying there
-sends ``charge.success`` for the plan's price, signed with HMAC-SHA512 and the stack's secret key."""
+sends ``charge.success`` for the plan's price, signed with HMAC-SHA512 and the stack's secret key.
+A subscription's manage link, ``GET /subscription/<code>/manage/link``, is the sandbox's portal page."""
 
 from __future__ import annotations
 
@@ -19,7 +20,14 @@ from herald.domain.money import Money
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.credentials import bearer_starts_with
 from herald_local.sandbox.core.json_fields import as_dict, as_str
-from herald_local.sandbox.core.payments import Checkout, Checkouts, PaidWebhook, PaymentTargets, page_url
+from herald_local.sandbox.core.payments import (
+    Checkout,
+    Checkouts,
+    PaidWebhook,
+    PaymentTargets,
+    page_url,
+    portal_url,
+)
 from herald_local.sandbox.core.replies import json_reply
 
 
@@ -120,3 +128,10 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
             "reference": checkout.id,
         }
         return json_reply({"status": True, "message": "Authorization URL created", "data": data})
+
+    @blueprint.get("/subscription/<code>/manage/link")
+    def manage_link(code: str) -> Response:
+        if not _key_valid(checkouts):
+            return json_reply({"status": False, "message": "Invalid key"}, 401)
+        link = {"link": portal_url("paystack", code, request.host_url)}
+        return json_reply({"status": True, "message": "Link generated", "data": link})

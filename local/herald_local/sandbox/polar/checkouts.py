@@ -1,5 +1,7 @@
 """Polar's checkout creation, ``POST /v1/checkouts/`` (a bearer ``polar_oat_…`` access token), which
-answers 201 with the checkout's ``url``: the sandbox's checkout page. It sells the products of
+answers 201 with the checkout's ``url``: the sandbox's checkout page; and its customer sessions,
+``POST /v1/customer-sessions/``, whose ``customer_portal_url`` is the sandbox's portal page (for a
+customer some checkout named; another is not found, as at Polar). It sells the products of
 ``PaymentTargets.prices`` at those prices (another product does not exist, as at Polar). Paying
 there sends ``subscription.active`` at the product's price, signed with Standard Webhooks and the
 stack's Polar secret."""
@@ -8,7 +10,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import timedelta
 from typing import Any
 
 from flask import Blueprint, Response, request
@@ -16,10 +17,11 @@ from standardwebhooks.webhooks import Webhook
 
 from herald.domain.clock import iso, utc_now
 from herald.domain.money import Money
+from herald.domain.plans import add_months
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.credentials import bearer_starts_with
 from herald_local.sandbox.core.json_fields import as_dict, as_str
-from herald_local.sandbox.core.payments import Checkout, PaidWebhook, PaymentTargets, page_url
+from herald_local.sandbox.core.payments import Checkout, PaidWebhook, PaymentTargets, page_url, portal_url
 from herald_local.sandbox.core.replies import json_reply
 
 _PRODUCTS_MISSING = {"type": "missing", "loc": ["body", "products"], "msg": "Field required", "input": None}
@@ -52,7 +54,9 @@ def _event(checkout: Checkout) -> dict[str, Any]:
             },
             "metadata": {"herald_tenant_id": checkout.tenant_id},
             "current_period_start": iso(start),
-            "current_period_end": iso(start + timedelta(days=30)),
+            # Polar bills a monthly subscription by calendar month: the same day and time a month
+            # on (30 days would end a 31-day month's period a day early).
+            "current_period_end": iso(add_months(start, 1)),
             "cancel_at_period_end": False,
         },
     }
@@ -109,3 +113,16 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
             "client_secret": f"polar_c_{checkout.id}",
         }
         return json_reply(created, 201)
+
+    @blueprint.post("/v1/customer-sessions/")
+    def create_customer_session() -> Response:
+        if not bearer_starts_with(request, "polar_oat_"):
+            return json_reply({"error": "Unauthorized", "detail": "Unauthorized"}, 401)
+        customer = as_str(as_dict(request.get_json(force=True, silent=True)).get("external_customer_id"))
+        if not customer or not any(item.tenant_id == customer for item in context.checkouts.all()):
+            return json_reply({"error": "ResourceNotFound", "detail": "Customer not found"}, 404)
+        session = {
+            "token": f"polar_cst_{uuid.uuid4().hex}",
+            "customer_portal_url": portal_url("polar", customer, request.host_url),
+        }
+        return json_reply(session, 201)

@@ -1,5 +1,7 @@
 """Checkout creation at Polar (``POST /v1/checkouts/``) and Paystack (``POST
-/transaction/initialize``), each with its platform credential from SSM, connect and read timeouts,
+/transaction/initialize``), and their customer portals (Polar: a customer session's
+``customer_portal_url``, ``POST /v1/customer-sessions/``; Paystack: a subscription's manage link,
+``GET /subscription/<code>/manage/link``), each with its platform credential from SSM, connect and read timeouts,
 and no redirects followed. A refusal or a network failure is a ``DependencyError`` naming the
 processor and its status, never the credential.
 """
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 import requests
 
@@ -16,7 +19,7 @@ from herald.adapters.inbound.paystack import TENANT_ID_METADATA
 from herald.adapters.providers.transport import TIMEOUT, new_session
 from herald.domain.errors import DependencyError
 from herald.domain.providers import TENANT_ID_TAG
-from herald.services.checkout import CheckoutRequest
+from herald.services.checkout import CheckoutRequest, PortalRequest
 
 _session = new_session()
 
@@ -46,10 +49,9 @@ def _answer(
     return document
 
 
-def _url(document: dict[str, Any], what: str) -> str:
-    url = document.get("url")
+def _url(url: object, what: str) -> str:
     if not isinstance(url, str) or not url.startswith(("https://", "http://")):
-        raise DependencyError(f"{what} failed: the answer has no checkout URL")
+        raise DependencyError(f"{what} failed: the answer has no URL")
     return url
 
 
@@ -73,7 +75,17 @@ class PolarCheckout:
                 "metadata": {TENANT_ID_TAG: request.tenant_id},
             },
         )
-        return _url(document, "Polar checkout")
+        return _url(document.get("url"), "Polar checkout")
+
+    def portal(self, request: PortalRequest) -> str:
+        # Polar finds the customer by the external id every checkout gave it (the tenant id).
+        document = _post(
+            "Polar customer portal",
+            f"{self._base_url}/v1/customer-sessions/",
+            self._token(),
+            {"external_customer_id": request.tenant_id},
+        )
+        return _url(document.get("customer_portal_url"), "Polar customer portal")
 
 
 class PaystackCheckout:
@@ -100,4 +112,15 @@ class PaystackCheckout:
                 "metadata": {TENANT_ID_METADATA: request.tenant_id, "cancel_action": request.cancel_url},
             },
         )
-        return _url({"url": (document.get("data") or {}).get("authorization_url")}, "Paystack checkout")
+        return _url((document.get("data") or {}).get("authorization_url"), "Paystack checkout")
+
+    def portal(self, request: PortalRequest) -> str:
+        if not request.subscription_ref:
+            raise DependencyError("Paystack customer portal failed: no subscription code is known yet")
+        document = _answer(
+            "Paystack customer portal",
+            "GET",
+            f"{self._base_url}/subscription/{quote(request.subscription_ref, safe='')}/manage/link",
+            self._secret_key(),
+        )
+        return _url((document.get("data") or {}).get("link"), "Paystack customer portal")
