@@ -69,7 +69,7 @@ def sign_in(request: Annotated[SignInRequest, Body()]) -> Response[str]:
 
 @app.post("/api/v1/signin/verify")
 def verify(request: Annotated[VerifyCodeRequest, Body()]) -> Response[str]:
-    signed_in = console_services().signin.verify(request.email, request.code)
+    signed_in = console_services().signin.verify(request.email, request.code, _client_ip())
     answer = json_response(200, SignedIn(tenant_id=signed_in.tenant_id, api_key=signed_in.api_key))
     answer.cookies.append(session_cookie(signed_in.session.token))
     return answer
