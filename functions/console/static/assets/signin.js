@@ -106,7 +106,7 @@ function enterCode(card, email, onSignedIn, again) {
     h("h1", { id: "signin-title" }, "Check your email"),
     h("p", { class: "muted" }, "If ", h("strong", {}, email), " can receive mail, a code is on its way."),
     form,
-    h("div", { class: "actions" }, resend, restart));
+    h("div", { class: "actions switch" }, resend, restart));
   code.focus();
 }
 

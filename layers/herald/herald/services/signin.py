@@ -7,8 +7,8 @@ code stored for it is never mailed). So a wrong code counts its tries, and a sec
 for the address's pace, alike for both. Verifying a code creates the free tenant on first use
 (showing its first API key once) and starts a session.
 
-DynamoDB per code request: 1 throttle update (client IP), 1 GetItem (the address's last code, for
-its pace), 1 GetItem (the address's tenant), 1 conditional PutItem (the code), then 1 SES send; per
+DynamoDB per code request: 1 GetItem (the address's last code, for its pace), 1 throttle update
+(client IP), 1 GetItem (the address's tenant), 1 conditional PutItem (the code), then 1 SES send; per
 verification: 1 throttle update (client IP), 1 GetItem, 1 conditional UpdateItem (a wrong code) or
 DeleteItem (the right one), a tenant's creation on first use, 1 PutItem (the session).
 """
@@ -94,10 +94,11 @@ class SignInService:
         self, purpose: CodePurpose, email: str, client_ip: str, console_url: str, name: str | None = None
     ) -> None:
         key = address_key(email)
-        self._limit(f"client:{client_ip}", CODES_PER_CLIENT, "code requests")
         previous, now = self._store.code(key), self._clock()
         if previous is not None and now < previous.next_code_at:
             raise _too_soon(previous.next_code_at - now)
+        # Counted only for a request that would send mail: the limit is on the mail a client causes.
+        self._limit(f"client:{client_ip}", CODES_PER_CLIENT, "code requests")
         tenant_id = self._tenants.tenant_for_email(key)
         code, salt = new_code(), secrets.token_hex(8)
         pending = PendingCode(
@@ -117,8 +118,10 @@ class SignInService:
         self._limit(f"verify:{client_ip}", VERIFICATIONS_PER_CLIENT, "code verifications")
         key = address_key(email)
         pending = self._store.code(key)
-        if pending is None or not pending.usable(self._clock()):
+        if pending is None:
             raise _invalid_code()
+        if not pending.usable(self._clock()):
+            raise HeraldError("The code no longer works; ask for a new code.", ErrorCode.INVALID_CODE)
         if not pending.matches(code):
             self._store.wrong_try(pending)
             raise _wrong_code(MAX_CODE_TRIES - pending.tries - 1)

@@ -1,7 +1,7 @@
 """Data access for the console's sign-in: one-time codes, request throttles and sessions.
 
-DynamoDB calls: a code request = 1 conditional UpdateItem (the client's throttle) + 1 consistent
-GetItem (the last code) + 1 conditional PutItem (the code); a verification = 1 conditional
+DynamoDB calls: a code request = 1 consistent GetItem (the last code) + 1 conditional UpdateItem
+(the client's throttle) + 1 conditional PutItem (the code); a verification = 1 conditional
 UpdateItem (the client's throttle) + 1 consistent GetItem + 1 conditional DeleteItem (or, for a
 wrong code, 1 conditional UpdateItem); a session = 1 PutItem, 1 GetItem per request, 1 DeleteItem.
 Each item expires by TTL; readers check the expiry themselves too (TTL deletion is lazy).
