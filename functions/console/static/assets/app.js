@@ -37,8 +37,8 @@ let account = null;
 // first Tab reaches "Skip to content"; every later page change moves it (settleFocus).
 let landed = false;
 
-export function go(path, { replace: instead = false } = {}) {
-  history[instead ? "replaceState" : "pushState"]({}, "", path);
+export function go(path) {
+  history.pushState({}, "", path);
   render(true);
 }
 
