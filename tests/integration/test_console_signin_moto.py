@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from herald.domain.signin import MAX_CODE_TRIES, VERIFICATIONS_PER_CLIENT
+from herald.domain.signin import MAX_CODE_TRIES
+from herald.settings import SignInSettings
 from herald_harness.dns import resolve_publicly
 from herald_harness.in_moto import ApiAnswer, HeraldInMoto, herald_in_moto
 from tests.integration.test_console_moto import last_code, mail_to, same_origin, sign_up
@@ -86,7 +87,9 @@ def test_a_code_dies_after_its_tries_and_a_clients_guesses_meet_its_limit(herald
     ]
     dead = post(herald, "/api/v1/signin/verify", {"email": "ada@example.com", "code": right})
     assert (dead.status, dead.body["code"]) == (401, "invalid_code")
-    for _ in range(VERIFICATIONS_PER_CLIENT - MAX_CODE_TRIES - 1):
+    environment = herald.topology.functions["ConsoleFunction"].environment
+    limit = SignInSettings.from_env(environment).limits.verifications_per_client
+    for _ in range(limit - MAX_CODE_TRIES - 1):
         post(herald, "/api/v1/signin/verify", {"email": "ada@example.com", "code": "123456"})
     limited = post(herald, "/api/v1/signin/verify", {"email": "ada@example.com", "code": right})
     assert (limited.status, limited.body["code"]) == (429, "rate_limit_exceeded")

@@ -16,23 +16,30 @@ from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.signin import (
     CODE_STREAK_SECONDS,
     CODE_TTL_SECONDS,
-    CODES_PER_CLIENT,
-    MAX_CODE_DELAY_SECONDS,
     MAX_CODE_TRIES,
     SESSION_TTL_SECONDS,
-    VERIFICATIONS_PER_CLIENT,
     CodePurpose,
-    code_delay,
+    SignInLimits,
 )
 from herald.services.sessions import SessionAuthenticator
 from herald.services.signin import SignInService
 from herald.services.tenants import TenantAdmin
+from herald_local.cloudformation.template import load_template
+from herald_local.config import project_root
 from tests.fakes.common import ManualClock
 from tests.fakes.console import FakeMail, FakeSessions, FakeSignIn
 from tests.fakes.tenants import FakeTenantTable
 
 CONSOLE = "https://herald.example/console"
 CODE = re.compile(r"Your Herald code: (\d{6})")
+# The template's defaults.
+_DEFAULTS = load_template(project_root() / "template.yaml")["Parameters"]
+LIMITS = SignInLimits(
+    codes_per_client=int(_DEFAULTS["SignInCodesPerClientPerHour"]["Default"]),
+    verifications_per_client=int(_DEFAULTS["SignInVerificationsPerClientPerHour"]["Default"]),
+    first_code_delay=int(_DEFAULTS["SignInFirstCodeDelaySeconds"]["Default"]),
+    max_code_delay=int(_DEFAULTS["SignInMaxCodeDelaySeconds"]["Default"]),
+)
 
 
 class Recorded:
@@ -63,6 +70,7 @@ class Rig:
             tenants=Recorded(self.tenants, self.calls),
             sessions=self.sessions,
             mail=Recorded(self.mail, self.calls),
+            limits=LIMITS,
             clock=self.clock,
         )
 
@@ -188,7 +196,7 @@ def test_a_new_code_starts_with_all_its_tries(rig: Rig) -> None:
     dead = rig.ask("ada@example.com") or ""
     for n in range(1, MAX_CODE_TRIES + 1):
         rig.refused("ada@example.com", wrong(dead, n))
-    rig.clock.advance(code_delay(1))
+    rig.clock.advance(LIMITS.code_delay(1))
     fresh = rig.ask("ada@example.com") or ""
     assert rig.refused("ada@example.com", wrong(fresh)).message == "The code is not valid (4 tries left)."
     assert rig.service.verify("ada@example.com", fresh, "198.51.100.7").api_key is not None
@@ -201,7 +209,6 @@ def test_a_new_code_waits_a_growing_delay_that_the_answer_states(rig: Rig) -> No
         waits.append(rig.refused_request("ada@example.com").extra["retryAfter"])
         rig.clock.advance(waits[-1])
     assert waits == [30, 60, 120, 240, 300, 300, 300]
-    assert MAX_CODE_DELAY_SECONDS == 300
     rig.clock.advance(-10)
     refused = rig.refused_request("ada@example.com")
     assert refused.code is ErrorCode.RATE_LIMIT_EXCEEDED
@@ -219,7 +226,7 @@ def test_a_stranger_asking_for_codes_and_guessing_cannot_keep_the_owner_out(rig:
         rig.ask("ada@example.com", CodePurpose.SIGN_UP, ip=f"203.0.113.{n}")
         for guess in range(1, MAX_CODE_TRIES + 1):
             rig.refused("ada@example.com", f"{guess:06d}", ip=f"203.0.113.{n}")
-        rig.clock.advance(code_delay(n + 1))
+        rig.clock.advance(LIMITS.code_delay(n + 1))
     # The owner asks within the longest delay and signs in with the fresh code.
     code = rig.ask("ada@example.com", CodePurpose.SIGN_IN) or ""
     assert rig.service.verify("ada@example.com", code, "198.51.100.7").api_key is None
@@ -231,7 +238,7 @@ def test_a_code_for_one_address_does_not_open_another(rig: Rig) -> None:
 
 
 def test_code_requests_and_verifications_are_limited_per_client_ip(rig: Rig) -> None:
-    for index in range(CODES_PER_CLIENT):
+    for index in range(LIMITS.codes_per_client):
         rig.ask(f"user{index}@example.com", ip="192.0.2.1")
     with pytest.raises(HeraldError) as per_client:
         rig.ask("another@example.com", ip="192.0.2.1")
@@ -239,8 +246,8 @@ def test_code_requests_and_verifications_are_limited_per_client_ip(rig: Rig) -> 
     assert per_client.value.extra["retryAfter"] > 0
     rig.ask("another@example.com", ip="192.0.2.2")
     # A brute force from one client: its verifications run out long before a code is found.
-    for guess in range(VERIFICATIONS_PER_CLIENT):
-        rig.refused(f"user{guess % CODES_PER_CLIENT}@example.com", f"{guess:06d}", ip="192.0.2.66")
+    for guess in range(LIMITS.verifications_per_client):
+        rig.refused(f"user{guess % LIMITS.codes_per_client}@example.com", f"{guess:06d}", ip="192.0.2.66")
     guessing = rig.refused("another@example.com", "123456", ip="192.0.2.66")
     assert guessing.code is ErrorCode.RATE_LIMIT_EXCEEDED
     assert guessing.extra["retryAfter"] > 0

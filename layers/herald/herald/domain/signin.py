@@ -24,15 +24,10 @@ CODE_TTL_SECONDS = 600
 MAX_CODE_TRIES = 5
 SESSION_TTL_SECONDS = 12 * 3600
 SESSION_COOKIE = "herald_session"
-# Code requests (sign-up and sign-in together) and code verifications per client IP per window:
-# generous for an office behind one address, far too few to guess a code.
+# The window of the per client IP limits (SignInLimits).
 THROTTLE_WINDOW_SECONDS = 3600
-CODES_PER_CLIENT = 20
-VERIFICATIONS_PER_CLIENT = 60
-# The wait before an address's next code: the first delay, doubled per code of a streak up to the
-# cap; a streak ends when its last code is this old (the stored code is kept that long for it).
-FIRST_CODE_DELAY_SECONDS = 30
-MAX_CODE_DELAY_SECONDS = 300
+# A streak of an address's codes ends when its last code is this old (the stored code is kept that
+# long for it), and the next code waits only the first delay again.
 CODE_STREAK_SECONDS = 3600
 
 
@@ -58,17 +53,28 @@ def code_digest(salt: str, code: str) -> str:
     return hashlib.sha256(f"{salt}:{code.strip()}".encode()).hexdigest()
 
 
-def code_delay(sends: int) -> int:
-    """How long after the ``sends``-th code of a streak the address may get the next one."""
-    return min(FIRST_CODE_DELAY_SECONDS << max(sends - 1, 0), MAX_CODE_DELAY_SECONDS)
-
-
 def new_session_token() -> str:
     return secrets.token_urlsafe(32)
 
 
 def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+class SignInLimits(msgspec.Struct, frozen=True):
+    """The template's sign-in limits (ConsoleFunction's settings): code requests that send mail and
+    code verifications per client IP per hour, generous for an office behind one address and far
+    too few to guess a code; and the wait before an address's next code, the first delay doubled
+    per code of a streak up to the longest."""
+
+    codes_per_client: int
+    verifications_per_client: int
+    first_code_delay: int
+    max_code_delay: int
+
+    def code_delay(self, sends: int) -> int:
+        """How long after the ``sends``-th code of a streak the address may get the next one."""
+        return min(self.first_code_delay << max(sends - 1, 0), self.max_code_delay)
 
 
 class PendingCode(msgspec.Struct, frozen=True):
@@ -91,9 +97,8 @@ class PendingCode(msgspec.Struct, frozen=True):
     def usable(self, now: float) -> bool:
         return self.tries < MAX_CODE_TRIES and now < self.issued_at + CODE_TTL_SECONDS
 
-    @property
-    def next_code_at(self) -> int:
-        return self.issued_at + code_delay(self.sends)
+    def next_code_at(self, limits: SignInLimits) -> int:
+        return self.issued_at + limits.code_delay(self.sends)
 
     def streak(self, now: float) -> int:
         """The codes sent in the streak this one belongs to, 0 once the streak is over."""

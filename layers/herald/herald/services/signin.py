@@ -27,13 +27,11 @@ from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.plans import Plan
 from herald.domain.signin import (
     CODE_TTL_SECONDS,
-    CODES_PER_CLIENT,
-    FIRST_CODE_DELAY_SECONDS,
     MAX_CODE_TRIES,
     THROTTLE_WINDOW_SECONDS,
-    VERIFICATIONS_PER_CLIENT,
     CodePurpose,
     PendingCode,
+    SignInLimits,
     address_key,
     code_digest,
     new_code,
@@ -81,9 +79,11 @@ class SignInService:
         tenants: TenantStore,
         sessions: SessionAuthenticator,
         mail: PlatformMail,
+        limits: SignInLimits,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._store = store
+        self._limits = limits
         self._tenants = tenants
         self._admin = TenantAdmin(tenants)
         self._sessions = sessions
@@ -95,10 +95,10 @@ class SignInService:
     ) -> None:
         key = address_key(email)
         previous, now = self._store.code(key), self._clock()
-        if previous is not None and now < previous.next_code_at:
-            raise _too_soon(previous.next_code_at - now)
+        if previous is not None and now < previous.next_code_at(self._limits):
+            raise _too_soon(previous.next_code_at(self._limits) - now)
         # Counted only for a request that would send mail: the limit is on the mail a client causes.
-        self._limit(f"client:{client_ip}", CODES_PER_CLIENT, "code requests")
+        self._limit(f"client:{client_ip}", self._limits.codes_per_client, "code requests")
         tenant_id = self._tenants.tenant_for_email(key)
         code, salt = new_code(), secrets.token_hex(8)
         pending = PendingCode(
@@ -111,11 +111,11 @@ class SignInService:
             tenant_id=tenant_id,
         )
         if not self._store.save_code(pending, replacing=previous):
-            raise _too_soon(FIRST_CODE_DELAY_SECONDS)  # another request for the address won the race
+            raise _too_soon(self._limits.first_code_delay)  # another request for the address won the race
         self._send(email, *_mail(purpose, code, tenant_id, console_url))
 
     def verify(self, email: str, code: str, client_ip: str) -> SignedIn:
-        self._limit(f"verify:{client_ip}", VERIFICATIONS_PER_CLIENT, "code verifications")
+        self._limit(f"verify:{client_ip}", self._limits.verifications_per_client, "code verifications")
         key = address_key(email)
         pending = self._store.code(key)
         if pending is None:
