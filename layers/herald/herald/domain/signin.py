@@ -2,8 +2,8 @@
 
 A code is six digits, valid for ten minutes, used once, and dies after five wrong tries; only a
 salted SHA-256 of it is stored. The tries belong to the code: a new code starts afresh. An address
-gets a new code only after a delay that doubles with each code of a streak (30 s, 60 s, 120 s, 240 s,
-then 300 s), so a stranger who keeps asking for someone's codes delays the owner by minutes, never
+gets a new code only after a delay that doubles with each code of a streak (``SignInLimits``; by
+default 30 s, 60 s, 120 s, 240 s, then 300 s), so a stranger who keeps asking for someone's codes delays the owner by minutes, never
 locks them out; guessing is bounded by the tries per code, that pace, and per client IP limits on
 code requests and verifications. A session is a random token in an HttpOnly cookie; only its SHA-256
 is stored, with an expiry. Every answer and every store call is the same whether or not the address
