@@ -46,7 +46,7 @@ from herald.http.contract import (
     answers,
     success,
 )
-from herald.http.credentials import credentials
+from herald.http.credentials import credentials, stack_origin
 from herald.http.error_handlers import install_error_handlers
 from herald.http.errors import client_error
 from herald.http.guards import ScreenedBodies, as_resolver_reads
@@ -59,6 +59,7 @@ from herald.http.requests import (
 )
 from herald.http.resolver import HttpResolver
 from herald.http.responses import error_response, validation_error
+from herald.http.transport import secured
 from herald.observability import logger, metrics, traced
 
 DESCRIPTION = (
@@ -157,9 +158,16 @@ def docs() -> Response[str]:
     """Swagger UI over the very document /openapi.json serves (also as ?format=json, its own link)."""
     if (app.current_event.query_string_parameters or {}).get("format") == "json":
         return openapi_document()
-    from herald.http.openapi import swagger_page
+    page, policy = _docs_page()
+    return Response(200, "text/html", page, headers={"Content-Security-Policy": policy})
 
-    return Response(200, "text/html", swagger_page(_openapi_document()))
+
+@lru_cache(maxsize=1)
+def _docs_page() -> tuple[str, str]:
+    from herald.http.openapi import swagger_page, swagger_policy
+
+    page = swagger_page(_openapi_document())
+    return page, swagger_policy(page)
 
 
 # ---------------------------------------------------------------- notifications
@@ -318,7 +326,8 @@ def invalid_request(error: RequestValidationError) -> Response[str]:
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return bodies.admit(event) or app.resolve(as_resolver_reads(event), context)
+    answer = bodies.admit(event) or app.resolve(as_resolver_reads(event), context)
+    return secured(answer, stack_origin(event, public_origin()), api=True)
 
 
 startup.finish()

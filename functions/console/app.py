@@ -33,6 +33,7 @@ from herald.http.error_handlers import install_error_handlers
 from herald.http.errors import refusal
 from herald.http.guards import ScreenedBodies, as_resolver_reads
 from herald.http.responses import error_response, validation_error
+from herald.http.transport import secured
 from herald.observability import logger, metrics, traced
 
 STATIC = Path(__file__).parent / "static"
@@ -69,7 +70,7 @@ def sign_in(request: Annotated[SignInRequest, Body()]) -> Response[str]:
 
 @app.post("/api/v1/signin/verify")
 def verify(request: Annotated[VerifyCodeRequest, Body()]) -> Response[str]:
-    signed_in = console_services().signin.verify(request.email, request.code)
+    signed_in = console_services().signin.verify(request.email, request.code, _client_ip())
     answer = json_response(200, SignedIn(tenant_id=signed_in.tenant_id, api_key=signed_in.api_key))
     answer.cookies.append(session_cookie(signed_in.session.token))
     return answer
@@ -95,16 +96,20 @@ def invalid_request(error: RequestValidationError) -> Response[str]:
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     method, path = event["requestContext"]["http"]["method"], event.get("rawPath", "")
+    origin = stack_origin(event, public_origin())
     if is_console_path(path):
-        return console_answer(STATIC, method, path)
-    return bodies.admit(event) or _cross_origin(event) or app.resolve(as_resolver_reads(event), context)
+        return secured(console_answer(STATIC, method, path), origin, api=False)
+    answer = (
+        bodies.admit(event) or _cross_origin(event, origin) or app.resolve(as_resolver_reads(event), context)
+    )
+    return secured(answer, origin, api=True)
 
 
-def _cross_origin(event: dict[str, Any]) -> dict[str, Any] | None:
+def _cross_origin(event: dict[str, Any], origin: str) -> dict[str, Any] | None:
     """Every browser route changes state (sends mail, starts or ends a session): same origin only,
     which also keeps another site from signing a visitor in to an account of its choosing."""
     try:
-        require_same_origin(event, stack_origin(event, public_origin()))
+        require_same_origin(event, origin)
     except HeraldError as error:
         return refusal(error)
     return None

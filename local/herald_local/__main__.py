@@ -23,7 +23,7 @@ from pathlib import Path  # noqa: E402
 from types import FrameType  # noqa: E402
 
 from herald_local.config import ConfigError, LocalConfig  # noqa: E402
-from herald_local.demo import DemoTenant  # noqa: E402
+from herald_local.demo import DEMO_EMAIL, DemoTenant  # noqa: E402
 from herald_local.host.console import ConsoleHandler, configure  # noqa: E402
 from herald_local.stack import STARTUP_ERRORS, LocalStack  # noqa: E402
 from herald_local.state import state_path  # noqa: E402
@@ -96,6 +96,7 @@ def ready_banner(
         lines += [
             f"  Demo tenant      {tenant.tenant_id}",
             f"  Demo API key     {tenant.api_key}",
+            f"  Demo sign-in     {DEMO_EMAIL} at {base_url}/console/signin  (its jobs, in the console)",
             f"  Signing secret   {tenant.signing_secret or 'not created (see the warnings above)'}",
             "",
             f"Send an email to {DEMO_RECIPIENT} (it lands in the sandbox mailbox):",

@@ -1,8 +1,9 @@
 """The demo tenant of the local stack, set up as an operator and a client would.
 
-The operator CLI creates the tenant (it finds the stack through the state file); then, with the
-tenant's own API key and through the HTTP API, the tenant stores sandbox keys for every provider
-and creates a webhook signing secret, which the sandbox learns so it can check signatures.
+The operator CLI creates the tenant (it finds the stack through the state file), which claims its
+address, so its owner can sign in to the console; then, with the tenant's own API key and through
+the HTTP API, the tenant stores sandbox keys for every provider and creates a webhook signing
+secret, which the sandbox learns so it can check signatures.
 Each step that fails prints a warning and the stack stays up.
 """
 
@@ -22,7 +23,11 @@ from herald.domain.vendors import TENANT_PROVIDERS
 
 log = logging.getLogger(__name__)
 
-DEMO_TENANT = ("Demo", "demo@herald.local", "startup")
+# The demo tenant's owner signs in to the console with this address (the sandbox mailbox gets the
+# code) and sees there the jobs the README's walk-through sends with the demo key. A reserved
+# example domain: the sign-in takes only addresses on a real top-level domain.
+DEMO_EMAIL = "demo@example.com"
+DEMO_TENANT = ("Demo", DEMO_EMAIL, "startup")
 _CLI_TIMEOUT_SECONDS = 60
 _http = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(connect=3.0, read=30.0))
 

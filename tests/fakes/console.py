@@ -23,8 +23,12 @@ class FakeSignIn:
         self.throttles[(scope, window)] = counted + 1
         return True
 
-    def save_code(self, code: PendingCode) -> None:
+    def save_code(self, code: PendingCode, replacing: PendingCode | None) -> bool:
+        stored = self.codes.get(code.address_key)
+        if (stored and stored.digest) != (replacing and replacing.digest):
+            return False
         self.codes[code.address_key] = code
+        return True
 
     def code(self, address_key: str) -> PendingCode | None:
         return self.codes.get(address_key)

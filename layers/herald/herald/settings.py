@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from herald.domain.jobs import Channel, QueuePriority
+from herald.domain.signin import SignInLimits
 from herald.domain.vendors import VENDOR_REGIONS
 
 if TYPE_CHECKING:
@@ -206,6 +207,24 @@ class CheckoutSettings(msgspec.Struct, frozen=True):
             paystack_api_base_url=_required(env, "HERALD_PAYSTACK_API_BASE_URL"),
             paystack_secret_parameter=_required(env, "HERALD_PAYSTACK_SECRET_PARAMETER"),
             paystack_catalog=plan_catalog(Processor.PAYSTACK, env),
+        )
+
+
+class SignInSettings(msgspec.Struct, frozen=True):
+    """What only the ConsoleFunction is given: the template's sign-in limits."""
+
+    limits: SignInLimits
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> SignInSettings:
+        env = os.environ if env is None else env
+        return cls(
+            SignInLimits(
+                codes_per_client=_int(env, "HERALD_SIGNIN_CODES_PER_CLIENT"),
+                verifications_per_client=_int(env, "HERALD_SIGNIN_VERIFICATIONS_PER_CLIENT"),
+                first_code_delay=_int(env, "HERALD_SIGNIN_FIRST_CODE_DELAY"),
+                max_code_delay=_int(env, "HERALD_SIGNIN_MAX_CODE_DELAY"),
+            )
         )
 
 

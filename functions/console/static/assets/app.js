@@ -33,10 +33,13 @@ const ROUTES = [
 ];
 
 let account = null;
+// The first render after the page loaded leaves the focus where the browser put it, so that the
+// first Tab reaches "Skip to content"; every later page change moves it (settleFocus).
+let landed = false;
 
 export function go(path) {
   history.pushState({}, "", path);
-  render();
+  render(true);
 }
 
 // Links inside the console navigate without a reload.
@@ -46,7 +49,7 @@ document.addEventListener("click", (event) => {
   event.preventDefault();
   go(link.getAttribute("href"));
 });
-window.addEventListener("popstate", () => render());
+window.addEventListener("popstate", () => render(true));
 
 export function link(path, ...children) {
   return h("a", { href: path, "data-route": "" }, ...children);
@@ -96,12 +99,59 @@ async function signOut() {
     await api("POST", "/signout");
   } finally {
     account = null;
+    localStorage.removeItem(SIGNED_IN);
     go("/console/signin");
   }
 }
 
+// Whether this browser signed in and has not signed out since: without it, a first visit goes to
+// the sign-in page at once instead of asking the API for an account and being refused (401).
+// Not a credential (the session cookie is, and scripts cannot read it); only spares that request.
+const SIGNED_IN = "herald.signedIn";
+const maybeSignedIn = () => localStorage.getItem(SIGNED_IN) === "1";
+
+// Signed out (or never signed in): to the sign-in page, which brings the person back here after.
+// The address is replaced, so Back does not return to a page that would send them here again.
+function toSignIn() {
+  account = null;
+  localStorage.removeItem(SIGNED_IN);
+  const here = location.pathname + location.search + location.hash;
+  const next = here === "/console" ? "" : `?next=${encodeURIComponent(here)}`;
+  history.replaceState({}, "", `/console/signin${next}`);
+}
+
+// Where a sign-in goes: the console page first asked for, never a page of another origin
+// ("//evil.example" and absolute URLs resolve elsewhere and are refused).
+function pageAfterSignIn(asked, origin) {
+  if (!asked) return "/console";
+  let url;
+  try {
+    url = new URL(asked, origin);
+  } catch {
+    return "/console";
+  }
+  const inConsole = /^\/console(\/|$)/.test(url.pathname) && !/^\/console\/sign(in|up)/.test(url.pathname);
+  return asked.startsWith("/") && url.origin === origin && inConsole ? url.pathname + url.search + url.hash : "/console";
+}
+
+// A new page is announced by its heading (screen readers read what takes the focus); an action
+// that drew the page again never leaves the focus on the body.
+function settleFocus(moved) {
+  if (!landed) {
+    landed = true;
+    return;
+  }
+  const focused = document.activeElement;
+  if (!moved && focused && focused !== document.body && focused.isConnected) return;
+  const main = document.getElementById("main");
+  const heading = main?.querySelector("h1");
+  if (heading) heading.setAttribute("tabindex", "-1");
+  (heading || main)?.focus();
+}
+
 export async function refreshAccount() {
   account = await api("GET", "/account");
+  localStorage.setItem(SIGNED_IN, "1");
   return account;
 }
 
@@ -109,20 +159,27 @@ export function currentAccount() {
   return account;
 }
 
-async function render() {
+async function render(moved = false) {
+  await draw();
+  settleFocus(moved);
+}
+
+async function draw() {
   const path = location.pathname;
   if (path.startsWith("/console/signin") || path.startsWith("/console/signup")) {
+    const next = new URLSearchParams(location.search).get("next");
     replace(document.getElementById("app"), h("main", { id: "main", class: "main main-center", tabindex: "-1" },
       signInPage(path.startsWith("/console/signup") ? "signup" : "signin", async () => {
         await refreshAccount();
-        go("/console");
+        go(pageAfterSignIn(next, location.origin));
       })));
     return;
   }
+  if (!account && !maybeSignedIn()) return signInInstead();
   try {
     if (!account) await refreshAccount();
   } catch (error) {
-    if (signedOut(error)) return go("/console/signin");
+    if (signedOut(error)) return signInInstead();
     return showError(document.getElementById("main"), error);
   }
   const route = ROUTES.find(([pattern]) => pattern.test(path));
@@ -137,12 +194,14 @@ async function render() {
     focusableScrollers(frame);
     document.title = `${frame.querySelector("h1")?.textContent || "Console"} · Herald`;
   } catch (error) {
-    if (signedOut(error)) {
-      account = null;
-      return go("/console/signin");
-    }
+    if (signedOut(error)) return signInInstead();
     showError(frame, error);
   }
+}
+
+function signInInstead() {
+  toSignIn();
+  return draw();
 }
 
 function showError(frame, error) {
@@ -158,8 +217,8 @@ export async function act(work, done) {
     return result;
   } catch (error) {
     if (signedOut(error)) {
-      account = null;
-      go("/console/signin");
+      toSignIn();
+      render(true);
       return undefined;
     }
     toast(error instanceof ApiError ? error.message : "The action failed.", "error");

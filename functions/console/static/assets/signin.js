@@ -5,7 +5,7 @@ import { SignInRequest, SignUpRequest, SignedIn, VerifyCodeRequest } from "./fie
 
 export function signInPage(mode, onSignedIn) {
   const card = h("section", { class: "card signin", "aria-labelledby": "signin-title" });
-  askForCode(card, mode, onSignedIn);
+  askForCode(card, mode, onSignedIn, "");
   return h("div", { class: "signin-wrap" },
     h("div", { class: "brand brand-large" }, h("span", { class: "brand-mark", "aria-hidden": "true" }, "H"), "Herald"),
     card);
@@ -32,9 +32,11 @@ function apiForm(submit, status, fallback, work, ...fields) {
   }, ...fields, status, submit);
 }
 
-function askForCode(card, mode, onSignedIn) {
+// The first step; ``typed``: the address to offer again ("Use another email"), which also means
+// the person is here already, so the address field takes the focus.
+function askForCode(card, mode, onSignedIn, typed) {
   const signup = mode === "signup";
-  const email = h("input", { type: "email", name: "email", autocomplete: "email", required: true });
+  const email = h("input", { type: "email", name: "email", autocomplete: "email", required: true, value: typed });
   const name = h("input", { type: "text", name: "name", autocomplete: "organization", required: true, maxlength: 100 });
   const status = h("div", {});
   const submit = h("button", { type: "submit", class: "button button-primary" }, "Email me a code");
@@ -42,8 +44,9 @@ function askForCode(card, mode, onSignedIn) {
     const body = signup
       ? { [SignUpRequest.email]: email.value.trim(), [SignUpRequest.name]: name.value.trim() }
       : { [SignInRequest.email]: email.value.trim() };
-    await api("POST", signup ? "/signup" : "/signin", body);
-    enterCode(card, email.value.trim(), onSignedIn);
+    const requestCode = () => api("POST", signup ? "/signup" : "/signin", body);
+    await requestCode();
+    enterCode(card, email.value.trim(), onSignedIn, { mode, requestCode });
   },
   field("Work email", email),
   signup ? field("Account name", name, "Your team or product, as your invoices will show it.") : null);
@@ -55,11 +58,13 @@ function askForCode(card, mode, onSignedIn) {
     form,
     h("p", { class: "switch" }, signup ? "Already have an account? " : "New to Herald? ",
       h("a", { href: signup ? "/console/signin" : "/console/signup", "data-route": "" }, signup ? "Sign in" : "Create an account")));
-  // The card may not be on the page yet: focus once it is.
-  requestAnimationFrame(() => email.focus());
+  // On a fresh page the focus stays where the browser put it (the first Tab reaches "Skip to
+  // content"); coming back from the code step, it goes where the person will type.
+  if (typed) email.focus();
 }
 
-function enterCode(card, email, onSignedIn) {
+// ``again``: how the code was asked for, to ask for a new one, and the mode to start over in.
+function enterCode(card, email, onSignedIn, again) {
   const code = h("input", {
     type: "text", name: "code", inputmode: "numeric", autocomplete: "one-time-code", pattern: "[0-9]{6}",
     maxlength: 6, required: true, class: "code-input",
@@ -77,10 +82,31 @@ function enterCode(card, email, onSignedIn) {
       throw error;
     }
   }, field("Six-digit code", code, "It works once, for 10 minutes."));
+  const resend = h("button", {
+    type: "button", class: "button button-quiet",
+    onclick: async () => {
+      resend.disabled = true;
+      try {
+        await again.requestCode();
+        message(status, "A new code is on its way; earlier codes no longer work.", "success");
+        code.value = "";
+        submit.disabled = false;
+        code.focus();
+      } catch (error) {
+        message(status, error instanceof ApiError ? error.message : "A new code could not be requested.");
+      } finally {
+        resend.disabled = false;
+      }
+    },
+  }, "Send a new code");
+  const restart = h("button", {
+    type: "button", class: "button button-quiet", onclick: () => askForCode(card, again.mode, onSignedIn, email),
+  }, "Use another email");
   replace(card,
     h("h1", { id: "signin-title" }, "Check your email"),
     h("p", { class: "muted" }, "If ", h("strong", {}, email), " can receive mail, a code is on its way."),
-    form);
+    form,
+    h("div", { class: "actions switch" }, resend, restart));
   code.focus();
 }
 

@@ -11,6 +11,7 @@ from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import foundation, once
 from herald.services.sessions import SessionAuthenticator
 from herald.services.signin import SignInService
+from herald.settings import SignInSettings
 
 
 class ConsoleServices:
@@ -20,7 +21,11 @@ class ConsoleServices:
         self.sessions = SessionAuthenticator(DynamoSessions(base.table), tenants)
         mail = SesPlatformMail(base.clients.sesv2, base.settings.platform_sender)
         self.signin = SignInService(
-            store=DynamoSignIn(base.table), tenants=tenants, sessions=self.sessions, mail=mail
+            store=DynamoSignIn(base.table),
+            tenants=tenants,
+            sessions=self.sessions,
+            mail=mail,
+            limits=SignInSettings.from_env().limits,
         )
 
 

@@ -45,11 +45,17 @@ def _answer(status: int, media_type: str, body: str, cache: str) -> dict[str, An
 
 
 def console_answer(folder: Path, method: str, path: str) -> dict[str, Any]:
-    """The answer (API Gateway v2 shape) to a request for the page or one of its assets."""
+    """The answer (API Gateway v2 shape) to a request for the page or one of its assets; HEAD gets
+    GET's status and headers without the body."""
     if method not in ("GET", "HEAD"):
         answer = _answer(405, "text/plain; charset=utf-8", "Method not allowed\n", "no-store")
         answer["headers"]["Allow"] = "GET, HEAD"
         return answer
+    answer = _got(folder, path)
+    return {**answer, "body": ""} if method == "HEAD" else answer
+
+
+def _got(folder: Path, path: str) -> dict[str, Any]:
     if not path.startswith(ASSETS_PREFIX):
         # The page holds no data of its own: everything comes from the API after it loaded.
         return _answer(200, MEDIA_TYPES[".html"], (folder / PAGE).read_text(encoding="utf-8"), "no-cache")

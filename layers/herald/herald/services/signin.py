@@ -1,17 +1,21 @@
 """Sign-up and sign-in to the console by a one-time code sent from the platform's address.
 
-Both requests answer the same whatever the address: a sign-up of an address that has an account
-sends that account a sign-in code, a sign-in of an address without one sends a note saying so, and
-only the address's owner reads the difference. Verifying a code creates the free tenant on first
-use (showing its first API key once) and starts a session.
+Nothing a client sees tells whether an address has an account: every code request stores a code
+and sends one mail, and only the mail's text differs (a sign-up of an address that has an account
+gets a sign-in code for it; a sign-in of an address without one gets a note saying so, while the
+code stored for it is never mailed). So a wrong code counts its tries, and a second request waits
+for the address's pace, alike for both. Verifying a code creates the free tenant on first use
+(showing its first API key once) and starts a session.
 
-DynamoDB per code request: 2 throttle updates, 1 GetItem (the address's tenant), 1 PutItem (the
-code), then 1 SES send; per verification: 1 GetItem, 1 conditional DeleteItem, a tenant's creation
-on first use, 1 PutItem (the session).
+DynamoDB per code request: 1 GetItem (the address's last code, for its pace), 1 throttle update
+(client IP), 1 GetItem (the address's tenant), 1 conditional PutItem (the code), then 1 SES send; per
+verification: 1 throttle update (client IP), 1 GetItem, 1 conditional UpdateItem (a wrong code) or
+DeleteItem (the right one), a tenant's creation on first use, 1 PutItem (the session).
 """
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from collections.abc import Callable
@@ -23,12 +27,11 @@ from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.plans import Plan
 from herald.domain.signin import (
     CODE_TTL_SECONDS,
-    CODES_PER_ADDRESS,
-    CODES_PER_CLIENT,
     MAX_CODE_TRIES,
     THROTTLE_WINDOW_SECONDS,
     CodePurpose,
     PendingCode,
+    SignInLimits,
     address_key,
     code_digest,
     new_code,
@@ -48,9 +51,23 @@ class SignedIn(msgspec.Struct, frozen=True):
     api_key: str | None = None
 
 
-def _invalid_code(detail: str = "") -> HeraldError:
+def _invalid_code(detail: str = "; ask for a new one if it expired") -> HeraldError:
+    return HeraldError(f"The code is not valid{detail}.", ErrorCode.INVALID_CODE)
+
+
+def _wrong_code(tries_left: int) -> HeraldError:
+    if tries_left <= 0:
+        return _invalid_code(" and no longer works; ask for a new code")
+    return _invalid_code(f" ({tries_left} {'try' if tries_left == 1 else 'tries'} left)")
+
+
+def _too_soon(seconds: float) -> HeraldError:
+    wait = max(math.ceil(seconds), 1)
     return HeraldError(
-        f"The code is not valid{detail}; ask for a new one if it expired.", ErrorCode.INVALID_CODE
+        "A code was sent to this address a moment ago; you can ask for a new one in "
+        f"{wait} second{'' if wait == 1 else 's'}.",
+        ErrorCode.RATE_LIMIT_EXCEEDED,
+        extra={"retryAfter": wait},
     )
 
 
@@ -62,9 +79,11 @@ class SignInService:
         tenants: TenantStore,
         sessions: SessionAuthenticator,
         mail: PlatformMail,
+        limits: SignInLimits,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._store = store
+        self._limits = limits
         self._tenants = tenants
         self._admin = TenantAdmin(tenants)
         self._sessions = sessions
@@ -75,33 +94,37 @@ class SignInService:
         self, purpose: CodePurpose, email: str, client_ip: str, console_url: str, name: str | None = None
     ) -> None:
         key = address_key(email)
-        self._throttle(key, client_ip)
+        previous, now = self._store.code(key), self._clock()
+        if previous is not None and now < previous.next_code_at(self._limits):
+            raise _too_soon(previous.next_code_at(self._limits) - now)
+        # Counted only for a request that would send mail: the limit is on the mail a client causes.
+        self._limit(f"client:{client_ip}", self._limits.codes_per_client, "code requests")
         tenant_id = self._tenants.tenant_for_email(key)
-        if tenant_id is None and purpose is CodePurpose.SIGN_IN:
-            self._send(email, "Sign in to Herald", _no_account(console_url))
-            return
         code, salt = new_code(), secrets.token_hex(8)
         pending = PendingCode(
             address_key=key,
             digest=code_digest(salt, code),
             salt=salt,
-            expires_at=int(self._clock()) + CODE_TTL_SECONDS,
+            issued_at=int(now),
+            sends=(previous.streak(now) if previous else 0) + 1,
             name=name if tenant_id is None else None,
             tenant_id=tenant_id,
         )
-        self._store.save_code(pending)
-        existing = tenant_id is not None and purpose is CodePurpose.SIGN_UP
-        self._send(email, f"Your Herald code: {code}", _code_text(code, existing))
+        if not self._store.save_code(pending, replacing=previous):
+            raise _too_soon(self._limits.first_code_delay)  # another request for the address won the race
+        self._send(email, *_mail(purpose, code, tenant_id, console_url))
 
-    def verify(self, email: str, code: str) -> SignedIn:
+    def verify(self, email: str, code: str, client_ip: str) -> SignedIn:
+        self._limit(f"verify:{client_ip}", self._limits.verifications_per_client, "code verifications")
         key = address_key(email)
         pending = self._store.code(key)
-        if pending is None or not pending.usable(self._clock()):
+        if pending is None:
             raise _invalid_code()
+        if not pending.usable(self._clock()):
+            raise HeraldError("The code no longer works; ask for a new code.", ErrorCode.INVALID_CODE)
         if not pending.matches(code):
             self._store.wrong_try(pending)
-            left = MAX_CODE_TRIES - pending.tries - 1
-            raise _invalid_code(f" ({left} tries left)" if left > 0 else " and is now locked")
+            raise _wrong_code(MAX_CODE_TRIES - pending.tries - 1)
         if not self._store.use_code(pending):
             raise _invalid_code()
         tenant_id = pending.tenant_id or self._tenants.tenant_for_email(key)
@@ -116,15 +139,13 @@ class SignInService:
             raise HeraldError("This tenant is disabled.", ErrorCode.TENANT_DISABLED)
         return SignedIn(self._sessions.start(tenant_id), tenant_id, api_key)
 
-    def _throttle(self, key: str, client_ip: str) -> None:
+    def _limit(self, scope: str, limit: int, what: str) -> None:
         now = int(self._clock())
         window = now - now % THROTTLE_WINDOW_SECONDS
-        allowed = self._store.count_request(f"client:{client_ip}", window, CODES_PER_CLIENT)
-        allowed = allowed and self._store.count_request(f"address:{key}", window, CODES_PER_ADDRESS)
-        if not allowed:
+        if not self._store.count_request(scope, window, limit):
             retry_after = window + THROTTLE_WINDOW_SECONDS - now
             raise HeraldError(
-                f"Too many code requests; retry in {retry_after // 60 + 1} minutes.",
+                f"Too many {what} from this network; retry in {retry_after // 60 + 1} minutes.",
                 ErrorCode.RATE_LIMIT_EXCEEDED,
                 extra={"retryAfter": retry_after},
             )
@@ -137,6 +158,16 @@ class SignInService:
             raise HeraldError(
                 "Herald could not send the email right now; retry shortly.", ErrorCode.DEPENDENCY_UNAVAILABLE
             ) from exc
+
+
+def _mail(purpose: CodePurpose, code: str, tenant_id: str | None, console_url: str) -> tuple[str, str]:
+    """The subject and text of a code request's mail: the one place the two kinds of address differ.
+    A sign-in of an address without an account is told so; its stored code is never mailed, and
+    guessing it is as hard as guessing a mailed one."""
+    if tenant_id is None and purpose is CodePurpose.SIGN_IN:
+        return "Sign in to Herald", _no_account(console_url)
+    existing = tenant_id is not None and purpose is CodePurpose.SIGN_UP
+    return f"Your Herald code: {code}", _code_text(code, existing)
 
 
 def _code_text(code: str, existing: bool) -> str:

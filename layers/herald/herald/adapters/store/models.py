@@ -402,10 +402,13 @@ class EmailClaimItem(HeraldItem, discriminator="emailclaim"):
 
 
 class SignInCodeItem(HeraldItem, discriminator="signincode"):
-    """An address's pending one-time code: its salted hash, tries and what it opens (TTL: expiry)."""
+    """An address's last one-time code: its salted hash, tries, what it opens, and when it was sent
+    as which code of a streak (TTL: the streak's end, after the code's own expiry)."""
 
     digest = UnicodeAttribute()
     salt = UnicodeAttribute()
+    issued_at = NumberAttribute(default=0, attr_name="issuedAt")
+    sends = NumberAttribute(default=1)
     tries = NumberAttribute(default=0)
     name = UnicodeAttribute(null=True)
     tenant_id = UnicodeAttribute(null=True, attr_name="tenantId")
@@ -419,7 +422,7 @@ class SessionItem(HeraldItem, discriminator="session"):
 
 
 class ThrottleItem(HeraldItem, discriminator="throttle"):
-    """Code requests of one address or client IP in one window (TTL: the window's end)."""
+    """Code requests or verifications of one client IP in one window (TTL: the window's end)."""
 
     requests = NumberAttribute(default=0)
 

@@ -1,7 +1,8 @@
 """Data access for the console's sign-in: one-time codes, request throttles and sessions.
 
-DynamoDB calls: a code request = 2 conditional UpdateItems (address and client throttles) + 1
-PutItem (the code); a verification = 1 consistent GetItem + 1 conditional DeleteItem (or, for a
+DynamoDB calls: a code request = 1 consistent GetItem (the last code) + 1 conditional UpdateItem
+(the client's throttle) + 1 conditional PutItem (the code); a verification = 1 conditional
+UpdateItem (the client's throttle) + 1 consistent GetItem + 1 conditional DeleteItem (or, for a
 wrong code, 1 conditional UpdateItem); a session = 1 PutItem, 1 GetItem per request, 1 DeleteItem.
 Each item expires by TTL; readers check the expiry themselves too (TTL deletion is lazy).
 """
@@ -22,7 +23,13 @@ from herald.adapters.store.models import (
     throttle_pk,
 )
 from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
-from herald.domain.signin import MAX_CODE_TRIES, THROTTLE_WINDOW_SECONDS, PendingCode, Session
+from herald.domain.signin import (
+    CODE_STREAK_SECONDS,
+    MAX_CODE_TRIES,
+    THROTTLE_WINDOW_SECONDS,
+    PendingCode,
+    Session,
+)
 
 
 class DynamoSignIn:
@@ -45,19 +52,31 @@ class DynamoSignIn:
             return False
         return True
 
-    def save_code(self, code: PendingCode) -> None:
+    def save_code(self, code: PendingCode, replacing: PendingCode | None) -> bool:
         item = self._table[SignInCodeItem](
             signin_pk(code.address_key),
             CODE_SK,
             digest=code.digest,
             salt=code.salt,
+            issued_at=code.issued_at,
+            sends=code.sends,
             tries=code.tries,
             name=code.name,
             tenant_id=code.tenant_id,
-            expires_at=code.expires_at,
+            expires_at=code.issued_at + CODE_STREAK_SECONDS,
         )
-        with translated("sign-in code write"):
-            item.save()
+        # Two requests that read the same last code: one stores its code, the other waits its turn.
+        unchanged = (
+            SignInCodeItem.digest.does_not_exist()
+            if replacing is None
+            else SignInCodeItem.digest == replacing.digest
+        )
+        try:
+            with conditional("sign-in code write"):
+                item.save(condition=unchanged)
+        except ConditionFailed:
+            return False
+        return True
 
     def code(self, address_key: str) -> PendingCode | None:
         with translated("sign-in code read"):
@@ -71,7 +90,8 @@ class DynamoSignIn:
             address_key=address_key,
             digest=item.digest,
             salt=item.salt,
-            expires_at=int(item.expires_at or 0),
+            issued_at=int(item.issued_at or 0),
+            sends=int(item.sends or 1),
             tries=int(item.tries or 0),
             name=item.name,
             tenant_id=item.tenant_id,

@@ -153,16 +153,18 @@ class Suppressions(Protocol):
 
 
 class SignInStore(Protocol):
-    """One-time codes (one per address) and the request throttles of the sign-in routes."""
+    """One-time codes (one per address) and the per client IP throttles of the sign-in routes."""
 
     def count_request(self, scope: str, window: int, limit: int) -> bool:
-        """Count one code request against ``scope`` in the window starting at ``window`` (epoch
+        """Count one request against ``scope`` in the window starting at ``window`` (epoch
         seconds); False, counting nothing, when ``limit`` requests were counted already."""
 
-    def save_code(self, code: PendingCode) -> None:
-        """Store the address's code, replacing any earlier one."""
+    def save_code(self, code: PendingCode, replacing: PendingCode | None) -> bool:
+        """Store the address's code in place of ``replacing``, the code read before it (None: there
+        was none); False, storing nothing, when another code took its place meanwhile."""
 
-    def code(self, address_key: str) -> PendingCode | None: ...
+    def code(self, address_key: str) -> PendingCode | None:
+        """The address's last code, also once it expired or died, until its streak is over."""
 
     def wrong_try(self, code: PendingCode) -> None:
         """Count a wrong try of this very code (a newer code of the address is left alone)."""
