@@ -171,6 +171,9 @@ def _environment(state_dir: Path, extra_env: dict[str, str] | None) -> dict[str,
         "HERALD_SANDBOX_PORT": "0",
         "HERALD_LOCAL_RETRY_BASE_DELAY": "2",
         "HERALD_LOCAL_BREAKER_COOLDOWN_SECONDS": "2",
+        # Every test's browser signs in from 127.0.0.1: the per-client hourly allowance of codes
+        # would be shared by all the suite's sign-ups on a worker.
+        "HERALD_LOCAL_SIGNIN_CODES_PER_CLIENT": "1000",
         "AWS_DEFAULT_REGION": "us-east-1",
         # The payment processors' test-only secrets and plans, so tests can sign as Polar and Paystack.
         **payment_environment(),

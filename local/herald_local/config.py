@@ -112,6 +112,9 @@ class LocalConfig:
     endpoint_disable_after_seconds: str | None = None
     # Off only to measure what the breakers buy (HERALD_LOCAL_CIRCUIT_BREAKERS=0).
     circuit_breakers: bool = True
+    # Overrides the template's SignInCodesPerClientPerHour: on one machine every browser is the
+    # same client (127.0.0.1), so a suite of browser tests is many people behind one address.
+    signin_codes_per_client: int | None = None
     # Every schedule fires this often instead of on its own cadence (None: its own).
     schedule_seconds: float | None = None
     # How often alarms are evaluated (at most once per Period).
@@ -162,6 +165,7 @@ class LocalConfig:
             breaker_cooldown_seconds=_seconds_text(env, "HERALD_LOCAL_BREAKER_COOLDOWN_SECONDS"),
             endpoint_disable_after_seconds=_seconds_text(env, "HERALD_LOCAL_ENDPOINT_DISABLE_AFTER_SECONDS"),
             circuit_breakers=env.get("HERALD_LOCAL_CIRCUIT_BREAKERS", "1").strip() != "0",
+            signin_codes_per_client=_count(env, "HERALD_LOCAL_SIGNIN_CODES_PER_CLIENT", 0) or None,
             schedule_seconds=None if schedule is None else float(schedule),
             alarm_seconds=DEFAULT_ALARM_SECONDS if alarm is None else float(alarm),
         )

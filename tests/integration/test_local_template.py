@@ -449,6 +449,16 @@ def test_the_local_parameters_point_every_provider_at_the_sandbox() -> None:
         assert parameters[parameter] == f"http://sandbox/{provider}"
     assert parameters["RetryBaseDelaySeconds"] == "2"
     assert parameters[PUBLIC_ORIGIN_PARAMETER] == "http://127.0.0.1:3007"
+    # The template's own per-client allowance of sign-in codes unless the harness raises it.
+    assert "SignInCodesPerClientPerHour" not in parameters
+
+
+def test_the_harness_can_raise_the_per_client_allowance_of_sign_in_codes() -> None:
+    config = LocalConfig.from_env({"HERALD_LOCAL_SIGNIN_CODES_PER_CLIENT": "1000"})
+    parameters = local_parameters(load_template(config.template_path), config, lambda name: name)
+    assert parameters["SignInCodesPerClientPerHour"] == "1000"
+    with pytest.raises(ConfigError, match="HERALD_LOCAL_SIGNIN_CODES_PER_CLIENT must be a whole number"):
+        LocalConfig.from_env({"HERALD_LOCAL_SIGNIN_CODES_PER_CLIENT": "0"})
 
 
 def test_the_sample_events_are_routes_of_the_template(moto: None) -> None:

@@ -39,6 +39,7 @@ STUCK_JOB_PARAMETER = "StuckJobSeconds"
 BREAKER_COOLDOWN_PARAMETER = "BreakerCooldownSeconds"
 ENDPOINT_DISABLE_PARAMETER = "EndpointDisableAfterSeconds"
 BREAKERS_PARAMETER = "CircuitBreakers"
+SIGNIN_CODES_PARAMETER = "SignInCodesPerClientPerHour"
 # The stack's public origin is its gateway's (http://127.0.0.1:<port>): the links Herald writes and
 # the one Origin the console's state changes may carry, as the browser at the console sends it.
 PUBLIC_ORIGIN_PARAMETER = "PublicOrigin"
@@ -67,6 +68,8 @@ def local_parameters(
         overrides[ENDPOINT_DISABLE_PARAMETER] = config.endpoint_disable_after_seconds
     if not config.circuit_breakers:
         overrides[BREAKERS_PARAMETER] = "Disabled"
+    if config.signin_codes_per_client is not None:
+        overrides[SIGNIN_CODES_PARAMETER] = str(config.signin_codes_per_client)
     overrides |= {parameter: config.payments[variable] for parameter, variable in PLAN_PARAMETERS.items()}
     _declared(template, overrides)
     return overrides
