@@ -69,12 +69,12 @@ def _waiting(view: JobView, now: datetime) -> str:
 def _held(breaker: Breaker, now: datetime) -> str:
     """A webhook its endpoint's breaker holds: the breaker is per origin, so say which and till when."""
     host = urlsplit(breaker.key.name).netloc
-    every_path = f"every job to {breaker.key.name} waits with it, whatever its path"
     if breaker.state is BreakerState.DISABLED:
         return (
-            f"Waiting: the endpoint {host} is disabled after a long outage; {every_path} until it is "
-            "re-enabled."
+            f"Waiting: the endpoint {host} is disabled after a long outage; every job to it fails "
+            "until it is re-enabled."
         )
+    every_path = f"every job to {breaker.key.name} waits with it, whatever its path"
     since = _moment(_iso(breaker.opened_at or breaker.since), now)
     failures = f" after {_attempts(breaker.consecutive, 'failure')}" if breaker.consecutive else ""
     next_try = _moment(_iso(max(breaker.open_until or 0, breaker.probe_until or 0)), now)
