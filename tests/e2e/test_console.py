@@ -371,7 +371,7 @@ def a_bounce_the_provider_reports_shows_in_the_timeline_and_the_suppression_can_
     )
     assert reported.status_code == 200, reported.text
     page = console.open(f"/console/jobs/{job_id}", "Email completed")
-    expect(page.get_by_text("RESEND reported: bounced")).to_be_visible()
+    expect(page.get_by_text("Resend reported: bounced")).to_be_visible()
     expect(page.get_by_text(re.compile(r"^Recipient suppressed"))).to_be_visible()
     page = console.open("/console/suppressions", "Suppressions")
     page.get_by_role("button", name=f"Remove {to} from the suppression list").click()
