@@ -224,7 +224,9 @@ def providers_are_added_live_checked_and_reordered(console: Console) -> None:
     page.get_by_label("Provider", exact=True).select_option("POSTMARK")
     page.get_by_label("API key", exact=True).fill("not-a-sandbox-token")
     page.get_by_role("button", name="Check and save").click()
-    expect(page.get_by_role("status")).to_contain_text("POSTMARK")
+    expect(page.get_by_role("status")).to_contain_text(
+        "Postmark did not accept the key: the server token was refused"
+    )
     tab_to(page, "Move up: Resend")
     page.keyboard.press("Enter")
     expect(page.locator("tbody tr").first).to_have_attribute("data-provider", "RESEND")

@@ -191,7 +191,7 @@ def test_a_webhook_held_by_its_endpoints_breaker_says_why_and_until_when(
     summaries = page.locator("summary", has_text="Request and response")
     expect(summaries).to_have_count(2)
     summaries.nth(0).click()
-    excerpt = page.locator("details[open] pre.payload")
+    excerpt = page.locator("details[open] pre.excerpt")
     expect(excerpt).to_have_text('{"received": false}')
     expect(page.locator("details[open] dd code", has_text=recovered)).to_be_visible()  # webhook-id
     page.screenshot(path="/tmp/why-attempts.png", full_page=True)

@@ -182,7 +182,7 @@ function exchange(request, response) {
     h("h4", {}, "Response"),
     facts([["Status", status ? `HTTP ${status}` : "no answer"], ["Latency", milliseconds(response?.[ReceivedResponse.latencyMs])]]),
     status ? headerList(response[ReceivedResponse.headers]) : null,
-    excerpt ? h("pre", { class: "payload" }, excerpt) : null);
+    excerpt ? h("pre", { class: "excerpt" }, excerpt) : null);
 }
 
 // An event where Herald received it: a provider's own time may be any time, so it is shown apart.
