@@ -232,7 +232,7 @@ def test_a_cancelled_job_reads_in_order_and_a_suppressed_recipient_is_not_offere
     assert (refused["status"], refused["retryable"]) == ("failed", False)
     page = console.open(f"/console/jobs/{refused['id']}", "Email failed")
     expect(page.locator("[data-status-detail]")).to_have_text(refused["statusDetail"])
-    assert refused["statusDetail"].startswith("Failed: permanent failure (SES message_permanent")
+    assert refused["statusDetail"].startswith("Failed: permanent failure (SES: Message rejected: fail-400+")
     assert page.get_by_role("button", name="Retry").count() == 0
     page.screenshot(path="/tmp/why-refused.png", full_page=True)
     console.context.close()

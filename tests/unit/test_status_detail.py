@@ -105,6 +105,31 @@ CASES = [
         id="retrying tomorrow",
     ),
     pytest.param(
+        JobView(
+            replace(
+                EMAIL,
+                attempts=1,
+                delivery_logs=(
+                    replace(
+                        failed_log(1, error="SENDGRID transient: the provider is having trouble (HTTP 502)"),
+                        tried=(
+                            {
+                                "provider": "SENDGRID",
+                                "outcome": "transient",
+                                "status": 502,
+                                "error": "the provider is having trouble",
+                            },
+                        ),
+                    ),
+                ),
+                requeued_at="2026-12-04T03:17:00.000Z",
+            ),
+            None,
+        ),
+        "Retrying: attempt 1 of 3 failed (SendGrid: the provider is having trouble, HTTP 502); next try about 03:17 UTC.",
+        id="an email's provider by its label",
+    ),
+    pytest.param(
         JobView(replace(WEBHOOK, status=JobStatus.PROCESSING, attempts=2), None),
         "Sending: attempt 2 of 3 is under way.",
         id="processing",

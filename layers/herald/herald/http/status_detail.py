@@ -89,9 +89,14 @@ def _last(state: JobState) -> DeliveryLog | None:
 
 
 def _why(log: DeliveryLog) -> str:
-    """An attempt's failure in a few words: the endpoint's HTTP status, else the reason recorded."""
+    """An attempt's failure in a few words: the endpoint's HTTP status; an email's last provider by
+    its label, with its reason and status; else the reason recorded."""
     if log.response_status is not None:
         return f"HTTP {log.response_status}"
+    last = log.tried[-1] if log.tried else None
+    if last is not None and last.get("error"):
+        status = f", HTTP {last['status']}" if last.get("status") else ""
+        return f"{_label(str(last['provider']))}: {last['error']}{status}"
     return log.error_message or "no reason recorded"
 
 
