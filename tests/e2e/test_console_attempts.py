@@ -121,7 +121,7 @@ def test_an_email_through_the_sandbox_shows_the_provider_its_latency_and_message
     [tried] = log["providers"]
     assert (tried["provider"], tried["outcome"]) == ("SENDGRID", "delivered")
     assert isinstance(tried["latencyMs"], int)
-    assert tried["messageId"]
+    assert tried["providerMessageId"]
     assert job["statusDetail"] == "Delivered via SendGrid."
     assert "request" not in log
 

@@ -21,7 +21,9 @@ export const JobSummary = names(
   "id", "type", "status", "priority", "attempts", "maxAttempts", "errorMessage", "createdAt", "startedAt",
   "completedAt",
 );
-export const ProviderTry = names("provider", "outcome", "messageId", "status", "code", "error", "latencyMs");
+export const ProviderTry = names(
+  "provider", "outcome", "providerMessageId", "status", "code", "error", "latencyMs",
+);
 export const SentRequest = names("method", "url", "headers", "bodyBytes");
 export const ReceivedResponse = names("status", "latencyMs", "headers", "bodyExcerpt");
 export const DeliveryLog = names(

@@ -140,12 +140,17 @@ function attempt(log, label) {
   const [error, tries, response] = [log[DeliveryLog.errorMessage], log[DeliveryLog.providers], log[DeliveryLog.response]];
   const answered = response?.[ReceivedResponse.status] ? ` (HTTP ${response[ReceivedResponse.status]})` : "";
   const via = log[DeliveryLog.usedProvider] ? ` via ${label(log[DeliveryLog.usedProvider])}` : "";
+  // An email's failure in the words of its last provider, named by its label (the stored message
+  // names it in capitals, with the failure's kind).
+  const failedTry = [...(tries || [])].reverse().find((tried) => tried[ProviderTry.error]);
+  const failedStatus = failedTry?.[ProviderTry.status] ? ` (HTTP ${failedTry[ProviderTry.status]})` : "";
+  const reason = failedTry ? `${label(failedTry[ProviderTry.provider])}: ${failedTry[ProviderTry.error]}${failedStatus}` : error;
   return {
     at: log[DeliveryLog.createdAt],
     kind: delivered ? "success" : "failed",
     title: `Attempt ${log[DeliveryLog.attempt]}: ${delivered ? `delivered${via}` : "failed"}${answered}`,
     body: h("div", {},
-      error ? h("p", { class: "error-text" }, error) : null,
+      reason ? h("p", { class: "error-text" }, reason) : null,
       tries?.length ? providersTried(tries, label) : null,
       log[DeliveryLog.request] ? exchange(log[DeliveryLog.request], response) : null),
   };
@@ -161,7 +166,7 @@ function providersTried(tries, label) {
     h("ol", { class: "tries" }, tries.map((tried) => h("li", {},
       h("strong", {}, label(tried[ProviderTry.provider])), ": ", OUTCOMES[tried[ProviderTry.outcome]] || tried[ProviderTry.outcome],
       facts([["HTTP status", tried[ProviderTry.status] ? String(tried[ProviderTry.status]) : ""], ["Latency", milliseconds(tried[ProviderTry.latencyMs])],
-        ["Message id", tried[ProviderTry.messageId] ? h("code", {}, tried[ProviderTry.messageId]) : ""],
+        ["Message id", tried[ProviderTry.providerMessageId] ? h("code", {}, tried[ProviderTry.providerMessageId]) : ""],
         ["Error", tried[ProviderTry.error] ? h("span", { class: "error-text" }, tried[ProviderTry.error]) : ""]])))));
 }
 

@@ -183,7 +183,7 @@ class ProviderTry(Answer):
     provider: str
     outcome: Annotated[str, Meta(description="delivered, provider_permanent, message_permanent or transient")]
     # Each is left out where the call had none (a delivery has no error, a failure no message id).
-    message_id: Annotated[
+    provider_message_id: Annotated[
         str | None | UnsetType, Meta(description="The provider's id of the message it accepted")
     ] = UNSET
     status: Annotated[int | None | UnsetType, Meta(description="the provider's HTTP status")] = UNSET
@@ -192,6 +192,14 @@ class ProviderTry(Answer):
     latency_ms: Annotated[
         int | UnsetType, Meta(description="How long the provider's call took, in milliseconds")
     ] = UNSET
+
+
+def _provider_try(tried: Mapping[str, Any]) -> ProviderTry:
+    """A provider call as stored (its id under ``messageId``, as attempts have always kept it)."""
+    fields = {name: value for name, value in tried.items() if name != "messageId"}
+    if "messageId" in tried:
+        fields["providerMessageId"] = tried["messageId"]
+    return msgspec.convert(fields, ProviderTry)
 
 
 class SentRequest(Answer):
@@ -239,7 +247,7 @@ class DeliveryLog(Answer):
             used_provider=entry.used_provider,
             error_message=entry.error_message,
             created_at=entry.created_at,
-            providers=[msgspec.convert(tried, ProviderTry) for tried in entry.tried],
+            providers=[_provider_try(tried) for tried in entry.tried],
         )
         hook = None if request is None else request.notification
         exchange = entry.exchange
