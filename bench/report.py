@@ -140,6 +140,7 @@ def render(results: Mapping[str, Any]) -> str:
         _header(results),
         _write_units(results),
         _write_breakdown(results),
+        _attempt_detail(results),
         _calls(results),
         _costs(results),
         _cold_start(results),
@@ -614,6 +615,73 @@ def _throughput_row(label: str, through: Mapping[str, Any]) -> list[str]:
         f"{through['moto_raw']['notifications_per_second']:.1f}",
         f"{through['ceiling_ratio']:.2f}",
     ]
+
+
+# The steps an attempt's detail (docs/api.md, "Each attempt") changes, and what they cost at commit
+# 0fe2cec's parent (1a8aefc), measured with the same scenarios before the detail was kept: write
+# units per notification and the status item's size after the attempt's write.
+ATTEMPT_DETAIL_STEPS = ("deliver_webhook", "retried_webhook_large_answer", "deliver_email", "retried_pass")
+ATTEMPT_DETAIL_BEFORE = {
+    "deliver_webhook": (2.0, 445),
+    "retried_webhook_large_answer": (3.6, 1253),
+    "deliver_email": (2.0, 506),
+    "retried_pass": (2.0, 607),
+}
+
+
+def _item_bytes(step: Mapping[str, Any], item: str) -> int | None:
+    """The size of ``item`` after its last write in ``step`` (None: the step did not write it)."""
+    sizes = [write["bytes_after"] for write in step["write_units"]["by_item"] if write["item"].endswith(item)]
+    return sizes[-1] if sizes else None
+
+
+def _attempt_detail(results: Mapping[str, Any]) -> str:
+    steps = results["write_units_per_notification"]
+    if any(key not in steps for key in ATTEMPT_DETAIL_STEPS):
+        return ""
+    rows = []
+    for key in ATTEMPT_DETAIL_STEPS:
+        step, (units_before, bytes_before) = steps[key], ATTEMPT_DETAIL_BEFORE[key]
+        attempt_item = _item_bytes(step, "ATTEMPT#*")
+        rows.append(
+            [
+                step["title"],
+                f"{_units(units_before)} → {_units(step['write_units']['total'])}",
+                f"{bytes_before} → {_item_bytes(step, 'STATUS')}",
+                "–" if attempt_item is None else f"{attempt_item} B, written once",
+            ]
+        )
+    return "\n".join(
+        [
+            "## What an attempt's detail costs",
+            "",
+            'Each attempt keeps what a developer debugging it needs (docs/api.md, "Each attempt"): an email\'s'
+            " providers their latency (and message id, as before), a webhook its request headers as sent"
+            " (credentials masked; the tenant's own header values are not copied: they stay sealed in the"
+            " request item and are shown from there), the answer's status, latency, first 20 headers and first"
+            " 4 KB. Method, URL and body size are not stored at all: they come from the request item when the"
+            " job is read. Before, an attempt kept the answer's first 1 KB and nothing else.",
+            "",
+            _table(["step", "write units (before → now)", "status item, bytes", "attempt item"], rows),
+            "",
+            "Where the detail lives decides what it costs, because the status item is rewritten by every"
+            " claim and outcome and an UpdateItem is billed on the larger of the item before and after:",
+            "",
+            "- **The attempt that ends the job** (delivered, or failed for good) carries its exchange inline in"
+            " its log entry: nothing rewrites the status item after that write, so it is paid once, and a"
+            " 1 KB webhook whose endpoint answers briefly stays within the one unit it already paid (the status"
+            " item grows by about 500 bytes, to under 1 KB). An answer with a long body or many headers makes"
+            " that one write cost up to 5 units (4 KB excerpt), once.",
+            "- **An attempt that is retried** writes its exchange to an item of its own in the job's partition"
+            " (`ATTEMPT#<log id>`), with one PutItem, once. Inline, a 4 KB answer would make every later"
+            " claim and outcome of the job cost 5 units instead of 1 (with 3 attempts: 4 more writes of"
+            " 5 units). Before, the 1 KB excerpt inline cost that way already: 2 units per later write.",
+            "- An email's detail is a few bytes per provider (`latencyMs`): no unit more.",
+            "- Reading a job reads its attempt items with it (the same Query of its partition).",
+            "- A manual retry of a failed job rewrites its status item, with the last attempt's inline"
+            " exchange: a job failed on a 4 KB answer costs up to 5 units per write on its way after a retry.",
+        ]
+    )
 
 
 def _health() -> str:

@@ -164,9 +164,9 @@ class Rig:
         self._routes = RouteTable(herald.topology.routes)
         self.batch_size = herald.event_source(EMAIL_QUEUE).batch_size
 
-    @property
-    def hook_url(self) -> str:
-        return f"{self.sandbox.base_url}/hooks/bench"
+    def hook_url(self, name: str = "bench") -> str:
+        """The sandbox's hook receiver; the name chooses its answer (``fail-503-large``...)."""
+        return f"{self.sandbox.base_url}/hooks/{name}"
 
     def environment(self, function: str, extra: Mapping[str, str] | None = None) -> None:
         urls = self.sandbox.provider_settings()
@@ -206,11 +206,14 @@ class Rig:
     def email(self, recipient: str = "someone@example.com") -> dict[str, Any]:
         return {"to": recipient, "subject": "Your order SO-2026-118734", "body": ORDER_EMAIL_HTML}
 
-    def webhook(self) -> dict[str, Any]:
-        return {"url": self.hook_url, "payload": ORDER_EVENT}
+    def webhook(self, hook: str = "bench") -> dict[str, Any]:
+        return {"url": self.hook_url(hook), "payload": ORDER_EVENT}
 
-    def body(self, route: str) -> dict[str, Any]:
-        return self.email() if route == "email" else self.webhook()
+    def body(self, route: str, target: str | None = None) -> dict[str, Any]:
+        """A request of ``route``; ``target``: the email's recipient or the hook's name."""
+        if route == "email":
+            return self.email(target) if target else self.email()
+        return self.webhook(target) if target else self.webhook()
 
     @contextmanager
     def measuring(self, count: int) -> Iterator[StepCost]:

@@ -97,7 +97,7 @@ def deliver(
         rig.herald.drain_queues()
         tenant = rig.new_tenant()
         rig.environment(API, environment)
-        body = rig.email(recipient) if recipient else rig.body(route)
+        body = rig.body(route, recipient)
         jobs = [rig.send(route, body, tenant.api_key).data["jobId"] for _ in range(rig.batch_size + 1)]
         rig.environment(rig.herald.event_source(queue).function, environment)
         # Warm-up: tenant directory, data key cache.
@@ -219,6 +219,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         "retried_pass",
         "a failed pass that is retried (every provider 500)",
         deliver("email", "pending", FAILING_RECIPIENT),
+    ),
+    Scenario(
+        "retried_webhook_large_answer",
+        "a failed webhook attempt that is retried (endpoint answers 503 with 5 KB)",
+        deliver("webhook", "pending", "fail-503-large"),
+        "the attempt keeps the answer's first 4 KB in an item of its own, written once",
     ),
     Scenario(
         "failed_job",

@@ -224,7 +224,9 @@ def providers_are_added_live_checked_and_reordered(console: Console) -> None:
     page.get_by_label("Provider", exact=True).select_option("POSTMARK")
     page.get_by_label("API key", exact=True).fill("not-a-sandbox-token")
     page.get_by_role("button", name="Check and save").click()
-    expect(page.get_by_role("status")).to_contain_text("POSTMARK")
+    expect(page.get_by_role("status")).to_contain_text(
+        "Postmark did not accept the key: the server token was refused"
+    )
     tab_to(page, "Move up: Resend")
     page.keyboard.press("Enter")
     expect(page.locator("tbody tr").first).to_have_attribute("data-provider", "RESEND")
@@ -378,7 +380,7 @@ def a_bounce_the_provider_reports_shows_in_the_timeline_and_the_suppression_can_
     )
     assert reported.status_code == 200, reported.text
     page = console.open(f"/console/jobs/{job_id}", "Email completed")
-    expect(page.get_by_text("RESEND reported: bounced")).to_be_visible()
+    expect(page.get_by_text("Resend reported: bounced")).to_be_visible()
     expect(page.get_by_text(re.compile(r"^Recipient suppressed"))).to_be_visible()
     page = console.open("/console/suppressions", "Suppressions")
     page.get_by_role("button", name=f"Remove {to} from the suppression list").click()

@@ -418,10 +418,14 @@ class FakeJobTable(Recorder):
         return self._record(message, log, status=status, completed_at=log.created_at, error_message=reason)
 
     def release_for_retry(
-        self, message: JobMessage, log: DeliveryLog, reason: str, skip_providers: Sequence[str]
+        self, message: JobMessage, log: DeliveryLog, reason: str, skip_providers: Sequence[str], due_at: str
     ) -> bool:
         self._called("release_for_retry")
-        changes: dict[str, Any] = {"status": JobStatus.PENDING, "error_message": reason}
+        changes: dict[str, Any] = {
+            "status": JobStatus.PENDING,
+            "error_message": reason,
+            "requeued_at": due_at,
+        }
         if skip_providers:
             changes["skip_providers"] = tuple(skip_providers)
         return self._record(message, log, **changes)

@@ -216,7 +216,7 @@ def test_a_refused_key_is_400_provider_key_invalid_and_nothing_is_stored(rig: Ri
     error = rig.refused(lambda: rig.put(tenant, "SENDGRID"))
 
     assert error.code is ErrorCode.PROVIDER_KEY_INVALID
-    assert error.message == "SENDGRID did not accept the key: the key was revoked"
+    assert error.message == "SendGrid did not accept the key: the key was revoked"
     assert rig.table.providers["t-1"] == {}
 
 
@@ -273,7 +273,7 @@ def test_a_provider_that_cannot_answer_the_check_is_provider_unavailable(rig: Ri
     error = rig.refused(lambda: rig.put(tenant, "RESEND"))
 
     assert error.code is ErrorCode.PROVIDER_UNAVAILABLE
-    assert error.message.startswith("RESEND could not check the key right now")
+    assert error.message.startswith("Resend could not check the key right now")
     assert KEY not in error.message
 
 

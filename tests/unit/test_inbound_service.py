@@ -293,6 +293,8 @@ def test_a_hard_bounce_of_a_sent_job_is_recorded_in_the_job_and_suppresses_the_a
             "2026-11-30T07:59:50.000Z",
             "SENDGRID",
             "550 5.1.1 The email account that you tried to reach does not exist.",
+            # When Herald received it, which orders a job's events (the provider's time is its claim).
+            received_at="2026-11-30T08:00:00.000Z",
         )
     ]
     [(event, expires)] = rig.jobs.stored_events(TENANT_ID, JOB_ID).values()

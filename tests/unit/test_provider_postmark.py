@@ -322,7 +322,7 @@ def test_given_a_bad_server_token_then_the_check_says_invalid(
     check = postmark.check_key(BOTH_TOKENS)
 
     assert check.valid is False
-    assert check.reason == "Postmark refused the server token: Bad or missing API token"
+    assert check.reason == "the server token was refused: Bad or missing API token"
     assert len(mocked.calls) == 1
 
 
@@ -356,7 +356,7 @@ def test_given_a_bad_account_token_then_the_check_says_invalid_naming_it(
     check = postmark.check_key(BOTH_TOKENS)
 
     assert check.valid is False
-    assert check.reason == "Postmark refused the account token: Bad or missing API token"
+    assert check.reason == "the account token was refused: Bad or missing API token"
 
 
 def test_given_postmark_is_down_then_the_check_raises_a_transient_failure(

@@ -326,7 +326,7 @@ def test_given_an_invalid_key_then_the_check_says_invalid(
     check = resend.check_key(CREDENTIAL)
 
     assert check.valid is False
-    assert check.reason == "Resend refused the key: API key is invalid"
+    assert check.reason == "API key is invalid"
 
 
 @pytest.mark.parametrize("status", [429, 500])

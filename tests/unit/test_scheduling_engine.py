@@ -26,6 +26,7 @@ from herald.services.auth import Credentials
 from herald.services.delivery import DeliveryEngine, DeliveryPolicy
 from herald.services.dispatcher import Dispatcher
 from herald.services.job_queries import JobQueries
+from tests.fakes.breakers import FakeBreakers
 from tests.fakes.common import NOW
 from tests.fakes.queues import FakeAlerts, FakeDeadLetters
 from tests.fakes.tenants import FakeTenantTable
@@ -65,6 +66,7 @@ class Stack:
             schedules=self.jobs,
             counters=self.counters,
             secrets=self.rig.vault,
+            breakers=FakeBreakers(),
             max_attempts=3,
             clock=lambda: iso(self.clock()),
         )

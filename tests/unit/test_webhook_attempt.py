@@ -18,7 +18,7 @@ from herald.domain.job_records import Claim, JobMessage
 from herald.domain.jobs import Channel, JobStatus, compact_json
 from herald.domain.notifications import NotificationRequest, WebhookNotification
 from herald.domain.plans import Plan
-from herald.domain.webhooks import OutboundWebhook, WebhookOutcome
+from herald.domain.webhooks import OutboundWebhook, WebhookExchange, WebhookOutcome
 from herald.observability import metrics
 from herald.services.delivery import DeliveryEngine, DeliveryPolicy, Handled
 from herald.services.tenant_directory import TenantDirectory
@@ -122,19 +122,22 @@ def test_given_a_tenant_without_a_secret_when_attempted_then_it_sends_unsigned(h
 
 # ---------------------------------------------------------------- outcome mapping
 
+ANSWERED_OK = WebhookExchange(request_headers={"webhook-id": "job-7"}, body_excerpt='{"ok":true}')
+ANSWERED_OOPS = WebhookExchange(response_headers={"Retry-After": "5"}, body_excerpt="oops")
+
 
 @pytest.mark.parametrize(
     ("sent", "expected"),
     [
         (
-            WebhookOutcome(ok=True, status_code=200, body_excerpt='{"ok":true}'),
-            AttemptOutcome(delivered=True, response_status=200, response_body='{"ok":true}'),
+            WebhookOutcome(ok=True, status_code=200, latency_ms=12, exchange=ANSWERED_OK),
+            AttemptOutcome(delivered=True, response_status=200, latency_ms=12, exchange=ANSWERED_OK),
         ),
         (
             WebhookOutcome(
                 ok=False,
                 status_code=500,
-                body_excerpt="oops",
+                exchange=ANSWERED_OOPS,
                 error_class="transient",
                 error_message="the endpoint answered HTTP 500",
             ),
@@ -142,7 +145,7 @@ def test_given_a_tenant_without_a_secret_when_attempted_then_it_sends_unsigned(h
                 delivered=False,
                 error_message="the endpoint answered HTTP 500",
                 response_status=500,
-                response_body="oops",
+                exchange=ANSWERED_OOPS,
                 receiver_outage=True,
             ),
         ),
@@ -281,7 +284,8 @@ def rig(hooks: Hooks) -> WebhookRig:
 def test_given_the_endpoint_answers_200_when_handled_then_the_job_completes_without_a_provider(
     hooks: Hooks, rig: WebhookRig
 ) -> None:
-    hooks.sender.outcomes = [WebhookOutcome(ok=True, status_code=202, body_excerpt="accepted")]
+    answered = WebhookExchange(request_headers={"webhook-id": "job-7"}, body_excerpt="accepted")
+    hooks.sender.outcomes = [WebhookOutcome(ok=True, status_code=202, latency_ms=5, exchange=answered)]
 
     handled = rig.engine.handle(rig.submit())
 
@@ -290,7 +294,7 @@ def test_given_the_endpoint_answers_200_when_handled_then_the_job_completes_with
     assert state.status == "completed"
     assert state.used_provider is None
     [log] = state.delivery_logs
-    assert (log.status, log.response_status, log.response_body) == ("success", 202, "accepted")
+    assert (log.status, log.response_status, log.latency_ms, log.exchange) == ("success", 202, 5, answered)
     assert log.used_provider is None
 
 

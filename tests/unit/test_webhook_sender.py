@@ -26,6 +26,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from msgspec.structs import replace
 from standardwebhooks.webhooks import Webhook
 
 from herald.adapters.ssrf import IPAddress
@@ -145,6 +146,16 @@ def hook(url: str, *, method: str = "POST", headers: dict[str, str] | None = Non
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
+
+
+def without_exchange(outcome: WebhookOutcome) -> WebhookOutcome:
+    """The outcome without what varies from run to run (latency, timestamps in the headers)."""
+    return replace(outcome, latency_ms=None, exchange=None)
+
+
+def excerpt(outcome: WebhookOutcome) -> str:
+    assert outcome.exchange is not None
+    return outcome.exchange.body_excerpt
 
 
 def send(target: OutboundWebhook, **options: Any) -> WebhookOutcome:
@@ -479,9 +490,11 @@ def test_given_a_refused_connection_then_the_failure_is_transient() -> None:
     with refusing_port() as port:
         outcome = send(hook(f"http://127.0.0.1:{port}/hook"))
 
-    assert outcome == WebhookOutcome(
+    assert without_exchange(outcome) == WebhookOutcome(
         ok=False, error_class="transient", error_message="the endpoint refused the connection"
     )
+    assert outcome.exchange is not None
+    assert (outcome.exchange.response_headers, outcome.exchange.body_excerpt) == ({}, "")
 
 
 @pytest.fixture
@@ -517,7 +530,7 @@ def test_given_an_endpoint_that_drips_its_answer_then_the_whole_exchange_is_boun
 ) -> None:
     outcome = send(hook(f"http://127.0.0.1:{dripping_server}/hook"), total_timeout=0.5)
 
-    assert outcome == WebhookOutcome(
+    assert without_exchange(outcome) == WebhookOutcome(
         ok=False, error_class="transient", error_message="the endpoint did not answer in time"
     )
 
@@ -525,12 +538,55 @@ def test_given_an_endpoint_that_drips_its_answer_then_the_whole_exchange_is_boun
 # --- (e) the response body excerpt -------------------------------------------------------------------
 
 
-def test_given_a_large_response_then_only_the_first_kibibyte_is_kept(server: RecordingServer) -> None:
+def test_given_a_large_response_then_only_the_first_4_kb_are_kept(server: RecordingServer) -> None:
     server.reply = Reply(200, body=b"x" * 5000)
 
     outcome = send(hook(f"http://127.0.0.1:{server.port}/hook"))
 
-    assert outcome.body_excerpt == "x" * 1024
+    assert excerpt(outcome) == "x" * 4096
+
+
+def test_given_an_answer_then_its_status_latency_and_headers_are_kept_bounded(
+    server: RecordingServer,
+) -> None:
+    many = {f"X-Extra-{n:02d}": "v" * 300 for n in range(30)}
+    server.reply = Reply(
+        503, headers={"Set-Cookie": "session=abc", "X-Request-Id": "r-1", **many}, body=b"down"
+    )
+
+    outcome = send(hook(f"http://127.0.0.1:{server.port}/hook"))
+
+    assert outcome.exchange is not None
+    kept = outcome.exchange.response_headers
+    assert (outcome.status_code, outcome.exchange.body_excerpt) == (503, "down")
+    assert (outcome.latency_ms or 0) >= 0
+    assert len(kept) == 20
+    assert (kept["Set-Cookie"], kept["X-Request-Id"]) == ("[masked]", "r-1")
+    assert max(len(value) for value in kept.values()) == 256
+
+
+def test_given_a_signed_hook_with_credentials_then_the_kept_request_headers_hold_no_secret(
+    server: RecordingServer,
+) -> None:
+    secret = new_signing_secret()
+
+    outcome = send(
+        hook(
+            f"http://127.0.0.1:{server.port}/hook",
+            headers={"Authorization": "Bearer tok-1", "X-Team": "blue"},
+        ),
+        secrets=[secret],
+    )
+
+    assert outcome.exchange is not None
+    kept = outcome.exchange.request_headers
+    sent = server.received[0].headers
+    assert kept["Authorization"] == kept["X-Team"] == "[redacted]"  # the tenant's: shown from the request
+    assert kept["X-Webhook-Signature"] == kept["webhook-signature"] == "[masked]"
+    assert (kept["webhook-id"], kept["Content-Type"]) == (JOB_ID, "application/json")
+    assert kept["X-Webhook-Timestamp"] == sent["X-Webhook-Timestamp"]
+    stored = str(kept)
+    assert [text for text in ("tok-1", secret, sent["X-Webhook-Signature"]) if text in stored] == []
 
 
 def test_given_a_failure_with_a_body_then_the_excerpt_is_kept_and_invalid_utf8_replaced(
@@ -540,7 +596,7 @@ def test_given_a_failure_with_a_body_then_the_excerpt_is_kept_and_invalid_utf8_r
 
     outcome = send(hook(f"http://127.0.0.1:{server.port}/hook"))
 
-    assert (outcome.error_class, outcome.body_excerpt) == ("transient", "\ufffd\ufffd upstream exploded")
+    assert (outcome.error_class, excerpt(outcome)) == ("transient", "\ufffd\ufffd upstream exploded")
 
 
 # --- (f) TLS to the checked address, verified for the host name ------------------------------------

@@ -21,14 +21,18 @@ export const JobSummary = names(
   "id", "type", "status", "priority", "attempts", "maxAttempts", "errorMessage", "createdAt", "startedAt",
   "completedAt",
 );
-export const ProviderTry = names("provider", "outcome", "messageId", "status", "code", "error");
-export const DeliveryLog = names(
-  "id", "attempt", "status", "usedProvider", "errorMessage", "createdAt", "providers",
+export const ProviderTry = names(
+  "provider", "outcome", "providerMessageId", "status", "code", "error", "latencyMs",
 );
-export const DeliveryEvent = names("type", "occurredAt", "provider", "reason");
+export const SentRequest = names("method", "url", "headers", "bodyBytes");
+export const ReceivedResponse = names("status", "latencyMs", "headers", "bodyExcerpt");
+export const DeliveryLog = names(
+  "id", "attempt", "status", "usedProvider", "errorMessage", "createdAt", "providers", "request", "response",
+);
+export const DeliveryEvent = names("type", "occurredAt", "provider", "reason", "receivedAt");
 export const Job = names(
   "id", "type", "status", "priority", "attempts", "maxAttempts", "errorMessage", "createdAt", "startedAt",
-  "completedAt", "sendAt", "orderingKey", "payload", "deliveryLogs", "events",
+  "completedAt", "statusDetail", "retryable", "sendAt", "orderingKey", "payload", "deliveryLogs", "events",
 );
 export const Pagination = names("total", "page", "limit", "totalPages", "nextCursor", "totalIsLowerBound");
 export const JobPage = names("data", "pagination");

@@ -22,21 +22,25 @@ from datetime import UTC
 from functools import lru_cache
 
 import msgspec
+from msgspec.structs import replace
 
 from herald.adapters.ssrf import CheckedTarget, IPAddress, Resolver, check_url, resolve_host
 from herald.domain.clock import epoch_seconds, utc_now
 from herald.domain.signing import signature_headers
 from herald.domain.webhooks import (
+    BODY_EXCERPT_BYTES,
     ErrorClass,
     OutboundWebhook,
     UrlNotAllowed,
+    WebhookExchange,
     WebhookOutcome,
+    kept_request_headers,
+    kept_response_headers,
     reserved_header,
 )
 
 TOTAL_TIMEOUT_SECONDS = 15.0
 CONNECT_TIMEOUT_SECONDS = 5.0
-BODY_EXCERPT_BYTES = 1024
 METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE", "GET"})
 
 _TIMED_OUT = "the endpoint did not answer in time"
@@ -49,6 +53,7 @@ class _Response(msgspec.Struct, frozen=True):
     status: int
     retry_after: str | None
     excerpt: bytes
+    headers: list[tuple[str, str]]
 
 
 class _Watchdog:
@@ -97,7 +102,6 @@ def _failed(
     return WebhookOutcome(
         ok=False,
         status_code=response.status if response else None,
-        body_excerpt=_excerpt(response),
         error_class=error_class,
         error_message=message,
         retry_after_seconds=retry_after_seconds,
@@ -173,7 +177,7 @@ def _exchange(
         connection.request(hook.method, target.path_and_query, body=hook.body, headers=headers)
         response = connection.getresponse()
         excerpt = response.read(BODY_EXCERPT_BYTES)
-        return _Response(response.status, response.getheader("Retry-After"), excerpt)
+        return _Response(response.status, response.getheader("Retry-After"), excerpt, response.getheaders())
 
 
 # Most specific first: RemoteDisconnected is also an HTTPException and a ConnectionResetError.
@@ -238,7 +242,7 @@ def _retry_after_seconds(value: str | None, now: int) -> float | None:
 def _classify(response: _Response, now: int) -> WebhookOutcome:
     status = response.status
     if 200 <= status < 300:
-        return WebhookOutcome(ok=True, status_code=status, body_excerpt=_excerpt(response))
+        return WebhookOutcome(ok=True, status_code=status)
     if 300 <= status < 400:
         message = f"the endpoint answered HTTP {status}; redirects are not followed"
         return _failed("permanent", message, response=response)
@@ -276,7 +280,14 @@ def send_webhook(
             "transient" if refusal.retryable else "permanent", f"URL not allowed: {refusal.reason}"
         )
     headers = _request_headers(hook, target, secrets, user_agent, now())
+    started = time.monotonic()
     result = _deliver(target, hook, headers, ca_bundle, deadline)
-    if isinstance(result, str):
-        return _failed("transient", result)
-    return _classify(result, now())
+    response = None if isinstance(result, str) else result
+    outcome = _failed("transient", result) if isinstance(result, str) else _classify(result, now())
+    exchange = WebhookExchange(
+        request_headers=kept_request_headers(headers, frozenset(hook.headers)),
+        response_headers=kept_response_headers(response.headers) if response else {},
+        body_excerpt=_excerpt(response),
+    )
+    latency = round((time.monotonic() - started) * 1000)
+    return replace(outcome, latency_ms=latency, exchange=exchange)

@@ -22,6 +22,7 @@ from herald.services.auth import Authenticator, Callers
 
 if TYPE_CHECKING:
     from herald.adapters.health import HealthCheck
+    from herald.adapters.store.breaker_store import DynamoBreakers
     from herald.services.account import AccountService
     from herald.services.activity import ActivityService
     from herald.services.checkout import CheckoutService
@@ -86,6 +87,7 @@ class ApiServices:
             schedules=self._schedules,
             counters=self._counters,
             secrets=VaultOnFirstUse(),
+            breakers=self._breakers,
             max_attempts=self._base.settings.max_attempts,
         )
 
@@ -121,10 +123,16 @@ class ApiServices:
     @cached_property
     def endpoints(self) -> EndpointAccount:
         """The tenant's webhook endpoints as the breakers see them (built on first use)."""
-        from herald.adapters.store.breaker_store import DynamoBreakers
         from herald.services.health import EndpointAccount
 
-        return EndpointAccount(DynamoBreakers(self._base.table))
+        return EndpointAccount(self._breakers)
+
+    @cached_property
+    def _breakers(self) -> DynamoBreakers:
+        """The breakers a waiting webhook's document and the endpoints' routes read (built on first use)."""
+        from herald.adapters.store.breaker_store import DynamoBreakers
+
+        return DynamoBreakers(self._base.table)
 
     @cached_property
     def checkout(self) -> CheckoutService:

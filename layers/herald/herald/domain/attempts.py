@@ -6,6 +6,8 @@ from typing import Any
 
 import msgspec
 
+from herald.domain.webhooks import WebhookExchange
+
 
 class AttemptOutcome(msgspec.Struct):
     delivered: bool
@@ -18,7 +20,8 @@ class AttemptOutcome(msgspec.Struct):
     # content, an endpoint refusing the request): no operator copy in the dead-letter queue.
     caused_by_tenant: bool = False
     retry_after_seconds: float | None = None
-    # Every provider tried in this attempt, in order: {provider, outcome, status, code, error}.
+    # Every provider tried in this attempt, in order: {provider, outcome, status, code, error,
+    # latencyMs, messageId}.
     tried: list[dict[str, Any]] = msgspec.field(default_factory=list)
     # Providers that failed permanently in this attempt: skipped by later attempts of the job.
     skip_providers: list[str] = msgspec.field(default_factory=list)
@@ -28,5 +31,10 @@ class AttemptOutcome(msgspec.Struct):
     # The endpoint's breaker is open: nothing was sent, the job waits this long without spending
     # an attempt.
     defer_seconds: int | None = None
+    # A webhook's answer: its status, how long the exchange took, what was sent and received.
     response_status: int | None = None
-    response_body: str | None = None
+    latency_ms: int | None = None
+    exchange: WebhookExchange | None = None
+    # False when a retry cannot change the outcome (the recipient is suppressed or rejected, the
+    # content is invalid): the job is not offered for retry.
+    retryable: bool = True

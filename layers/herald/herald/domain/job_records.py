@@ -9,12 +9,17 @@ Services take and return these; the PynamoDB items behind them never leave ``her
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import msgspec
 
+from herald.domain.breakers import Breaker
+from herald.domain.clock import epoch_seconds, parse_iso
 from herald.domain.jobs import DEFAULT_PRIORITY, Channel, JobStatus, queue_priority
 from herald.domain.notifications import NotificationRequest
+from herald.domain.plans import retention_end
+from herald.domain.webhooks import WebhookExchange
 
 
 class JobMessage(msgspec.Struct, frozen=True):
@@ -36,6 +41,12 @@ class JobMessage(msgspec.Struct, frozen=True):
     send_at: str | None = None
     # A keyed job travels in its channel's FIFO queue, in the message group of its tenant and key.
     ordering_key: str | None = None
+
+    def expires_at(self, now: datetime) -> int:
+        """The end of the job's retention (epoch seconds), counted from its acceptance like its
+        other items; from ``now`` when the message does not carry the acceptance time."""
+        accepted = parse_iso(self.created_at) if self.created_at else now
+        return epoch_seconds(retention_end(self.plan, accepted))
 
 
 class NewJob(msgspec.Struct, frozen=True):
@@ -62,10 +73,15 @@ class DeliveryLog(msgspec.Struct, frozen=True):
     created_at: str
     used_provider: str | None = None
     error_message: str | None = None
-    # Every provider tried in this attempt, in order: {provider, outcome, status, code, error}.
+    # Every provider tried in this attempt, in order: {provider, outcome, status, code, error,
+    # latencyMs, messageId}.
     tried: tuple[Mapping[str, Any], ...] = ()
     response_status: int | None = None
-    response_body: str | None = None
+    latency_ms: int | None = None
+    # A webhook attempt's headers and answer (docs/performance.md: where they are stored).
+    exchange: WebhookExchange | None = None
+    # False: the attempt failed in a way no retry changes (``AttemptOutcome.retryable``).
+    retryable: bool = True
 
     @property
     def status(self) -> str:
@@ -104,6 +120,12 @@ class JobState(msgspec.Struct, frozen=True):
     def queue(self) -> str:
         return queue_priority(self.priority).value
 
+    @property
+    def retryable(self) -> bool:
+        """A failed job a retry may deliver: not one whose last attempt no retry can change."""
+        last = self.delivery_logs[-1] if self.delivery_logs else None
+        return self.status is JobStatus.FAILED and (last is None or last.retryable)
+
     def next_message(self, plan: str, correlation_id: str | None) -> JobMessage:
         """The message that queues the job again for its next attempt (the worker reads its request)."""
         return JobMessage(
@@ -124,10 +146,18 @@ class JobEvent(msgspec.Struct, frozen=True):
     """A delivery event a provider reported for the job (``herald.domain.inbound``)."""
 
     type: str
+    # When the provider says it happened: its claim, which may be any time.
     occurred_at: str
     provider: str | None = None
     # The provider's short description: bounce reason, SMTP answer, clicked link.
     reason: str | None = None
+    # When Herald received the report: what a job's events are ordered by (None: stored before
+    # Herald kept it; ordered by ``occurred_at`` then).
+    received_at: str | None = None
+
+    @property
+    def order_key(self) -> str:
+        return self.received_at or self.occurred_at
 
 
 class JobView(msgspec.Struct, frozen=True):
@@ -135,6 +165,8 @@ class JobView(msgspec.Struct, frozen=True):
     # The accepted request, until its retention ends.
     request: NotificationRequest | None
     events: tuple[JobEvent, ...] = msgspec.field(default_factory=tuple)
+    # A waiting webhook's endpoint breaker, as read with the job (what it may be waiting for).
+    breaker: Breaker | None = None
 
 
 class JobPage(msgspec.Struct, frozen=True):

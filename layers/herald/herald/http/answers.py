@@ -18,17 +18,21 @@ Failures answer through ``herald.http.responses``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 import msgspec
 from aws_lambda_powertools.event_handler import Response
 from msgspec import UNSET, Meta, UnsetType
 
-from herald.domain.jobs import PRIORITY_QUEUES, Channel, JobStatus
+from herald.domain.clock import utc_now
+from herald.domain.jobs import PRIORITY_QUEUES, Channel, JobStatus, compact_json
 from herald.domain.notifications import NotificationRequest, WebhookNotification
 from herald.domain.vendors import ProviderName, vendor_of
+from herald.domain.webhooks import shown_request_headers
 from herald.http.envelope import Answer, Timestamp, json_text, success
 from herald.http.requests import EmailRequest, WebhookRequest
+from herald.http.status_detail import status_detail
 
 if TYPE_CHECKING:
     from herald.domain import job_records
@@ -179,10 +183,44 @@ class ProviderTry(Answer):
     provider: str
     outcome: Annotated[str, Meta(description="delivered, provider_permanent, message_permanent or transient")]
     # Each is left out where the call had none (a delivery has no error, a failure no message id).
-    message_id: str | None | UnsetType = UNSET
+    provider_message_id: Annotated[
+        str | None | UnsetType, Meta(description="The provider's id of the message it accepted")
+    ] = UNSET
     status: Annotated[int | None | UnsetType, Meta(description="the provider's HTTP status")] = UNSET
     code: Annotated[str | None | UnsetType, Meta(description="the provider's error code")] = UNSET
     error: str | None | UnsetType = UNSET
+    latency_ms: Annotated[
+        int | UnsetType, Meta(description="How long the provider's call took, in milliseconds")
+    ] = UNSET
+
+
+def _provider_try(tried: Mapping[str, Any]) -> ProviderTry:
+    """A provider call as stored (its id under ``messageId``, as attempts have always kept it)."""
+    fields = {name: value for name, value in tried.items() if name != "messageId"}
+    if "messageId" in tried:
+        fields["providerMessageId"] = tried["messageId"]
+    return msgspec.convert(fields, ProviderTry)
+
+
+class SentRequest(Answer):
+    """What a webhook attempt sent."""
+
+    method: str
+    url: str
+    headers: Annotated[
+        dict[str, str],
+        Meta(description="As sent; signatures and the tenant's credential headers masked"),
+    ]
+    body_bytes: Annotated[int, Meta(description="The size of the body sent (the payload as compact JSON)")]
+
+
+class ReceivedResponse(Answer):
+    """What a webhook attempt got back; status null: no answer (timeout, connection refused)."""
+
+    status: int | None
+    latency_ms: Annotated[int | None, Meta(description="From the dial to the end of the excerpt")]
+    headers: Annotated[dict[str, str], Meta(description="The first 20, each value cut to 256 characters")]
+    body_excerpt: Annotated[str, Meta(description="The body's first 4 KB, as text")]
 
 
 class DeliveryLog(Answer):
@@ -194,32 +232,62 @@ class DeliveryLog(Answer):
     created_at: Timestamp
     # Every provider this attempt tried, in order (a fallback shows the failure before it).
     providers: list[ProviderTry]
+    # A webhook attempt's exchange: left out where nothing was sent (the URL was refused).
+    request: SentRequest | UnsetType = UNSET
+    response: ReceivedResponse | UnsetType = UNSET
 
     @classmethod
-    def of(cls, entry: job_records.DeliveryLog) -> DeliveryLog:
-        return cls(
+    def of(cls, entry: job_records.DeliveryLog, request: NotificationRequest | None) -> DeliveryLog:
+        """``request``: the job's request as the tenant's view shows it (its headers opened and
+        masked); a webhook attempt's method, URL and body size come from it, not from storage."""
+        answer = cls(
             id=entry.log_id,
             attempt=entry.attempt,
             status="success" if entry.succeeded else "failed",
             used_provider=entry.used_provider,
             error_message=entry.error_message,
             created_at=entry.created_at,
-            providers=[msgspec.convert(tried, ProviderTry) for tried in entry.tried],
+            providers=[_provider_try(tried) for tried in entry.tried],
         )
+        hook = None if request is None else request.notification
+        exchange = entry.exchange
+        if not isinstance(hook, WebhookNotification) or exchange is None:
+            return answer
+        answer.request = SentRequest(
+            method=hook.method,
+            url=hook.url,
+            headers=shown_request_headers(exchange.request_headers, hook.shown_headers()),
+            body_bytes=len(compact_json(hook.payload)),
+        )
+        answer.response = ReceivedResponse(
+            status=entry.response_status,
+            latency_ms=entry.latency_ms,
+            headers=exchange.response_headers,
+            body_excerpt=exchange.body_excerpt,
+        )
+        return answer
 
 
 class DeliveryEvent(Answer):
     type: str
-    occurred_at: Timestamp
+    occurred_at: Annotated[Timestamp, Meta(description="When the provider says it happened")]
     provider: str | None
     reason: Annotated[
         str | None, Meta(description="The provider's description: a bounce's reason, a clicked link")
+    ]
+    received_at: Annotated[
+        Timestamp | None,
+        Meta(description="When Herald received the report: events are in this order; null: not recorded"),
     ]
 
     @classmethod
     def of(cls, event: job_records.JobEvent) -> DeliveryEvent:
         return cls(
-            type=event.type, occurred_at=event.occurred_at, provider=event.provider, reason=event.reason
+            type=event.type,
+            occurred_at=event.occurred_at,
+            provider=event.provider,
+            reason=event.reason,
+            received_at=event.received_at,
         )
 
 
@@ -232,21 +300,33 @@ def _shown_request(request: NotificationRequest) -> dict[str, Any]:
 
 
 class Job(JobSummary):
+    status_detail: Annotated[
+        str, Meta(description="One plain sentence: why the job waits, why it failed, or how it ended")
+    ]
+    retryable: Annotated[
+        bool,
+        Meta(
+            description="True when POST …/retry may deliver it: a failed job, unless its last attempt "
+            "failed in a way no retry changes (the recipient is suppressed or was rejected)"
+        ),
+    ]
     send_at: Annotated[Timestamp | None, Meta(description="When it is (or was) to be sent; null: at once")]
     ordering_key: Annotated[str | None, Meta(description="Its ordering key; null: none")]
     payload: Annotated[dict[str, Any] | None, Meta(description="The accepted request, until retention ends")]
     delivery_logs: list[DeliveryLog]
-    events: list[DeliveryEvent]
+    events: Annotated[list[DeliveryEvent], Meta(description="In the order Herald received them")]
 
     @classmethod
-    def of_view(cls, view: job_records.JobView) -> Job:
+    def of_view(cls, view: job_records.JobView, now: datetime | None = None) -> Job:
         request = view.request
         return cls.of(
             view.state,
+            status_detail=status_detail(view, now or utc_now()),
+            retryable=view.state.retryable,
             send_at=view.state.send_at or (request.send_at if request is not None else None),
             ordering_key=request.ordering_key if request is not None else None,
             payload=_shown_request(request) if request is not None else None,
-            delivery_logs=[DeliveryLog.of(entry) for entry in view.state.delivery_logs],
+            delivery_logs=[DeliveryLog.of(entry, request) for entry in view.state.delivery_logs],
             events=[DeliveryEvent.of(event) for event in view.events],
         )
 

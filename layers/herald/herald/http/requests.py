@@ -209,7 +209,9 @@ OrderingKey = Annotated[
             "minLength": 1,
             "maxLength": 128,
             "pattern": f"^{PRINTABLE_ASCII}+$",
-            "description": "Jobs of yours with the same key are delivered one after another, in acceptance order",
+            "description": "Jobs of yours of this channel with the same key are delivered one after "
+            "another, in acceptance order; an email and a webhook with the same key do not wait for "
+            "each other (each channel has its own queue)",
         }
     ),
 ]

@@ -30,7 +30,7 @@ from herald.domain.plans import current_period, limits_for, quota_for
 from herald.domain.providers import Credential, ProviderDomain, ProviderFailure, SendingDomain, StoredProvider
 from herald.domain.secrets import Purpose, SealedSecret, SecretTampered, last_four
 from herald.domain.signing import new_signing_secret
-from herald.domain.vendors import ProviderName, tenant_provider_names
+from herald.domain.vendors import ProviderName, tenant_provider_names, vendor_of
 from herald.observability import logger
 from herald.services.outcomes import AlreadyExists, DomainTaken
 from herald.services.ports.platform import SecretBox
@@ -158,12 +158,14 @@ class AccountService:
                 "provider key check failed", extra={"provider": provider.value, "reason": exc.reason}
             )
             raise HeraldError(
-                f"{provider.value} could not check the key right now ({exc.reason}); try again.",
+                f"{vendor_of(provider).label} could not check the key right now ({exc.reason}); try again.",
                 ErrorCode.PROVIDER_UNAVAILABLE,
             ) from exc
         if not check.valid:
             raise HeraldError(
-                f"{provider.value} did not accept the key: {check.reason}", ErrorCode.PROVIDER_KEY_INVALID
+                # The vendor is named once, here: the adapters' reasons leave it out.
+                f"{vendor_of(provider).label} did not accept the key: {check.reason}",
+                ErrorCode.PROVIDER_KEY_INVALID,
             )
 
     def set_priority(self, tenant: TenantContext, name: str, priority: int) -> tuple[StoredProvider, ...]:

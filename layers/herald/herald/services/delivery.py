@@ -21,13 +21,12 @@ from msgspec.structs import replace
 from herald.domain.alerts import JobAlert
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.backoff import retry_delay
-from herald.domain.clock import epoch_seconds, iso, parse_iso
+from herald.domain.clock import iso, parse_iso
 from herald.domain.dead_letters import FailedJobCopy
 from herald.domain.errors import DependencyError
 from herald.domain.job_records import Claim, DeliveryLog, JobMessage, JobState
 from herald.domain.jobs import JobStatus, queue_priority
 from herald.domain.notifications import NotificationRequest
-from herald.domain.plans import retention_end
 from herald.domain.scheduling import delay_seconds
 from herald.observability import MetricUnit, count, logger
 from herald.services.ports.jobs import DeadLetters, DeliveryStore, JobQueue
@@ -98,7 +97,7 @@ class DeliveryEngine:
             lease_seconds=LEASE_SECONDS,
             started_at=self._now(),
             max_attempts=self._policy.max_attempts,
-            expires_at=self._expires_at(message),
+            expires_at=message.expires_at(self._moment()),
         )
         if claim is None:
             return self._not_claimed(message)
@@ -115,7 +114,9 @@ class DeliveryEngine:
             error_message=outcome.error_message,
             tried=tuple(outcome.tried),
             response_status=outcome.response_status,
-            response_body=outcome.response_body,
+            latency_ms=outcome.latency_ms,
+            exchange=outcome.exchange,
+            retryable=outcome.retryable,
         )
         if outcome.delivered:
             return self._complete(message, log, outcome)
@@ -148,11 +149,6 @@ class DeliveryEngine:
                 delivered=False, error_message=f"Herald failed during the attempt ({type(exc).__name__})"
             )
 
-    def _expires_at(self, message: JobMessage) -> int:
-        """The job's retention, counted from its acceptance like its other items."""
-        accepted = parse_iso(message.created_at) if message.created_at else self._moment()
-        return epoch_seconds(retention_end(message.plan, accepted))
-
     def _complete(self, message: JobMessage, log: DeliveryLog, outcome: AttemptOutcome) -> Handled:
         if not self._store.finish(message, log, JobStatus.COMPLETED, None):
             return self._lost_lease(message, log)
@@ -170,11 +166,12 @@ class DeliveryEngine:
         delay = retry_delay(log.attempt, self._policy.retry_base_delay_seconds, outcome.retry_after_seconds)
         skip = sorted({*claim.skip_providers, *outcome.skip_providers})
         reason = outcome.error_message or "delivery failed"
+        due_at = iso(self._moment() + timedelta(seconds=delay))
         if message.ordering_key is not None:
             # The same message comes back after the delay, still first in its key's group: a new
             # one would queue behind the key's later jobs. Released first: if holding the message
             # fails, it comes back after the visibility timeout instead, later but in order.
-            if not self._store.release_for_retry(message, log, reason, skip):
+            if not self._store.release_for_retry(message, log, reason, skip, due_at):
                 return self._lost_lease(message, log)
             count("RetryScheduled", metric_dimensions(message))
             return Handled(message.job_id, HOLDING, log.attempt, delay)
@@ -183,7 +180,7 @@ class DeliveryEngine:
         self._queue.enqueue(
             replace(message, seen_attempts=log.attempt), queue_priority(message.priority), delay
         )
-        if not self._store.release_for_retry(message, log, reason, skip):
+        if not self._store.release_for_retry(message, log, reason, skip, due_at):
             return self._lost_lease(message, log)
         count("RetryScheduled", metric_dimensions(message))
         return Handled(message.job_id, "retrying", log.attempt, delay)

@@ -7,6 +7,7 @@ permanent failure ends the job at once; transient failures move on and make the 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from herald.domain.account import TenantRecords
@@ -29,6 +30,11 @@ from herald.services.tenant_directory import TenantDirectory, tenant_for_pass
 # Free-plan mail goes through the platform's own account.
 PLATFORM_PROVIDERS: tuple[str, ...] = (ProviderName.SES.value,)
 SUPPRESSED = "recipient suppressed"
+
+
+def _since(started: float) -> int:
+    """Milliseconds since ``started`` (``time.monotonic``): a provider call's latency."""
+    return round((time.monotonic() - started) * 1000)
 
 
 def provider_pass(
@@ -68,7 +74,7 @@ class EmailAttempt:
             return tenant
         if self._suppressions.is_suppressed(tenant_id, email.to):
             return AttemptOutcome(
-                delivered=False, error_message=SUPPRESSED, final=True, caused_by_tenant=True
+                delivered=False, error_message=SUPPRESSED, final=True, caused_by_tenant=True, retryable=False
             )
         tenant_order = [credential.provider for credential in tenant.providers]
         order = provider_pass(message.plan, tenant_order, email, claim.skip_providers)
@@ -117,12 +123,15 @@ class EmailAttempt:
         all_permanent = True
         for name in health.order:
             provider = ProviderName(name)
+            started = time.monotonic()
             try:
                 delivered = self._send(provider, email, routing, tenant, plan)
             except ProviderFailure as failure:
-                self._note_failure(outcome, failure, email, routing)
+                self._note_failure(outcome, failure, email, routing, _since(started))
                 if failure.kind is FailureKind.MESSAGE_PERMANENT:
+                    # The recipient or the content was refused: the same message fails again.
                     outcome.final = outcome.caused_by_tenant = True
+                    outcome.retryable = False
                     return outcome
                 if failure.kind is FailureKind.TRANSIENT and self._health is not None:
                     self._health.failed(health, name, str(failure))
@@ -131,7 +140,12 @@ class EmailAttempt:
             if self._health is not None:
                 self._health.succeeded(health, name)
             outcome.tried.append(
-                {"provider": name, "outcome": "delivered", "messageId": delivered.provider_message_id}
+                {
+                    "provider": name,
+                    "outcome": "delivered",
+                    "messageId": delivered.provider_message_id,
+                    "latencyMs": _since(started),
+                }
             )
             outcome.delivered, outcome.used_provider, outcome.error_message = True, name, None
             return outcome
@@ -169,7 +183,12 @@ class EmailAttempt:
             raise ProviderFailure(provider, FailureKind.TRANSIENT, f"key unavailable: {exc}") from exc
 
     def _note_failure(
-        self, outcome: AttemptOutcome, failure: ProviderFailure, email: EmailNotification, routing: Routing
+        self,
+        outcome: AttemptOutcome,
+        failure: ProviderFailure,
+        email: EmailNotification,
+        routing: Routing,
+        latency_ms: int,
     ) -> None:
         name = failure.provider.value
         outcome.tried.append(
@@ -179,6 +198,7 @@ class EmailAttempt:
                 "status": failure.status,
                 "code": failure.code,
                 "error": failure.reason,
+                "latencyMs": latency_ms,
             }
         )
         outcome.used_provider = name

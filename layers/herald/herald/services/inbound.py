@@ -238,7 +238,11 @@ class DeliveryWebhooks:
         if event.job_id is not None and expires_at is not None:
             job_id = event.job_id
             record = JobEvent(
-                event.type.value, event.occurred_at or _iso(now), event.provider.value, event.reason
+                event.type.value,
+                event.occurred_at or _iso(now),
+                event.provider.value,
+                event.reason,
+                received_at=_iso(now),
             )
             if not self._events.add(tenant_id, job_id, event.event_id, record, expires_at):
                 return None
@@ -252,7 +256,8 @@ class DeliveryWebhooks:
         suppression = Suppression(
             address=event.recipient,
             reason=event.type.value,
-            created_at=event.occurred_at or _iso(now),
+            # When Herald suppressed it: a provider's claimed time may be any time.
+            created_at=_iso(now),
             source=event.provider.value,
         )
         self._suppressions.suppress(tenant_id, suppression)

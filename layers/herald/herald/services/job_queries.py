@@ -10,6 +10,7 @@ import msgspec
 from msgspec.structs import replace
 
 from herald.domain.account import TenantContext
+from herald.domain.breakers import Breaker, BreakerKey, BreakerKind, endpoint_origin
 from herald.domain.clock import iso, now_iso, parse_iso
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.job_records import JobPage, JobState, JobView
@@ -21,6 +22,7 @@ from herald.services.accept import enqueue_or_fail
 from herald.services.activity import ActivityService
 from herald.services.ports.jobs import JobQueue, JobStore, Schedules
 from herald.services.ports.platform import SecretBox
+from herald.services.ports.providers import Breakers
 from herald.services.ports.tenants import Counters, TenantStore
 from herald.services.webhook_headers import opened
 
@@ -47,10 +49,12 @@ class JobQueries:
         schedules: Schedules,
         counters: Counters,
         secrets: SecretBox,
+        breakers: Breakers,
         max_attempts: int,
         clock: Callable[[], str] = now_iso,
     ) -> None:
         self._store = store
+        self._breakers = breakers
         self._schedules = schedules
         self._counters = counters
         self._queue = queue
@@ -65,7 +69,19 @@ class JobQueries:
             raise HeraldError("No job with this id.", ErrorCode.JOB_NOT_FOUND)
         if view.request is None or not isinstance(view.request.notification, WebhookNotification):
             return view
-        return replace(view, request=self._shown(tenant.tenant_id, view.request))
+        return replace(
+            view,
+            request=self._shown(tenant.tenant_id, view.request),
+            breaker=self._breaker(view, view.request.notification.url),
+        )
+
+    def _breaker(self, view: JobView, url: str) -> Breaker | None:
+        """The breaker of a waiting webhook's endpoint origin (one read, for waiting jobs only): it
+        holds every job to that origin, whatever the path."""
+        if view.state.status is not JobStatus.PENDING:
+            return None
+        key = BreakerKey(BreakerKind.ENDPOINT, view.state.tenant_id, endpoint_origin(url))
+        return self._breakers.read([key]).get(key)
 
     def _shown(self, tenant_id: str, request: NotificationRequest) -> NotificationRequest:
         """The request with its webhook headers opened for the tenant's own view (the view masks the
@@ -106,6 +122,14 @@ class JobQueries:
         return replace(result, total=self._activity.total(tenant, channel, status, day))
 
     def retry(self, tenant: TenantContext, job_id: str) -> JobState:
+        view = self._store.get(tenant.tenant_id, job_id)
+        if view is not None and view.state.status is JobStatus.FAILED and not view.state.retryable:
+            # The same answer as the document's retryable: false (recipient suppressed or rejected).
+            raise HeraldError(
+                f"This job failed in a way a retry cannot change ({view.state.error_message}); "
+                "it is not retried.",
+                ErrorCode.JOB_NOT_RETRYABLE,
+            )
         state = requeue_failed(
             self._store,
             self._queue,
@@ -206,6 +230,8 @@ def recover_failed(
         raise HeraldError("The cursor is not valid.", ErrorCode.INVALID_CURSOR) from exc
     requeued = 0
     for state in page.items:
+        if not state.retryable:
+            continue  # as POST …/retry: a failure no retry changes stays failed
         reopened = requeue_failed(
             store,
             queue,

@@ -96,7 +96,8 @@ class WebhookAttempt:
             caused_by_tenant=permanent and result.status_code is not None,
             retry_after_seconds=result.retry_after_seconds,
             response_status=result.status_code,
-            response_body=result.body_excerpt or None,
+            latency_ms=result.latency_ms,
+            exchange=result.exchange,
         )
 
 

@@ -4,7 +4,9 @@ secrets its checks use, ``POST /_sandbox/secrets {"secret": "whsec_…"}``, and 
 
 The name chooses the answer: ``fail-<status>[-…]`` answers that status; ``timeout…`` answers 200
 only after the slow delay; ``redirect…`` answers 302 to ``/hooks/after-redirect`` (Herald must not
-follow it); anything else answers 200 ``{"received": true}``. Every delivery is recorded on arrival.
+follow it); anything else answers 200 ``{"received": true}``. A name with ``-large`` in it pads
+its answer to 5 KB (``fail-503-large``: more than an attempt's 4 KB excerpt keeps). Every delivery is
+recorded on arrival.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ log = logging.getLogger(__name__)
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 REDIRECT_TARGET = "after-redirect"
 _FAIL = re.compile(r"^fail-(?P<status>[2-5]\d\d)(?:[-+].*)?$")
+LARGE_ANSWER_PADDING = 5000
 
 
 def _parsed_json(body: bytes) -> Any:
@@ -80,7 +83,10 @@ def _answer(context: SandboxContext, name: str, status: int, req: Request) -> Re
         return Response(b"", status=302, headers={"Location": f"{req.host_url}hooks/{REDIRECT_TARGET}"})
     if name.startswith("timeout"):
         context.wait_slow()
-    return json_reply({"received": status < 300}, status)
+    answer: dict[str, Any] = {"received": status < 300}
+    if "-large" in name:
+        answer["padding"] = "x" * LARGE_ANSWER_PADDING
+    return json_reply(answer, status)
 
 
 def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:

@@ -79,7 +79,7 @@ class MailgunProvider(HttpProvider):
             return KeyCheck(valid=True, details={"region": self._region_and_key(credential)[0]})
         failure = self._failure(response, credential)
         if rejects_key(failure):
-            return KeyCheck(valid=False, reason=f"Mailgun refused the key: {failure.reason}")
+            return KeyCheck(valid=False, reason=failure.reason)
         raise failure
 
     def register_domain(self, domain: str, credential: Credential) -> DomainRegistration:

@@ -115,7 +115,7 @@ class PostmarkProvider(HttpProvider):
     def _refused(self, response: requests.Response, credential: Credential, what: str) -> KeyCheck:
         failure = self._failure(response, credential)
         if rejects_key(failure):
-            return KeyCheck(valid=False, reason=f"Postmark refused the {what}: {failure.reason}")
+            return KeyCheck(valid=False, reason=f"the {what} was refused: {failure.reason}")
         raise failure
 
     def _failure(self, response: requests.Response, credential: Credential) -> ProviderFailure:

@@ -85,7 +85,7 @@ class ResendProvider(HttpProvider):
             # Valid, but a sending-only key cannot register domains, which Herald must do.
             return KeyCheck(valid=False, reason=RESTRICTED_KEY_REASON, details={"full_access": False})
         if rejects_key(failure):
-            return KeyCheck(valid=False, reason=f"Resend refused the key: {failure.reason}")
+            return KeyCheck(valid=False, reason=failure.reason)
         raise failure
 
     def register_domain(self, domain: str, credential: Credential) -> DomainRegistration:

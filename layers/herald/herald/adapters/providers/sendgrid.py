@@ -68,7 +68,7 @@ class SendGridProvider(HttpProvider):
         if not succeeded(response):
             failure = self._failure(response, credential)
             if rejects_key(failure):
-                return KeyCheck(valid=False, reason=f"SendGrid refused the key: {failure.reason}")
+                return KeyCheck(valid=False, reason=failure.reason)
             raise failure
         raw = json_object(response).get("scopes")
         scopes = sorted(scope for scope in raw if isinstance(scope, str)) if isinstance(raw, list) else []

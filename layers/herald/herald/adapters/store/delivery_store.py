@@ -14,10 +14,11 @@ from typing import Any
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
 
-from herald.adapters.store.job_items import log_attribute, request_of, view_of
+from herald.adapters.store.job_items import exchange_text, log_attribute, request_of, view_of
 from herald.adapters.store.job_store import ended_index, status_defaults, status_item
-from herald.adapters.store.models import JOB_SK, JobItem, JobStatusItem, job_pk
+from herald.adapters.store.models import JOB_SK, JobAttemptItem, JobItem, JobStatusItem, attempt_sk, job_pk
 from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
+from herald.domain.clock import parse_iso
 from herald.domain.errors import DependencyError
 from herald.domain.job_records import Claim, DeliveryLog, JobMessage, JobState
 from herald.domain.jobs import JobStatus
@@ -102,18 +103,36 @@ class DynamoDeliveryStore:
         ]
         if status is JobStatus.FAILED:
             actions += ended_index(message.tenant_id, message.job_id, message.created_at, status)
-        return self._record(message, log, actions)
+        # The job's last write: its exchange rides along inline, as nothing rewrites the item after.
+        return self._record(message, log, actions, with_exchange=True)
 
     def release_for_retry(
-        self, message: JobMessage, log: DeliveryLog, reason: str, skip_providers: Sequence[str]
+        self, message: JobMessage, log: DeliveryLog, reason: str, skip_providers: Sequence[str], due_at: str
     ) -> bool:
         actions: list[Any] = [
             JobStatusItem.status.set(JobStatus.PENDING.value),
             JobStatusItem.error_message.set(reason),
+            JobStatusItem.requeued_at.set(due_at),
         ]
         if skip_providers:
             actions.append(JobStatusItem.skip_providers.set(list(skip_providers)))
-        return self._record(message, log, actions)
+        self._keep_exchange(message, log)
+        return self._record(message, log, actions, with_exchange=False)
+
+    def _keep_exchange(self, message: JobMessage, log: DeliveryLog) -> None:
+        """A retried attempt's exchange in an item of its own, written once: inline, its answer would
+        be rewritten by every later claim and outcome of the job. Written before the outcome: an
+        attempt whose lease was lost leaves an item no log entry names, never shown."""
+        if log.exchange is None:
+            return
+        item = self._table[JobAttemptItem](
+            job_pk(message.tenant_id, message.job_id),
+            attempt_sk(log.log_id),
+            exchange=exchange_text(log.exchange),
+            expires_at=message.expires_at(parse_iso(log.created_at)),
+        )
+        with translated("job attempt write"):
+            item.save()
 
     def release_deferred(self, message: JobMessage, attempt: int, due_at: str) -> bool:
         try:
@@ -132,7 +151,9 @@ class DynamoDeliveryStore:
             return False
         return True
 
-    def _record(self, message: JobMessage, log: DeliveryLog, actions: list[Any]) -> bool:
+    def _record(
+        self, message: JobMessage, log: DeliveryLog, actions: list[Any], *, with_exchange: bool
+    ) -> bool:
         """Apply the outcome of an attempt we still own; False when the lease was lost meanwhile."""
         if log.used_provider:
             actions.append(JobStatusItem.used_provider.set(log.used_provider))
@@ -142,7 +163,9 @@ class DynamoDeliveryStore:
                     actions=[
                         *actions,
                         JobStatusItem.delivery_logs.set(
-                            (JobStatusItem.delivery_logs | []).append([log_attribute(log)])
+                            (JobStatusItem.delivery_logs | []).append(
+                                [log_attribute(log, with_exchange=with_exchange)]
+                            )
                         ),
                         JobStatusItem.lease_until.remove(),
                     ],

@@ -53,6 +53,7 @@ class DynamoJobEvents:
             occurred_at=event.occurred_at,
             provider=event.provider,
             reason=event.reason,
+            received_at=event.received_at,
             expires_at=expires_at,
         )
         return _put_once(item, "job event write")

@@ -160,6 +160,10 @@ def job_ids(pk: str) -> tuple[str, str]:
     return tenant_id, job_id
 
 
+def attempt_sk(log_id: str) -> str:
+    return f"ATTEMPT#{log_id}"
+
+
 def event_sk(provider: str, event_id: str) -> str:
     """Named by the provider's id of the report, so a redelivered report finds its own item."""
     return f"{_EVENT_PREFIX}{provider}#{event_id}"
@@ -497,10 +501,22 @@ class DeliveryLogAttribute(MapAttribute[str, Any]):
     used_provider = UnicodeAttribute(null=True, attr_name="usedProvider")
     error_message = UnicodeAttribute(null=True, attr_name="errorMessage")
     created_at = UnicodeAttribute(attr_name="createdAt")
-    # Every provider tried in this attempt, in order: {provider, outcome, status, error}.
+    # Every provider tried in this attempt, in order: {provider, outcome, status, error, latencyMs}.
     tried = ListAttribute(of=MapAttribute, default=list)
     response_status = NumberAttribute(null=True, attr_name="responseStatus")
-    response_body = UnicodeAttribute(null=True, attr_name="responseBody")
+    latency_ms = NumberAttribute(null=True, attr_name="latencyMs")
+    # The last attempt's WebhookExchange, compact JSON: only the write that ends the job keeps it
+    # here, since nothing rewrites the status item after it (a retried attempt's has an item).
+    exchange = UnicodeAttribute(null=True)
+    # Stored only when false (a failure no retry changes).
+    retryable = BooleanAttribute(null=True)
+
+
+class JobAttemptItem(HeraldItem, discriminator="attempt"):
+    """A retried webhook attempt's WebhookExchange (compact JSON), written once beside the status
+    item: there, up to 4 KB of answer would be rewritten by every later claim and outcome."""
+
+    exchange = UnicodeAttribute()
 
 
 class JobStatusItem(HeraldItem, discriminator="status"):
@@ -553,6 +569,7 @@ class JobEventItem(HeraldItem, discriminator="event"):
     occurred_at = UnicodeAttribute(attr_name="occurredAt")
     provider = UnicodeAttribute(null=True)
     reason = UnicodeAttribute(null=True)
+    received_at = UnicodeAttribute(null=True, attr_name="receivedAt")
 
 
 # ---------------------------------------------------------------- counters and suppressions

@@ -111,8 +111,10 @@ class DeliveryStore(Protocol):
         """Record the last attempt's outcome (COMPLETED or FAILED); False when the lease was lost."""
 
     def release_for_retry(
-        self, message: JobMessage, log: DeliveryLog, reason: str, skip_providers: Sequence[str]
-    ) -> bool: ...
+        self, message: JobMessage, log: DeliveryLog, reason: str, skip_providers: Sequence[str], due_at: str
+    ) -> bool:
+        """PENDING again after a failed attempt, noted as re-queued for ``due_at`` (when the retry
+        is to start: the job's document says so); False when the lease was lost."""
 
     def release_deferred(self, message: JobMessage, attempt: int, due_at: str) -> bool:
         """Hand back claimed ``attempt`` unspent (nothing was sent): PENDING at ``attempt - 1``,
