@@ -178,7 +178,12 @@ def test_the_table_is_on_demand_with_ttl_and_the_tenant_index(template: dict[str
     assert table["BillingMode"] == {"Ref": "TableBillingMode"}
     assert template["Parameters"]["TableBillingMode"]["Default"] == "PAY_PER_REQUEST"
     assert table["TimeToLiveSpecification"] == {"AttributeName": "expiresAt", "Enabled": True}
-    assert [index["IndexName"] for index in table["GlobalSecondaryIndexes"]] == ["gsi1", "gsi2", "gsi3"]
+    assert [index["IndexName"] for index in table["GlobalSecondaryIndexes"]] == [
+        "gsi1",
+        "gsi2",
+        "gsi3",
+        "gsi4",
+    ]
 
 
 def test_the_indexes_project_only_what_never_changes_and_the_models_say_the_same(
@@ -190,6 +195,7 @@ def test_the_indexes_project_only_what_never_changes_and_the_models_say_the_same
     from herald.adapters.store.models import (
         DUE_INDEX_ATTRIBUTES,
         ENDED_INDEX_ATTRIBUTES,
+        FIND_INDEX_ATTRIBUTES,
         JOBS_INDEX_ATTRIBUTES,
     )
 
@@ -201,8 +207,11 @@ def test_the_indexes_project_only_what_never_changes_and_the_models_say_the_same
     assert projections["gsi2"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": ENDED_INDEX_ATTRIBUTES}
     # gsi3 holds a scheduled job from acceptance to dispatch: written twice (put, removal), never updated.
     assert projections["gsi3"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": DUE_INDEX_ATTRIBUTES}
-    assert "status" not in JOBS_INDEX_ATTRIBUTES
-    assert "attempts" not in JOBS_INDEX_ATTRIBUTES
+    # gsi4 (finding jobs by recipient or host) is written once, with the request item.
+    assert projections["gsi4"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": FIND_INDEX_ATTRIBUTES}
+    for written_once in (JOBS_INDEX_ATTRIBUTES, FIND_INDEX_ATTRIBUTES):
+        assert "status" not in written_once
+        assert "attempts" not in written_once
 
 
 def test_the_dead_letter_queue_has_an_alarm(template: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ from herald.adapters.store.conversions import request_from_document
 from herald.adapters.store.models import DeliveryLogAttribute, JobEventItem, JobItem, JobStatusItem, job_ids
 from herald.domain.job_records import DeliveryLog, JobEvent, JobState, JobView
 from herald.domain.jobs import Channel, JobStatus
-from herald.domain.notifications import NotificationRequest
+from herald.domain.notifications import NotificationRequest, WebhookNotification
 
 
 def log_attribute(log: DeliveryLog) -> DeliveryLogAttribute:
@@ -45,11 +45,15 @@ def _log_from(entry: DeliveryLogAttribute) -> DeliveryLog:
 
 def state_of(job: JobItem | None, status: JobStatusItem | None) -> JobState | None:
     """The job's state from its items; None when neither exists."""
-    if status is not None:
-        state = _from_status(status)
-        # A status item created by a message that did not carry the acceptance time has none.
-        return state if state.created_at or job is None else replace(state, created_at=job.created_at)
-    return None if job is None else _from_request(job)
+    if status is None:
+        return None if job is None else _from_request(job)
+    state = _from_status(status)
+    if job is None:
+        return state
+    # A status item created by a message that did not carry the acceptance time has none.
+    return replace(
+        state, created_at=state.created_at or job.created_at, target=target_of(job), subject=job.subject
+    )
 
 
 def _from_request(job: JobItem) -> JobState:
@@ -64,6 +68,8 @@ def _from_request(job: JobItem) -> JobState:
         attempts=0,
         max_attempts=int(job.max_attempts),
         created_at=job.created_at,
+        target=target_of(job),
+        subject=job.subject,
     )
 
 
@@ -90,6 +96,15 @@ def _from_status(status: JobStatusItem) -> JobState:
         send_at=status.send_at,
         ordering_key=status.ordering_key,
     )
+
+
+def target_of(job: JobItem) -> str | None:
+    """An email's recipient (on the item and its index entries), or a webhook's URL where the
+    whole request item was read (an index entry holds none)."""
+    if job.type == Channel.EMAIL.value or job.request is None:
+        return job.target
+    notification = request_of(job).notification
+    return notification.url if isinstance(notification, WebhookNotification) else None
 
 
 def request_of(job: JobItem) -> NotificationRequest:
