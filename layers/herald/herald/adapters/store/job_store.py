@@ -5,10 +5,14 @@ DynamoDB calls per operation (measured by the benchmark):
   put is the idempotency guard); a duplicate adds 1 consistent GetItem to tell 409 from 422;
 - get: 1 Query (request, status and events share a partition);
 - list: 1 Query of an index page + 1 BatchGetItem of the page's status items; failed jobs are
-  served by gsi2 directly; completed ones read the newest jobs' status items until the page is full;
-  in-flight statuses (pending, processing) scan the newest jobs within a budget. ``pagination.total``
-  comes from the day counters (``activity_store``), except for in-flight statuses, whose scan
-  counts them;
+  served by gsi2 directly (+ 1 BatchGetItem of their request items: what the list shows); completed
+  ones read the newest jobs' status items until the page is full; in-flight statuses (pending,
+  processing) scan the newest jobs within a budget. ``pagination.total`` comes from the day counters
+  (``activity_store``), except for in-flight statuses, whose scan counts them. A page with webhooks
+  adds 1 BatchGetItem of their request items (no index holds a webhook's URL);
+- search: Queries of gsi4 (a recipient or host), gsi2 or gsi1 within [since, until), at most the
+  page's entries, or ``SEARCH_SCAN_BUDGET`` more when a filter may drop some, each joined as list
+  joins them (1 BatchGetItem per 100 entries);
 - enqueue failure / retry: 1 conditional UpdateItem of the status item;
 - owner (the operator's lookup by job id alone): 1 BatchGetItem of request keys per 100 tenants.
 """
@@ -164,7 +168,9 @@ class DynamoJobStore:
         most ``limit`` entries read, or ``limit + SEARCH_SCAN_BUDGET`` when a filter may drop some."""
         index, partition, sort_key = self._source(tenant_id, search)
         upper = min(filter(None, (decode_cursor(cursor) if cursor else None, search.until)), default=None)
-        dropping = search.subject is not None or search.channel is not None or search.status is not None
+        # gsi2 holds only its own status; every other filter may drop entries that were read.
+        by_status = search.status is not None and sort_key is not HeraldItem.gsi2sk
+        dropping = search.subject is not None or search.channel is not None or by_status
         budget = limit + SEARCH_SCAN_BUDGET if dropping else limit
         found: list[JobState] = []
         read = 0
