@@ -99,12 +99,13 @@ def _from_status(status: JobStatusItem) -> JobState:
 
 
 def target_of(job: JobItem) -> str | None:
-    """An email's recipient (on the item and its index entries), or a webhook's URL where the
-    whole request item was read (an index entry holds none)."""
-    if job.type == Channel.EMAIL.value or job.request is None:
+    """An email's recipient (on the item and its index entries), or, where the whole request item
+    was read, a webhook's URL (no index holds it) or the recipient of an email stored before items
+    kept it."""
+    if job.target is not None or job.request is None:
         return job.target
     notification = request_of(job).notification
-    return notification.url if isinstance(notification, WebhookNotification) else None
+    return notification.url if isinstance(notification, WebhookNotification) else notification.to
 
 
 def request_of(job: JobItem) -> NotificationRequest:
