@@ -126,7 +126,8 @@ def remeasure(bar: Bar, only: tuple[str, ...]) -> None:
         key: {**step, **previous["calls_per_notification"][key]}
         for key, step in previous["write_units_per_notification"].items()
     }
-    measured = in_process(bar, only)
+    # A notification's own steps are measured again too: its costs need all they recorded.
+    measured = in_process(bar, only + tuple(key for keys in NOTIFICATIONS.values() for key in keys))
     measured.scenarios = {**steps, **measured.scenarios}
     kept = {key: previous[key] for key in ("cold_start", "throughput") if key in previous}
     report.write(report.assemble({**summarise(measured), **kept}, record_baseline=False))
