@@ -110,6 +110,7 @@ def test_a_bad_filter_keeps_the_page_and_says_why_next_to_the_form(console: Cons
     expect(page.get_by_role("search", name="Search jobs")).to_be_visible()
     expect(page.get_by_role("alert")).to_contain_text("status")
     expect(page.get_by_role("heading", name="This page could not be shown")).to_have_count(0)
+    page.screenshot(path="/tmp/search-error.png", full_page=True)
 
 
 def test_after_recovering_failed_jobs_the_count_is_what_the_table_shows(console: Console) -> None:
