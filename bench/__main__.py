@@ -20,6 +20,7 @@ os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 
 import argparse
 import dataclasses
+import json
 import logging
 import warnings
 from collections.abc import Callable, Iterator
@@ -34,8 +35,8 @@ from bench.costs import Platform, PriceList, cost_per_million
 from bench.rig import Rig, table_schemas
 from bench.scenarios import (
     NOTIFICATIONS,
-    SCENARIOS,
     Recorded,
+    chosen,
     record_notification,
     run_scenarios,
 )
@@ -79,7 +80,7 @@ class Bar:
         yield lambda name, count: self._progress.update(tasks[name], advance=count)
 
 
-def in_process(bar: Bar) -> InProcess:
+def in_process(bar: Bar, only: tuple[str, ...] = ()) -> InProcess:
     template = load_template(project_root() / "template.yaml")
     with (
         patched() as patches,
@@ -88,10 +89,11 @@ def in_process(bar: Bar) -> InProcess:
     ):
         resolve_publicly(patches)
         rig = Rig(herald, sandbox, table_schemas(template))
-        with bar.phase("scenarios (in-process, moto)", len(SCENARIOS) + len(ROUTES)) as advance:
-            scenarios = run_scenarios(rig, advance)
+        routes = () if only else ROUTES
+        with bar.phase("scenarios (in-process, moto)", len(chosen(only)) + len(routes)) as advance:
+            scenarios = run_scenarios(rig, advance, only)
             recorded = []
-            for route in ROUTES:
+            for route in routes:
                 advance(f"record one {route} for the replay")
                 recorded.append(record_notification(rig, route))
         return InProcess(scenarios, recorded, herald.topology, rig.batch_size)
@@ -117,6 +119,20 @@ def summarise(measured: InProcess) -> dict[str, Any]:
     }
 
 
+def remeasure(bar: Bar, only: tuple[str, ...]) -> None:
+    """Some scenarios again, over the figures results.json holds (costs follow from the steps)."""
+    previous = json.loads(report.RESULTS.read_text())
+    steps = {
+        key: {**step, **previous["calls_per_notification"][key]}
+        for key, step in previous["write_units_per_notification"].items()
+    }
+    # A notification's own steps are measured again too: its costs need all they recorded.
+    measured = in_process(bar, only + tuple(key for keys in NOTIFICATIONS.values() for key in keys))
+    measured.scenarios = {**steps, **measured.scenarios}
+    kept = {key: previous[key] for key in ("cold_start", "throughput") if key in previous}
+    report.write(report.assemble({**summarise(measured), **kept}, record_baseline=False))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument(
@@ -126,6 +142,13 @@ def main() -> None:
     parser.add_argument("--skip-throughput", action="store_true", help="no local stack run")
     parser.add_argument(
         "--record-baseline", action="store_true", help="store this run as results.json's baseline block"
+    )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="KEY_PREFIX",
+        help="measure only the scenarios whose keys start so (e.g. search_ accept_), keep every other"
+        " figure of results.json, and write the page again",
     )
     args = parser.parse_args()
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # the sandbox's request lines
@@ -138,6 +161,10 @@ def main() -> None:
         TimeElapsedColumn(),
         TextColumn("{task.fields[step]}"),
     )
+    if args.only:
+        with Progress(*columns) as progress:
+            remeasure(Bar(progress), tuple(args.only))
+        return
     with Progress(*columns) as progress:
         bar = Bar(progress)
         measured = in_process(bar)

@@ -40,10 +40,22 @@ def _put(rig: Rig, items: list[dict[str, Any]]) -> None:
         )
 
 
-def write_history(rig: Rig, tenant_id: str, jobs: int) -> list[str]:
-    """``jobs`` completed webhooks over the last 30 days, with their day counters; their ids."""
+# The seeded emails go to this many recipients in turn; the webhooks to one host.
+RECIPIENTS = 10
+HOOK_HOST = "hooks.example.com"
+
+
+def recipient(index: int) -> str:
+    return f"reader-{index % RECIPIENTS}@example.com"
+
+
+def write_history(rig: Rig, tenant_id: str, jobs: int, channel: str = "webhook") -> list[str]:
+    """``jobs`` completed webhooks (or emails) over the last 30 days, with their day counters and
+    their search entries as the accept path writes them; their ids."""
     now = utc_now()
-    request = DeflatedJSONAttribute().serialize({"url": "https://hooks.example.com/x", "payload": {}})
+    email = channel == "email"
+    document = {"to": recipient(0), "subject": "Your order", "body": "<p>Hi</p>"} if email else {}
+    request = DeflatedJSONAttribute().serialize(document or {"url": f"https://{HOOK_HOST}/x", "payload": {}})
     items: list[dict[str, Any]] = []
     ids: list[str] = []
     per_day: Counter[str] = Counter()
@@ -56,10 +68,14 @@ def write_history(rig: Rig, tenant_id: str, jobs: int) -> list[str]:
         ids.append(job_id)
         pk = {"S": f"JOB#{tenant_id}#{job_id}"}
         job: dict[str, dict[str, Any]] = {"pk": pk, "sk": {"S": "JOB"}, "kind": {"S": "job"}}
-        job |= {"type": {"S": "webhook"}}
+        job |= {"type": {"S": channel}}
         job |= {"priority": {"N": "5"}, "maxAttempts": {"N": "3"}, "request": {"B": request}}
         job |= {"gsi1pk": {"S": f"JOBS#{tenant_id}"}, "gsi1sk": {"S": f"{created_at}#{job_id}"}}
-        status = {"pk": pk, "sk": {"S": "STATUS"}, "kind": {"S": "status"}, "type": {"S": "webhook"}}
+        term = recipient(index) if email else HOOK_HOST
+        job |= {"gsi4pk": {"S": f"FIND#{tenant_id}#{term}"}}
+        if email:
+            job |= {"target": {"S": term}, "subject": {"S": "Your order"}}
+        status = {"pk": pk, "sk": {"S": "STATUS"}, "kind": {"S": "status"}, "type": {"S": channel}}
         status |= {"status": {"S": "completed"}, "priority": {"N": "5"}, "createdAt": {"S": created_at}}
         status |= {"attempts": {"N": "1"}, "maxAttempts": {"N": "3"}, "completedAt": {"S": created_at}}
         items += [job, status]
@@ -69,15 +85,15 @@ def write_history(rig: Rig, tenant_id: str, jobs: int) -> list[str]:
         "sk": {"S": f"PERIOD#{start.strftime('%Y%m%dT%H%M%S')}"},
         "kind": {"S": "usage"},
         "total": {"N": str(jobs)},
-        "webhooks": {"N": str(jobs)},
+        f"{channel}s": {"N": str(jobs)},
     }
-    period |= {f"aw{day[5:7]}{day[8:10]}": {"N": str(count)} for day, count in per_day.items()}
+    period |= {f"a{channel[0]}{day[5:7]}{day[8:10]}": {"N": str(count)} for day, count in per_day.items()}
     days = [
         {
             "pk": {"S": f"USAGE#{tenant_id}"},
             "sk": {"S": f"DAY#{day}"},
             "kind": {"S": "days"},
-            "completed_webhook": {"N": str(count)},
+            f"completed_{channel}": {"N": str(count)},
         }
         for day, count in per_day.items()
     ]
@@ -91,15 +107,15 @@ class History:
     job_ids: list[str]
 
 
-_HISTORIES: dict[tuple[int, int], History] = {}
+_HISTORIES: dict[tuple[int, int, str], History] = {}
 
 
-def history(rig: Rig, jobs: int) -> History:
-    """A tenant with ``jobs`` jobs of history, written once per rig."""
-    key = (id(rig), jobs)
+def history(rig: Rig, jobs: int, channel: str = "webhook") -> History:
+    """A tenant with ``jobs`` jobs of history (webhooks, or emails), written once per rig."""
+    key = (id(rig), jobs, channel)
     if key not in _HISTORIES:
         tenant = rig.new_tenant()
-        _HISTORIES[key] = History(tenant, write_history(rig, tenant.tenant_id, jobs))
+        _HISTORIES[key] = History(tenant, write_history(rig, tenant.tenant_id, jobs, channel))
     return _HISTORIES[key]
 
 
@@ -114,6 +130,36 @@ def console_reads(jobs: int, path_set: tuple[str, ...]) -> Step:
                 assert answer.status == 200, answer.text
         listed = rig.get(LISTING, tenant.api_key).data["pagination"]["total"]
         assert listed == jobs, f"the listing counted {listed} of {jobs} jobs"
+        return cost
+
+    return step
+
+
+# Searches sizes: the page a person reads, over the last week, at 10 and 100 000 jobs of history.
+SEARCH_SIZES = (10, 100_000)
+SEARCH_WEEK = "since={since}&limit=20"
+
+
+def search_page(jobs: int, channel: str) -> Step:
+    """One page of ``GET /notifications/jobs`` by recipient (a history of emails to 10 recipients
+    in turn) or by webhook host (a history of webhooks to one host), over the last 7 days."""
+
+    def step(rig: Rig) -> StepCost:
+        past = history(rig, jobs, channel)
+        term = f"recipient={recipient(0)}" if channel == "email" else f"host={HOOK_HOST}"
+        since = iso(utc_now() - timedelta(days=7)).replace(":", "%3A")
+        path = f"/api/v1/notifications/jobs?{term}&{SEARCH_WEEK.format(since=since)}"
+        assert rig.get(path, past.tenant.api_key).status == 200  # warm-up
+        with rig.measuring(1) as cost:
+            answer = rig.get(path, past.tenant.api_key)
+        assert answer.status == 200, answer.text
+        # The seeded jobs of the last 7 days (a day each in turn) to that recipient or host.
+        week = [
+            n
+            for n in range(jobs)
+            if n % HISTORY_DAYS < 7 and (channel != "email" or recipient(n) == recipient(0))
+        ]
+        assert len(answer.data["data"]) == min(20, len(week)), (len(answer.data["data"]), len(week))
         return cost
 
     return step

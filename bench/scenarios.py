@@ -22,9 +22,11 @@ from bench.day_counts import (
     CONSOLE_VIEW,
     HISTORY_SIZES,
     LISTING,
+    SEARCH_SIZES,
     WINDOW_JOBS,
     console_reads,
     deliver_for_tenants,
+    search_page,
     status_poll,
     tally_window,
 )
@@ -295,6 +297,19 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     *(
         Scenario(
+            f"search_{by}_{jobs}",
+            f"a search page by {by} (last 7 days), {history_size(jobs)} jobs of history",
+            search_page(jobs, channel),
+            f"per request: 1 Query of gsi4 ({by}'s own entries) and 1 BatchGetItem of the page's"
+            " status items (and, for webhooks, of their requests: the URL column); the reads follow"
+            " the page's rows (fewer at 10 jobs of history), not the history; the handler time is"
+            " moto's, which filters the whole index on every Query",
+        )
+        for jobs in SEARCH_SIZES
+        for by, channel in (("recipient", "email"), ("host", "webhook"))
+    ),
+    *(
+        Scenario(
             f"status_poll_{jobs}",
             f"a status poll of one job, {history_size(jobs)} jobs of history",
             status_poll(jobs),
@@ -338,9 +353,14 @@ def record_notification(rig: Rig, route: str) -> Recorded:
     return Recorded(route, accepted.recorder.calls, delivered.recorder.calls, (tenant.tenant_id, job_id))
 
 
-def run_scenarios(rig: Rig, progress: Callable[[str], None]) -> dict[str, Any]:
+def chosen(only: tuple[str, ...]) -> list[Scenario]:
+    return [scenario for scenario in SCENARIOS if not only or scenario.key.startswith(only)]
+
+
+def run_scenarios(rig: Rig, progress: Callable[[str], None], only: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Every scenario, or those whose key starts with one of ``only``."""
     results: dict[str, Any] = {}
-    for scenario in SCENARIOS:
+    for scenario in chosen(only):
         progress(scenario.title)
         step = scenario.step(rig).per_notification()
         results[scenario.key] = {"title": scenario.title, "note": scenario.note, **step}

@@ -6,6 +6,7 @@ import json
 from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -22,6 +23,7 @@ from herald.domain.account import TenantContext
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import NotificationRequest
+from herald.domain.search import SUBJECT_KEPT
 from herald.domain.vendors import TENANT_PROVIDERS
 from herald.http.answers import (
     PONG,
@@ -29,6 +31,7 @@ from herald.http.answers import (
     Health,
     Job,
     JobPage,
+    ListedJob,
     Pong,
     Recovery,
     RetriedJob,
@@ -44,11 +47,14 @@ from herald.http.contract import (
     PUBLIC_PATHS,
     SENDING,
     answers,
+    download,
+    errors,
     success,
 )
 from herald.http.credentials import credentials, stack_origin
 from herald.http.error_handlers import install_error_handlers
 from herald.http.errors import client_error
+from herald.http.export import EXPORT_LIMIT, MEDIA_TYPES, exported
 from herald.http.guards import ScreenedBodies, as_resolver_reads
 from herald.http.requests import (
     IDEMPOTENCY_KEY_RULE,
@@ -56,6 +62,8 @@ from herald.http.requests import (
     EmailRequest,
     RecoverRequest,
     WebhookRequest,
+    WindowEdge,
+    job_search,
 )
 from herald.http.resolver import HttpResolver
 from herald.http.responses import error_response, validation_error
@@ -198,6 +206,111 @@ def _accepted(request: NotificationRequest, header_key: str | None) -> Response[
     return json_response(202, AcceptedJob.of(api().accept.accept(caller, request, header_key)))
 
 
+# The jobs list's filters, shared by the list and its export.
+TypeQuery = Annotated[Literal["email", "webhook"] | None, Query()]
+StatusQuery = Annotated[
+    Literal["scheduled", "pending", "processing", "completed", "failed", "cancelled"] | None, Query()
+]
+CursorQuery = Annotated[str | None, Query(max_length=512, description="nextCursor of the previous page")]
+DayQuery = Annotated[
+    str | None,
+    Query(
+        pattern=UTC_DAY,
+        description="Only the jobs accepted on this UTC day (YYYY-MM-DD); since and until narrow it",
+        json_schema_extra={"format": "date"},
+    ),
+]
+RecipientQuery = Annotated[
+    str | None,
+    Query(
+        max_length=320,
+        pattern=r"^[^@\s]+@[^@\s]+$",
+        description="Only the emails to this address (exact, case-insensitive)",
+    ),
+]
+HostQuery = Annotated[
+    str | None,
+    Query(
+        max_length=253,
+        pattern=r"^[A-Za-z0-9.:\-]+$",
+        description="Only the webhooks to this URL host (case-insensitive; IDN hosts as punycode)",
+    ),
+]
+SubjectQuery = Annotated[
+    str | None,
+    Query(
+        min_length=1,
+        max_length=SUBJECT_KEPT,
+        description=f"Only the emails whose subject (its first {SUBJECT_KEPT} characters) contains this, "
+        "case-insensitive",
+    ),
+]
+SinceQuery = Annotated[
+    WindowEdge | None, Query(description="Accepted at or after this RFC 3339 time with offset")
+]
+UntilQuery = Annotated[WindowEdge | None, Query(description="Accepted before this RFC 3339 time with offset")]
+SEARCH_NOTE = (
+    "With recipient, host, subject, since or until, the list is a search: it reads a bounded number "
+    "of entries per call, so a page may hold fewer jobs than asked for while nextCursor goes on; "
+    "total then counts the page's jobs."
+)
+
+
+@app.get(
+    "/api/v1/notifications/jobs/export",
+    summary="Export the filtered jobs list as CSV or JSON lines",
+    description=f"The jobs the list's filters find, newest first, as a file: at most {EXPORT_LIMIT} rows "
+    "per call; while more follow, X-Next-Cursor (and Link rel=next) names the next part. CSV cells "
+    "that a spreadsheet would run as a formula (starting with = + - @) start with an apostrophe.",
+    responses={
+        **download(
+            "The jobs, one row each",
+            {
+                MEDIA_TYPES["csv"]: "CSV with a header row",
+                MEDIA_TYPES["jsonl"]: "One job (as listed) per line",
+            },
+        ),
+        **errors(*AUTHENTICATED, *PARAMETERS, ErrorCode.INVALID_CURSOR),
+    },
+)
+def export_jobs(
+    *,
+    format: Annotated[Literal["csv", "jsonl"], Query(description="csv or jsonl")] = "csv",  # noqa: A002
+    type: TypeQuery = None,  # noqa: A002 (the query name)
+    status: StatusQuery = None,
+    cursor: CursorQuery = None,
+    day: DayQuery = None,
+    recipient: RecipientQuery = None,
+    host: HostQuery = None,
+    subject: SubjectQuery = None,
+    since: SinceQuery = None,
+    until: UntilQuery = None,
+) -> Response[str]:
+    search = job_search(
+        recipient=recipient,
+        host=host,
+        subject=subject,
+        window=(since, until),
+        day=_day(day) if day else None,
+        channel=type,
+        status=status,
+    )
+    found = api().jobs.search(tenant(), search, limit=EXPORT_LIMIT, cursor=cursor)
+    jobs = [ListedJob.listed(state) for state in found.items]
+    headers = {"Content-Disposition": f'attachment; filename="herald-jobs.{format}"'}
+    if found.next_cursor:
+        headers |= {
+            "X-Next-Cursor": found.next_cursor,
+            "Link": f'<{_next_part(found.next_cursor)}>; rel="next"',
+        }
+    return Response(200, f"{MEDIA_TYPES[format]}; charset=utf-8", exported(jobs, format), headers)
+
+
+def _next_part(cursor: str) -> str:
+    query = dict(app.current_event.query_string_parameters or {}) | {"cursor": cursor}
+    return f"/api/v1/notifications/jobs/export?{urlencode(query)}"
+
+
 @app.get(
     "/api/v1/notifications/jobs/<id>",
     summary="Get a job",
@@ -210,27 +323,36 @@ def get_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: 
 
 @app.get(
     "/api/v1/notifications/jobs",
-    summary="List jobs, newest first",
+    summary="List or search jobs, newest first",
+    description=SEARCH_NOTE,
     responses=answers(200, JobPage, "A page of jobs", *AUTHENTICATED, *PARAMETERS, ErrorCode.INVALID_CURSOR),
 )
 def list_jobs(
     *,
     page: Annotated[int, Query(ge=1)] = 1,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    type: Annotated[Literal["email", "webhook"] | None, Query()] = None,  # noqa: A002 (the query name)
-    status: Annotated[
-        Literal["scheduled", "pending", "processing", "completed", "failed", "cancelled"] | None, Query()
-    ] = None,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
-    day: Annotated[
-        str | None,
-        Query(
-            pattern=UTC_DAY,
-            description="Only the jobs accepted on this UTC day (YYYY-MM-DD)",
-            json_schema_extra={"format": "date"},
-        ),
-    ] = None,
+    type: TypeQuery = None,  # noqa: A002 (the query name)
+    status: StatusQuery = None,
+    cursor: CursorQuery = None,
+    day: DayQuery = None,
+    recipient: RecipientQuery = None,
+    host: HostQuery = None,
+    subject: SubjectQuery = None,
+    since: SinceQuery = None,
+    until: UntilQuery = None,
 ) -> Response[str]:
+    if recipient or host or subject or since or until:
+        search = job_search(
+            recipient=recipient,
+            host=host,
+            subject=subject,
+            window=(since, until),
+            day=_day(day) if day else None,
+            channel=type,
+            status=status,
+        )
+        found = api().jobs.search(tenant(), search, limit=limit, cursor=cursor)
+        return json_response(200, JobPage.found(found, limit=limit))
     listing = api().jobs.list(
         tenant(),
         page=page,

@@ -65,7 +65,7 @@ CHECKS = [
 MAX_EXAMPLES = 10
 STATEFUL_EXAMPLES = 20
 STEPS = 10
-OPERATIONS = 34
+OPERATIONS = 35
 # One seed for every run: the same requests each time, so a failure found once is found again, and
 # the stateful phase reaches as far on every run instead of most runs.
 SEED = 20261203
@@ -100,6 +100,7 @@ SEND = ("POST /api/v1/notifications/email", "POST /api/v1/notifications/webhook"
 EMAIL, WEBHOOK = SEND
 PROVIDER = "PUT /api/v1/account/providers/{provider}"
 RECOVER = "POST /api/v1/notifications/jobs/recover"
+SEARCH = ("GET /api/v1/notifications/jobs", "GET /api/v1/notifications/jobs/export")
 BUSINESS_RULES = (
     BusinessRule(
         (WEBHOOK,), 400, "url_not_allowed", "the host must resolve to public addresses only, over https"
@@ -142,27 +143,34 @@ BUSINESS_RULES = (
         "limits in bytes of UTF-8 or compact JSON that JSON Schema cannot state (body, text, payload, headers)",
     ),
     BusinessRule(
-        ("GET /api/v1/notifications/jobs", RECOVER),
+        (*SEARCH, RECOVER),
         400,
         "invalid_cursor",
         "a cursor is opaque: only one Herald made reads",
     ),
     BusinessRule(
-        (RECOVER,),
+        SEARCH,
+        400,
+        "validation_error",
+        "a job has a recipient or a URL host: a search names one of them, not both",
+        r"Invalid request: host: give recipient or host, not both \(a job has one\)\.",
+    ),
+    BusinessRule(
+        (*SEARCH, RECOVER),
         400,
         "validation_error",
         "the window's since comes before its until (JSON Schema cannot compare two fields)",
         r"Invalid request: since: must be before until\.",
     ),
     BusinessRule(
-        (*SEND, RECOVER),
+        (*SEND, *SEARCH, RECOVER),
         400,
         "validation_error",
         "format date-time allows a leap second, which no calendar of Herald's holds",
         r"Invalid request: (sendAt|since|until): must not be a leap second \(second 60\)\.",
     ),
     BusinessRule(
-        (RECOVER,),
+        (*SEARCH, RECOVER),
         400,
         "validation_error",
         "a window's edge must be a time UTC can hold (0001-01-01T00:00:00+14:00 is not)",
@@ -398,6 +406,16 @@ class Client:
         body = response.json()
         return body["data"] if body["success"] else body
 
+    def download(self, path: str, **case: Any) -> str:
+        """A GET whose success is a file (the export): its text, checked as the document states."""
+        response = (
+            self.schema[path]["GET"]
+            .Case(**case)
+            .call_and_validate(checks=CHECKS, headers={"X-API-Key": self.api_key}, timeout=HTTP_TIMEOUT)
+        )
+        assert response.status_code == 200, response.text
+        return str(response.text)
+
 
 def wait_until(check: Callable[[], Any], what: str) -> Any:
     return wait_for(check, what, timeout=60, interval=0.2)
@@ -462,6 +480,8 @@ def test_explicit_examples_accept_every_kind_of_notification_and_retry_a_failed_
     assert (
         len(paid.call("GET", "/api/v1/notifications/jobs", 200, query={"status": "completed"})["data"]) >= 1
     )
+    exported = paid.download("/api/v1/notifications/jobs/export", query={"format": "jsonl", "type": "email"})
+    assert {json.loads(line)["type"] for line in exported.splitlines()} == {"email"}
 
 
 def test_explicit_examples_take_an_account_through_every_account_operation(

@@ -37,6 +37,7 @@ from herald.domain.jobs import FINAL_STATUSES, Channel, JobStatus
 from herald.domain.notifications import NotificationRequest
 from herald.domain.plans import Quota, channel_counter
 from herald.domain.scheduling import DueJob
+from herald.domain.search import JobSearch, Listed
 from herald.services.activity import DayCountTally
 from herald.services.outcomes import DuplicateRequest, QuotaExhausted, RateLimited
 from herald.services.ports.tenants import ActivityCounters
@@ -188,6 +189,27 @@ class FakeJobTable(Recorder):
         # Like the adapter, only a scan for in-flight statuses counts the matches.
         total = None if status is None or status in FINAL_STATUSES else len(matching)
         return JobPage(tuple(matching[start : start + limit]), total, None)
+
+    def search(self, tenant_id: str, search: JobSearch, *, limit: int, cursor: str | None) -> JobPage:
+        """Every match at once (the fake reads no index); the cursor is ``createdAt#jobId``."""
+        self._called("search")
+        if cursor is not None and "#" not in cursor:
+            raise ValueError("not a cursor")
+        upper = min(filter(None, (cursor, search.until)), default="~")
+        found = sorted(
+            (
+                state
+                for (t, j), job in self._jobs.items()
+                if t == tenant_id
+                and (search.term is None or Listed.of(job.request.request.notification).term == search.term)
+                and (search.since or "") <= f"{(state := self.state(t, j)).created_at}#{j}" < upper
+                and search.keeps(state)
+            ),
+            key=lambda state: (state.created_at, state.job_id),
+            reverse=True,
+        )[:limit]
+        last = found[-1] if len(found) == limit else None
+        return JobPage(tuple(found), None, f"{last.created_at}#{last.job_id}" if last else None)
 
     def failed_between(
         self,

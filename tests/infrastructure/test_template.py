@@ -119,15 +119,15 @@ def test_provisioned_capacity_scales_the_table_and_each_index_for_reads_and_writ
 
 
 def test_every_route_of_the_api_guide_goes_to_the_api_function(template: dict[str, Any]) -> None:
-    """Each route docs/api.md lists reaches ApiFunction: the ones the SDK calls by a route of their
-    own, the others (account, documentation, the providers Herald supports) through the catch-all
+    """Each route docs/api.md lists reaches ApiFunction: the ones the SDK calls (and the jobs export,
+    beside them) by a route of their own, the others (account, documentation, the providers Herald supports) through the catch-all
     under /api/v1."""
     events = template["Resources"]["ApiFunction"]["Properties"]["Events"].values()
     served = {(event["Properties"]["Method"], event["Properties"]["Path"]) for event in events}
     documented = documented_routes()
     sdk_routes = {(method, path) for method, path in documented if not path.startswith("/api/v1/account")}
     sdk_routes -= {("GET", "/api/v1/openapi.json"), ("GET", "/api/v1/docs"), ("GET", "/api/v1/providers")}
-    assert len(sdk_routes) == 10
+    assert len(sdk_routes) == 11
     assert sdk_routes <= served
     assert ("ANY", "/api/v1/{proxy+}") in served
 
@@ -178,7 +178,12 @@ def test_the_table_is_on_demand_with_ttl_and_the_tenant_index(template: dict[str
     assert table["BillingMode"] == {"Ref": "TableBillingMode"}
     assert template["Parameters"]["TableBillingMode"]["Default"] == "PAY_PER_REQUEST"
     assert table["TimeToLiveSpecification"] == {"AttributeName": "expiresAt", "Enabled": True}
-    assert [index["IndexName"] for index in table["GlobalSecondaryIndexes"]] == ["gsi1", "gsi2", "gsi3"]
+    assert [index["IndexName"] for index in table["GlobalSecondaryIndexes"]] == [
+        "gsi1",
+        "gsi2",
+        "gsi3",
+        "gsi4",
+    ]
 
 
 def test_the_indexes_project_only_what_never_changes_and_the_models_say_the_same(
@@ -190,6 +195,7 @@ def test_the_indexes_project_only_what_never_changes_and_the_models_say_the_same
     from herald.adapters.store.models import (
         DUE_INDEX_ATTRIBUTES,
         ENDED_INDEX_ATTRIBUTES,
+        FIND_INDEX_ATTRIBUTES,
         JOBS_INDEX_ATTRIBUTES,
     )
 
@@ -201,8 +207,11 @@ def test_the_indexes_project_only_what_never_changes_and_the_models_say_the_same
     assert projections["gsi2"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": ENDED_INDEX_ATTRIBUTES}
     # gsi3 holds a scheduled job from acceptance to dispatch: written twice (put, removal), never updated.
     assert projections["gsi3"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": DUE_INDEX_ATTRIBUTES}
-    assert "status" not in JOBS_INDEX_ATTRIBUTES
-    assert "attempts" not in JOBS_INDEX_ATTRIBUTES
+    # gsi4 (finding jobs by recipient or host) is written once, with the request item.
+    assert projections["gsi4"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": FIND_INDEX_ATTRIBUTES}
+    for written_once in (JOBS_INDEX_ATTRIBUTES, FIND_INDEX_ATTRIBUTES):
+        assert "status" not in written_once
+        assert "attempts" not in written_once
 
 
 def test_the_dead_letter_queue_has_an_alarm(template: dict[str, Any]) -> None:

@@ -208,7 +208,8 @@ def test_the_write_floor_names_each_item_a_webhook_writes_and_what_the_day_count
 
     text = _write_floor({"write_units_per_notification": units})
 
-    assert "accepting it 3 (`USAGE#* PERIOD#*` 1, `JOB#*#* JOB` 1 + its index entry 1)" in text
+    assert "accepting it 3 (`USAGE#* PERIOD#*` 1, `JOB#*#* JOB` 1 + its index entries 1)" in text
+    assert "its search entry (gsi4, by recipient or webhook host" in text
     assert "delivering it 2 (`JOB#*#* STATUS` 1, `JOB#*#* STATUS` 1)" in text
     assert "(delivery costs 2 also when a batch mixes tenants)" in text
     assert (

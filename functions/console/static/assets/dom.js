@@ -48,10 +48,18 @@ export function svg(tag, attributes = {}, ...children) {
   return element;
 }
 
+// Every time with its zone (the browser's, e.g. "Dec 4, 2026, 19:05:12 GMT+1"): a time without
+// one reads as UTC next to a UTC day.
 export function when(iso) {
   if (!iso) return "—";
-  const moment = new Date(iso);
-  return moment.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
+  return new Date(iso).toLocaleString(undefined, {
+    year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short",
+  });
+}
+
+// The browser's time zone, by name (what date and time inputs use).
+export function zoneName() {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || "local time";
 }
 
 // Every count the console shows, written the one way the reader's locale groups digits.

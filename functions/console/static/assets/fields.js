@@ -21,6 +21,10 @@ export const JobSummary = names(
   "id", "type", "status", "priority", "attempts", "maxAttempts", "errorMessage", "createdAt", "startedAt",
   "completedAt",
 );
+export const ListedJob = names(
+  "id", "type", "status", "priority", "attempts", "maxAttempts", "errorMessage", "createdAt", "startedAt",
+  "completedAt", "recipient", "url", "subject",
+);
 export const ProviderTry = names(
   "provider", "outcome", "providerMessageId", "status", "code", "error", "latencyMs",
 );

@@ -115,6 +115,10 @@ class JobState(msgspec.Struct, frozen=True):
     # A keyed job's ordering key (on its status item from its first claim or schedule on): every
     # later message of the job joins the key's FIFO group, not a priority queue.
     ordering_key: str | None = None
+    # What the job list shows of the request (herald.domain.search.Listed): the recipient or URL,
+    # an email's subject cut short; None where only the status item was read.
+    target: str | None = None
+    subject: str | None = None
 
     @property
     def queue(self) -> str:

@@ -177,6 +177,24 @@ class JobSummary(Answer):
         )
 
 
+class ListedJob(JobSummary):
+    """A job as the list shows it: what it was sent to, and an email's subject."""
+
+    recipient: Annotated[str | None, Meta(description="An email's recipient; null for a webhook")]
+    url: Annotated[str | None, Meta(description="A webhook's URL; null for an email")]
+    subject: Annotated[str | None, Meta(description="An email's subject, its first 120 characters")]
+
+    @classmethod
+    def listed(cls, state: job_records.JobState) -> ListedJob:
+        email = state.channel is Channel.EMAIL
+        return cls.of(
+            state,
+            recipient=state.target if email else None,
+            url=None if email else state.target,
+            subject=state.subject,
+        )
+
+
 class ProviderTry(Answer):
     """One provider call of an attempt: delivered (with the provider's message id) or failed."""
 
@@ -339,12 +357,15 @@ class Pagination(Answer):
     next_cursor: Annotated[str | None, Meta(description="Pass as cursor for the next page; null on the last")]
     total_is_lower_bound: Annotated[
         bool | UnsetType,
-        Meta(description="Present (true) when a status filter counted only part of the jobs"),
+        Meta(
+            description="Present (true) when a status filter counted only part of the jobs, or when "
+            "a search's page is followed by more (nextCursor)"
+        ),
     ] = UNSET
 
 
 class JobPage(Answer):
-    data: list[JobSummary]
+    data: list[ListedJob]
     pagination: Pagination
 
     @classmethod
@@ -358,7 +379,22 @@ class JobPage(Answer):
             next_cursor=result.next_cursor,
             total_is_lower_bound=UNSET if result.total_exact else True,
         )
-        return cls(data=[JobSummary.of(state) for state in result.items], pagination=pagination)
+        return cls(data=[ListedJob.listed(state) for state in result.items], pagination=pagination)
+
+    @classmethod
+    def found(cls, result: job_records.JobPage, *, limit: int) -> JobPage:
+        """A page of a search: no counter knows how many jobs a recipient or a subject has, so
+        ``total`` counts this page's jobs and is a lower bound while ``nextCursor`` goes on."""
+        shown = len(result.items)
+        pagination = Pagination(
+            total=shown,
+            page=1,
+            limit=limit,
+            total_pages=1 if shown else 0,
+            next_cursor=result.next_cursor,
+            total_is_lower_bound=True if result.next_cursor else UNSET,
+        )
+        return cls(data=[ListedJob.listed(state) for state in result.items], pagination=pagination)
 
 
 class RetriedJob(Answer):

@@ -122,6 +122,32 @@ def errors(*codes: ErrorCode) -> dict[int, OpenAPIResponse]:
     return answers
 
 
+def download(description: str, media_types: dict[str, str]) -> dict[int, OpenAPIResponse]:
+    """A 200 whose body is a file to save (``media_types``: each type with what its body holds)."""
+    headers = cast(
+        "dict[str, OpenAPIResponseHeader]",
+        {
+            "Content-Disposition": {
+                "description": "attachment, with a file name",
+                "schema": {"type": "string"},
+            },
+            "X-Next-Cursor": {
+                "description": "Present while more rows follow: pass it as cursor for the next part",
+                "schema": {"type": "string"},
+            },
+            "Link": {
+                "description": 'The next part\'s URL, rel="next", while more rows follow',
+                "schema": {"type": "string"},
+            },
+        },
+    )
+    content: dict[str, Any] = {
+        media_type: {"schema": {"type": "string", "description": holds}}
+        for media_type, holds in media_types.items()
+    }
+    return {200: {"description": description, "content": content, "headers": headers}}
+
+
 def answers(
     status: int, body: type[Answer] | type[list[Any]], description: str, *codes: ErrorCode
 ) -> dict[int, OpenAPIResponse]:

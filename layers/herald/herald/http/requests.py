@@ -9,7 +9,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
@@ -28,7 +28,8 @@ from pydantic_core import PydanticCustomError
 
 from herald.domain.addresses import refused_local_characters
 from herald.domain.clock import NOT_RFC3339, InvalidTime, TimeOutOfRange, iso, parse_timestamp
-from herald.domain.jobs import PRIORITY_QUEUES, compact_json
+from herald.domain.errors import ErrorCode, HeraldError
+from herald.domain.jobs import PRIORITY_QUEUES, Channel, JobStatus, compact_json
 from herald.domain.notifications import (
     IDEMPOTENCY_KEY,
     ONE_LINE_PATTERN,
@@ -42,6 +43,7 @@ from herald.domain.notifications import (
     line_breaking_character,
 )
 from herald.domain.providers import HEADER_VALUE
+from herald.domain.search import JobSearch
 from herald.domain.vendors import TENANT_PROVIDERS, ProviderName, tenant_provider_names
 from herald.domain.webhooks import HeaderOwner, reserved_header
 
@@ -508,3 +510,40 @@ class RecoverRequest(StrictBody):
     until: WindowEdge | None = Field(default=None, description="The window's end (default: now)")
     type: Literal["email", "webhook"] | None = None
     cursor: str | None = Field(default=None, max_length=512, description="nextCursor of the previous call")
+
+
+def job_search(
+    *,
+    recipient: str | None,
+    host: str | None,
+    subject: str | None,
+    window: tuple[datetime | None, datetime | None],
+    day: date | None,
+    channel: str | None,
+    status: str | None,
+) -> JobSearch:
+    """The jobs list's query parameters as one search: ``day`` (the older filter) is the window of
+    one UTC day, narrowed further by ``since`` and ``until`` when those are given too."""
+    if recipient is not None and host is not None:
+        raise HeraldError(
+            "Invalid request: host: give recipient or host, not both (a job has one).",
+            ErrorCode.VALIDATION_ERROR,
+        )
+    since, until = (iso(edge) if edge is not None else None for edge in window)
+    if day is not None:
+        first, after = iso_day(day), iso_day(day + timedelta(days=1))
+        since, until = max(since or first, first), min(until or after, after)
+    term = recipient or host
+    return JobSearch(
+        term=term.lower() if term else None,
+        subject=subject.lower() if subject else None,
+        since=since,
+        until=until,
+        channel=Channel(channel) if channel else None,
+        status=JobStatus(status) if status else None,
+    )
+
+
+def iso_day(day: date) -> str:
+    """Midnight UTC of ``day``, as the stored acceptance times are written."""
+    return iso(datetime(day.year, day.month, day.day, tzinfo=UTC))

@@ -16,6 +16,7 @@ from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.job_records import JobPage, JobState, JobView
 from herald.domain.jobs import Channel, JobStatus, queue_priority
 from herald.domain.notifications import NotificationRequest, WebhookNotification
+from herald.domain.search import JobSearch
 from herald.domain.secrets import SecretTampered
 from herald.observability import correlation_id, count, logger
 from herald.services.accept import enqueue_or_fail
@@ -120,6 +121,16 @@ class JobQueries:
             return result
         # The day counters hold the totals, so no listing reads a tenant's whole history.
         return replace(result, total=self._activity.total(tenant, channel, status, day))
+
+    def search(self, tenant: TenantContext, search: JobSearch, *, limit: int, cursor: str | None) -> JobPage:
+        """A page of the tenant's jobs that ``search`` finds (no total: counters count days, not
+        recipients or subjects)."""
+        if search.since is not None and search.until is not None and search.since >= search.until:
+            raise HeraldError("Invalid request: since: must be before until.", ErrorCode.VALIDATION_ERROR)
+        try:
+            return self._store.search(tenant.tenant_id, search, limit=limit, cursor=cursor)
+        except ValueError as exc:
+            raise HeraldError("The cursor is not valid.", ErrorCode.INVALID_CURSOR) from exc
 
     def retry(self, tenant: TenantContext, job_id: str) -> JobState:
         view = self._store.get(tenant.tenant_id, job_id)

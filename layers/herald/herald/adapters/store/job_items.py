@@ -21,7 +21,7 @@ from herald.adapters.store.models import (
 )
 from herald.domain.job_records import DeliveryLog, JobEvent, JobState, JobView
 from herald.domain.jobs import Channel, JobStatus
-from herald.domain.notifications import NotificationRequest
+from herald.domain.notifications import NotificationRequest, WebhookNotification
 from herald.domain.webhooks import WebhookExchange
 
 
@@ -76,11 +76,15 @@ def state_of(
 ) -> JobState | None:
     """The job's state from its items; None when neither exists. ``kept``: the exchanges of its
     attempt items by sort key, where the job's partition was read (listings do without)."""
-    if status is not None:
-        state = _from_status(status, kept or {})
-        # A status item created by a message that did not carry the acceptance time has none.
-        return state if state.created_at or job is None else replace(state, created_at=job.created_at)
-    return None if job is None else _from_request(job)
+    if status is None:
+        return None if job is None else _from_request(job)
+    state = _from_status(status, kept or {})
+    if job is None:
+        return state
+    # A status item created by a message that did not carry the acceptance time has none.
+    return replace(
+        state, created_at=state.created_at or job.created_at, target=target_of(job), subject=job.subject
+    )
 
 
 def _from_request(job: JobItem) -> JobState:
@@ -95,6 +99,8 @@ def _from_request(job: JobItem) -> JobState:
         attempts=0,
         max_attempts=int(job.max_attempts),
         created_at=job.created_at,
+        target=target_of(job),
+        subject=job.subject,
     )
 
 
@@ -121,6 +127,16 @@ def _from_status(status: JobStatusItem, kept: Mapping[str, str]) -> JobState:
         send_at=status.send_at,
         ordering_key=status.ordering_key,
     )
+
+
+def target_of(job: JobItem) -> str | None:
+    """An email's recipient (on the item and its index entries), or, where the whole request item
+    was read, a webhook's URL (no index holds it) or the recipient of an email stored before items
+    kept it."""
+    if job.target is not None or job.request is None:
+        return job.target
+    notification = request_of(job).notification
+    return notification.url if isinstance(notification, WebhookNotification) else notification.to
 
 
 def request_of(job: JobItem) -> NotificationRequest:

@@ -5,10 +5,14 @@ DynamoDB calls per operation (measured by the benchmark):
   put is the idempotency guard); a duplicate adds 1 consistent GetItem to tell 409 from 422;
 - get: 1 Query (request, status and events share a partition);
 - list: 1 Query of an index page + 1 BatchGetItem of the page's status items; failed jobs are
-  served by gsi2 directly; completed ones read the newest jobs' status items until the page is full;
-  in-flight statuses (pending, processing) scan the newest jobs within a budget. ``pagination.total``
-  comes from the day counters (``activity_store``), except for in-flight statuses, whose scan
-  counts them;
+  served by gsi2 directly (+ 1 BatchGetItem of their request items: what the list shows); completed
+  ones read the newest jobs' status items until the page is full; in-flight statuses (pending,
+  processing) scan the newest jobs within a budget. ``pagination.total`` comes from the day counters
+  (``activity_store``), except for in-flight statuses, whose scan counts them. A page with webhooks
+  adds 1 BatchGetItem of their request items (no index holds a webhook's URL);
+- search: Queries of gsi4 (a recipient or host), gsi2 or gsi1 within [since, until), at most the
+  page's entries, or ``SEARCH_SCAN_BUDGET`` more when a filter may drop some, each joined as list
+  joins them (1 BatchGetItem per 100 entries);
 - enqueue failure / retry: 1 conditional UpdateItem of the status item;
 - owner (the operator's lookup by job id alone): 1 BatchGetItem of request keys per 100 tenants.
 """
@@ -17,14 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import date
-from typing import Any
+from typing import Any, cast
 
 import msgspec
+from msgspec.structs import replace
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.expressions.condition import Condition
 
 from herald.adapters.store.conversions import fingerprint, request_document
-from herald.adapters.store.job_items import state_of, view_of
+from herald.adapters.store.job_items import state_of, target_of, view_of
 from herald.adapters.store.models import (
     JOB_SK,
     STATUS_SK,
@@ -34,6 +39,7 @@ from herald.adapters.store.models import (
     decode_cursor,
     encode_cursor,
     ended_jobs_gsi_pk,
+    find_gsi_pk,
     job_ids,
     job_pk,
     job_sort_key,
@@ -44,11 +50,15 @@ from herald.domain.errors import DependencyError
 from herald.domain.job_records import JobMessage, JobPage, JobState, JobView, NewJob
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import NotificationRequest
+from herald.domain.search import JobSearch, Listed
 from herald.services.outcomes import DuplicateRequest
 
 # In-flight filters read status items of the newest jobs; this many at most per request.
 IN_FLIGHT_SCAN_BUDGET = 1000
 _BATCH_GET = 100
+# Index entries a search reads per call beyond its page when a filter (type, status, subject) may
+# drop entries: its reads stay bounded whatever the history, and its cursor goes on from there.
+SEARCH_SCAN_BUDGET = 200
 # Entries read per request when a type filter drops some: enough that a rare type does not cost a
 # round trip per entry.
 _FILTERED_PAGE = 100
@@ -62,6 +72,7 @@ class DynamoJobStore:
 
     def insert(self, job: NewJob) -> None:
         digest = _digest(job.keyed_request)
+        listed = Listed.of(job.request.notification)
         item = self._table[JobItem](
             job_pk(job.tenant_id, job.job_id),
             JOB_SK,
@@ -71,8 +82,11 @@ class DynamoJobStore:
             request=request_document(job.request),
             body_digest=digest,
             expires_at=job.expires_at,
+            target=listed.target if job.request.channel is Channel.EMAIL else None,
+            subject=listed.subject,
             gsi1pk=jobs_gsi_pk(job.tenant_id),
             gsi1sk=job_sort_key(job.created_at, job.job_id),
+            gsi4pk=find_gsi_pk(job.tenant_id, listed.term),
         )
         try:
             with conditional("job table write"):
@@ -119,21 +133,76 @@ class DynamoJobStore:
             limit=limit,
         )
         if status is None:
-            return self._all(query)
+            return self._with_urls(self._all(query))
         if status in (JobStatus.FAILED, JobStatus.CANCELLED):
             return self._ended(query, status)
         if status is JobStatus.COMPLETED:
-            return self._completed(query)
-        return self._in_flight(query, status)
+            return self._with_urls(self._completed(query))
+        return self._with_urls(self._in_flight(query, status))
+
+    def _with_urls(self, page: JobPage) -> JobPage:
+        """The page with its webhooks' URLs, which no index holds (``JobItem.target``): 1
+        BatchGetItem of their request items, at most a page's worth."""
+        keys = [(job_pk(s.tenant_id, s.job_id), JOB_SK) for s in page.items if s.target is None]
+        if not keys:
+            return page
+        with translated("job table read"):
+            found = {item.pk: item for item in self._table[JobItem].batch_get(keys)}
+        items = []
+        for state in page.items:
+            job = found.get(job_pk(state.tenant_id, state.job_id))
+            items.append(replace(state, target=target_of(job)) if job is not None else state)
+        return replace(page, items=tuple(items))
 
     def _ended(self, query: _ListQuery, status: JobStatus) -> JobPage:
         index = self._table.item.ended
         partition = ended_jobs_gsi_pk(query.tenant_id, status.value)
         with translated("job index read"):
             entries = query.page(_newest_first(index, partition, HeraldItem.gsi2sk, query, query.wanted))
-        states = [state_of(None, entry) for entry in entries if isinstance(entry, JobStatusItem)]
-        items = tuple(state for state in states if state is not None)
+        items = tuple(listed_states(self._table, entries))
         return JobPage(items, None, query.cursor_after(entries, "gsi2sk"))
+
+    def search(self, tenant_id: str, search: JobSearch, *, limit: int, cursor: str | None) -> JobPage:
+        """Newest first: 1 Query of gsi4 (a recipient or host), gsi2 (failed or cancelled) or gsi1,
+        within [since, until) and before the cursor, joined with 1 BatchGetItem per 100 entries; at
+        most ``limit`` entries read, or ``limit + SEARCH_SCAN_BUDGET`` when a filter may drop some."""
+        index, partition, sort_key = self._source(tenant_id, search)
+        upper = min(filter(None, (decode_cursor(cursor) if cursor else None, search.until)), default=None)
+        # gsi2 holds only its own status; every other filter may drop entries that were read.
+        by_status = search.status is not None and sort_key is not HeraldItem.gsi2sk
+        dropping = search.subject is not None or search.channel is not None or by_status
+        budget = limit + SEARCH_SCAN_BUDGET if dropping else limit
+        found: list[JobState] = []
+        read = 0
+        last_key = ""
+        with translated("job index read"):
+            entries = _bounded(index, partition, _window(sort_key, search.since, upper), budget)
+            for chunk in _chunks(entries, min(budget, _BATCH_GET)):
+                for entry, state in zip(chunk, listed_states(self._table, chunk), strict=True):
+                    read += 1
+                    last_key = str(getattr(entry, sort_key.attr_name))
+                    if search.keeps(state):
+                        found.append(state)
+                    if len(found) == limit:
+                        return self._with_urls(JobPage(tuple(found), None, encode_cursor(last_key)))
+        # Stopped by the reading bound, not by the end of the index: the cursor goes on from there.
+        return self._with_urls(
+            JobPage(tuple(found), None, encode_cursor(last_key) if read == budget else None)
+        )
+
+    def _source(self, tenant_id: str, search: JobSearch) -> tuple[Any, str, Any]:
+        """The index that holds the fewest entries the search drops: the recipient's or host's
+        own, the failed or cancelled jobs', or all the tenant's jobs."""
+        if search.term is not None:
+            return self._table.item.find, find_gsi_pk(tenant_id, search.term), HeraldItem.gsi1sk
+        if search.status in (JobStatus.FAILED, JobStatus.CANCELLED):
+            assert search.status is not None
+            return (
+                self._table.item.ended,
+                ended_jobs_gsi_pk(tenant_id, search.status.value),
+                HeraldItem.gsi2sk,
+            )
+        return self._table.item.by_tenant, jobs_gsi_pk(tenant_id), HeraldItem.gsi1sk
 
     def failed_between(
         self,
@@ -335,6 +404,53 @@ def states_of(table: Table, entries: Sequence[JobItem]) -> list[JobState]:
         if state is not None:
             states.append(state)
     return states
+
+
+def listed_states(table: Table, entries: Sequence[HeraldItem]) -> list[JobState]:
+    """The states of index entries, in their order, each joined with the item the index does not
+    hold: a request entry's status item, or a status entry's request item (for what the list shows
+    of it); 1 BatchGetItem per 100 entries."""
+    requests = [entry for entry in entries if isinstance(entry, JobItem)]
+    if len(requests) == len(entries):
+        return states_of(table, requests)
+    keys = [(entry.pk, JOB_SK) for entry in entries]
+    with translated("job table read"):
+        found = {item.pk: item for item in table[JobItem].batch_get(keys)} if keys else {}
+    states = [state_of(found.get(entry.pk), entry) for entry in entries if isinstance(entry, JobStatusItem)]
+    return [state for state in states if state is not None]
+
+
+def _bounded(index: Any, partition: str, condition: Condition | None, budget: int) -> Iterator[HeraldItem]:
+    """At most ``budget`` entries, newest first, in Queries of at most 100 that each ask for no more
+    than what remains: a Query's limit caps what it reads, and so what it costs."""
+    start: dict[str, Any] | None = None
+    left = budget
+    while left > 0:
+        size = min(left, _FILTERED_PAGE)
+        results = index.query(
+            partition,
+            range_key_condition=condition,
+            scan_index_forward=False,
+            limit=size,
+            page_size=size,
+            last_evaluated_key=start,
+        )
+        for entry in results:
+            left -= 1
+            yield entry
+        start = results.last_evaluated_key
+        if start is None:
+            return
+
+
+def _window(sort_key: Any, since: str | None, upper: str | None) -> Condition | None:
+    """Sort keys (createdAt#jobId) from ``since`` on and below ``upper`` (a time, or a cursor's key,
+    itself excluded)."""
+    if since is None:
+        return None if upper is None else cast("Condition", sort_key < upper)
+    if upper is None:
+        return cast("Condition", sort_key >= since)
+    return cast("Condition", sort_key.between(since, _just_before(upper)))
 
 
 class _ListQuery(msgspec.Struct, frozen=True):

@@ -32,7 +32,9 @@ a tenant's failed and cancelled jobs (JOBS#<tenantId>#failed|cancelled, createdA
 tenants by when the quota reset next has something to do for them (RESETS, due#tenantId);
 completed jobs, most of them, have no entry of their own (it would cost a write unit per delivery)
 and are listed from gsi1 and their status items; gsi3 holds the scheduled jobs not yet dispatched
-by due time (DUE#<shard>, sendAt#jobId), an entry that exists only while a job waits. The job id sits inside the job's partition key
+by due time (DUE#<shard>, sendAt#jobId), an entry that exists only while a job waits; gsi4 finds a
+tenant's jobs by recipient or webhook URL host (FIND#<tenantId>#<term>, sorted by gsi1sk), an
+entry written once with the request item. The job id sits inside the job's partition key
 next to the tenant id, so a lookup with another tenant's id cannot find the job: isolation by
 construction, not by an extra check.
 
@@ -215,6 +217,11 @@ def ended_jobs_gsi_pk(tenant_id: str, status: str) -> str:
     return f"JOBS#{tenant_id}#{status}"
 
 
+def find_gsi_pk(tenant_id: str, term: str) -> str:
+    """A tenant's jobs to one lowercased recipient or webhook URL host."""
+    return f"FIND#{tenant_id}#{term}"
+
+
 def active_gsi_pk(hour: str) -> str:
     """The gsi1 partition of the counter items of the tenants whose last accepted job came in that
     hour (``YYYYMMDDHH``, UTC): the sweeper's list of who may have recent jobs."""
@@ -267,7 +274,15 @@ def decode_cursor(cursor: str) -> str:
 
 
 # What gsi1 and gsi2 carry besides the keys; the template's projections say the same.
-JOBS_INDEX_ATTRIBUTES = ["kind", "type", "priority", "maxAttempts", "createdAt"]
+JOBS_INDEX_ATTRIBUTES = [
+    "kind",
+    "type",
+    "priority",
+    "maxAttempts",
+    "createdAt",
+    "target",
+    "subject",
+]
 ENDED_INDEX_ATTRIBUTES = [
     "kind",
     "type",
@@ -280,6 +295,9 @@ ENDED_INDEX_ATTRIBUTES = [
     "startedAt",
     "completedAt",
 ]
+# What gsi4 (finding jobs by recipient or host) carries: what the job list shows of a request
+# (its keys, gsi4pk and gsi1sk, come with every entry).
+FIND_INDEX_ATTRIBUTES = ["kind", "type", "priority", "maxAttempts", "target", "subject"]
 # What gsi3 (the scheduled jobs by due time) carries besides the keys: what the dispatcher queues.
 DUE_INDEX_ATTRIBUTES = ["kind", "type", "priority", "createdAt", "orderingKey"]
 
@@ -319,6 +337,18 @@ class DueJobsIndex(GlobalSecondaryIndex["HeraldItem"]):
     gsi3sk = UnicodeAttribute(range_key=True)
 
 
+class FindIndex(GlobalSecondaryIndex["HeraldItem"]):
+    """gsi4: a tenant's jobs to one recipient or webhook URL host, newest first by gsi1's sort key
+    (createdAt#jobId, which the job item holds once); written once with the request item."""
+
+    class Meta:
+        index_name = "gsi4"
+        projection = IncludeProjection(FIND_INDEX_ATTRIBUTES)
+
+    gsi4pk = UnicodeAttribute(hash_key=True)
+    gsi1sk = UnicodeAttribute(range_key=True)
+
+
 class HeraldItem(Model):
     class Meta:
         # Bound to the real table name, region and retry budget by herald.adapters.store.table.bind().
@@ -338,11 +368,13 @@ class HeraldItem(Model):
     gsi2sk = UnicodeAttribute(null=True)
     gsi3pk = UnicodeAttribute(null=True)
     gsi3sk = UnicodeAttribute(null=True)
+    gsi4pk = UnicodeAttribute(null=True)
     # Epoch seconds; the table's TTL attribute. TTL deletion is lazy, so readers also check times.
     expires_at = NumberAttribute(null=True, attr_name="expiresAt")
     by_tenant = ByTenantIndex()
     ended = EndedJobsIndex()
     due = DueJobsIndex()
+    find = FindIndex()
 
 
 # ---------------------------------------------------------------- tenants and keys
@@ -487,6 +519,12 @@ class JobItem(HeraldItem, discriminator="job"):
     # What tells a retry under the same idempotency key from another request: the first half of
     # the request's SHA-256, raw (a collision would need 2^64 requests under one key).
     body_digest = BinaryAttribute(null=True, legacy_encoding=False, attr_name="bodyDigest")
+    # What the job list shows of an email (herald.domain.search.Listed): its recipient as sent and
+    # its subject cut short, projected into gsi1 and gsi4 so a listing reads no request. A webhook
+    # keeps no copy of its URL: a 1 KB webhook's item would pass 1 KB and cost a second write unit
+    # on every accept; a listing reads the URLs of the webhooks it shows instead.
+    target = UnicodeAttribute(null=True)
+    subject = UnicodeAttribute(null=True)
 
     @property
     def created_at(self) -> str:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from herald.domain.jobs import Channel, JobStatus, QueuePriority
     from herald.domain.notifications import NotificationRequest
     from herald.domain.scheduling import DueJob
+    from herald.domain.search import JobSearch
 
 
 class JobStore(Protocol):
@@ -44,6 +45,11 @@ class JobStore(Protocol):
     ) -> JobPage:
         """Newest first, of the UTC ``day`` when given; ``total`` only where the store counted the
         matches on the way (in-flight statuses). ValueError for a cursor this store did not hand out."""
+
+    def search(self, tenant_id: str, search: JobSearch, *, limit: int, cursor: str | None) -> JobPage:
+        """The tenant's jobs that ``search`` finds, newest first, at most ``limit``; the entries read
+        per call are bounded, so a page may hold fewer and ``next_cursor`` goes on (None at the end).
+        ValueError for a cursor this store did not hand out."""
 
     def failed_between(
         self,
