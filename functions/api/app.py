@@ -58,6 +58,8 @@ from herald.http.export import EXPORT_LIMIT, MEDIA_TYPES, exported
 from herald.http.guards import ScreenedBodies, as_resolver_reads
 from herald.http.requests import (
     IDEMPOTENCY_KEY_RULE,
+    SEARCHED_ADDRESS,
+    SEARCHED_HOST,
     UTC_DAY,
     EmailRequest,
     RecoverRequest,
@@ -224,7 +226,7 @@ RecipientQuery = Annotated[
     str | None,
     Query(
         max_length=320,
-        pattern=r"^[^@\s]+@[^@\s]+$",
+        pattern=SEARCHED_ADDRESS,
         description="Only the emails to this address (exact, case-insensitive)",
     ),
 ]
@@ -232,7 +234,7 @@ HostQuery = Annotated[
     str | None,
     Query(
         max_length=253,
-        pattern=r"^[A-Za-z0-9.:\-]+$",
+        pattern=SEARCHED_HOST,
         description="Only the webhooks to this URL host (case-insensitive; IDN hosts as punycode)",
     ),
 ]

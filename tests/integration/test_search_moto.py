@@ -151,6 +151,26 @@ def test_bad_search_parameters_answer_400_naming_the_parameter(
 
     assert (answer.status, answer.body["code"]) == (400, "validation_error")
     assert [problem["field"] for problem in answer.body["details"]] == [field]
+    assert "^" not in answer.body["error"], "a pattern must never reach the client"
+
+
+@pytest.mark.parametrize(
+    ("query", "sentence"),
+    [
+        ("recipient=not-an-address", "recipient: must be one whole email address, such as ada@example.com."),
+        (
+            "host=a%20b",
+            "host: must be a host name as in the webhook's URL, such as hooks.example.com (punycode for"
+            " international names).",
+        ),
+    ],
+)
+def test_a_malformed_recipient_or_host_is_told_in_a_sentence(
+    herald: HeraldInMoto, query: str, sentence: str
+) -> None:
+    answer = herald.api("GET", f"{JOBS}?{query}", key=herald.new_key())
+
+    assert answer.body["error"] == f"Invalid request: {sentence}"
 
 
 def test_since_not_before_until_and_recipient_with_host_answer_400(herald: HeraldInMoto) -> None:

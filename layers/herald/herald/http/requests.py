@@ -65,11 +65,16 @@ _HEADER_VALUE = re.compile(r"^[\t\x20-\x7e\xa0-\xff]*$")
 DOMAIN_NAME = r"^([a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z]{2,63}$"
 UTC_DAY = r"^\d{4}-\d{2}-\d{2}$"
 EMAILED_CODE = r"^\s*\d{6}\s*$"
+SEARCHED_ADDRESS = r"^[^@\s]+@[^@\s]+$"
+SEARCHED_HOST = r"^[A-Za-z0-9.:\-]+$"
 PATTERN_TEXTS: Mapping[str, str] = {
     DOMAIN_NAME: "must be a domain name such as mail.example.com: names of letters, digits and hyphens"
     " joined by dots, none starting or ending with a hyphen, the last one of two or more letters",
     UTC_DAY: "must be a UTC day written YYYY-MM-DD, such as 2026-12-04",
     EMAILED_CODE: "must be the six digits of the emailed code",
+    SEARCHED_ADDRESS: "must be one whole email address, such as ada@example.com",
+    SEARCHED_HOST: "must be a host name as in the webhook's URL, such as hooks.example.com (punycode for"
+    " international names)",
 }
 # What ``idempotency_key`` checks, as JSON Schema (for the body field and the header alike).
 IDEMPOTENCY_KEY_RULE = {"minLength": 1, "maxLength": 255, "pattern": f"^{PRINTABLE_ASCII}+$"}
