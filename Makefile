@@ -36,7 +36,7 @@ chromium:
 
 ## screenshots: regenerate docs/console/*.png (the console's browser tests against a fresh local stack)
 screenshots: $(STAMP) chromium
-	HERALD_CONSOLE_SCREENSHOTS=docs/console HERALD_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest tests/e2e/test_console.py tests/e2e/test_console_phone.py -q
+	HERALD_CONSOLE_SCREENSHOTS=docs/console HERALD_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest tests/e2e/test_console.py tests/e2e/test_console_*.py -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

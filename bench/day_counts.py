@@ -197,12 +197,7 @@ def deliver_for_tenants(tenants: int) -> Step:
         for sender in senders[1:]:
             assert rig.send("webhook", rig.webhook(), sender.api_key).status == 202
         rig.environment(worker)
-        records: list[dict[str, Any]] = []
-        while len(records) < tenants and (
-            batch := rig.herald.receive_records(WEBHOOK_QUEUE, tenants - len(records))
-        ):
-            records += batch
-        assert len(records) == tenants, f"{len(records)} of {tenants} messages"
+        records = rig.receive(WEBHOOK_QUEUE, tenants, *(sender.tenant_id for sender in senders[1:]))
         with rig.measuring(len(records)) as cost:
             answer = rig.deliver(WEBHOOK_QUEUE, records)
         assert answer == {"batchItemFailures": []}, answer
@@ -229,7 +224,9 @@ def tally_window(tenants: int, jobs: int = WINDOW_JOBS) -> Step:
         for n in range(jobs):
             assert rig.send("webhook", rig.webhook(), senders[n % tenants].api_key).status == 202
         rig.environment(rig.herald.event_source(WEBHOOK_QUEUE).function)
-        while records := rig.herald.receive_records(WEBHOOK_QUEUE, rig.batch_size):
+        ids = [sender.tenant_id for sender in senders]
+        for delivered in range(0, jobs, rig.batch_size):
+            records = rig.receive(WEBHOOK_QUEUE, min(rig.batch_size, jobs - delivered), *ids)
             assert rig.deliver(WEBHOOK_QUEUE, records) == {"batchItemFailures": []}
         with rig.measuring(jobs) as cost:
             answers = rig.tally()

@@ -280,12 +280,12 @@ class Rig:
         answer: ApiAnswer = self._invoke(self.function_of(request.path), call)
         return answer
 
-    def receive(self, queue: str, count: int, tenant_id: str) -> list[dict[str, Any]]:
-        """``count`` messages of the tenant's jobs. Another tenant's message is a straggler of an
+    def receive(self, queue: str, count: int, *tenant_ids: str) -> list[dict[str, Any]]:
+        """``count`` messages of the tenants' jobs. Another tenant's message is a straggler of an
         earlier step (a retry's delayed message, which no drain sees until its delay ends): deleted."""
         records: list[dict[str, Any]] = []
         while len(records) < count and (batch := self.herald.receive_records(queue, count - len(records))):
-            mine = [record for record in batch if json.loads(record["body"])["tenantId"] == tenant_id]
+            mine = [record for record in batch if json.loads(record["body"])["tenantId"] in tenant_ids]
             self.herald.acknowledge(queue, [record for record in batch if record not in mine], {})
             records += mine
         assert len(records) == count, f"{len(records)} of {count} messages in {queue}"

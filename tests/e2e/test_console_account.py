@@ -15,7 +15,7 @@ from playwright.sync_api import Browser, expect
 
 from herald_harness.running_stack import RunningStack
 from herald_harness.tenants import HTTP_TIMEOUT, Tenant
-from tests.e2e.browser import Console, sign_up
+from tests.e2e.browser import Console, screenshot, sign_up
 from tests.e2e.clients import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -46,7 +46,7 @@ def a_new_account_sees_a_first_request_with_its_own_origin(console: Console) -> 
     expect(card.get_by_role("link", name="the API documentation")).to_have_attribute("href", "/api/v1/docs")
     expect(page.get_by_text("Emails and webhooks this period")).to_be_visible()
     console.check_accessibility("first run")
-    page.screenshot(path="/tmp/billing-first-run.png", full_page=True)
+    screenshot(page, "billing-first-run")
 
 
 def billing_shows_every_plans_price_and_limits_and_warns_about_providers(console: Console) -> None:
@@ -70,7 +70,7 @@ def billing_shows_every_plans_price_and_limits_and_warns_about_providers(console
     expect(note.get_by_role("link", name="Providers")).to_be_visible()
     expect(page.locator("[data-offer='free']")).to_contain_text("Your plan.")
     console.check_accessibility("billing plans")
-    page.screenshot(path="/tmp/billing-plans.png", full_page=True)
+    screenshot(page, "billing-plans")
 
 
 def after_paying_the_overview_asks_for_a_provider_and_email_is_refused_meanwhile(console: Console) -> None:
@@ -97,7 +97,7 @@ def after_paying_the_overview_asks_for_a_provider_and_email_is_refused_meanwhile
     expect(page.get_by_text("Webhooks this period; emails are unmetered on your plan")).to_be_visible()
     expect(page.get_by_text(f"0 / {formatted(console, 4000)}")).to_be_visible()
     console.check_accessibility("paid overview")
-    page.screenshot(path="/tmp/billing-paid-overview.png", full_page=True)
+    screenshot(page, "billing-paid-overview")
 
 
 def the_first_run_card_goes_once_something_was_sent(console: Console) -> None:
@@ -119,7 +119,7 @@ def a_paying_account_changes_plans_in_the_portal_never_by_a_downgrade_called_upg
     expect(page.get_by_role("button", name="Downgrade to Free in the customer portal")).to_be_visible()
     expect(page.locator("[data-provider-note]")).to_have_count(0)  # its plan uses providers already
     console.check_accessibility("billing while paying")
-    page.screenshot(path="/tmp/billing-paying.png", full_page=True)
+    screenshot(page, "billing-paying")
     page.get_by_role("button", name="Manage the subscription").click()
     expect(page.get_by_role("heading", name="Polar customer portal (sandbox)")).to_be_visible()
     expect(page.get_by_text(console.tenant.tenant_id)).to_be_visible()
@@ -175,7 +175,7 @@ def an_optional_webhook_secret_is_neutral_and_verify_says_what_it_found(console:
     expect(outcome).to_contain_text("Postmark answered:")
     expect(outcome).not_to_contain_text("SendGrid")
     console.check_accessibility("domain verified")
-    page.screenshot(path="/tmp/billing-domain-verify.png", full_page=True)
+    screenshot(page, "billing-domain-verify")
 
 
 def an_endpoint_can_be_disabled_by_hand_and_its_webhooks_then_fail(console: Console) -> None:

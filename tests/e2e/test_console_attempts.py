@@ -18,7 +18,7 @@ from playwright.sync_api import Browser, expect
 
 from herald_harness.running_stack import RunningStack
 from herald_harness.tenants import HTTP_TIMEOUT, Tenant, new_tenant
-from tests.e2e.browser import sign_up
+from tests.e2e.browser import screenshot, sign_up
 from tests.e2e.clients import finished_job, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -181,7 +181,7 @@ def test_a_webhook_held_by_its_endpoints_breaker_says_why_and_until_when(
     page.goto(f"{local_stack.base_url}/console/jobs/{held}")
     expect(page.locator("[data-status-detail]")).to_contain_text("Waiting: the endpoint's breaker for")
     expect(page.locator("dd", has_text="None yet; up to 3")).to_be_visible()
-    page.screenshot(path="/tmp/why-held.png", full_page=True)
+    screenshot(page, "why-held")
 
     page = console.open(f"/console/jobs/{recovered}", "Webhook completed")
     expect(page.locator("[data-status-detail]")).to_have_text("Delivered: the endpoint answered HTTP 200.")
@@ -194,7 +194,7 @@ def test_a_webhook_held_by_its_endpoints_breaker_says_why_and_until_when(
     excerpt = page.locator("details[open] pre.excerpt")
     expect(excerpt).to_have_text('{"received": false}')
     expect(page.locator("details[open] dd code", has_text=recovered)).to_be_visible()  # webhook-id
-    page.screenshot(path="/tmp/why-attempts.png", full_page=True)
+    screenshot(page, "why-attempts")
     console.check_accessibility("job attempts")
     console.context.close()
 
@@ -234,7 +234,7 @@ def test_a_cancelled_job_reads_in_order_and_a_suppressed_recipient_is_not_offere
     expect(page.locator("[data-status-detail]")).to_have_text(refused["statusDetail"])
     assert refused["statusDetail"].startswith("Failed: permanent failure (SES: Message rejected: fail-400+")
     assert page.get_by_role("button", name="Retry").count() == 0
-    page.screenshot(path="/tmp/why-refused.png", full_page=True)
+    screenshot(page, "why-refused")
     console.context.close()
 
 

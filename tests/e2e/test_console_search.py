@@ -20,7 +20,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from herald_harness.running_stack import RunningStack
 from herald_harness.tenants import HTTP_TIMEOUT
-from tests.e2e.browser import PHONE, Console, sign_up
+from tests.e2e.browser import PHONE, Console, screenshot, sign_up
 from tests.e2e.clients import finished_job, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -66,7 +66,7 @@ def test_an_email_is_found_by_its_recipient_over_the_last_week_and_exported(cons
     # Every time says its zone; attempts read as a person counts them.
     expect(rows.first.get_by_text(re.compile(r"\d{1,2}:\d{2}:\d{2}.*(UTC|GMT)"))).to_be_visible()
     expect(rows.first.get_by_text("1 attempt", exact=True)).to_be_visible()
-    page.screenshot(path="/tmp/search-found.png", full_page=True)
+    screenshot(page, "search-found")
     console.check_accessibility("jobs search")
 
     sheet = list(csv.DictReader(io.StringIO(_downloaded(page, "Export CSV"))))
@@ -110,7 +110,7 @@ def test_a_bad_filter_keeps_the_page_and_says_why_next_to_the_form(console: Cons
     expect(page.get_by_role("search", name="Search jobs")).to_be_visible()
     expect(page.get_by_role("alert")).to_contain_text("status")
     expect(page.get_by_role("heading", name="This page could not be shown")).to_have_count(0)
-    page.screenshot(path="/tmp/search-error.png", full_page=True)
+    screenshot(page, "search-error")
 
 
 def test_after_recovering_failed_jobs_the_count_is_what_the_table_shows(console: Console) -> None:
@@ -156,7 +156,7 @@ def test_the_search_fits_a_phone(local_stack: RunningStack, browser: Browser) ->
     phone = sign_up(local_stack, browser, PHONE)
     try:
         page = phone.open("/console/jobs", "Jobs")
-        page.screenshot(path="/tmp/search-phone.png", full_page=True)
+        screenshot(page, "search-phone")
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE["width"], width
         phone.check_accessibility("jobs search on a phone")

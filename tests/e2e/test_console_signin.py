@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 from herald_harness.running_stack import RunningStack
 from herald_harness.tenants import HTTP_TIMEOUT, Tenant
 from herald_local.demo import DEMO_EMAIL
-from tests.e2e.browser import Console, codes_sent, latest_code, sign_up
+from tests.e2e.browser import Console, codes_sent, latest_code, screenshot, sign_up
 from tests.e2e.clients import finished_job
 from tests.e2e.test_readme_walkthrough import printed_key
 
@@ -50,10 +50,6 @@ def focused(page: Page) -> str:
             "() => `${document.activeElement.tagName} ${document.activeElement.textContent.trim()}`"
         )
     )
-
-
-def shot(page: Page, name: str) -> None:
-    page.screenshot(path=f"/tmp/signin-{name}.png", full_page=True)
 
 
 def ask_for_code(page: Page, stack: RunningStack, email: str) -> str:
@@ -98,10 +94,10 @@ def test_a_stranger_burning_the_owners_codes_does_not_keep_the_owner_out(
     enter(page, first)
     expect(page.get_by_role("alert")).to_have_text("The code no longer works; ask for a new code.")
     expect(page.get_by_role("button", name="Use another email")).to_be_visible()
-    shot(page, "dead-code")
+    screenshot(page, "signin-dead-code")
     page.get_by_role("button", name="Send a new code").click()
     expect(page.get_by_role("alert")).to_contain_text("you can ask for a new one in")
-    shot(page, "wait")
+    screenshot(page, "signin-wait")
     wait = WAIT.search(page.get_by_role("alert").inner_text())
     assert wait is not None
     assert 0 < int(wait.group(1)) <= 30
@@ -116,7 +112,7 @@ def test_a_stranger_burning_the_owners_codes_does_not_keep_the_owner_out(
         enter(page, f"{(int(fresh) + n) % 1_000_000:06d}")
         expect(page.get_by_role("alert")).to_contain_text("left")
     expect(page.get_by_role("alert")).to_have_text("The code is not valid (1 try left).")
-    shot(page, "one-try-left")
+    screenshot(page, "signin-one-try-left")
     enter(page, fresh)
     expect(page.get_by_role("heading", name="Overview")).to_be_visible()
 
@@ -156,14 +152,14 @@ def test_a_signed_out_deep_link_signs_the_demo_owner_in_and_opens_the_page_first
     # A fresh page: the first Tab reaches "Skip to content".
     page.keyboard.press("Tab")
     assert focused(page) == "A Skip to content"
-    shot(page, "deep-link")
+    screenshot(page, "signin-deep-link")
     enter(page, ask_for_code(page, local_stack, DEMO_EMAIL))
     expect(page.get_by_role("heading", name=re.compile(r"^Email"))).to_be_focused()
     assert page.url == f"{local_stack.base_url}/console/jobs/{job_id}"
     page.get_by_role("navigation", name="Console").get_by_role("link", name="Jobs").click()
     expect(page.get_by_role("heading", name="Jobs", exact=True)).to_be_focused()
     expect(page.locator(f'#main a[href="/console/jobs/{job_id}"]').first).to_be_visible()
-    shot(page, "demo-jobs")
+    screenshot(page, "signin-demo-jobs")
 
 
 def test_after_signing_in_no_link_sends_the_browser_to_another_origin(console: Console) -> None:
@@ -211,7 +207,7 @@ def test_the_docs_page_works_under_its_policy_and_head_answers_like_get(
     page.get_by_text("/api/v1/ping", exact=True).first.click()
     expect(page.get_by_role("button", name="Try it out")).to_be_visible()
     assert blocked == []
-    shot(page, "docs")
+    screenshot(page, "signin-docs")
     for path in ("/console", "/console/jobs/x", "/console/assets/app.js"):
         got = requests.get(f"{local_stack.base_url}{path}", timeout=HTTP_TIMEOUT)
         head = requests.head(f"{local_stack.base_url}{path}", timeout=HTTP_TIMEOUT)
