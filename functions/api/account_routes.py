@@ -12,8 +12,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from herald.composition.api import api
 from herald.composition.common import public_origin
+from herald.domain.access import Ability, ActorKind, Scope
 from herald.domain.account import TenantContext
-from herald.domain.errors import ErrorCode
+from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.inbound import Processor
 from herald.domain.plans import Plan
 from herald.domain.providers import StoredProvider
@@ -61,8 +62,9 @@ EndpointOrigin = Annotated[
 ENDPOINT_PATH = (*AUTHENTICATED, *PATH_PARAMETERS, ErrorCode.ENDPOINT_NOT_FOUND)
 
 
-def _tenant() -> TenantContext:
-    return api().callers.authenticate(credentials(router.current_event.raw_event, public_origin()))
+def _tenant(ability: Ability) -> TenantContext:
+    """The caller, if it may do ``ability`` (else 403 ``insufficient_scope``)."""
+    return api().callers.authenticate(credentials(router.current_event.raw_event, public_origin()), ability)
 
 
 def _origin() -> str:
@@ -88,7 +90,7 @@ def _provider(tenant: TenantContext, item: StoredProvider) -> Provider:
     responses=answers(200, Account, "The account", *AUTHENTICATED),
 )
 def account() -> Response[str]:
-    return json_response(200, Account.of(_account().overview(_tenant())))
+    return json_response(200, Account.of(_account().overview(_tenant(Ability.READ))))
 
 
 @router.get(
@@ -99,7 +101,7 @@ def account() -> Response[str]:
 def activity(
     days: Annotated[int, Query(description="7, 30 or 90", json_schema_extra={"enum": [7, 30, 90]})] = 30,
 ) -> Response[str]:
-    return json_response(200, Activity.of(api().activity.activity(_tenant(), days)))
+    return json_response(200, Activity.of(api().activity.activity(_tenant(Ability.READ), days)))
 
 
 @router.post(
@@ -118,7 +120,7 @@ def activity(
 )
 def start_checkout(request: Annotated[CheckoutRequest, Body()]) -> Response[str]:
     url = api().checkout.start(
-        _tenant(),
+        _tenant(Ability.BILLING),
         Plan(request.plan),
         Processor(request.processor.upper()) if request.processor else None,
         f"{_origin()}/console",
@@ -132,7 +134,9 @@ def start_checkout(request: Annotated[CheckoutRequest, Body()]) -> Response[str]
     responses=answers(200, list[OfferedPlan], "Every plan, from the smallest", *AUTHENTICATED),
 )
 def plans() -> Response[str]:
-    return json_response(200, [OfferedPlan.of(offer) for offer in api().checkout.offers(_tenant())])
+    return json_response(
+        200, [OfferedPlan.of(offer) for offer in api().checkout.offers(_tenant(Ability.READ))]
+    )
 
 
 @router.post(
@@ -148,21 +152,44 @@ def plans() -> Response[str]:
     ),
 )
 def billing_portal() -> Response[str]:
-    return json_response(201, Portal(url=api().checkout.portal(_tenant())))
+    return json_response(201, Portal(url=api().checkout.portal(_tenant(Ability.BILLING))))
 
 
 @router.post(
     "/api/v1/account/api-key/rotate",
     summary="Issue a new API key (shown once)",
-    responses=answers(200, RotatedApiKey, "The new key", *AUTHENTICATED, *JSON_BODY, ErrorCode.KEY_ROTATED),
+    responses=answers(
+        200,
+        RotatedApiKey,
+        "The new key",
+        *AUTHENTICATED,
+        *JSON_BODY,
+        ErrorCode.KEY_ROTATED,
+        ErrorCode.KEY_NOT_FOUND,
+    ),
 )
 def rotate_api_key(request: Annotated[RotateKeyRequest, Body()]) -> Response[str]:
-    caller = _tenant()
-    answer = json_response(200, RotatedApiKey.of(_account().rotate_key(caller, request.graceSeconds)))
+    caller = _tenant(Ability.KEYS)
+    issued = api().keys.rotate(
+        caller.tenant_id, caller.grant, _rotated_key(caller), request.graceSeconds, end_sessions=True
+    )
+    answer = json_response(200, RotatedApiKey.of(issued))
     if request.graceSeconds == 0 and signed_in_by_session(router.current_event.raw_event):
         # Without grace every session ended with the old key; the browser that rotated gets a new one.
-        answer.cookies.append(session_cookie(api().sessions.start(caller.tenant_id).token))
+        answer.cookies.append(session_cookie(api().sessions.start(caller.tenant_id, caller.actor.id).token))
     return answer
+
+
+def _rotated_key(caller: TenantContext) -> str:
+    """What this route rotates: the calling key; from the console, the account's first full key."""
+    if caller.actor.kind is ActorKind.KEY:
+        return caller.actor.id
+    first = next((key for key in api().keys.list(caller.tenant_id) if Scope.FULL in key.scopes), None)
+    if first is None:
+        raise HeraldError(
+            "This account has no full key to rotate; rotate one of its keys instead.", ErrorCode.KEY_NOT_FOUND
+        )
+    return first.key_id
 
 
 @router.get(
@@ -171,7 +198,7 @@ def rotate_api_key(request: Annotated[RotateKeyRequest, Body()]) -> Response[str
     responses=answers(200, list[Provider], "The providers", *AUTHENTICATED),
 )
 def list_providers() -> Response[str]:
-    tenant = _tenant()
+    tenant = _tenant(Ability.READ)
     return json_response(200, _providers(tenant, _account().providers(tenant)))
 
 
@@ -194,7 +221,7 @@ def list_providers() -> Response[str]:
     },
 )
 def put_provider(provider: ProviderName, request: Annotated[ProviderKeyRequest, Body()]) -> Response[str]:
-    tenant = _tenant()
+    tenant = _tenant(Ability.PROVIDERS)
     created, stored = _account().put_provider(
         tenant,
         provider,
@@ -221,7 +248,7 @@ def put_provider(provider: ProviderName, request: Annotated[ProviderKeyRequest, 
     ),
 )
 def set_priority(provider: ProviderName, request: Annotated[PriorityRequest, Body()]) -> Response[str]:
-    tenant = _tenant()
+    tenant = _tenant(Ability.PROVIDERS)
     return json_response(200, _providers(tenant, _account().set_priority(tenant, provider, request.priority)))
 
 
@@ -231,7 +258,7 @@ def set_priority(provider: ProviderName, request: Annotated[PriorityRequest, Bod
     responses=answers(200, Deleted, "Removed", *AUTHENTICATED, *PROVIDER_PATH, ErrorCode.PROVIDER_NOT_FOUND),
 )
 def delete_provider(provider: ProviderName) -> Response[str]:
-    _account().delete_provider(_tenant(), provider)
+    _account().delete_provider(_tenant(Ability.PROVIDERS), provider)
     return json_response(200, DELETED)
 
 
@@ -241,7 +268,9 @@ def delete_provider(provider: ProviderName) -> Response[str]:
     responses=answers(201, NewSigningSecret, "Created", *AUTHENTICATED, ErrorCode.SIGNING_SECRET_EXISTS),
 )
 def create_signing_secret() -> Response[str]:
-    return json_response(201, NewSigningSecret.of(_account().create_signing_secret(_tenant())))
+    return json_response(
+        201, NewSigningSecret.of(_account().create_signing_secret(_tenant(Ability.SETTINGS)))
+    )
 
 
 @router.get(
@@ -250,7 +279,7 @@ def create_signing_secret() -> Response[str]:
     responses=answers(200, SigningSecretStatus, "The status", *AUTHENTICATED),
 )
 def signing_secret_status() -> Response[str]:
-    return json_response(200, SigningSecretStatus.of(_account().signing_secret_status(_tenant())))
+    return json_response(200, SigningSecretStatus.of(_account().signing_secret_status(_tenant(Ability.READ))))
 
 
 @router.post(
@@ -261,7 +290,9 @@ def signing_secret_status() -> Response[str]:
     ),
 )
 def rotate_signing_secret() -> Response[str]:
-    return json_response(200, NewSigningSecret.of(_account().rotate_signing_secret(_tenant())))
+    return json_response(
+        200, NewSigningSecret.of(_account().rotate_signing_secret(_tenant(Ability.SETTINGS)))
+    )
 
 
 @router.delete(
@@ -270,7 +301,7 @@ def rotate_signing_secret() -> Response[str]:
     responses=answers(200, Deleted, "Deleted", *AUTHENTICATED, ErrorCode.SIGNING_SECRET_NOT_FOUND),
 )
 def delete_signing_secret() -> Response[str]:
-    _account().delete_signing_secret(_tenant())
+    _account().delete_signing_secret(_tenant(Ability.SETTINGS))
     return json_response(200, DELETED)
 
 
@@ -290,7 +321,7 @@ def delete_signing_secret() -> Response[str]:
     ),
 )
 def add_domain(request: Annotated[DomainRequest, Body()]) -> Response[str]:
-    return json_response(201, Domain.of(_account().add_domain(_tenant(), request.domain)))
+    return json_response(201, Domain.of(_account().add_domain(_tenant(Ability.DOMAINS), request.domain)))
 
 
 @router.get(
@@ -299,7 +330,7 @@ def add_domain(request: Annotated[DomainRequest, Body()]) -> Response[str]:
     responses=answers(200, list[Domain], "The domains", *AUTHENTICATED),
 )
 def list_domains() -> Response[str]:
-    return json_response(200, [Domain.of(item) for item in _account().domains(_tenant())])
+    return json_response(200, [Domain.of(item) for item in _account().domains(_tenant(Ability.READ))])
 
 
 @router.post(
@@ -308,7 +339,7 @@ def list_domains() -> Response[str]:
     responses=answers(200, Domain, "The domain as the providers see it", *AUTHENTICATED, *DOMAIN_PATH),
 )
 def verify_domain(domain: DomainName) -> Response[str]:
-    return json_response(200, Domain.of(_account().verify_domain(_tenant(), domain)))
+    return json_response(200, Domain.of(_account().verify_domain(_tenant(Ability.DOMAINS), domain)))
 
 
 @router.delete(
@@ -317,7 +348,7 @@ def verify_domain(domain: DomainName) -> Response[str]:
     responses=answers(200, Deleted, "Removed", *AUTHENTICATED, *DOMAIN_PATH),
 )
 def delete_domain(domain: DomainName) -> Response[str]:
-    _account().delete_domain(_tenant(), domain)
+    _account().delete_domain(_tenant(Ability.DOMAINS), domain)
     return json_response(200, DELETED)
 
 
@@ -327,7 +358,9 @@ def delete_domain(domain: DomainName) -> Response[str]:
     responses=answers(200, list[Suppression], "The suppressed addresses", *AUTHENTICATED),
 )
 def list_suppressions() -> Response[str]:
-    return json_response(200, [Suppression.of(item) for item in _account().suppressions(_tenant())])
+    return json_response(
+        200, [Suppression.of(item) for item in _account().suppressions(_tenant(Ability.READ))]
+    )
 
 
 @router.delete(
@@ -338,7 +371,7 @@ def list_suppressions() -> Response[str]:
     ),
 )
 def delete_suppression(email: Annotated[str, Path(max_length=320)]) -> Response[str]:
-    _account().delete_suppression(_tenant(), unquote(email))
+    _account().delete_suppression(_tenant(Ability.SETTINGS), unquote(email))
     return json_response(200, DELETED)
 
 
@@ -348,7 +381,9 @@ def delete_suppression(email: Annotated[str, Path(max_length=320)]) -> Response[
     responses=answers(200, list[Endpoint], "Endpoints that ever failed, by origin", *AUTHENTICATED),
 )
 def list_endpoints() -> Response[str]:
-    return json_response(200, [Endpoint.of(item) for item in api().endpoints.list(_tenant().tenant_id)])
+    return json_response(
+        200, [Endpoint.of(item) for item in api().endpoints.list(_tenant(Ability.READ).tenant_id)]
+    )
 
 
 def _chosen(origin: str) -> str:
@@ -361,7 +396,9 @@ def _chosen(origin: str) -> str:
     responses=answers(200, Endpoint, "The endpoint, closed", *ENDPOINT_PATH),
 )
 def enable_endpoint(origin: EndpointOrigin) -> Response[str]:
-    return json_response(200, Endpoint.of(api().endpoints.enable(_tenant().tenant_id, _chosen(origin))))
+    return json_response(
+        200, Endpoint.of(api().endpoints.enable(_tenant(Ability.SETTINGS).tenant_id, _chosen(origin)))
+    )
 
 
 @router.post(
@@ -370,4 +407,6 @@ def enable_endpoint(origin: EndpointOrigin) -> Response[str]:
     responses=answers(200, Endpoint, "The endpoint, disabled", *ENDPOINT_PATH),
 )
 def disable_endpoint(origin: EndpointOrigin) -> Response[str]:
-    return json_response(200, Endpoint.of(api().endpoints.disable(_tenant().tenant_id, _chosen(origin))))
+    return json_response(
+        200, Endpoint.of(api().endpoints.disable(_tenant(Ability.SETTINGS).tenant_id, _chosen(origin)))
+    )

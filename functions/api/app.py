@@ -19,6 +19,7 @@ import herald
 from herald.composition import startup
 from herald.composition.api import api
 from herald.composition.common import public_origin
+from herald.domain.access import Ability
 from herald.domain.account import TenantContext
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus
@@ -98,6 +99,7 @@ IdempotencyHeader = Annotated[
 
 def _account_router() -> Router:
     """Imported on first need: no notification request takes an account route."""
+    import access_routes  # noqa: F401 (registers the key, member and audit routes on the same router)
     from account_routes import router
 
     return router
@@ -109,8 +111,9 @@ install_error_handlers(app)
 app.include_on_first_need(_account_router)
 
 
-def tenant() -> TenantContext:
-    return api().callers.authenticate(credentials(app.current_event.raw_event, public_origin()))
+def tenant(ability: Ability | None) -> TenantContext:
+    """The caller, if it may do ``ability`` (None: any authenticated caller)."""
+    return api().callers.authenticate(credentials(app.current_event.raw_event, public_origin()), ability)
 
 
 # ---------------------------------------------------------------- public, no key
@@ -297,7 +300,7 @@ def export_jobs(
         channel=type,
         status=status,
     )
-    found = api().jobs.search(tenant(), search, limit=EXPORT_LIMIT, cursor=cursor)
+    found = api().jobs.search(tenant(Ability.READ), search, limit=EXPORT_LIMIT, cursor=cursor)
     jobs = [ListedJob.listed(state) for state in found.items]
     headers = {"Content-Disposition": f'attachment; filename="herald-jobs.{format}"'}
     if found.next_cursor:
@@ -320,7 +323,7 @@ def _next_part(cursor: str) -> str:
 )
 def get_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (the route's {id})
     logger.append_keys(job_id=id)
-    return json_response(200, Job.of_view(api().jobs.get(tenant(), id)))
+    return json_response(200, Job.of_view(api().jobs.get(tenant(Ability.READ), id)))
 
 
 @app.get(
@@ -353,10 +356,10 @@ def list_jobs(
             channel=type,
             status=status,
         )
-        found = api().jobs.search(tenant(), search, limit=limit, cursor=cursor)
+        found = api().jobs.search(tenant(Ability.READ), search, limit=limit, cursor=cursor)
         return json_response(200, JobPage.found(found, limit=limit))
     listing = api().jobs.list(
-        tenant(),
+        tenant(Ability.READ),
         page=page,
         limit=limit,
         channel=Channel(type) if type else None,
@@ -391,7 +394,7 @@ def _day(value: str) -> date:
 )
 def retry_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (the route's {id})
     logger.append_keys(job_id=id)
-    return json_response(201, RetriedJob.of(api().jobs.retry(tenant(), id)))
+    return json_response(201, RetriedJob.of(api().jobs.retry(tenant(Ability.SEND), id)))
 
 
 @app.post(
@@ -409,7 +412,7 @@ def retry_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa
 )
 def cancel_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noqa: A002 (the route's {id})
     logger.append_keys(job_id=id)
-    return json_response(200, Job.of_view(api().jobs.cancel(tenant(), id)))
+    return json_response(200, Job.of_view(api().jobs.cancel(tenant(Ability.SEND), id)))
 
 
 @app.post(
@@ -428,7 +431,7 @@ def cancel_job(id: Annotated[str, Path(max_length=64)]) -> Response[str]:  # noq
 def recover_jobs(request: Annotated[RecoverRequest, Body()]) -> Response[str]:
     until = request.until or datetime.now(UTC)
     channel = Channel(request.type) if request.type else None
-    result = api().jobs.recover(tenant(), (request.since, until), channel, request.cursor)
+    result = api().jobs.recover(tenant(Ability.SEND), (request.since, until), channel, request.cursor)
     return json_response(200, Recovery.of(result))
 
 
@@ -440,7 +443,7 @@ def invalid_request(error: RequestValidationError) -> Response[str]:
     # The caller's identity is checked before their input: 401/403 win over body problems.
     if app.current_event.path not in PUBLIC_PATHS:
         try:
-            tenant()
+            tenant(None)
         except Exception as auth_error:  # noqa: BLE001 - answered like any failure of the route
             return error_response(client_error(auth_error))
     return error_response(validation_error(error.errors()))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from herald.domain.access import SCOPE_ABILITIES, Actor, ActorKind, Grant, Scope
 from herald.domain.jobs import Channel, QueuePriority
 from herald.domain.vendors import VENDOR_REGIONS
 from herald.settings import Settings
@@ -88,3 +89,8 @@ def settings_environment(**overrides: str) -> dict[str, str]:
         },
     }
     return {**env, **overrides}
+
+
+def full_grant(name: str = "Default key") -> Grant:
+    """What a tenant's full key may do (the caller most tests act as)."""
+    return Grant(Actor(ActorKind.KEY, "key_test", name, "203.0.113.9"), SCOPE_ABILITIES[Scope.FULL])

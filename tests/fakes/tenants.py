@@ -13,8 +13,10 @@ from typing import Any
 
 from msgspec.structs import replace
 
+from herald.domain.access import ApiKey, Member, MemberStatus, Role, Scope
 from herald.domain.account import ACTIVE, ApiKeyRecord, TenantProfile, TenantRecords, hash_api_key
 from herald.domain.addresses import Suppression, canonical_address
+from herald.domain.audit import AuditEntry
 from herald.domain.breakers import Breaker, BreakerKey, BreakerKind
 from herald.domain.clock import iso, parse_iso
 from herald.domain.errors import DependencyError
@@ -37,6 +39,11 @@ class FakeTenantTable:
         self.domains: dict[str, dict[str, SendingDomain]] = {}
         self.domain_claims: dict[str, str] = {}
         self.keys: dict[str, ApiKeyRecord] = {}
+        # Named keys and members by tenant, then id; the audit log, oldest first.
+        self.named: dict[str, dict[str, ApiKey]] = {}
+        self.members: dict[str, dict[str, Member]] = {}
+        self.audit: list[AuditEntry] = []
+        self.touches = 0
         self.email_claims: dict[str, str] = {}
         # Every breaker (tests.fakes.breakers keeps them here): a tenant's provider breakers are
         # read with its partition, as in the table.
@@ -62,7 +69,6 @@ class FakeTenantTable:
         verified_domains: Sequence[str] = (),
     ) -> None:
         """A tenant with ``provider_keys`` in priority order, sealed with ``secrets``."""
-        key_hash = hash_api_key(api_key) if api_key else "0" * 64
         self.profiles[tenant_id] = TenantProfile(
             tenant_id=tenant_id,
             name=tenant_id,
@@ -70,12 +76,26 @@ class FakeTenantTable:
             plan=plan,
             status=status,
             created_at=CREATED_AT,
-            api_key_hash=key_hash,
             period_anchor=CREATED_AT,
             signing_secret=_seal(secrets, tenant_id, Purpose.SIGNING_SECRET, signing_secret),
         )
+        owner = Member(
+            f"mem_{tenant_id}",
+            f"ops@{tenant_id}.example",
+            Role.OWNER,
+            MemberStatus.ACTIVE,
+            CREATED_AT,
+            "test",
+        )
+        self.members[tenant_id] = {owner.member_id: owner}
+        self.named[tenant_id] = {}
         if api_key:
-            self.keys[key_hash] = ApiKeyRecord(key_hash, tenant_id, CREATED_AT)
+            key_hash = hash_api_key(api_key)
+            key = ApiKey(
+                f"key_{tenant_id}", "Default key", (Scope.FULL,), key_hash, api_key[-4:], CREATED_AT, "test"
+            )
+            self.named[tenant_id][key.key_id] = key
+            self.keys[key_hash] = ApiKeyRecord(key_hash, tenant_id, key.key_id)
         self.providers[tenant_id] = {
             name.value: StoredProvider(
                 provider=name.value,
@@ -115,17 +135,23 @@ class FakeTenantTable:
             if key.kind is BreakerKind.PROVIDER and key.tenant_id == tenant_id
         )
         return TenantRecords(
-            profile, tuple(providers), tuple(self.domains.get(tenant_id, {}).values()), breakers
+            profile,
+            tuple(providers),
+            tuple(self.domains.get(tenant_id, {}).values()),
+            breakers,
+            tuple(sorted(self.named.get(tenant_id, {}).values(), key=lambda key: key.created_at)),
+            tuple(sorted(self.members.get(tenant_id, {}).values(), key=lambda member: member.created_at)),
         )
 
-    def create(self, profile: TenantProfile) -> None:
+    def create(self, profile: TenantProfile, key: ApiKey, owner: Member, audit: AuditEntry) -> None:
         self._check()
         assert profile.tenant_id not in self.profiles
         self.profiles[profile.tenant_id] = profile
-        self.keys[profile.api_key_hash] = ApiKeyRecord(
-            profile.api_key_hash, profile.tenant_id, profile.created_at
-        )
+        self.named[profile.tenant_id] = {key.key_id: key}
+        self.members[profile.tenant_id] = {owner.member_id: owner}
+        self.keys[key.key_hash] = ApiKeyRecord(key.key_hash, profile.tenant_id, key.key_id)
         self.email_claims.setdefault(address_key(profile.email), profile.tenant_id)
+        self.audit.append(audit)
 
     def tenant_for_email(self, address_key: str) -> str | None:
         self._check()
@@ -162,26 +188,49 @@ class FakeTenantTable:
         self.profiles[tenant_id] = replace(profile, **fields)
         return self.profiles[tenant_id]
 
-    def rotate_api_key(
-        self, tenant_id: str, old_hash: str, new_hash: str, created_at: str, old_valid_until: datetime | None
-    ) -> None:
-        profile = self.profile(tenant_id)
-        if profile.api_key_hash != old_hash:
+    # -------------------------------------------------- KeyStore
+
+    def add(self, tenant_id: str, key: ApiKey, audit: AuditEntry) -> None:
+        self._check()
+        self.profile(tenant_id)
+        assert key.key_hash not in self.keys
+        self.named.setdefault(tenant_id, {})[key.key_id] = key
+        self.keys[key.key_hash] = ApiKeyRecord(key.key_hash, tenant_id, key.key_id)
+        self.audit.append(audit)
+
+    def revoke(self, tenant_id: str, key: ApiKey, audit: AuditEntry) -> None:
+        self._check()
+        stored = self.named.get(tenant_id, {}).get(key.key_id)
+        if stored is None or stored.key_hash != key.key_hash:
             raise KeyChanged(tenant_id)
-        live = {key: until for key, until in profile.grace_keys.items() if until > created_at}
-        self.keys[new_hash] = ApiKeyRecord(new_hash, tenant_id, created_at)
-        if old_valid_until is None:
-            for key_hash in {old_hash, *live}:
-                self.keys.pop(key_hash, None)
-            grace: dict[str, str] = {}
-        else:
-            until = iso(old_valid_until)
-            self.keys[old_hash] = replace(self.keys[old_hash], valid_until=until)
-            grace = {**live, old_hash: until}
-        ended = created_at if old_valid_until is None else profile.sessions_valid_from
-        self.profiles[tenant_id] = replace(
-            profile, api_key_hash=new_hash, grace_keys=grace, sessions_valid_from=ended
-        )
+        del self.named[tenant_id][key.key_id]
+        for key_hash in {key.key_hash, *key.previous}:
+            self.keys.pop(key_hash, None)
+        self.audit.append(audit)
+
+    def rotate(
+        self, tenant_id: str, old: ApiKey, new: ApiKey, audit: AuditEntry, sessions_end_at: str | None = None
+    ) -> None:
+        self._check()
+        stored = self.named.get(tenant_id, {}).get(old.key_id)
+        if stored is None or stored.key_hash != old.key_hash:
+            raise KeyChanged(tenant_id)
+        self.named[tenant_id][old.key_id] = new
+        for key_hash in {old.key_hash, *old.previous} - {new.key_hash, *new.previous}:
+            self.keys.pop(key_hash, None)
+        self.keys[new.key_hash] = ApiKeyRecord(new.key_hash, tenant_id, new.key_id)
+        if sessions_end_at is not None:
+            self.profiles[tenant_id] = replace(self.profiles[tenant_id], sessions_valid_from=sessions_end_at)
+        self.audit.append(audit)
+
+    def touch(self, tenant_id: str, key_id: str, now: datetime) -> bool:
+        self._check()
+        key = self.named.get(tenant_id, {}).get(key_id)
+        if key is None:
+            return False
+        self.touches += 1
+        self.named[tenant_id][key_id] = replace(key, last_used_at=iso(now))
+        return True
 
     # -------------------------------------------------- AccountStore
 

@@ -22,7 +22,7 @@ from herald.http.envelope import message_of
 from herald.services.accept import AcceptService, job_id_for
 from herald.services.auth import Credentials
 from herald.services.webhook_headers import opened
-from tests.fakes.common import NOW
+from tests.fakes.common import NOW, full_grant
 from tests.fakes.jobs import FakeCounters, FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
 from tests.fakes.queues import FakeQueue
@@ -39,7 +39,7 @@ def tenant(
     **limits: int,
 ) -> TenantContext:
     return TenantContext(
-        tenant_id, plan, "active", "hash", ANCHOR, providers, frozenset({"mail.example.com"}), **limits
+        tenant_id, plan, "active", full_grant(), ANCHOR, providers, frozenset({"mail.example.com"}), **limits
     )
 
 

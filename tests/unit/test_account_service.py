@@ -24,6 +24,7 @@ from herald.http.envelope import Answer
 from herald.services.account import AccountService
 from herald_harness.vendors.resend import RESEND_SECRET
 from herald_harness.vendors.sendgrid import SENDGRID_VERIFICATION_KEY
+from tests.fakes.common import full_grant
 from tests.fakes.jobs import FakeCounters
 from tests.fakes.key_manager import InMemoryKeyManager
 from tests.fakes.providers import FakeProviders
@@ -57,7 +58,7 @@ class Rig:
     def tenant(self, tenant_id: str = "t-1", plan: str = "startup") -> TenantContext:
         api_key = generate_api_key()
         self.table.add_tenant(tenant_id, plan, api_key=api_key)
-        return TenantContext(tenant_id, plan, "active", hash_api_key(api_key), NOW)
+        return TenantContext(tenant_id, plan, "active", full_grant(), NOW)
 
     def put(
         self, tenant: TenantContext, provider: str, key: str = KEY, webhook_secret: str | None = None

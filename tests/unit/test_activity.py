@@ -13,10 +13,11 @@ from herald.domain.activity import DayCounts, StatusChange, merge_days, series
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus
 from herald.services.activity import ActivityService, DayCountTally
+from tests.fakes.common import full_grant
 from tests.fakes.jobs import FakeCounters
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
-TENANT = TenantContext("tenant-a", "indie", "active", "hash", NOW)
+TENANT = TenantContext("tenant-a", "indie", "active", full_grant(), NOW)
 
 
 def counters_with_history() -> FakeCounters:

@@ -15,6 +15,7 @@ from herald.domain.inbound import Processor
 from herald.domain.money import Money
 from herald.domain.plans import Plan
 from herald.services.checkout import CheckoutRequest, CheckoutService, PortalRequest, Seller
+from tests.fakes.common import full_grant
 from tests.fakes.tenants import FakeTenantTable
 
 CONSOLE = "https://herald.example/console"
@@ -71,7 +72,7 @@ class Rig:
     def tenant(self) -> TenantContext:
         profile = self.tenants.profile("tenant-a")
         return TenantContext(
-            "tenant-a", profile.plan, "active", profile.api_key_hash, datetime(2026, 11, 1, tzinfo=UTC)
+            "tenant-a", profile.plan, "active", full_grant(), datetime(2026, 11, 1, tzinfo=UTC)
         )
 
     def refused(self, plan: Plan, processor: Processor | None) -> HeraldError:

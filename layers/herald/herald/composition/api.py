@@ -8,15 +8,17 @@ is built, with its imports, on first use.
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING
 
 from herald.adapters.queueing import SqsJobQueue
 from herald.adapters.store.counter_store import DynamoCounters
 from herald.adapters.store.job_store import DynamoJobStore
+from herald.adapters.store.key_store import DynamoKeyStore
 from herald.adapters.store.schedule_store import DynamoSchedules
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import Foundation, VaultOnFirstUse, foundation, once, provider_registry, vault
+from herald.domain.access import Ability
 from herald.services.accept import AcceptService
 from herald.services.auth import Authenticator, Callers
 
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from herald.services.checkout import CheckoutService
     from herald.services.health import EndpointAccount
     from herald.services.job_queries import JobQueries
+    from herald.services.keys import KeyService
     from herald.services.sessions import SessionAuthenticator
 
 
@@ -37,12 +40,13 @@ class ApiServices:
         self._base = base
         self._tenants = DynamoTenantStore(table)
         self._counters = DynamoCounters(table)
-        self.callers = Callers(Authenticator(self._tenants), lambda: self.sessions)
+        self._keys = DynamoKeyStore(table)
+        self.callers = Callers(Authenticator(self._tenants, self._keys), lambda: self.sessions)
         self._jobs = DynamoJobStore(table, settings.max_attempts)
         self._queue = SqsJobQueue(settings.queue_urls, base.clients.sqs, settings.ordered_queue_urls)
         self._schedules = DynamoSchedules(table)
         self.accept = AcceptService(
-            authenticate=self.callers.authenticate,
+            authenticate=partial(self.callers.authenticate, ability=Ability.SEND),
             jobs=self._jobs,
             counters=self._counters,
             queue=self._queue,
@@ -119,6 +123,13 @@ class ApiServices:
             providers=provider_registry().domain,
             inbound_secrets=lambda provider, secret: delivery_format(provider).check_secret(secret),
         )
+
+    @cached_property
+    def keys(self) -> KeyService:
+        """The account's named keys (built on first use of a key route)."""
+        from herald.services.keys import KeyService
+
+        return KeyService(self._tenants, self._keys)
 
     @cached_property
     def endpoints(self) -> EndpointAccount:

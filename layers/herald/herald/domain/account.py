@@ -1,5 +1,6 @@
-"""A tenant's account: its profile and API keys, everything stored in its partition, who is calling
-and what their account allows, its usage, and what the account shows it.
+"""A tenant's account: its profile, everything stored in its partition (provider credentials,
+domains, breakers, named keys, members), who is calling and what their account allows, its usage,
+and what the account shows it.
 
 API keys have a format and are generated here; only their hash is ever stored.
 """
@@ -9,11 +10,11 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from collections.abc import Mapping
 from datetime import datetime
 
 import msgspec
 
+from herald.domain.access import Actor, ApiKey, Grant, Member
 from herald.domain.breakers import Breaker
 from herald.domain.jobs import Channel
 from herald.domain.plans import BillingPeriod, PlanLimits, Quota, current_period, limits_for, quota_for
@@ -43,7 +44,6 @@ class TenantProfile(msgspec.Struct, frozen=True):
     plan: str
     status: str
     created_at: str
-    api_key_hash: str
     # The start of the tenant's billing periods (sign-up, or the subscription's period start).
     period_anchor: str
     signing_secret: SealedSecret | None = None
@@ -62,18 +62,16 @@ class TenantProfile(msgspec.Struct, frozen=True):
     # and "<PROCESSOR>:<subscription id>" of the subscription it pays with.
     billing_status: str | None = None
     subscription: str | None = None
-    # Keys of earlier rotations still in their grace period: hash -> valid until (ISO-8601).
-    grace_keys: Mapping[str, str] = msgspec.field(default_factory=dict)
-    # Console sessions started before this time have ended (a key rotation without grace).
+    # Console sessions started before this time have ended (the account key's rotation without grace).
     sessions_valid_from: str | None = None
 
 
 class ApiKeyRecord(msgspec.Struct, frozen=True):
+    """Which tenant and named key a key hash is: a fact that never changes (revoking deletes it)."""
+
     key_hash: str
     tenant_id: str
-    created_at: str
-    # Set when the key was rotated with a grace period: valid until then, refused after.
-    valid_until: str | None = None
+    key_id: str
 
 
 class TenantRecords(msgspec.Struct, frozen=True):
@@ -84,6 +82,14 @@ class TenantRecords(msgspec.Struct, frozen=True):
     domains: tuple[SendingDomain, ...] = ()
     # The circuit breakers of the tenant's provider keys (only those that ever failed are stored).
     breakers: tuple[Breaker, ...] = ()
+    keys: tuple[ApiKey, ...] = ()
+    members: tuple[Member, ...] = ()
+
+    def key(self, key_id: str) -> ApiKey | None:
+        return next((item for item in self.keys if item.key_id == key_id), None)
+
+    def member(self, member_id: str) -> Member | None:
+        return next((item for item in self.members if item.member_id == member_id), None)
 
     def provider(self, name: str) -> StoredProvider | None:
         return next((item for item in self.providers if item.provider == name), None)
@@ -105,13 +111,17 @@ class TenantContext(msgspec.Struct, frozen=True):
     tenant_id: str
     plan: str
     status: str
-    key_hash: str
+    grant: Grant
     period_anchor: datetime
     # Configured providers in priority order, and the domains verified with at least one of them.
     providers: tuple[str, ...] = ()
     verified_domains: frozenset[str] = frozenset()
     rate_limit: int | None = None
     quota_limit: int | None = None
+
+    @property
+    def actor(self) -> Actor:
+        return self.grant.actor
 
     @property
     def requests_per_minute(self) -> int:

@@ -110,6 +110,8 @@ class Session(msgspec.Struct, frozen=True):
     tenant_id: str
     created_at: str
     expires_at: int
+    # The member of the tenant the session signs in as (None: a session from before members; ended).
+    member_id: str | None = None
 
     def live(self, now: float) -> bool:
         return now < self.expires_at

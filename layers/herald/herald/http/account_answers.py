@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from herald.domain.providers import ProviderDomain, SendingDomain, StoredProvider
     from herald.services.activity import Activity as DayCounts
     from herald.services.checkout import PlanOffer
-    from herald.services.tenants import IssuedKey
+    from herald.services.keys import IssuedNamedKey
 
 
 class RateLimit(Answer):
@@ -199,8 +199,8 @@ class RotatedApiKey(Answer):
     ]
 
     @classmethod
-    def of(cls, issued: IssuedKey) -> RotatedApiKey:
-        return cls(api_key=issued.api_key, previous_key_valid_until=issued.previous_valid_until)
+    def of(cls, issued: IssuedNamedKey) -> RotatedApiKey:
+        return cls(api_key=issued.secret, previous_key_valid_until=issued.previous_valid_until)
 
 
 class Provider(Answer):

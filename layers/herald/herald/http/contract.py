@@ -45,6 +45,7 @@ AUTHENTICATED = (
     ErrorCode.MALFORMED_API_KEY,
     ErrorCode.INVALID_API_KEY,
     ErrorCode.TENANT_DISABLED,
+    ErrorCode.INSUFFICIENT_SCOPE,
     ErrorCode.DEPENDENCY_UNAVAILABLE,
     # Without an API key, the console's session cookie authenticates (docs/console.md).
     ErrorCode.INVALID_SESSION,

@@ -85,12 +85,19 @@ def credentials(event: Mapping[str, Any], configured_origin: str | None) -> Cred
     """What the request presents: its API key, else its console session cookie (a state change by
     cookie must come from the console's own origin; ``configured_origin``: see ``stack_origin``)."""
     headers = _headers(event)
-    token = session_token(event)
+    token, ip = session_token(event), client_ip(event)
     if token is None or _presents_api_key(headers):
-        return Credentials(api_key=extract_api_key(headers))
+        return Credentials(api_key=extract_api_key(headers), ip=ip)
     if str(event.get("requestContext", {}).get("http", {}).get("method", "")).upper() in UNSAFE_METHODS:
         require_same_origin(event, stack_origin(event, configured_origin))
-    return Credentials(session_token=token)
+    return Credentials(session_token=token, ip=ip)
+
+
+def client_ip(event: Mapping[str, Any]) -> str | None:
+    """The address API Gateway saw the request come from; never ``X-Forwarded-For``, which the
+    client writes."""
+    source = event.get("requestContext", {}).get("http", {}).get("sourceIp")
+    return str(source) if source else None
 
 
 def signed_in_by_session(event: Mapping[str, Any]) -> bool:

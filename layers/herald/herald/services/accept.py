@@ -307,8 +307,19 @@ def _check_email_routing(tenant: TenantContext, email: EmailNotification) -> Non
             raise HeraldError(
                 f"Provider {choice} is not configured for this account.", ErrorCode.PROVIDER_NOT_CONFIGURED
             )
+    allowed = tenant.grant.key_domains
+    if allowed is not None and email.sender is None:
+        raise HeraldError(
+            f"This API key may send only from {', '.join(sorted(allowed))}; name a from address there.",
+            ErrorCode.INSUFFICIENT_SCOPE,
+        )
     if email.sender is not None:
         domain = email.sender.rsplit("@", 1)[1].lower()
+        if allowed is not None and domain not in allowed:
+            raise HeraldError(
+                f"This API key may not send from {domain}; it may send only from {', '.join(sorted(allowed))}.",
+                ErrorCode.INSUFFICIENT_SCOPE,
+            )
         if domain not in tenant.verified_domains:
             raise HeraldError(
                 f"The from address must be on a verified sending domain of this account ({domain} is not).",

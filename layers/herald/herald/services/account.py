@@ -18,7 +18,6 @@ from herald.domain.account import (
     NewSigningSecret,
     SigningSecretStatus,
     TenantContext,
-    TenantProfile,
     TenantRecords,
 )
 from herald.domain.addresses import Suppression
@@ -36,7 +35,6 @@ from herald.services.outcomes import AlreadyExists, DomainTaken
 from herald.services.ports.platform import SecretBox
 from herald.services.ports.providers import DomainProviders
 from herald.services.ports.tenants import AccountStore, Counters, Suppressions, TenantStore
-from herald.services.tenants import IssuedKey, TenantAdmin
 
 SIGNING_OVERLAP = timedelta(hours=24)
 
@@ -78,12 +76,12 @@ class AccountService:
         # Raises UnusableSecret for a webhook secret the provider's verifier could never use.
         self._inbound_secrets = inbound_secrets
         self._clock = clock
-        self._admin = TenantAdmin(tenants, clock)
 
     # ------------------------------------------------------------ plan and key
 
     def overview(self, tenant: TenantContext) -> AccountOverview:
-        profile = self._tenants.profile(tenant.tenant_id)
+        records = self._tenants.load(tenant.tenant_id)
+        profile = records.profile
         period = current_period(parse_iso(profile.period_anchor), self._clock())
         emails, webhooks = (quota_for(profile.plan, channel, profile.quota_limit) for channel in Channel)
         return AccountOverview(
@@ -93,16 +91,14 @@ class AccountService:
             usage=self._counters.usage(tenant.tenant_id, period.key),
             email_quota=emails,
             webhook_quota=webhooks,
-            previous_key_valid_until=self._grace_end(profile),
+            previous_key_valid_until=self._grace_end(records),
         )
 
-    def _grace_end(self, profile: TenantProfile) -> str | None:
+    def _grace_end(self, records: TenantRecords) -> str | None:
+        """The latest end of a grace period still running for any of the account's keys."""
         now = self._clock()
-        running = [until for until in profile.grace_keys.values() if parse_iso(until) > now]
+        running = [until for key in records.keys for until in key.previous.values() if parse_iso(until) > now]
         return max(running, key=parse_iso, default=None)
-
-    def rotate_key(self, tenant: TenantContext, grace_seconds: int) -> IssuedKey:
-        return self._admin.rotate_api_key(tenant.tenant_id, grace_seconds, tenant.key_hash)
 
     # ------------------------------------------------------------ providers
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 import msgspec
 
+from herald.domain.access import Actor, ActorKind
 from herald.domain.account import ACTIVE
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.plans import Plan
@@ -128,16 +129,20 @@ class SignInService:
         if not self._store.use_code(pending):
             raise _invalid_code()
         tenant_id = pending.tenant_id or self._tenants.tenant_for_email(key)
+        address = normalized_email(email)
         api_key = None
         if tenant_id is None:
-            issued = self._admin.create(
-                pending.name or normalized_email(email), normalized_email(email), Plan.FREE
-            )
+            person = Actor(ActorKind.MEMBER, "sign-up", address, client_ip)
+            issued = self._admin.create(pending.name or address, address, Plan.FREE, person)
             tenant_id, api_key = issued.tenant_id, issued.api_key
             logger.info("tenant signed up", extra={"tenant_id": tenant_id})
-        elif self._tenants.profile(tenant_id).status != ACTIVE:
+        records = self._tenants.load(tenant_id)
+        if records.profile.status != ACTIVE:
             raise HeraldError("This tenant is disabled.", ErrorCode.TENANT_DISABLED)
-        return SignedIn(self._sessions.start(tenant_id), tenant_id, api_key)
+        member = next((item for item in records.members if item.email == address), None)
+        if member is None:
+            raise _invalid_code()
+        return SignedIn(self._sessions.start(tenant_id, member.member_id), tenant_id, api_key)
 
     def _limit(self, scope: str, limit: int, what: str) -> None:
         now = int(self._clock())

@@ -1,30 +1,30 @@
-"""Tenant lifecycle: creation with a first API key, plan, status and limit changes, key rotation.
+"""Tenant lifecycle: creation with a first named key (``full``) and its owner, plan, status and
+limit changes.
 
-Shared by the operator CLI and the account routes of the API. Nothing caches a tenant between
-requests, so every change holds from the next request in every container.
+Shared by the operator CLI, sign-up and the account routes of the API. Nothing caches a tenant
+between requests, so every change holds from the next request in every container.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import msgspec
 
-from herald.domain.account import (
-    ACTIVE,
-    DISABLED,
-    MAX_GRACE_SECONDS,
-    TenantProfile,
-    generate_api_key,
-    hash_api_key,
-)
+from herald.domain.access import Actor, Member, MemberStatus, Role, Scope, generate_id
+from herald.domain.account import ACTIVE, DISABLED, TenantProfile
+from herald.domain.audit import AuditAction, entry
 from herald.domain.clock import iso, utc_now
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.plans import Plan
-from herald.services.outcomes import KeyChanged, TenantNotFound
+from herald.services.keys import new_key
+from herald.services.outcomes import TenantNotFound
 from herald.services.ports.tenants import TenantStore
+
+# The name of the key every account starts with.
+FIRST_KEY_NAME = "Default key"
 
 
 class IssuedKey(msgspec.Struct, frozen=True):
@@ -32,8 +32,7 @@ class IssuedKey(msgspec.Struct, frozen=True):
 
     tenant_id: str
     api_key: str
-    # Until when the previous key keeps working (None: revoked at once, with every earlier one).
-    previous_valid_until: str | None = None
+    key_id: str
 
 
 class TenantAdmin:
@@ -41,24 +40,35 @@ class TenantAdmin:
         self._store = store
         self._clock = clock
 
-    def create(self, name: str, email: str, plan: str) -> IssuedKey:
+    def create(self, name: str, email: str, plan: str, actor: Actor) -> IssuedKey:
+        """A tenant, its first key (``full``) and ``email`` as its owner, recorded as ``actor``'s."""
         plan_value = Plan(plan.lower())
-        tenant_id = str(uuid.uuid4())
-        api_key = generate_api_key()
-        created_at = iso(self._clock())
-        self._store.create(
-            TenantProfile(
-                tenant_id=tenant_id,
-                name=name,
-                email=email,
-                plan=plan_value.value,
-                status=ACTIVE,
-                created_at=created_at,
-                api_key_hash=hash_api_key(api_key),
-                period_anchor=created_at,
-            )
+        tenant_id, now = str(uuid.uuid4()), self._clock()
+        created_at = iso(now)
+        key, api_key = new_key(FIRST_KEY_NAME, (Scope.FULL,), actor.name, now)
+        owner = Member(
+            member_id=generate_id("mem"),
+            email=email,
+            role=Role.OWNER,
+            status=MemberStatus.ACTIVE,
+            created_at=created_at,
+            invited_by=actor.name,
+            joined_at=created_at,
         )
-        return IssuedKey(tenant_id, api_key)
+        profile = TenantProfile(
+            tenant_id=tenant_id,
+            name=name,
+            email=email,
+            plan=plan_value.value,
+            status=ACTIVE,
+            created_at=created_at,
+            period_anchor=created_at,
+        )
+        audit = entry(
+            tenant_id, created_at, actor, AuditAction.TENANT_CREATED, tenant_id, plan=plan_value.value
+        )
+        self._store.create(profile, key, owner, audit)
+        return IssuedKey(tenant_id, api_key, key.key_id)
 
     def set_plan(self, tenant_id: str, plan: str) -> TenantProfile:
         return self._update(tenant_id, plan=Plan(plan.lower()).value)
@@ -73,27 +83,6 @@ class TenantAdmin:
     def set_rate(self, tenant_id: str, per_minute: int | None) -> TenantProfile:
         """Override the plan's per-minute rate limit; None goes back to the plan's."""
         return self._update(tenant_id, rate_limit=_limit(per_minute))
-
-    def rotate_api_key(
-        self, tenant_id: str, grace_seconds: int, current_key_hash: str | None = None
-    ) -> IssuedKey:
-        """A new key now. With a grace period the current key keeps working that long; without one,
-        the current key and every key still in an earlier rotation's grace stop working at once."""
-        if not 0 <= grace_seconds <= MAX_GRACE_SECONDS:
-            raise HeraldError(
-                f"graceSeconds must be between 0 and {MAX_GRACE_SECONDS}.", ErrorCode.VALIDATION_ERROR
-            )
-        current = current_key_hash or self._store.profile(tenant_id).api_key_hash
-        now = self._clock()
-        api_key = generate_api_key()
-        valid_until = now + timedelta(seconds=grace_seconds) if grace_seconds else None
-        try:
-            self._store.rotate_api_key(tenant_id, current, hash_api_key(api_key), iso(now), valid_until)
-        except KeyChanged as exc:
-            raise HeraldError(
-                "The API key was rotated concurrently; use the newest key.", ErrorCode.KEY_ROTATED
-            ) from exc
-        return IssuedKey(tenant_id, api_key, iso(valid_until) if valid_until else None)
 
     def _update(self, tenant_id: str, **changes: object) -> TenantProfile:
         try:

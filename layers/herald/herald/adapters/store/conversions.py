@@ -61,7 +61,6 @@ def profile_from(item: TenantItem) -> TenantProfile:
         plan=item.plan,
         status=item.status,
         created_at=item.created_at,
-        api_key_hash=item.api_key_hash,
         # Tenants created before billing periods: their sign-up is the anchor.
         period_anchor=item.period_anchor or item.created_at,
         signing_secret=optional_from(item.signing_secret),
@@ -74,10 +73,6 @@ def profile_from(item: TenantItem) -> TenantProfile:
         period_end=item.period_end,
         billing_status=item.billing_status,
         subscription=item.subscription,
-        grace_keys={
-            str(key): str(value)
-            for key, value in (item.grace_keys.as_dict() if item.grace_keys else {}).items()
-        },
         sessions_valid_from=item.sessions_valid_from,
     )
 
@@ -92,7 +87,6 @@ def profile_item(table: Table, profile: TenantProfile) -> TenantItem:
         plan=profile.plan,
         status=profile.status,
         created_at=profile.created_at,
-        api_key_hash=profile.api_key_hash,
         period_anchor=profile.period_anchor,
         signing_secret=optional_to(profile.signing_secret),
         signing_secret_created_at=profile.signing_secret_created_at,

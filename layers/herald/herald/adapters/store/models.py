@@ -6,10 +6,14 @@ of a key lives here too.
     TENANT#<tenantId>           PROVIDER#<NAME>      provider credential (sealed key)
     TENANT#<tenantId>           DOMAIN#<domain>      sending domain (per-provider state)
     TENANT#<tenantId>           BREAKER#<NAME>       circuit breaker of the tenant's provider key
+    TENANT#<tenantId>           KEY#<keyId>          a named API key (hash, scopes, domains, last use)
+    TENANT#<tenantId>           MEMBER#<memberId>    a member or a pending invitation (role)
+    PERSON#<sha256 of address>  TENANT#<tenantId>    an account an address is a member of
+    AUDIT#<tenantId>            <at>#<entryId>       an audit entry (TTL: the audit retention)
     PLATFORM                    BREAKER#<NAME>       circuit breaker of a platform provider
     ENDPOINTS#<tenantId>        <origin>             circuit breaker of a webhook endpoint
     DOMAIN#<domain>             CLAIM                which tenant owns a domain (unique)
-    APIKEY#<sha256>             KEY                  API key hash -> tenant
+    APIKEY#<sha256>             KEY                  API key hash -> tenant and key id
     EMAIL#<sha256 of address>   CLAIM                the tenant that signs in to the console with it
     SIGNIN#<sha256 of address>  CODE                 the address's pending one-time code (TTL)
     SESSION#<sha256 of token>   SESSION              a console session (TTL)
@@ -129,6 +133,26 @@ def domain_claim_pk(domain: str) -> str:
 
 def api_key_pk(key_hash: str) -> str:
     return f"APIKEY#{key_hash}"
+
+
+def named_key_sk(key_id: str) -> str:
+    return f"KEY#{key_id}"
+
+
+def member_sk(member_id: str) -> str:
+    return f"MEMBER#{member_id}"
+
+
+def person_pk(address_key: str) -> str:
+    return f"PERSON#{address_key}"
+
+
+def audit_pk(tenant_id: str) -> str:
+    return f"AUDIT#{tenant_id}"
+
+
+def audit_sk(at: str, entry_id: str) -> str:
+    return f"{at}#{entry_id}"
 
 
 CODE_SK = "CODE"
@@ -414,7 +438,9 @@ class TenantItem(HeraldItem, discriminator="tenant"):
     plan = UnicodeAttribute()
     status = UnicodeAttribute(default="active")
     created_at = UnicodeAttribute(attr_name="createdAt")
-    api_key_hash = UnicodeAttribute(attr_name="apiKeyHash")
+    # The account's one key before named keys, and its earlier keys in grace (hash -> valid until):
+    # read only by ``herald migrate keys``, which makes them named keys and removes them.
+    api_key_hash = UnicodeAttribute(null=True, attr_name="apiKeyHash")
     period_anchor = UnicodeAttribute(null=True, attr_name="periodAnchor")
     signing_secret = SealedAttribute(null=True, attr_name="signingSecret")
     signing_secret_created_at = UnicodeAttribute(null=True, attr_name="signingSecretCreatedAt")
@@ -426,7 +452,6 @@ class TenantItem(HeraldItem, discriminator="tenant"):
     period_end = UnicodeAttribute(null=True, attr_name="periodEnd")
     billing_status = UnicodeAttribute(null=True, attr_name="billingStatus")
     subscription = UnicodeAttribute(null=True)
-    # Keys of earlier rotations still in their grace period: hash -> valid until.
     grace_keys = MapAttribute[str, Any](null=True, attr_name="graceKeys")
     sessions_valid_from = UnicodeAttribute(null=True, attr_name="sessionsValidFrom")
 
@@ -455,6 +480,7 @@ class SessionItem(HeraldItem, discriminator="session"):
 
     tenant_id = UnicodeAttribute(attr_name="tenantId")
     created_at = UnicodeAttribute(attr_name="createdAt")
+    member_id = UnicodeAttribute(null=True, attr_name="memberId")
 
 
 class ThrottleItem(HeraldItem, discriminator="throttle"):
@@ -464,9 +490,61 @@ class ThrottleItem(HeraldItem, discriminator="throttle"):
 
 
 class ApiKeyItem(HeraldItem, discriminator="apikey"):
+    """Which tenant and named key a key hash is (never changes: revoking deletes it)."""
+
     tenant_id = UnicodeAttribute(attr_name="tenantId")
     created_at = UnicodeAttribute(attr_name="createdAt")
+    # Absent on keys stored before named keys (``herald migrate keys`` adds it).
+    key_id = UnicodeAttribute(null=True, attr_name="keyId")
+
+
+class NamedKeyItem(HeraldItem, discriminator="namedkey"):
+    """A named API key in its tenant's partition: what it may do, and its hashes."""
+
+    key_id = UnicodeAttribute(attr_name="keyId")
+    name = UnicodeAttribute()
+    scopes = ListAttribute[str]()
+    domains = ListAttribute[str](null=True)
+    key_hash = UnicodeAttribute(attr_name="keyHash")
+    last_four = UnicodeAttribute(attr_name="lastFour")
+    created_at = UnicodeAttribute(attr_name="createdAt")
+    created_by = UnicodeAttribute(attr_name="createdBy")
     valid_until = UnicodeAttribute(null=True, attr_name="validUntil")
+    last_used_at = UnicodeAttribute(null=True, attr_name="lastUsedAt")
+    # Hashes of earlier secrets still in a rotation's grace period -> valid until.
+    previous = MapAttribute[str, Any](null=True)
+
+
+class MemberItem(HeraldItem, discriminator="member"):
+    member_id = UnicodeAttribute(attr_name="memberId")
+    email = UnicodeAttribute()
+    role = UnicodeAttribute()
+    status = UnicodeAttribute()
+    created_at = UnicodeAttribute(attr_name="createdAt")
+    invited_by = UnicodeAttribute(attr_name="invitedBy")
+    joined_at = UnicodeAttribute(null=True, attr_name="joinedAt")
+    sessions_valid_from = UnicodeAttribute(null=True, attr_name="sessionsValidFrom")
+
+
+class MembershipItem(HeraldItem, discriminator="membership"):
+    """One account an address belongs to (the member item in the tenant's partition is the truth;
+    this lets sign-in list a person's accounts without scanning)."""
+
+    tenant_id = UnicodeAttribute(attr_name="tenantId")
+    member_id = UnicodeAttribute(attr_name="memberId")
+    tenant_name = UnicodeAttribute(attr_name="tenantName")
+
+
+class AuditItem(HeraldItem, discriminator="audit"):
+    at = UnicodeAttribute()
+    entry_id = UnicodeAttribute(attr_name="entryId")
+    action = UnicodeAttribute()
+    target = UnicodeAttribute()
+    actor_kind = UnicodeAttribute(attr_name="actorKind")
+    actor_id = UnicodeAttribute(attr_name="actorId")
+    actor_name = UnicodeAttribute(attr_name="actorName")
+    ip = UnicodeAttribute(null=True)
+    details = MapAttribute[str, Any](null=True)
 
 
 class DnsRecordAttribute(MapAttribute[str, Any]):

@@ -128,6 +128,7 @@ class DynamoSessions:
             tenant_id=session.tenant_id,
             created_at=session.created_at,
             expires_at=session.expires_at,
+            member_id=session.member_id,
         )
         with translated("session write"):
             item.save()
@@ -140,7 +141,9 @@ class DynamoSessions:
                 )
             except DoesNotExist:
                 return None
-        return Session(token_digest, item.tenant_id, item.created_at, int(item.expires_at or 0))
+        return Session(
+            token_digest, item.tenant_id, item.created_at, int(item.expires_at or 0), item.member_id
+        )
 
     def end(self, token_digest: str) -> None:
         with translated("session write"):

@@ -1,10 +1,11 @@
-"""Data access for tenants and their API keys.
+"""Data access for tenants.
 
 Every read is strongly consistent: a change another container made is read by the next request.
 DynamoDB calls: authenticate = 1 Query (the tenant's partition: profile, provider credentials,
-domains; 1 read unit up to 4 KB) and, for a key this container has not seen, 1 GetItem (key hash);
-create = 1 transaction + 1 conditional PutItem (the email claim); rotate = 1 transaction; profile =
-1 GetItem; the tenant of an email address = 1 GetItem.
+domains, named keys, members; 1 read unit up to 4 KB, a key or a member is about 250 bytes) and, for
+a key this container has not seen, 1 GetItem (key hash); create = 1 transaction (profile, first key,
+owner, audit entry) + 1 conditional PutItem (the email claim); profile = 1 GetItem; the tenant of an
+email address = 1 GetItem.
 """
 
 from __future__ import annotations
@@ -15,6 +16,15 @@ from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
 
+from herald.adapters.store.access_items import (
+    key_from,
+    key_item,
+    key_lookup_item,
+    member_from,
+    member_item,
+    membership_item,
+)
+from herald.adapters.store.audit_items import AUDIT_ONCE, audit_item
 from herald.adapters.store.breaker_store import tenant_breaker_from
 from herald.adapters.store.conversions import domain_from, profile_from, profile_item, provider_from
 from herald.adapters.store.models import (
@@ -28,6 +38,8 @@ from herald.adapters.store.models import (
     DomainItem,
     EmailClaimItem,
     HeraldItem,
+    MemberItem,
+    NamedKeyItem,
     ProviderItem,
     TenantItem,
     api_key_pk,
@@ -38,14 +50,14 @@ from herald.adapters.store.models import (
     tenant_sort_key,
 )
 from herald.adapters.store.table import ConditionFailed, Table, conditional, transaction, translated
+from herald.domain.access import ApiKey, Member
 from herald.domain.account import ApiKeyRecord, TenantProfile, TenantRecords
-from herald.domain.clock import epoch_seconds, iso
+from herald.domain.audit import AuditEntry
+from herald.domain.clock import iso
 from herald.domain.plans import reset_due
 from herald.domain.signin import address_key
-from herald.services.outcomes import KeyChanged, ProfileChanged, TenantNotFound
+from herald.services.outcomes import ProfileChanged, TenantNotFound
 
-# TTL removes a rotated-out key's record a day after its grace ends (auth checks validUntil itself).
-GRACE_TTL_MARGIN = 24 * 3600
 # The fields the quota reset's due time derives from (``herald.domain.plans.reset_due``).
 _RESET_FIELDS = {"plan", "paid_until", "period_end"}
 # Profile fields an operator or a payment may change, by domain name.
@@ -74,7 +86,10 @@ class DynamoTenantStore:
                 )
             except DoesNotExist:
                 return None
-        return ApiKeyRecord(key_hash, item.tenant_id, item.created_at, item.valid_until)
+        if item.key_id is None:
+            # A key stored before named keys, not migrated yet (``herald migrate keys``).
+            return None
+        return ApiKeyRecord(key_hash, item.tenant_id, item.key_id)
 
     def profile(self, tenant_id: str) -> TenantProfile:
         """Only the profile item (1 eventually consistent GetItem)."""
@@ -92,6 +107,8 @@ class DynamoTenantStore:
         providers = []
         domains = []
         breakers = []
+        keys: list[ApiKey] = []
+        members: list[Member] = []
         with translated("tenant table read"):
             for item in self._table.item.query(tenant_pk(tenant_id), consistent_read=True):
                 if isinstance(item, TenantItem):
@@ -102,12 +119,21 @@ class DynamoTenantStore:
                     domains.append(domain_from(item))
                 elif isinstance(item, BreakerItem):
                     breakers.append(tenant_breaker_from(item, tenant_id))
+                elif isinstance(item, NamedKeyItem):
+                    keys.append(key_from(item))
+                elif isinstance(item, MemberItem):
+                    members.append(member_from(item))
         if profile is None:
             raise TenantNotFound(tenant_id)
         providers.sort(key=lambda credential: credential.priority)
-        return TenantRecords(profile, tuple(providers), tuple(domains), tuple(breakers))
+        keys.sort(key=lambda key: key.created_at)
+        members.sort(key=lambda member: member.created_at)
+        return TenantRecords(
+            profile, tuple(providers), tuple(domains), tuple(breakers), tuple(keys), tuple(members)
+        )
 
-    def create(self, profile: TenantProfile) -> None:
+    def create(self, profile: TenantProfile, key: ApiKey, owner: Member, audit: AuditEntry) -> None:
+        """The profile, its first key, its owner and the entry that records them, in one transaction."""
         item = profile_item(self._table, profile)
         item.gsi1pk = TENANTS_GSI_PK
         item.gsi1sk = tenant_sort_key(profile.created_at, profile.tenant_id)
@@ -116,15 +142,15 @@ class DynamoTenantStore:
             reset_due(profile.plan, profile.paid_until, profile.period_end, profile.created_at),
             profile.tenant_id,
         )
-        key = self._table[ApiKeyItem](
-            api_key_pk(profile.api_key_hash),
-            KEY_SK,
-            tenant_id=profile.tenant_id,
-            created_at=profile.created_at,
-        )
+        tenant_id = profile.tenant_id
+        lookup = key_lookup_item(self._table, tenant_id, key.key_id, key.key_hash, key.created_at)
         with transaction(self._table.connection, "tenant table write") as tx:
             tx.save(item, condition=TenantItem.pk.does_not_exist())
-            tx.save(key, condition=ApiKeyItem.pk.does_not_exist())
+            tx.save(lookup, condition=ApiKeyItem.pk.does_not_exist())
+            tx.save(key_item(self._table, tenant_id, key))
+            tx.save(member_item(self._table, tenant_id, owner))
+            tx.save(membership_item(self._table, tenant_id, profile.name, owner))
+            tx.save(audit_item(self._table, audit), condition=AUDIT_ONCE)
         self._claim_email(profile)
 
     def _claim_email(self, profile: TenantProfile) -> None:
@@ -223,45 +249,3 @@ class DynamoTenantStore:
         if item.gsi2sk != due:
             with translated("tenant table write"):
                 item.update(actions=[TenantItem.gsi2pk.set(RESETS_GSI_PK), TenantItem.gsi2sk.set(due)])
-
-    def rotate_api_key(
-        self, tenant_id: str, old_hash: str, new_hash: str, created_at: str, old_valid_until: datetime | None
-    ) -> None:
-        """New key in, profile points at it; the old key kept until ``old_valid_until``, or revoked
-        now together with every key of earlier rotations still in grace."""
-        profile = self.profile(tenant_id)
-        new_key = self._table[ApiKeyItem](
-            api_key_pk(new_hash), KEY_SK, tenant_id=tenant_id, created_at=created_at
-        )
-        old_key = self._table[ApiKeyItem](api_key_pk(old_hash), KEY_SK)
-        live_grace = {key: until for key, until in profile.grace_keys.items() if until > created_at}
-
-        def refine(codes: list[str | None]) -> Exception | None:
-            # The profile update is the transaction's last item: its condition names the current key.
-            return KeyChanged(tenant_id) if codes and codes[-1] == "ConditionalCheckFailed" else None
-
-        with transaction(self._table.connection, "tenant table write", refine) as tx:
-            tx.save(new_key, condition=ApiKeyItem.pk.does_not_exist())
-            if old_valid_until is None:
-                for key_hash in {old_hash, *live_grace}:
-                    tx.delete(self._table[ApiKeyItem](api_key_pk(key_hash), KEY_SK))
-                grace: dict[str, str] = {}
-            else:
-                until = iso(old_valid_until)
-                tx.update(
-                    old_key,
-                    actions=[
-                        ApiKeyItem.valid_until.set(until),
-                        ApiKeyItem.expires_at.set(epoch_seconds(old_valid_until) + GRACE_TTL_MARGIN),
-                    ],
-                )
-                grace = {**live_grace, old_hash: until}
-            actions: list[Any] = [TenantItem.api_key_hash.set(new_hash), TenantItem.grace_keys.set(grace)]
-            if old_valid_until is None:
-                # A rotation without grace ends every console session too.
-                actions.append(TenantItem.sessions_valid_from.set(created_at))
-            tx.update(
-                self._table[TenantItem](tenant_pk(tenant_id), PROFILE_SK),
-                actions=actions,
-                condition=TenantItem.api_key_hash == old_hash,
-            )

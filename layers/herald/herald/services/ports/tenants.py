@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     # Only named in signatures: a function imports the domain modules its own path uses.
+    from herald.domain.access import ApiKey, Member
     from herald.domain.account import ApiKeyRecord, TenantProfile, TenantRecords, Usage
     from herald.domain.activity import DayCounts
     from herald.domain.addresses import Suppression
+    from herald.domain.audit import AuditEntry
     from herald.domain.inbound import Processor
     from herald.domain.jobs import Channel
     from herald.domain.plans import Quota
@@ -36,7 +38,7 @@ class TenantStore(Protocol):
     def load(self, tenant_id: str) -> TenantRecords:
         """``TenantNotFound`` when there is no such tenant."""
 
-    def create(self, profile: TenantProfile) -> None: ...
+    def create(self, profile: TenantProfile, key: ApiKey, owner: Member, audit: AuditEntry) -> None: ...
 
     def due_for_reset(self, now: datetime) -> Iterator[TenantProfile]:
         """The tenants whose period ended or whose paid plan's grace ended by ``now``."""
@@ -55,17 +57,22 @@ class TenantStore(Protocol):
         """``update_profile`` only while the ``expected`` attributes still hold those values (None:
         absent); ``ProfileChanged`` otherwise."""
 
-    def rotate_api_key(
-        self,
-        tenant_id: str,
-        old_hash: str,
-        new_hash: str,
-        created_at: str,
-        old_valid_until: datetime | None,
+
+class KeyStore(Protocol):
+    """A tenant's named API keys; every change is written with its audit entry."""
+
+    def add(self, tenant_id: str, key: ApiKey, audit: AuditEntry) -> None: ...
+
+    def revoke(self, tenant_id: str, key: ApiKey, audit: AuditEntry) -> None:
+        """``KeyChanged`` when the key was rotated or revoked meanwhile."""
+
+    def rotate(
+        self, tenant_id: str, old: ApiKey, new: ApiKey, audit: AuditEntry, sessions_end_at: str | None = None
     ) -> None:
-        """New key in, profile points at it; the old one kept until ``old_valid_until``, or, without
-        a grace period, revoked together with every key still in an earlier rotation's grace;
-        ``KeyChanged`` when the current key moved meanwhile."""
+        """``KeyChanged`` when the key was rotated or revoked meanwhile."""
+
+    def touch(self, tenant_id: str, key_id: str, now: datetime) -> bool:
+        """Record a use unless one was recorded within the interval."""
 
 
 class AccountStore(Protocol):

@@ -1,0 +1,77 @@
+"""The account's audit log: one entry per change to an account, written in the same transaction as
+the change itself, so a change without its entry cannot exist.
+
+An entry says when, who (``Actor``: a key, a member, the operator, a payment processor), what (an
+``AuditAction``), the target (a key id, a provider, a domain, an address) and from which client
+address. Its details are plain facts chosen by the code that records it (a new priority, a role),
+never a secret value: no key, token, password or secret is passed to an entry.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from enum import StrEnum
+
+import msgspec
+
+from herald.domain.access import Actor
+
+# Entries are kept at least this long (longer than any plan's job retention).
+AUDIT_RETENTION_DAYS = 400
+MAX_AUDIT_PAGE = 100
+
+
+class AuditAction(StrEnum):
+    TENANT_CREATED = "tenant.created"
+    TENANT_CHANGED = "tenant.changed"
+    KEY_CREATED = "key.created"
+    KEY_REVOKED = "key.revoked"
+    KEY_ROTATED = "key.rotated"
+    KEY_MIGRATED = "key.migrated"
+    PROVIDER_ADDED = "provider.added"
+    PROVIDER_REPLACED = "provider.replaced"
+    PROVIDER_REORDERED = "provider.reordered"
+    PROVIDER_REMOVED = "provider.removed"
+    DOMAIN_ADDED = "domain.added"
+    DOMAIN_VERIFIED = "domain.verified"
+    DOMAIN_REMOVED = "domain.removed"
+    SIGNING_SECRET_CREATED = "signing_secret.created"  # noqa: S105 (an action name)
+    SIGNING_SECRET_ROTATED = "signing_secret.rotated"  # noqa: S105 (an action name)
+    SIGNING_SECRET_DELETED = "signing_secret.deleted"  # noqa: S105 (an action name)
+    SUPPRESSION_REMOVED = "suppression.removed"
+    MEMBER_INVITED = "member.invited"
+    MEMBER_JOINED = "member.joined"
+    MEMBER_ROLE_CHANGED = "member.role_changed"
+    MEMBER_REMOVED = "member.removed"
+    OWNERSHIP_TRANSFERRED = "ownership.transferred"
+    PLAN_CHANGED = "plan.changed"
+    ENDPOINT_ENABLED = "endpoint.enabled"
+    ENDPOINT_DISABLED = "endpoint.disabled"
+    JOBS_RECOVERED = "jobs.recovered"
+    JOB_RETRIED = "job.retried"
+
+
+def new_entry_id() -> str:
+    return secrets.token_hex(8)
+
+
+class AuditEntry(msgspec.Struct, frozen=True):
+    entry_id: str
+    tenant_id: str
+    at: str
+    actor: Actor
+    action: AuditAction
+    target: str
+    details: Mapping[str, str] = msgspec.field(default_factory=dict)
+
+
+def entry(
+    tenant_id: str, at: str, actor: Actor, action: AuditAction, target: str, **details: str
+) -> AuditEntry:
+    return AuditEntry(new_entry_id(), tenant_id, at, actor, action, target, details)
+
+
+class AuditPage(msgspec.Struct, frozen=True):
+    entries: tuple[AuditEntry, ...]
+    next_cursor: str | None
