@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import msgspec
 
-from herald.composition.operator import MissingOutput, OperatorServices
+from herald.composition.operator import MissingOutput, OperatorServices, operator_grant
 from herald.domain.clock import InvalidTime, iso, parse_timestamp
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.plans import Plan
@@ -21,6 +21,7 @@ from herald.observability import logger
 from herald.services.job_queries import operator_job
 from herald.services.outcomes import TenantNotFound
 from herald.services.tenants import IssuedKey
+from herald_cli.keys import add_key_commands, key_command
 from herald_cli.operations import dead_letter_command, show_job
 from herald_cli.schedules import run_deployed, run_local
 from herald_cli.target import TargetError, deployed_target, local_target
@@ -71,17 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     limit.add_argument("--rate", type=int, help="requests per minute instead of the plan's rate limit")
     limit.add_argument("--clear-rate", action="store_true", help="back to the plan's rate limit")
 
-    key = groups.add_parser("key", help="API keys").add_subparsers(dest="command", required=True)
-    rotate = key.add_parser("rotate", help="issue a new API key and print it once")
-    rotate.add_argument("tenant_id")
-    rotate.add_argument(
-        "--grace-seconds",
-        type=int,
-        default=0,
-        help="keep the old key valid this long (default 0: the old key and every key still in an "
-        "earlier rotation's grace stop working now)",
-    )
-    rotate.add_argument("--json", action="store_true")
+    add_key_commands(groups, utc_time)
 
     dlq = groups.add_parser("dlq", help="the dead-letter queue").add_subparsers(dest="command", required=True)
     dlq_list = dlq.add_parser("list", help="what the dead-letter queue holds, oldest first")
@@ -120,29 +111,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _print_key(issued: IssuedKey, as_json: bool) -> None:
     if as_json:
-        print(json.dumps({"tenantId": issued.tenant_id, "apiKey": issued.api_key}))
+        print(json.dumps({"tenantId": issued.tenant_id, "keyId": issued.key_id, "apiKey": issued.api_key}))
     else:
         print(f"tenant  {issued.tenant_id}\napi key {issued.api_key}  (shown once: store it now)")
-
-
-def _print_rotated(issued: IssuedKey, as_json: bool) -> None:
-    if as_json:
-        print(
-            json.dumps(
-                {
-                    "tenantId": issued.tenant_id,
-                    "apiKey": issued.api_key,
-                    "previousKeyValidUntil": issued.previous_valid_until,
-                }
-            )
-        )
-        return
-    _print_key(issued, as_json=False)
-    if issued.previous_valid_until is None:
-        print("old key revoked now, with every key still in an earlier rotation's grace period")
-        print("the next request with a revoked key is refused (401 invalid_api_key)")
-    else:
-        print(f"old key valid until {issued.previous_valid_until}, then revoked")
 
 
 def _list(services: OperatorServices, as_json: bool) -> None:
@@ -178,7 +149,7 @@ def _run(args: argparse.Namespace, services: OperatorServices) -> int:
 
 
 def _create(args: argparse.Namespace, services: OperatorServices) -> None:
-    _print_key(services.admin.create(args.name, args.email, args.plan), args.json)
+    _print_key(services.admin.create(args.name, args.email, args.plan, operator_grant().actor), args.json)
 
 
 def _set_plan(args: argparse.Namespace, services: OperatorServices) -> None:
@@ -194,10 +165,6 @@ def _set_status(args: argparse.Namespace, services: OperatorServices) -> None:
         print("its next request is accepted")
     else:
         print("its next request is refused (403 tenant_disabled); its queued jobs end failed, not sent")
-
-
-def _rotate(args: argparse.Namespace, services: OperatorServices) -> None:
-    _print_rotated(services.admin.rotate_api_key(args.tenant_id, args.grace_seconds), args.json)
 
 
 def _set_limit(args: argparse.Namespace, services: OperatorServices) -> None:
@@ -223,7 +190,7 @@ COMMANDS: dict[tuple[str, str], Callable[[argparse.Namespace, OperatorServices],
     ("tenant", "disable"): _set_status,
     ("tenant", "enable"): _set_status,
     ("tenant", "set-limit"): _set_limit,
-    ("key", "rotate"): _rotate,
+    **{("key", command): key_command for command in ("list", "create", "revoke", "rotate")},
 }
 
 

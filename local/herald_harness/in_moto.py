@@ -27,6 +27,7 @@ from herald.adapters.store.delivery_store import DynamoDeliveryStore
 from herald.adapters.store.table import Table
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition import common
+from herald.domain.access import Actor, ActorKind
 from herald.domain.account import hash_api_key
 from herald.domain.job_records import JobState
 from herald.domain.providers import StoredProvider
@@ -183,7 +184,9 @@ class HeraldInMoto:
     ) -> IssuedKey:
         """A tenant created as the operator CLI creates one, in the process's current binding; a
         paid one also gets sandbox keys for ``providers``, as paid plans send only through them."""
-        issued = TenantAdmin(DynamoTenantStore(self.table)).create(name, f"ops@{name.lower()}.test", plan)
+        issued = TenantAdmin(DynamoTenantStore(self.table)).create(
+            name, f"ops@{name.lower()}.test", plan, Actor(ActorKind.OPERATOR, "harness", "operator harness")
+        )
         if plan != "free":
             for priority, provider in enumerate(providers, start=1):
                 self.store_provider_key(

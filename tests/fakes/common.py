@@ -94,3 +94,7 @@ def settings_environment(**overrides: str) -> dict[str, str]:
 def full_grant(name: str = "Default key") -> Grant:
     """What a tenant's full key may do (the caller most tests act as)."""
     return Grant(Actor(ActorKind.KEY, "key_test", name, "203.0.113.9"), SCOPE_ABILITIES[Scope.FULL])
+
+
+# The operator as the CLI names them in the audit log.
+OPERATOR = Actor(ActorKind.OPERATOR, "ops", "operator ops")

@@ -44,6 +44,8 @@ class FakeTenantTable:
         self.members: dict[str, dict[str, Member]] = {}
         self.audit: list[AuditEntry] = []
         self.touches = 0
+        # A key's last use cannot be written (throttled), while everything else works.
+        self.unwritable_touch = False
         self.email_claims: dict[str, str] = {}
         # Every breaker (tests.fakes.breakers keeps them here): a tenant's provider breakers are
         # read with its partition, as in the table.
@@ -225,6 +227,8 @@ class FakeTenantTable:
 
     def touch(self, tenant_id: str, key_id: str, now: datetime) -> bool:
         self._check()
+        if self.unwritable_touch:
+            raise DependencyError("key last-use write failed: ThrottlingException")
         key = self.named.get(tenant_id, {}).get(key_id)
         if key is None:
             return False

@@ -27,6 +27,7 @@ from herald.domain.jobs import Channel, JobStatus
 from herald.services.outcomes import TenantNotFound
 from herald.services.tenants import TenantAdmin
 from herald_harness.in_moto import HeraldInMoto, herald_in_moto
+from tests.fakes.common import OPERATOR
 
 T0 = 1_700_000_000
 
@@ -53,7 +54,11 @@ def open_breaker(breakers: DynamoBreakers, key: BreakerKey) -> Breaker:
 def test_a_tenants_provider_breaker_is_read_with_its_partition_and_the_platforms_by_key(
     herald: HeraldInMoto,
 ) -> None:
-    tenant = TenantAdmin(DynamoTenantStore(herald.table)).create("Acme", "ops@acme.test", "startup").tenant_id
+    tenant = (
+        TenantAdmin(DynamoTenantStore(herald.table))
+        .create("Acme", "ops@acme.test", "startup", OPERATOR)
+        .tenant_id
+    )
     breakers = DynamoBreakers(herald.table)
     mine = open_breaker(breakers, BreakerKey(BreakerKind.PROVIDER, tenant, "SENDGRID"))
     platform = open_breaker(breakers, BreakerKey(BreakerKind.PROVIDER, None, "SES"))
@@ -67,7 +72,11 @@ def test_a_tenants_provider_breaker_is_read_with_its_partition_and_the_platforms
 def test_an_endpoint_breaker_is_read_with_the_profile_in_one_call_and_listed_by_origin(
     herald: HeraldInMoto,
 ) -> None:
-    tenant = TenantAdmin(DynamoTenantStore(herald.table)).create("Acme", "ops@acme.test", "indie").tenant_id
+    tenant = (
+        TenantAdmin(DynamoTenantStore(herald.table))
+        .create("Acme", "ops@acme.test", "indie", OPERATOR)
+        .tenant_id
+    )
     breakers = DynamoBreakers(herald.table)
     key = BreakerKey(BreakerKind.ENDPOINT, tenant, "https://hooks.example")
     assert breakers.with_profile(tenant, key)[1] is None

@@ -112,4 +112,4 @@ def test_an_unknown_stack_or_tenant_is_a_clear_error(
     assert "no-such-stack" in capsys.readouterr().err
     status, _, err = cli(capsys, "key", "rotate", "00000000-0000-0000-0000-000000000000")
     assert status == 1
-    assert "no tenant" in err
+    assert "No tenant 00000000-0000-0000-0000-000000000000." in err

@@ -11,12 +11,16 @@ from typing import Any
 import pytest
 
 from herald.adapters.store.account_store import DynamoAccountStore
+from herald.adapters.store.key_store import DynamoKeyStore
 from herald.adapters.store.table import Table
 from herald.adapters.store.tenant_store import DynamoTenantStore
+from herald.domain.access import Scope
 from herald.domain.job_records import JobState
+from herald.services.keys import KeyService
 from herald.services.tenants import IssuedKey, TenantAdmin
 from herald_harness.in_moto import HeraldInMoto, herald_in_moto
 from herald_local.sandbox import SandboxServer
+from tests.fakes.common import full_grant
 
 EMAIL_QUEUE = "EmailNormalQueueUrl"
 EMAIL = {"to": "ada@example.com", "subject": "Hello", "body": "<p>Hi</p>"}
@@ -66,11 +70,25 @@ def test_a_key_revoked_elsewhere_is_refused_by_the_next_request_of_a_warm_contai
     issued = herald.new_tenant("startup", "Revoked")
     assert herald.api("GET", "/api/v1/account", key=issued.api_key).status == 200
 
-    rotated = admin_elsewhere(herald).rotate_api_key(issued.tenant_id, 3600 if grace else 0)
+    keys = KeyService(DynamoTenantStore(elsewhere(herald)), DynamoKeyStore(elsewhere(herald)))
+    rotated = keys.rotate(issued.tenant_id, full_grant(), issued.key_id, 3600 if grace else 0)
 
     old = herald.api("GET", "/api/v1/account", key=issued.api_key)
     assert (old.status, old.body.get("code")) == ((200, None) if grace else (401, "invalid_api_key"))
-    assert herald.api("GET", "/api/v1/account", key=rotated.api_key).status == 200
+    assert herald.api("GET", "/api/v1/account", key=rotated.secret).status == 200
+
+
+def test_a_key_revoked_elsewhere_is_refused_by_a_second_warm_container(herald: HeraldInMoto) -> None:
+    issued = herald.new_tenant("startup", "Second")
+    keys = KeyService(DynamoTenantStore(elsewhere(herald)), DynamoKeyStore(elsewhere(herald)))
+    reader = keys.create(issued.tenant_id, full_grant(), "dashboard", [Scope.READ])
+    assert herald.api("GET", "/api/v1/notifications/jobs", key=reader.secret).status == 200
+
+    keys.revoke(issued.tenant_id, full_grant(), reader.key.key_id)
+
+    refused = herald.api("GET", "/api/v1/notifications/jobs", key=reader.secret)
+    assert (refused.status, refused.body["code"]) == (401, "invalid_api_key")
+    assert herald.api("GET", "/api/v1/notifications/jobs", key=issued.api_key).status == 200
 
 
 def test_a_tenant_disabled_and_enabled_elsewhere_holds_from_the_next_request(herald: HeraldInMoto) -> None:

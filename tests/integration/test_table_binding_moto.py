@@ -14,6 +14,7 @@ from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.services.outcomes import TenantNotFound
 from herald.services.tenants import TenantAdmin
 from herald_harness.in_moto import REGION, HeraldInMoto, client, herald_in_moto
+from tests.fakes.common import OPERATOR
 
 
 @pytest.fixture
@@ -48,7 +49,7 @@ def test_a_tenant_created_through_one_table_is_absent_from_the_other(herald: Her
     first = herald.table
     second = twin_of(first)
 
-    issued = TenantAdmin(DynamoTenantStore(first)).create("Acme", "ops@acme.test", "startup")
+    issued = TenantAdmin(DynamoTenantStore(first)).create("Acme", "ops@acme.test", "startup", OPERATOR)
 
     assert DynamoTenantStore(first).profile(issued.tenant_id).name == "Acme"
     with pytest.raises(TenantNotFound):

@@ -1,4 +1,4 @@
-"""The account routes' logic on in-memory ports: plan view, key rotation, provider keys (checked live,
+"""The account routes' logic on in-memory ports: plan view, a key's grace period, provider keys (checked live,
 stored sealed), signing secrets, sending domains and suppressions — and each change drops the
 container's cached view of the tenant."""
 
@@ -22,6 +22,7 @@ from herald.domain.vendors import ProviderName
 from herald.http import account_answers
 from herald.http.envelope import Answer
 from herald.services.account import AccountService
+from herald.services.keys import KeyService
 from herald_harness.vendors.resend import RESEND_SECRET
 from herald_harness.vendors.sendgrid import SENDGRID_VERIFICATION_KEY
 from tests.fakes.common import full_grant
@@ -92,9 +93,6 @@ class Viewed:
     def overview(self, tenant: TenantContext) -> Document:
         return document(account_answers.Account.of(self._service.overview(tenant)))
 
-    def rotate_key(self, tenant: TenantContext, grace_seconds: int) -> Document:
-        return document(account_answers.RotatedApiKey.of(self._service.rotate_key(tenant, grace_seconds)))
-
     def providers(self, tenant: TenantContext) -> list[Document]:
         return [
             document(account_answers.Provider.of(item, tenant.tenant_id, API))
@@ -154,25 +152,17 @@ def test_the_overview_shows_plan_limits_usage_period_and_retention(rig: Rig) -> 
     assert overview["previousKeyValidUntil"] is None
 
 
-def test_a_rotation_issues_a_new_key_and_the_profile_points_at_it(rig: Rig) -> None:
-    tenant = rig.tenant()
-
-    rotated = rig.viewed.rotate_key(tenant, grace_seconds=0)
-
-    assert rotated["apiKey"].startswith("hk_")
-    assert rotated["previousKeyValidUntil"] is None
-    assert rig.table.profiles["t-1"].api_key_hash == hash_api_key(rotated["apiKey"])
-
-
 def test_a_running_grace_period_reads_in_the_account_after_the_rotation(rig: Rig) -> None:
     tenant = rig.tenant()
+    keys = KeyService(rig.table, rig.table, clock=lambda: NOW)
 
-    rotated = rig.viewed.rotate_key(tenant, grace_seconds=86_400)
+    rotated = account_answers.RotatedApiKey.of(keys.rotate("t-1", tenant.grant, "key_t-1", 86_400))
     overview = rig.viewed.overview(tenant)
 
     # What the keys page shows after a reload: "the old key keeps working until" this time.
-    assert rotated["previousKeyValidUntil"] == "2026-12-01T12:00:00.000Z"
+    assert document(rotated)["previousKeyValidUntil"] == "2026-12-01T12:00:00.000Z"
     assert overview["previousKeyValidUntil"] == "2026-12-01T12:00:00.000Z"
+    assert rig.table.named["t-1"]["key_t-1"].key_hash == hash_api_key(rotated.api_key)
 
 
 # ---------------------------------------------------------------- providers

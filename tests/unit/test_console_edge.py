@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from herald.domain.access import Ability
 from herald.domain.account import generate_api_key
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.http.console_pages import CONTENT_SECURITY_POLICY, console_answer
@@ -48,11 +49,11 @@ class Rig:
         self.key = generate_api_key()
         self.tenants.add_tenant("tenant-a", api_key=self.key)
         self.sessions = SessionAuthenticator(FakeSessions(), self.tenants)
-        self.callers = Callers(Authenticator(self.tenants), lambda: self.sessions)
-        self.token = self.sessions.start("tenant-a").token
+        self.callers = Callers(Authenticator(self.tenants, self.tenants), lambda: self.sessions)
+        self.token = self.sessions.start("tenant-a", "mem_tenant-a").token
 
     def caller(self, request: dict[str, Any], configured: str | None = ORIGIN) -> str:
-        return self.callers.authenticate(credentials(request, configured)).tenant_id
+        return self.callers.authenticate(credentials(request, configured), Ability.READ).tenant_id
 
     def refused(self, request: dict[str, Any], configured: str | None = ORIGIN) -> ErrorCode:
         with pytest.raises(HeraldError) as caught:

@@ -21,12 +21,12 @@ from herald.domain.signin import (
     CodePurpose,
     SignInLimits,
 )
+from herald.services.keys import KeyService
 from herald.services.sessions import SessionAuthenticator
 from herald.services.signin import SignInService
-from herald.services.tenants import TenantAdmin
 from herald_local.cloudformation.template import load_template
 from herald_local.config import project_root
-from tests.fakes.common import ManualClock
+from tests.fakes.common import ManualClock, full_grant
 from tests.fakes.console import FakeMail, FakeSessions, FakeSignIn
 from tests.fakes.tenants import FakeTenantTable
 
@@ -267,7 +267,7 @@ def test_a_signed_out_or_expired_session_is_refused_at_once(rig: Rig) -> None:
     with pytest.raises(HeraldError) as ended:
         rig.sessions.authenticate(token)
     assert ended.value.code is ErrorCode.INVALID_SESSION
-    later = rig.sessions.start(signed_in.tenant_id)
+    later = rig.sessions.start(signed_in.tenant_id, signed_in.session.session.member_id or "")
     rig.clock.advance(SESSION_TTL_SECONDS)
     with pytest.raises(HeraldError):
         rig.sessions.authenticate(later.token)
@@ -275,11 +275,12 @@ def test_a_signed_out_or_expired_session_is_refused_at_once(rig: Rig) -> None:
 
 def test_a_key_rotation_without_grace_ends_sessions_and_one_with_grace_keeps_them(rig: Rig) -> None:
     signed_in = rig.service.verify("ada@example.com", rig.ask("ada@example.com") or "", "198.51.100.7")
-    admin = TenantAdmin(rig.tenants)
-    admin.rotate_api_key(signed_in.tenant_id, 3600)
-    assert rig.sessions.authenticate(signed_in.session.token).tenant_id == signed_in.tenant_id
-    admin = TenantAdmin(rig.tenants, clock=lambda: utc_now() + timedelta(seconds=1))
-    admin.rotate_api_key(signed_in.tenant_id, 0)
+    tenant_id = signed_in.tenant_id
+    (key_id,) = rig.tenants.named[tenant_id]
+    KeyService(rig.tenants, rig.tenants).rotate(tenant_id, full_grant(), key_id, 3600, end_sessions=True)
+    assert rig.sessions.authenticate(signed_in.session.token).tenant_id == tenant_id
+    later = KeyService(rig.tenants, rig.tenants, clock=lambda: utc_now() + timedelta(seconds=1))
+    later.rotate(tenant_id, full_grant(), key_id, 0, end_sessions=True)
     with pytest.raises(HeraldError) as ended:
         rig.sessions.authenticate(signed_in.session.token)
     assert ended.value.code is ErrorCode.INVALID_SESSION

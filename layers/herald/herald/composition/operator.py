@@ -3,6 +3,7 @@ CloudFormation stack's, or the running local stack's)."""
 
 from __future__ import annotations
 
+import getpass
 from collections.abc import Mapping
 from functools import cached_property
 
@@ -10,10 +11,13 @@ from herald.adapters.aws_clients import AwsClients
 from herald.adapters.dead_letters import SqsDeadLetterInbox
 from herald.adapters.queueing import SqsJobQueue
 from herald.adapters.store.job_store import DynamoJobStore
+from herald.adapters.store.key_store import DynamoKeyStore
 from herald.adapters.store.table import Table, TableAddress
 from herald.adapters.store.tenant_store import DynamoTenantStore
+from herald.domain.access import ROLE_ABILITIES, Actor, ActorKind, Grant, Role
 from herald.domain.jobs import Channel, QueuePriority
 from herald.services.dead_letter_desk import DeadLetterDesk
+from herald.services.keys import KeyService
 from herald.services.ports.jobs import JobStore
 from herald.services.ports.tenants import TenantStore
 from herald.services.tenants import TenantAdmin
@@ -42,6 +46,12 @@ def _ordered_queue_urls(outputs: Mapping[str, str]) -> dict[Channel, str]:
     return {channel: _output(outputs, f"{channel.value.title()}OrderedQueueUrl") for channel in Channel}
 
 
+def operator_grant() -> Grant:
+    """The operator may do everything; the audit log names them by their login on this machine."""
+    user = getpass.getuser()
+    return Grant(Actor(ActorKind.OPERATOR, user, f"operator {user}"), ROLE_ABILITIES[Role.OWNER])
+
+
 class OperatorServices:
     """Built once per CLI run; the dead-letter desk only when a command needs it."""
 
@@ -58,6 +68,7 @@ class OperatorServices:
         self._clients = AwsClients(region, DEFAULT_AWS_MAX_ATTEMPTS)
         self.tenants: TenantStore = DynamoTenantStore(self._table)
         self.admin = TenantAdmin(self.tenants)
+        self.keys = KeyService(self.tenants, DynamoKeyStore(self._table))
 
     @cached_property
     def max_attempts(self) -> int:

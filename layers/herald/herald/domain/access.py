@@ -77,11 +77,10 @@ def scopes_abilities(scopes: Iterable[Scope]) -> frozenset[Ability]:
     return frozenset().union(*(SCOPE_ABILITIES[scope] for scope in scopes))
 
 
-def scope_for(ability: Ability) -> Scope:
-    """The narrowest scope that allows ``ability`` (the one a refusal names)."""
-    return next(
-        scope for scope in (Scope.SEND, Scope.READ, Scope.MANAGE) if ability in SCOPE_ABILITIES[scope]
-    )
+def scope_for(ability: Ability) -> Scope | None:
+    """The narrowest scope that allows ``ability`` (the one a refusal names); None: no key may."""
+    narrowest = (Scope.SEND, Scope.READ, Scope.MANAGE)
+    return next((scope for scope in narrowest if ability in SCOPE_ABILITIES[scope]), None)
 
 
 def least_role_for(ability: Ability) -> Role:

@@ -83,14 +83,18 @@ def require(tenant: TenantContext, ability: Ability) -> None:
     if grant.allows(ability):
         return
     scope = scope_for(ability)
+    needed = f"the {scope} scope" if scope is not None else "a person, not an API key"
     if grant.role is not None:
         message = (
-            f"This request needs the {least_role_for(ability)} role or higher "
-            f"(the {scope} scope); your role is {grant.role}."
+            f"This request needs the {least_role_for(ability)} role or higher ({needed}); "
+            f"your role is {grant.role}."
         )
+    elif scope is None:
+        message = "Only the account's owner may do this, signed in to the console; no API key can."
     else:
-        message = f'This request needs the {scope} scope, which the API key "{grant.actor.name}" lacks.'
-    raise HeraldError(message, ErrorCode.INSUFFICIENT_SCOPE, extra={"requiredScope": scope.value})
+        message = f"This request needs the {scope} scope, which the API key \"{grant.actor.name}\" lacks."
+    extra = {"requiredScope": scope.value} if scope is not None else {}
+    raise HeraldError(message, ErrorCode.INSUFFICIENT_SCOPE, extra=extra)
 
 
 class Authenticator:

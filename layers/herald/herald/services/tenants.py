@@ -19,6 +19,7 @@ from herald.domain.audit import AuditAction, entry
 from herald.domain.clock import iso, utc_now
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.plans import Plan
+from herald.domain.signin import normalized_email
 from herald.services.keys import new_key
 from herald.services.outcomes import TenantNotFound
 from herald.services.ports.tenants import TenantStore
@@ -48,7 +49,7 @@ class TenantAdmin:
         key, api_key = new_key(FIRST_KEY_NAME, (Scope.FULL,), actor.name, now)
         owner = Member(
             member_id=generate_id("mem"),
-            email=email,
+            email=normalized_email(email),
             role=Role.OWNER,
             status=MemberStatus.ACTIVE,
             created_at=created_at,
