@@ -334,7 +334,11 @@ def test_a_provider_unreachable_during_the_key_check_is_502_and_nothing_is_store
     assert (answer.status, answer.body["code"]) == (502, "provider_unavailable")
     assert herald.api("GET", "/api/v1/account/providers", key=key).data == []
     # The profile, its first key and its owner: no provider item.
-    assert [sk.split("#")[0] for sk in table_keys(herald, herald.tenant_of(key))] == ["KEY", "MEMBER", "PROFILE"]
+    assert [sk.split("#")[0] for sk in table_keys(herald, herald.tenant_of(key))] == [
+        "KEY",
+        "MEMBER",
+        "PROFILE",
+    ]
 
 
 # ---------------------------------------------------------------- KMS calls

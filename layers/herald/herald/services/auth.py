@@ -92,7 +92,7 @@ def require(tenant: TenantContext, ability: Ability) -> None:
     elif scope is None:
         message = "Only the account's owner may do this, signed in to the console; no API key can."
     else:
-        message = f"This request needs the {scope} scope, which the API key \"{grant.actor.name}\" lacks."
+        message = f'This request needs the {scope} scope, which the API key "{grant.actor.name}" lacks.'
     extra = {"requiredScope": scope.value} if scope is not None else {}
     raise HeraldError(message, ErrorCode.INSUFFICIENT_SCOPE, extra=extra)
 
