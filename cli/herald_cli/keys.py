@@ -44,10 +44,14 @@ def add_key_commands(groups: Any, utc_time: Any) -> None:
         "earlier rotation's grace stop working now)",
     )
     rotate.add_argument("--json", action="store_true")
+    key.add_parser(
+        "migrate", help="after upgrading: make each tenant's key from before named keys its first named key"
+    )
 
 
 def key_command(args: argparse.Namespace, services: OperatorServices) -> None:
-    {"list": _list, "create": _create, "revoke": _revoke, "rotate": _rotate}[args.command](args, services)
+    commands = {"list": _list, "create": _create, "revoke": _revoke, "rotate": _rotate, "migrate": _migrate}
+    commands[args.command](args, services)
 
 
 def _list(args: argparse.Namespace, services: OperatorServices) -> None:
@@ -90,6 +94,13 @@ def _rotate(args: argparse.Namespace, services: OperatorServices) -> None:
         print("the next request with a revoked key is refused (401 invalid_api_key)")
     else:
         print(f"old key valid until {rotated.previous_key_valid_until}, then revoked")
+
+
+def _migrate(_args: argparse.Namespace, services: OperatorServices) -> None:
+    migrated = services.migrate_keys()
+    for tenant_id in migrated:
+        print(f'{tenant_id}: its key is now the named key "Default key" (full)')
+    print(f"{len(migrated)} tenant(s) migrated; the others had named keys already")
 
 
 def _first_full_key(tenant_id: str, services: OperatorServices) -> str:

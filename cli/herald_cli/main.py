@@ -190,7 +190,7 @@ COMMANDS: dict[tuple[str, str], Callable[[argparse.Namespace, OperatorServices],
     ("tenant", "disable"): _set_status,
     ("tenant", "enable"): _set_status,
     ("tenant", "set-limit"): _set_limit,
-    **{("key", command): key_command for command in ("list", "create", "revoke", "rotate")},
+    **{("key", command): key_command for command in ("list", "create", "revoke", "rotate", "migrate")},
 }
 
 

@@ -6,12 +6,28 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 
+from herald.adapters.store.models import (
+    KEY_SK,
+    PROFILE_SK,
+    TENANTS_GSI_PK,
+    ApiKeyItem,
+    TenantItem,
+    api_key_pk,
+    tenant_pk,
+    tenant_sort_key,
+)
+from herald.adapters.store.tenant_store import DynamoTenantStore
+from herald.domain.access import Role
+from herald.domain.account import generate_api_key, hash_api_key
+from herald.domain.clock import iso, utc_now
 from herald_cli.main import main
 from herald_harness.in_moto import HeraldInMoto, herald_in_moto
 from herald_local.config import STACK_NAME
+from tests.fakes.common import CREATED_AT
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +129,54 @@ def test_an_unknown_stack_or_tenant_is_a_clear_error(
     status, _, err = cli(capsys, "key", "rotate", "00000000-0000-0000-0000-000000000000")
     assert status == 1
     assert "No tenant 00000000-0000-0000-0000-000000000000." in err
+
+
+def test_key_migrate_makes_a_key_from_before_named_keys_the_first_named_key(
+    herald: HeraldInMoto, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Given a tenant stored as before named keys (its one key and a rotated-out key in grace on the
+    profile, lookups without a key id), When the operator migrates, Then both keys work again as the
+    named key "Default key" (full), the profile's address is its owner, the audit log says so, and a
+    second run changes nothing."""
+    tenant_id, old_key, in_grace = "legacy-tenant", generate_api_key(), generate_api_key()
+    until = iso(utc_now() + timedelta(hours=1))
+    table = herald.table
+    table[TenantItem](
+        tenant_pk(tenant_id),
+        PROFILE_SK,
+        tenant_id=tenant_id,
+        name="Legacy",
+        email="Ops@Legacy.test",
+        plan="startup",
+        created_at=CREATED_AT,
+        period_anchor=CREATED_AT,
+        api_key_hash=hash_api_key(old_key),
+        grace_keys={hash_api_key(in_grace): until},
+        gsi1pk=TENANTS_GSI_PK,
+        gsi1sk=tenant_sort_key(CREATED_AT, tenant_id),
+    ).save()
+    for key in (old_key, in_grace):
+        table[ApiKeyItem](
+            api_key_pk(hash_api_key(key)), KEY_SK, tenant_id=tenant_id, created_at=CREATED_AT
+        ).save()
+    herald.use_function_environment("ApiFunction")
+    assert herald.api("GET", "/api/v1/account", key=old_key).status == 401
+
+    status, out, _ = cli(capsys, "key", "migrate")
+
+    assert status == 0
+    assert out.splitlines() == [
+        'legacy-tenant: its key is now the named key "Default key" (full)',
+        "1 tenant(s) migrated; the others had named keys already",
+    ]
+    herald.use_function_environment("ApiFunction")
+    assert [herald.api("GET", "/api/v1/account", key=key).status for key in (old_key, in_grace)] == [200, 200]
+    keys = herald.api("GET", "/api/v1/account/keys", key=old_key).data
+    assert [(key["name"], key["scopes"], key["previousValidUntil"]) for key in keys] == [
+        ("Default key", ["full"], until)
+    ]
+    records = DynamoTenantStore(table).load(tenant_id)
+    assert [(member.email, member.role) for member in records.members] == [("ops@legacy.test", Role.OWNER)]
+    assert records.profile.tenant_id == tenant_id
+    _, again, _ = cli(capsys, "key", "migrate")
+    assert again.splitlines() == ["0 tenant(s) migrated; the others had named keys already"]

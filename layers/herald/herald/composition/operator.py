@@ -70,6 +70,13 @@ class OperatorServices:
         self.admin = TenantAdmin(self.tenants)
         self.keys = KeyService(self.tenants, DynamoKeyStore(self._table))
 
+    def migrate_keys(self) -> list[str]:
+        """Make every tenant's key from before named keys its first named key (see key_migration)."""
+        from herald.adapters.store.key_migration import migrate_keys
+        from herald.domain.clock import utc_now
+
+        return list(migrate_keys(self._table, self.tenants.tenant_ids(), operator_grant().actor, utc_now()))
+
     @cached_property
     def max_attempts(self) -> int:
         return int(_output(self._outputs, "MaxAttempts"))

@@ -22,6 +22,8 @@ MAX_MEMBERS = 100
 MAX_KEY_DOMAINS = 20
 # A key's last use is written at most once this often (a small conditional update).
 LAST_USED_INTERVAL_SECONDS = 300
+# The name of the key every account starts with.
+FIRST_KEY_NAME = "Default key"
 # How long an invitation can be accepted.
 INVITATION_TTL_SECONDS = 7 * 24 * 3600
 

@@ -13,7 +13,7 @@ from datetime import datetime
 
 import msgspec
 
-from herald.domain.access import Actor, Member, MemberStatus, Role, Scope, generate_id
+from herald.domain.access import FIRST_KEY_NAME, Actor, Member, MemberStatus, Role, Scope, generate_id
 from herald.domain.account import ACTIVE, DISABLED, TenantProfile
 from herald.domain.audit import AuditAction, entry
 from herald.domain.clock import iso, utc_now
@@ -23,9 +23,6 @@ from herald.domain.signin import normalized_email
 from herald.services.keys import new_key
 from herald.services.outcomes import TenantNotFound
 from herald.services.ports.tenants import TenantStore
-
-# The name of the key every account starts with.
-FIRST_KEY_NAME = "Default key"
 
 
 class IssuedKey(msgspec.Struct, frozen=True):
