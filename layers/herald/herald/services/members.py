@@ -31,7 +31,7 @@ from herald.domain.access import (
     Role,
     generate_id,
 )
-from herald.domain.account import TenantRecords
+from herald.domain.account import ACTIVE, TenantRecords
 from herald.domain.audit import AuditAction, entry
 from herald.domain.clock import iso, utc_now
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
@@ -43,11 +43,12 @@ from herald.domain.members import (
     lowers,
     require_within,
 )
-from herald.domain.signin import normalized_email
+from herald.domain.signin import address_key, normalized_email
 from herald.observability import logger
 from herald.services.outcomes import MemberChanged, TenantNotFound
 from herald.services.ports.platform import PlatformMail
 from herald.services.ports.tenants import MemberStore, TenantStore
+from herald.services.sessions import SessionAuthenticator, StartedSession
 
 
 class Invited(msgspec.Struct, frozen=True):
@@ -225,3 +226,61 @@ def _once_more(change: Callable[[], Member]) -> Member:
             "The account's members changed at the same time; list them again and retry.",
             ErrorCode.MEMBER_EXISTS,
         ) from exc
+
+
+class AccountChoice(msgspec.Struct, frozen=True):
+    tenant_id: str
+    name: str
+    role: Role
+    current: bool
+
+
+class PersonAccounts:
+    """The console's account switcher: the accounts the signed-in person belongs to, and a new
+    session in another of them. The person is the session's member's address; another account is
+    opened only for an active member with that address in the account's own partition (the
+    person's list is a copy, never proof)."""
+
+    def __init__(self, tenants: TenantStore, members: MemberStore, sessions: SessionAuthenticator) -> None:
+        self._tenants = tenants
+        self._members = members
+        self._sessions = sessions
+
+    def accounts(self, token: str) -> list[AccountChoice]:
+        signed_in = self._sessions.authenticate(token)
+        memberships = self._members.memberships(address_key(signed_in.grant.actor.name))
+        return [
+            AccountChoice(item.tenant_id, item.tenant_name, item.role, item.tenant_id == signed_in.tenant_id)
+            for item in sorted(memberships, key=lambda item: item.tenant_name.lower())
+            if item.status is MemberStatus.ACTIVE
+        ]
+
+    def switch(self, token: str, tenant_id: str) -> StartedSession:
+        """A session in ``tenant_id`` in place of this one (which ends)."""
+        address = self._sessions.authenticate(token).grant.actor.name
+        records, member = self._member_in(tenant_id, address)
+        if records.profile.status != ACTIVE:
+            raise HeraldError("This tenant is disabled.", ErrorCode.TENANT_DISABLED)
+        started = self._sessions.start(tenant_id, member.member_id)
+        self._sessions.end(token)
+        return started
+
+    def _member_in(self, tenant_id: str, address: str) -> tuple[TenantRecords, Member]:
+        """The address's active member in the account; the same refusal whether the account does
+        not exist or the person is not in it, so an id tells nothing about other accounts."""
+        refusal = HeraldError(f"You are not a member of an account {tenant_id}.", ErrorCode.TENANT_NOT_FOUND)
+        try:
+            records = self._tenants.load(tenant_id)
+        except TenantNotFound as exc:
+            raise refusal from exc
+        member = next(
+            (
+                item
+                for item in records.members
+                if item.email == address and item.status is MemberStatus.ACTIVE
+            ),
+            None,
+        )
+        if member is None:
+            raise refusal
+        return records, member
