@@ -139,7 +139,7 @@ class SignInService:
             raise _wrong_code(MAX_CODE_TRIES - pending.tries - 1)
         if not self._store.use_code(pending):
             raise _invalid_code()
-        return self._signed_in(key, normalized_email(email), client_ip, pending.name)
+        return self._signed_in(pending, normalized_email(email), client_ip)
 
     def _account_of(self, key: str, now: datetime) -> str | None:
         """The account a code for the address opens: the one it created, else one it is a member
@@ -148,16 +148,17 @@ class SignInService:
         memberships = [item for item in self._members.memberships(key) if not lapsed(item, now)]
         return claimed or next((item.tenant_id for item in memberships), None)
 
-    def _signed_in(self, key: str, address: str, client_ip: str, name: str | None) -> SignedIn:
-        """A session in an account of the person's: the invitations they had are accepted first; a
-        person with no account at all gets a new free one."""
-        now = datetime.fromtimestamp(self._clock(), UTC)
+    def _signed_in(self, pending: PendingCode, address: str, client_ip: str) -> SignedIn:
+        """A session in an account of the person's: the invitations they had are accepted first. A
+        code sent to an address without any account (``pending.tenant_id`` None) creates a free one;
+        a code that was to open an account never does, even if that account is gone meanwhile."""
+        key, now = pending.address_key, datetime.fromtimestamp(self._clock(), UTC)
         claimed = self._tenants.tenant_for_email(key)
         memberships = [item for item in self._members.memberships(key) if not lapsed(item, now)]
         api_key = None
-        if claimed is None and not memberships:
+        if pending.tenant_id is None and claimed is None and not memberships:
             person = Actor(ActorKind.MEMBER, "sign-up", address, client_ip)
-            issued = self._admin.create(name or address, address, Plan.FREE, person)
+            issued = self._admin.create(pending.name or address, address, Plan.FREE, person)
             claimed, api_key = issued.tenant_id, issued.api_key
             logger.info("tenant signed up", extra={"tenant_id": claimed})
         joined = self._join(memberships, address, client_ip, now)
