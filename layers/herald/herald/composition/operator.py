@@ -14,6 +14,7 @@ from herald.adapters.store.table import Table, TableAddress
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.domain.jobs import Channel, QueuePriority
 from herald.services.dead_letter_desk import DeadLetterDesk
+from herald.services.members import MemberService
 from herald.services.ports.jobs import JobStore
 from herald.services.ports.tenants import TenantStore
 from herald.services.tenants import TenantAdmin
@@ -58,6 +59,18 @@ class OperatorServices:
         self._clients = AwsClients(region, DEFAULT_AWS_MAX_ATTEMPTS)
         self.tenants: TenantStore = DynamoTenantStore(self._table)
         self.admin = TenantAdmin(self.tenants)
+
+    @cached_property
+    def members(self) -> MemberService:
+        """Sends no invitation mail (the CLI does not know the platform's sender): the person
+        accepts by signing in to the console with the invited address."""
+        from herald.adapters.store.member_store import DynamoMemberStore
+
+        return MemberService(self.tenants, DynamoMemberStore(self._table), None)
+
+    @cached_property
+    def console_url(self) -> str:
+        return _output(self._outputs, "ConsoleUrl")
 
     @cached_property
     def max_attempts(self) -> int:
