@@ -29,6 +29,7 @@ SUCCESS = {
     ("put", "/api/v1/account/providers/{provider}"): "201",
     ("post", "/api/v1/account/checkout"): "201",
     ("post", "/api/v1/account/billing/portal"): "201",
+    ("post", "/api/v1/account/members"): "201",
 }
 PUBLIC = {"/api/v1/ping", "/api/v1/info", "/api/v1/health", "/api/v1/providers"}
 
