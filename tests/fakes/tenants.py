@@ -265,9 +265,8 @@ class FakeTenantTable:
     ) -> None:
         self._member_as_read(tenant_id, member, keeper)
         stored = self.members[tenant_id][member.member_id]
-        valid_from = changed.sessions_valid_from or stored.sessions_valid_from
         self.members[tenant_id][member.member_id] = replace(
-            stored, role=changed.role, sessions_valid_from=valid_from
+            stored, role=changed.role, sessions_valid_from=changed.sessions_valid_from
         )
         self.audit.append(audit)
 

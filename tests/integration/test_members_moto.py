@@ -329,3 +329,26 @@ def test_the_operator_lists_adds_and_removes_members_and_the_audit_log_names_the
         ("member.invited", "operator", "ops-jane", "operator ops-jane"),
         ("member.removed", "operator", "ops-jane", "operator ops-jane"),
     ]
+
+
+def test_a_lapsed_invitation_makes_way_for_a_new_one_and_an_accepted_one_keeps_no_expiry(
+    herald: HeraldInMoto,
+) -> None:
+    owner, signed_up = sign_up(herald, OWNER)
+    tenant_id = signed_up["tenantId"]
+    long_ago = "2020-01-01T00:00:00.000Z"
+    lapsed = Member(generate_id("mem"), "late@example.com", Role.VIEWER, MemberStatus.INVITED, long_ago, "x")
+    actor = Actor(ActorKind.OPERATOR, "t", "operator t")
+    DynamoMemberStore(herald.table).invite(
+        tenant_id, "Acme", lapsed, _entry(tenant_id, actor, AuditAction.MEMBER_INVITED), None
+    )
+    listed = herald.api("GET", "/api/v1/account/members", headers={"cookie": owner}).data
+    assert [m["email"] for m in listed] == [OWNER]
+    again = invite(herald, owner, "late@example.com", "developer")
+    assert again["id"] != lapsed.member_id
+    sign_in(herald, "late@example.com")
+    members = {item["memberId"]: item for item in items(herald, f"TENANT#{tenant_id}") if "memberId" in item}
+    assert lapsed.member_id not in members
+    assert (members[again["id"]]["status"], "expiresAt" in members[again["id"]]) == ("active", False)
+    person = next(item for item in items(herald, "PERSON#") if item["memberId"] == again["id"])
+    assert (person["status"], person["role"], "expiresAt" in person) == ("active", "developer", False)

@@ -118,9 +118,8 @@ class MemberService:
         if role is member.role:
             return member
         keeper = _keeper(records, member, grant) if member.role is Role.OWNER else None
-        changed = msgspec.structs.replace(
-            member, role=role, sessions_valid_from=iso(now) if lowers(member.role, role) else None
-        )
+        ended = iso(now) if lowers(member.role, role) else member.sessions_valid_from
+        changed = msgspec.structs.replace(member, role=role, sessions_valid_from=ended)
         action = AuditAction.OWNERSHIP_TRANSFERRED if role is Role.OWNER else AuditAction.MEMBER_ROLE_CHANGED
         audit = entry(
             tenant_id, iso(now), grant.actor, action, member.member_id,

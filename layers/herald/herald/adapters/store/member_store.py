@@ -58,7 +58,12 @@ class DynamoMemberStore:
                 tx.save(membership, condition=MembershipItem.pk.does_not_exist())
             else:
                 tx.delete(self._member(tenant_id, lapsed), condition=_invited(lapsed))
-                tx.save(membership, condition=MembershipItem.member_id == lapsed.member_id)
+                # The lapsed invitation's membership, unless its expiry removed it already.
+                tx.save(
+                    membership,
+                    condition=MembershipItem.pk.does_not_exist()
+                    | (MembershipItem.member_id == lapsed.member_id),
+                )
             tx.save(member_item(self._table, tenant_id, member), condition=MemberItem.pk.does_not_exist())
             tx.save(audit_item(self._table, audit), condition=AUDIT_ONCE)
 
@@ -66,7 +71,7 @@ class DynamoMemberStore:
         self, tenant_id: str, member: Member, changed: Member, audit: AuditEntry, keeper: Member | None
     ) -> None:
         actions: list[Action] = [MemberItem.role.set(changed.role.value)]
-        if changed.sessions_valid_from is not None:
+        if changed.sessions_valid_from not in (None, member.sessions_valid_from):
             actions.append(MemberItem.sessions_valid_from.set(changed.sessions_valid_from))
         with transaction(self._table.connection, "member write", _member_changed) as tx:
             self._keep_owner(tx, tenant_id, keeper)
