@@ -1,5 +1,5 @@
-"""herald: the operator CLI (tenants, plans, limits, API keys, the dead-letter queue, any tenant's job,
-scheduled functions)."""
+"""herald: the operator CLI (tenants, plans, limits, API keys, members, the dead-letter queue, any
+tenant's job, scheduled functions)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from contextlib import contextmanager
 import msgspec
 
 from herald.composition.operator import MissingOutput, OperatorServices, operator_grant
+from herald.domain.access import Member, Role
 from herald.domain.clock import InvalidTime, iso, parse_timestamp
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.plans import Plan
@@ -74,6 +75,8 @@ def _parser() -> argparse.ArgumentParser:
 
     add_key_commands(groups, utc_time)
 
+    _member_parsers(groups)
+
     dlq = groups.add_parser("dlq", help="the dead-letter queue").add_subparsers(dest="command", required=True)
     dlq_list = dlq.add_parser("list", help="what the dead-letter queue holds, oldest first")
     dlq_list.add_argument("--limit", type=int, default=100, help="at most this many messages (default 100)")
@@ -107,6 +110,66 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("function", help="the function's logical id in template.yaml")
     return parser
+
+
+def _member_parsers(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    member = groups.add_parser("member", help="a tenant's members").add_subparsers(
+        dest="command", required=True
+    )
+    listing = member.add_parser("list", help="the members and pending invitations, oldest first")
+    add = member.add_parser(
+        "add", help="invite a person with a role (they accept by signing in to the console; no mail is sent)"
+    )
+    add.add_argument("email")
+    add.add_argument("--role", required=True, choices=[role.value for role in Role])
+    remove = member.add_parser("remove", help="remove a member or cancel an invitation")
+    remove.add_argument("member_id")
+    for command in (listing, add, remove):
+        command.add_argument("--tenant", required=True, help="the tenant's id")
+        command.add_argument("--json", action="store_true")
+
+
+def _member_row(member: Member) -> dict[str, str | None]:
+    return {
+        "id": member.member_id,
+        "email": member.email,
+        "role": member.role.value,
+        "status": member.status.value,
+        "invitedBy": member.invited_by,
+        "createdAt": member.created_at,
+        "joinedAt": member.joined_at,
+    }
+
+
+def _print_members(members: Sequence[Member], as_json: bool) -> None:
+    rows = [_member_row(member) for member in members]
+    if as_json:
+        print(json.dumps(rows))
+        return
+    for row in rows:
+        print(f"{row['id']}  {row['role']:<9} {row['status']:<7} {row['createdAt']}  {row['email']}")
+
+
+def _member_list(args: argparse.Namespace, services: OperatorServices) -> None:
+    _print_members(services.members.list(args.tenant), args.json)
+
+
+def _member_add(args: argparse.Namespace, services: OperatorServices) -> None:
+    invited = services.members.invite(args.tenant, operator_grant(), args.email, Role(args.role), "")
+    if args.json:
+        print(json.dumps(_member_row(invited.member)))
+        return
+    member = invited.member
+    print(f"{member.member_id}  {member.email} invited to {args.tenant} as {member.role}")
+    print(f"no mail was sent: ask them to sign in at {services.console_url} with this address within 7 days")
+
+
+def _member_remove(args: argparse.Namespace, services: OperatorServices) -> None:
+    member = services.members.remove(args.tenant, operator_grant(), args.member_id)
+    if args.json:
+        print(json.dumps(_member_row(member)))
+        return
+    print(f"{member.member_id}  {member.email} removed from {args.tenant}; their next request is refused")
 
 
 def _print_key(issued: IssuedKey, as_json: bool) -> None:
@@ -191,6 +254,9 @@ COMMANDS: dict[tuple[str, str], Callable[[argparse.Namespace, OperatorServices],
     ("tenant", "enable"): _set_status,
     ("tenant", "set-limit"): _set_limit,
     **{("key", command): key_command for command in ("list", "create", "revoke", "rotate", "migrate")},
+    ("member", "list"): _member_list,
+    ("member", "add"): _member_add,
+    ("member", "remove"): _member_remove,
 }
 
 

@@ -10,16 +10,22 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from herald.composition.api import api
-from herald.domain.access import Ability
+from herald.composition.common import public_origin
+from herald.domain.access import Ability, ActorKind
 from herald.domain.errors import ErrorCode
-from herald.http.access_answers import Key, NewKey
-from herald.http.access_requests import CreateKeyRequest
+from herald.http.access_answers import Key, Member, NewKey, NewMember
+from herald.http.access_requests import CreateKeyRequest, InviteMemberRequest, MemberRoleRequest
 from herald.http.account_requests import RotateKeyRequest
 from herald.http.answers import json_response
 from herald.http.contract import AUTHENTICATED, JSON_BODY, PATH_PARAMETERS, answers
+from herald.http.credentials import credentials, stack_origin
+from herald.services.auth import require
 
 KeyId = Annotated[str, Path(max_length=40, description="The key's id (key_…)")]
 KEY_PATH = (*AUTHENTICATED, *PATH_PARAMETERS, ErrorCode.KEY_NOT_FOUND)
+MemberId = Annotated[str, Path(max_length=40, description="The member's id (mem_…)")]
+# A change to a member can meet a concurrent one (409 member_exists: list again and retry).
+MEMBER_PATH = (*AUTHENTICATED, *PATH_PARAMETERS, ErrorCode.MEMBER_NOT_FOUND, ErrorCode.MEMBER_EXISTS)
 
 
 @router.get(
@@ -68,3 +74,60 @@ def rotate_key(id: KeyId, request: Annotated[RotateKeyRequest, Body()]) -> Respo
     tenant = _tenant(Ability.KEYS)
     issued = api().keys.rotate(tenant.tenant_id, tenant.grant, id, request.graceSeconds)
     return json_response(200, NewKey.of(issued))
+
+
+@router.get(
+    "/api/v1/account/members",
+    summary="The account's members and pending invitations",
+    responses=answers(200, list[Member], "The members, oldest first", *AUTHENTICATED),
+)
+def list_members() -> Response[str]:
+    members = api().members.list(_tenant(Ability.READ).tenant_id)
+    return json_response(200, [Member.of(member) for member in members])
+
+
+@router.post(
+    "/api/v1/account/members",
+    summary="Invite a person by email with a role (they accept by signing in to the console)",
+    description="Nobody gives a role with abilities they lack: only an owner invites an owner.",
+    responses=answers(
+        201,
+        NewMember,
+        "The invitation",
+        *AUTHENTICATED,
+        *JSON_BODY,
+        ErrorCode.MEMBER_EXISTS,
+        ErrorCode.MEMBER_LIMIT_REACHED,
+    ),
+)
+def invite_member(request: Annotated[InviteMemberRequest, Body()]) -> Response[str]:
+    tenant = _tenant(Ability.MEMBERS)
+    console = f"{stack_origin(router.current_event.raw_event, public_origin())}/console"
+    invited = api().members.invite(tenant.tenant_id, tenant.grant, request.email, request.role, console)
+    return json_response(201, NewMember.invited(invited))
+
+
+@router.patch(
+    "/api/v1/account/members/<id>",
+    summary="Change a member's role (a lower role ends their sessions)",
+    description="Only an owner makes or unmakes an owner; the last active owner keeps the role.",
+    responses=answers(200, Member, "The member", *MEMBER_PATH, *JSON_BODY, ErrorCode.LAST_OWNER),
+)
+def change_member_role(id: MemberId, request: Annotated[MemberRoleRequest, Body()]) -> Response[str]:  # noqa: A002
+    tenant = _tenant(Ability.MEMBERS)
+    member = api().members.change_role(tenant.tenant_id, tenant.grant, id, request.role)
+    return json_response(200, Member.of(member))
+
+
+@router.delete(
+    "/api/v1/account/members/<id>",
+    summary="Remove a member or cancel an invitation; with your own id, leave the account",
+    description="The last active owner cannot be removed or leave.",
+    responses=answers(200, Member, "The removed member", *MEMBER_PATH, ErrorCode.LAST_OWNER),
+)
+def remove_member(id: MemberId) -> Response[str]:  # noqa: A002 (the route's {id})
+    tenant = api().callers.authenticate(credentials(router.current_event.raw_event, public_origin()), None)
+    if (tenant.grant.actor.kind, tenant.grant.actor.id) != (ActorKind.MEMBER, id):
+        # Leaving needs no ability of the role; removing someone else does.
+        require(tenant, Ability.MEMBERS)
+    return json_response(200, Member.of(api().members.remove(tenant.tenant_id, tenant.grant, id)))

@@ -1,5 +1,5 @@
 """ConsoleFunction: the console's page and assets, and the routes only a browser needs (sign-up,
-sign-in by emailed code, sign-out). Everything else the console does goes through the API's own
+sign-in by emailed code, sign-out, the person's accounts and switching between them). Everything else the console does goes through the API's own
 routes, authenticated by the session cookie these routes set (docs/console.md)."""
 
 from __future__ import annotations
@@ -16,13 +16,16 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from herald.composition import startup
 from herald.composition.common import public_origin
 from herald.composition.console import console_services
-from herald.domain.errors import HeraldError
+from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.signin import CodePurpose
+from herald.http.access_answers import ConsoleAccount, SwitchedAccount
+from herald.http.access_requests import SwitchAccountRequest
 from herald.http.account_answers import CodeSent, SignedIn, SignedOut
 from herald.http.account_requests import SignInRequest, SignUpRequest, VerifyCodeRequest
 from herald.http.answers import json_response
 from herald.http.console_pages import console_answer, is_console_path
 from herald.http.credentials import (
+    UNSAFE_METHODS,
     cleared_cookie,
     require_same_origin,
     session_cookie,
@@ -86,6 +89,29 @@ def sign_out() -> Response[str]:
     return answer
 
 
+def _session() -> str:
+    token = session_token(app.current_event.raw_event)
+    if token is None:
+        raise HeraldError("Sign in to the console first.", ErrorCode.INVALID_SESSION)
+    return token
+
+
+@app.get("/api/v1/console/accounts")
+def accounts() -> Response[str]:
+    """The accounts the signed-in person belongs to (the console's account switcher)."""
+    choices = console_services().accounts.accounts(_session())
+    return json_response(200, [ConsoleAccount.of(choice) for choice in choices])
+
+
+@app.post("/api/v1/console/switch")
+def switch(request: Annotated[SwitchAccountRequest, Body()]) -> Response[str]:
+    """A new session in another account of the person's; the old session ends."""
+    started = console_services().accounts.switch(_session(), request.tenantId)
+    answer = json_response(200, SwitchedAccount(tenant_id=started.session.tenant_id))
+    answer.cookies.append(session_cookie(started.token))
+    return answer
+
+
 @app.exception_handler(RequestValidationError)
 def invalid_request(error: RequestValidationError) -> Response[str]:
     return error_response(validation_error(error.errors()))
@@ -106,8 +132,11 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
 
 def _cross_origin(event: dict[str, Any], origin: str) -> dict[str, Any] | None:
-    """Every browser route changes state (sends mail, starts or ends a session): same origin only,
-    which also keeps another site from signing a visitor in to an account of its choosing."""
+    """Every browser route but the accounts list changes state (sends mail, starts or ends a
+    session): same origin only, which also keeps another site from signing a visitor in to an
+    account of its choosing. A read (the accounts list) is the SameSite cookie's alone."""
+    if str(event["requestContext"]["http"]["method"]).upper() not in UNSAFE_METHODS:
+        return None
     try:
         require_same_origin(event, origin)
     except HeraldError as error:

@@ -20,12 +20,21 @@ from herald.domain.audit import AuditEntry
 from herald.domain.breakers import Breaker, BreakerKey, BreakerKind
 from herald.domain.clock import iso, parse_iso
 from herald.domain.errors import DependencyError
+from herald.domain.members import Membership
 from herald.domain.plans import reset_due
 from herald.domain.providers import ProviderDomain, SendingDomain, StoredProvider
 from herald.domain.secrets import Purpose, SealedSecret
 from herald.domain.signin import address_key
+from herald.domain.signin import address_key as _key_of
 from herald.domain.vendors import ProviderName
-from herald.services.outcomes import AlreadyExists, DomainTaken, KeyChanged, ProfileChanged, TenantNotFound
+from herald.services.outcomes import (
+    AlreadyExists,
+    DomainTaken,
+    KeyChanged,
+    MemberChanged,
+    ProfileChanged,
+    TenantNotFound,
+)
 from herald.services.ports.platform import SecretBox
 from tests.fakes.common import CREATED_AT
 
@@ -55,6 +64,9 @@ class FakeTenantTable:
         self.unavailable = False
         # Called before each conditional update: a test plays a concurrent writer here.
         self.before_update: Callable[[str], None] = lambda _tenant_id: None
+        # Called before each member transaction's conditions are checked (a concurrent writer).
+        self.before_member_write: Callable[[str], None] = lambda _tenant_id: None
+        self.membership_reads = 0
 
     # -------------------------------------------------- test set-up
 
@@ -235,6 +247,80 @@ class FakeTenantTable:
         self.touches += 1
         self.named[tenant_id][key_id] = replace(key, last_used_at=iso(now))
         return True
+
+    # -------------------------------------------------- MemberStore
+
+    def invite(
+        self, tenant_id: str, tenant_name: str, member: Member, audit: AuditEntry, lapsed: Member | None
+    ) -> None:
+        self._check()
+        self.before_member_write(tenant_id)
+        members = self.members.setdefault(tenant_id, {})
+        holder = next((item for item in members.values() if item.email == member.email), None)
+        if holder is not None and (lapsed is None or holder.member_id != lapsed.member_id):
+            raise MemberChanged
+        if lapsed is not None:
+            del members[lapsed.member_id]
+        members[member.member_id] = member
+        self.audit.append(audit)
+
+    def change_role(
+        self, tenant_id: str, member: Member, changed: Member, audit: AuditEntry, keeper: Member | None
+    ) -> None:
+        self._member_as_read(tenant_id, member, keeper)
+        stored = self.members[tenant_id][member.member_id]
+        self.members[tenant_id][member.member_id] = replace(
+            stored, role=changed.role, sessions_valid_from=changed.sessions_valid_from
+        )
+        self.audit.append(audit)
+
+    def remove(self, tenant_id: str, member: Member, audit: AuditEntry, keeper: Member | None) -> None:
+        self._member_as_read(tenant_id, member, keeper)
+        del self.members[tenant_id][member.member_id]
+        self.audit.append(audit)
+
+    def join(self, tenant_id: str, member: Member, audit: AuditEntry) -> None:
+        self._check()
+        stored = self.members.get(tenant_id, {}).get(member.member_id)
+        if stored is None or stored.status is not MemberStatus.INVITED:
+            raise MemberChanged
+        self.members[tenant_id][member.member_id] = replace(
+            stored, status=MemberStatus.ACTIVE, joined_at=member.joined_at
+        )
+        self.audit.append(audit)
+
+    def memberships(self, address_key: str) -> list[Membership]:
+        """Derived from the members (the table keeps a copy per person; here it cannot drift)."""
+        self._check()
+        self.membership_reads += 1
+        return [
+            Membership(
+                tenant_id,
+                member.member_id,
+                self.profiles[tenant_id].name,
+                member.role,
+                member.status,
+                member.created_at,
+                member.joined_at,
+            )  # fmt: skip
+            for tenant_id, members in self.members.items()
+            for member in members.values()
+            if tenant_id in self.profiles and _key_of(member.email) == address_key
+        ]
+
+    def _member_as_read(self, tenant_id: str, member: Member, keeper: Member | None) -> None:
+        """The conditions of the table's member transactions: the member's role and status as read,
+        and the owner that stays still an active owner."""
+        self._check()
+        self.before_member_write(tenant_id)
+        members = self.members.get(tenant_id, {})
+        stored = members.get(member.member_id)
+        if stored is None or (stored.role, stored.status) != (member.role, member.status):
+            raise MemberChanged
+        if keeper is not None:
+            kept = members.get(keeper.member_id)
+            if kept is None or (kept.role, kept.status) != (Role.OWNER, MemberStatus.ACTIVE):
+                raise MemberChanged
 
     # -------------------------------------------------- AccountStore
 

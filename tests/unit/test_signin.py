@@ -68,6 +68,7 @@ class Rig:
         self.service = SignInService(
             store=Recorded(self.store, self.calls),
             tenants=Recorded(self.tenants, self.calls),
+            members=Recorded(self.tenants, self.calls),
             sessions=self.sessions,
             mail=Recorded(self.mail, self.calls),
             limits=LIMITS,
@@ -145,7 +146,14 @@ def test_a_code_request_does_the_same_work_and_answers_the_same_with_or_without_
         existing = rig.work(partial(rig.ask, "ada@example.com", purpose))
         new = rig.work(partial(rig.ask, f"nobody-{purpose}@example.com", purpose))
         assert existing == new
-        assert existing[0] == ["code", "count_request", "tenant_for_email", "save_code", "send"]
+        assert existing[0] == [
+            "code",
+            "count_request",
+            "tenant_for_email",
+            "memberships",
+            "save_code",
+            "send",
+        ]
         rig.clock.advance(CODE_STREAK_SECONDS)
     # Only the mail differs, which only the address's owner reads.
     assert f"sign up at {CONSOLE}" in rig.mail.sent[-1][2]

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from herald.services.health import EndpointAccount
     from herald.services.job_queries import JobQueries
     from herald.services.keys import KeyService
+    from herald.services.members import MemberService
     from herald.services.sessions import SessionAuthenticator
 
 
@@ -130,6 +131,18 @@ class ApiServices:
         from herald.services.keys import KeyService
 
         return KeyService(self._tenants, self._keys)
+
+    @cached_property
+    def members(self) -> MemberService:
+        """The account's members (built on first use of a member route); invitations go out from
+        the platform's own address, as the console's sign-in codes do."""
+        from herald.adapters.platform_mail import SesPlatformMail
+        from herald.adapters.store.member_store import DynamoMemberStore
+        from herald.services.members import MemberService
+
+        base = self._base
+        mail = SesPlatformMail(base.clients.sesv2, base.settings.platform_sender)
+        return MemberService(self._tenants, DynamoMemberStore(base.table), mail)
 
     @cached_property
     def endpoints(self) -> EndpointAccount:

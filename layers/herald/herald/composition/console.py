@@ -1,4 +1,5 @@
-"""Composition root of the ConsoleFunction: sign-up, sign-in and sign-out, built once per container.
+"""Composition root of the ConsoleFunction: sign-up, sign-in and sign-out, and switching between
+the accounts a person belongs to, built once per container.
 
 No tenant state is cached: codes, sessions and tenants are read on every request.
 """
@@ -6,9 +7,11 @@ No tenant state is cached: codes, sessions and tenants are read on every request
 from __future__ import annotations
 
 from herald.adapters.platform_mail import SesPlatformMail
+from herald.adapters.store.member_store import DynamoMemberStore
 from herald.adapters.store.signin_store import DynamoSessions, DynamoSignIn
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import foundation, once
+from herald.services.members import PersonAccounts
 from herald.services.sessions import SessionAuthenticator
 from herald.services.signin import SignInService
 from herald.settings import SignInSettings
@@ -17,16 +20,18 @@ from herald.settings import SignInSettings
 class ConsoleServices:
     def __init__(self) -> None:
         base = foundation()
-        tenants = DynamoTenantStore(base.table)
+        tenants, members = DynamoTenantStore(base.table), DynamoMemberStore(base.table)
         self.sessions = SessionAuthenticator(DynamoSessions(base.table), tenants)
         mail = SesPlatformMail(base.clients.sesv2, base.settings.platform_sender)
         self.signin = SignInService(
             store=DynamoSignIn(base.table),
             tenants=tenants,
+            members=members,
             sessions=self.sessions,
             mail=mail,
             limits=SignInSettings.from_env().limits,
         )
+        self.accounts = PersonAccounts(tenants, members, self.sessions)
 
 
 def console_services() -> ConsoleServices:

@@ -18,6 +18,7 @@ from herald.domain.access import ROLE_ABILITIES, Actor, ActorKind, Grant, Role
 from herald.domain.jobs import Channel, QueuePriority
 from herald.services.dead_letter_desk import DeadLetterDesk
 from herald.services.keys import KeyService
+from herald.services.members import MemberService
 from herald.services.ports.jobs import JobStore
 from herald.services.ports.tenants import TenantStore
 from herald.services.tenants import TenantAdmin
@@ -76,6 +77,18 @@ class OperatorServices:
         from herald.domain.clock import utc_now
 
         return list(migrate_keys(self._table, self.tenants.tenant_ids(), operator_grant().actor, utc_now()))
+
+    @cached_property
+    def members(self) -> MemberService:
+        """Sends no invitation mail (the CLI does not know the platform's sender): the person
+        accepts by signing in to the console with the invited address."""
+        from herald.adapters.store.member_store import DynamoMemberStore
+
+        return MemberService(self.tenants, DynamoMemberStore(self._table), None)
+
+    @cached_property
+    def console_url(self) -> str:
+        return _output(self._outputs, "ConsoleUrl")
 
     @cached_property
     def max_attempts(self) -> int:

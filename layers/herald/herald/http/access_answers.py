@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
+import msgspec
 from msgspec import Meta
 
-from herald.domain.access import Scope
+from herald.domain.access import MemberStatus, Role, Scope
 from herald.http.envelope import Answer, Timestamp
 
 if TYPE_CHECKING:
     from herald.domain.access import ApiKey
+    from herald.domain.access import Member as MemberRecord
     from herald.services.keys import IssuedNamedKey
+    from herald.services.members import AccountChoice, Invited
 
 KEY_PREFIX = "hk_"
 
@@ -76,3 +79,52 @@ class NewKey(Answer):
             expires_at=key.expires_at,
             previous_valid_until=issued.previous_valid_until,
         )
+
+
+class Member(Answer):
+    id: str
+    email: str
+    role: Role
+    status: Annotated[MemberStatus, Meta(description="invited until they first sign in, then active")]
+    invited_by: Annotated[
+        str, Meta(description="Who invited them: a member's address, a key's name, the operator")
+    ]
+    created_at: Timestamp
+    joined_at: Annotated[Timestamp | None, Meta(description="When they accepted; null while invited")]
+
+    @classmethod
+    def of(cls, member: MemberRecord) -> Member:
+        return cls(
+            id=member.member_id,
+            email=member.email,
+            role=member.role,
+            status=member.status,
+            invited_by=member.invited_by,
+            created_at=member.created_at,
+            joined_at=member.joined_at,
+        )
+
+
+class NewMember(Member):
+    invitation_sent: Annotated[
+        bool, Meta(description="Whether the invitation mail went out (they can sign in to accept either way)")
+    ]
+
+    @classmethod
+    def invited(cls, invited: Invited) -> NewMember:
+        return cls(**msgspec.structs.asdict(Member.of(invited.member)), invitation_sent=invited.mailed)
+
+
+class ConsoleAccount(Answer):
+    tenant_id: str
+    name: str
+    role: Role
+    current: Annotated[bool, Meta(description="The account this session is signed in to")]
+
+    @classmethod
+    def of(cls, choice: AccountChoice) -> ConsoleAccount:
+        return cls(tenant_id=choice.tenant_id, name=choice.name, role=choice.role, current=choice.current)
+
+
+class SwitchedAccount(Answer):
+    tenant_id: str

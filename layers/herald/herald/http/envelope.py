@@ -39,7 +39,7 @@ class ErrorEnvelope(Answer):
     )
     required_scope: Annotated[
         str | UnsetType,
-        Meta(description="On insufficient_scope: the scope the route needs (send, read, manage)"),
+        Meta(description="On insufficient_scope: the narrowest scope that allows the request"),
     ] = UNSET
 
 

@@ -25,6 +25,8 @@ CONSOLE_ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/api/v1/signin"),
     ("POST", "/api/v1/signin/verify"),
     ("POST", "/api/v1/signout"),
+    ("GET", "/api/v1/console/accounts"),
+    ("POST", "/api/v1/console/switch"),
 )
 ROUTES_ELSEWHERE = INBOUND_ROUTES + CONSOLE_ROUTES
 

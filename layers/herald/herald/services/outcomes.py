@@ -42,3 +42,8 @@ class DomainTaken(Exception):
 
 class AlreadyExists(Exception):
     pass
+
+
+class MemberChanged(Exception):
+    """A member's transaction found what it was read with changed meanwhile: the member (or the
+    owner the change left in place) was changed or removed, or the address was invited already."""

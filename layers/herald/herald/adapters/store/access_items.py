@@ -16,6 +16,8 @@ from herald.adapters.store.models import (
 )
 from herald.adapters.store.table import Table
 from herald.domain.access import ApiKey, Member, MemberStatus, Role, Scope
+from herald.domain.clock import epoch_seconds
+from herald.domain.members import Membership, invitation_until
 from herald.domain.signin import address_key
 
 
@@ -85,7 +87,15 @@ def member_item(table: Table, tenant_id: str, member: Member) -> MemberItem:
         invited_by=member.invited_by,
         joined_at=member.joined_at,
         sessions_valid_from=member.sessions_valid_from,
+        expires_at=invitation_expiry(member),
     )
+
+
+def invitation_expiry(member: Member) -> int | None:
+    """An invitation's items go (DynamoDB TTL, lazily: readers check the time too) once it lapses."""
+    if member.status is not MemberStatus.INVITED:
+        return None
+    return epoch_seconds(invitation_until(member.created_at))
 
 
 def membership_item(table: Table, tenant_id: str, tenant_name: str, member: Member) -> MembershipItem:
@@ -95,4 +105,22 @@ def membership_item(table: Table, tenant_id: str, tenant_name: str, member: Memb
         tenant_id=tenant_id,
         member_id=member.member_id,
         tenant_name=tenant_name,
+        role=member.role.value,
+        status=member.status.value,
+        created_at=member.created_at,
+        joined_at=member.joined_at,
+        expires_at=invitation_expiry(member),
+    )
+
+
+def membership_from(item: MembershipItem) -> Membership:
+    """A membership written before roles were copied onto it reads as an active member's."""
+    return Membership(
+        tenant_id=item.tenant_id,
+        member_id=item.member_id,
+        tenant_name=item.tenant_name,
+        role=Role(item.role or Role.VIEWER.value),
+        status=MemberStatus(item.status or MemberStatus.ACTIVE.value),
+        created_at=item.created_at or "",
+        joined_at=item.joined_at,
     )

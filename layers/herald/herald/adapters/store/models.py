@@ -533,6 +533,12 @@ class MembershipItem(HeraldItem, discriminator="membership"):
     tenant_id = UnicodeAttribute(attr_name="tenantId")
     member_id = UnicodeAttribute(attr_name="memberId")
     tenant_name = UnicodeAttribute(attr_name="tenantName")
+    # Copies of the member's, written in the member's own transactions: the person's list of
+    # accounts and the choice of the account a sign-in opens read this partition alone.
+    role = UnicodeAttribute(null=True)
+    status = UnicodeAttribute(null=True)
+    created_at = UnicodeAttribute(null=True, attr_name="createdAt")
+    joined_at = UnicodeAttribute(null=True, attr_name="joinedAt")
 
 
 class AuditItem(HeraldItem, discriminator="audit"):

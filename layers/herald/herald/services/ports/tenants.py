@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from herald.domain.audit import AuditEntry
     from herald.domain.inbound import Processor
     from herald.domain.jobs import Channel
+    from herald.domain.members import Membership
     from herald.domain.plans import Quota
     from herald.domain.providers import (
         SendingDomain,
@@ -73,6 +74,33 @@ class KeyStore(Protocol):
 
     def touch(self, tenant_id: str, key_id: str, now: datetime) -> bool:
         """Record a use unless one was recorded within the interval."""
+
+
+class MemberStore(Protocol):
+    """A tenant's members and the accounts a person belongs to; every change is one transaction
+    with its audit entry, conditioned on what the change was decided from. Each raises
+    ``MemberChanged`` when that no longer holds."""
+
+    def invite(
+        self, tenant_id: str, tenant_name: str, member: Member, audit: AuditEntry, lapsed: Member | None
+    ) -> None:
+        """The member (invited) and the person's membership; ``lapsed``, a lapsed invitation of the
+        same address, goes in the same transaction. ``MemberChanged`` when the address is a member."""
+
+    def change_role(
+        self, tenant_id: str, member: Member, changed: Member, audit: AuditEntry, keeper: Member | None
+    ) -> None:
+        """``member`` becomes ``changed`` while its role is still ``member.role`` and ``keeper``
+        (None: no condition) is still an active owner."""
+
+    def remove(self, tenant_id: str, member: Member, audit: AuditEntry, keeper: Member | None) -> None:
+        """The member and the person's membership go, on the same conditions as ``change_role``."""
+
+    def join(self, tenant_id: str, member: Member, audit: AuditEntry) -> None:
+        """The invitation ``member`` (now active, joined) is accepted, while it is still invited."""
+
+    def memberships(self, address_key: str) -> list[Membership]:
+        """The accounts an address (``herald.domain.signin.address_key``) belongs to or is invited to."""
 
 
 class AccountStore(Protocol):
