@@ -20,6 +20,7 @@ from bench.call_observers import CallCounter, CallRecorder
 from bench.capacity import TableSchema
 from bench.samples import ORDER_EMAIL_HTML, ORDER_EVENT
 from bench.table_meter import TableMeter
+from herald.adapters.store.models import NamedKeyItem, tenant_pk
 from herald.domain.vendors import TENANT_PROVIDERS
 from herald.services.tenants import IssuedKey
 from herald_harness.in_moto import ApiAnswer, HeraldInMoto, LambdaContext, client
@@ -181,6 +182,20 @@ class Rig:
         secret = self.herald.api("POST", "/api/v1/account/webhook-secret", {}, key=issued.api_key)
         assert secret.status == 201, secret.body
         return issued
+
+    def named_key(self, owner_key: str, name: str, scopes: list[str]) -> str:
+        """A named key of the tenant whose key is ``owner_key``, created through the API."""
+        answer = self.herald.api(
+            "POST", "/api/v1/account/keys", {"name": name, "scopes": scopes}, key=owner_key
+        )
+        assert answer.status == 201, answer.body
+        return str(answer.data["key"])
+
+    def forget_last_use(self, tenant_id: str) -> None:
+        """As if the tenant's keys were last used more than five minutes ago."""
+        table = self.herald.table
+        for item in table[NamedKeyItem].query(tenant_pk(tenant_id), NamedKeyItem.sk.startswith("KEY#")):
+            item.update(actions=[NamedKeyItem.last_used_at.remove()])
 
     def inbound_tenant(self) -> IssuedKey:
         """A startup-plan tenant whose two providers' keys carry their webhook secrets."""

@@ -38,6 +38,8 @@ from herald_harness.inbound_signers import POLAR_PRODUCT_INDIE, polar_headers
 from herald_harness.senders import SignedRequest
 from herald_harness.vendors import side
 
+# Named keys a scoped-key scenario gives its tenant (besides its first, full, key).
+SCOPED_KEYS = 12
 # Every provider answers 500: a transient failure, so the pass is retried (or, on the last attempt,
 # the job fails and is dead-lettered).
 FAILING_RECIPIENT = "fail-500@example.com"
@@ -60,6 +62,31 @@ def accept(route: str, *, keyed: bool = False) -> Step:
         with rig.measuring(rig.batch_size) as cost:
             for _ in range(rig.batch_size):
                 answer = rig.send(route, body, key, headers())
+                assert answer.status == 202, answer.body
+        return cost
+
+    return step
+
+
+def accept_scoped(route: str, *, fresh: bool) -> Step:
+    """Accepts by send-scoped named keys of a tenant holding ``SCOPED_KEYS`` of them besides its first:
+    one key, used within five minutes (its last use already recorded), or with ``fresh`` each
+    request by another key unused for five minutes (its last use written: the worst case)."""
+
+    def step(rig: Rig) -> StepCost:
+        rig.herald.drain_queues()
+        issued = rig.new_tenant()
+        body = rig.body(route)
+        keys = [rig.named_key(issued.api_key, f"service {number}", ["send"]) for number in range(SCOPED_KEYS)]
+        assert rig.send(route, body, keys[0]).status == 202  # warm-up: key lookup, clients, last use
+        for key in keys[1:] if fresh else ():
+            rig.send(route, body, key)  # the owners known to the container; their last use...
+        if fresh:
+            rig.forget_last_use(issued.tenant_id)  # ...five minutes ago
+        used = keys[1 : rig.batch_size + 1] if fresh else [keys[0]] * rig.batch_size
+        with rig.measuring(len(used)) as cost:
+            for key in used:
+                answer = rig.send(route, body, key)
                 assert answer.status == 202, answer.body
         return cost
 
@@ -211,6 +238,18 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("accept_webhook", "accept a 1 KB webhook", accept("webhook")),
     Scenario(
         "accept_webhook_keyed", "accept a 1 KB webhook with an idempotency key", accept("webhook", keyed=True)
+    ),
+    Scenario(
+        "accept_webhook_scoped_key",
+        "accept a 1 KB webhook with a send-scoped key (one of 13 named keys)",
+        accept_scoped("webhook", fresh=False),
+        "the key's last use was recorded within five minutes: no write of its own",
+    ),
+    Scenario(
+        "accept_webhook_key_first_use",
+        "accept a 1 KB webhook with a key's first use in five minutes",
+        accept_scoped("webhook", fresh=True),
+        "every request by another key: each writes its key's last use (at most once per key per five minutes)",
     ),
     Scenario("duplicate_webhook", "a duplicate webhook (409, same idempotency key)", duplicate("webhook")),
     Scenario("deliver_email", "deliver an email (first provider accepts)", deliver("email", "completed")),
