@@ -171,21 +171,29 @@ class FakeTenantTable:
         yield from sorted(self.profiles.values(), key=lambda profile: (profile.created_at, profile.tenant_id))
 
     def update_profile_if(
-        self, tenant_id: str, expected: Mapping[str, object], changes: Mapping[str, object]
+        self,
+        tenant_id: str,
+        expected: Mapping[str, object],
+        changes: Mapping[str, object],
+        audit: AuditEntry,
     ) -> TenantProfile:
         self.before_update(tenant_id)
         profile = self.profile(tenant_id)
         if any(getattr(profile, name) != value for name, value in expected.items()):
             raise ProfileChanged(tenant_id)
-        return self.update_profile(tenant_id, **changes)
+        return self.update_profile(tenant_id, audit, **changes)
 
     def tenant_ids(self) -> Iterator[str]:
         yield from (profile.tenant_id for profile in self.all_profiles())
 
-    def update_profile(self, tenant_id: str, **changes: object) -> TenantProfile:
+    def update_profile(
+        self, tenant_id: str, audit: AuditEntry | None = None, **changes: object
+    ) -> TenantProfile:
+        """``audit`` may be left out by a test's set-up (the services always pass one)."""
         profile = self.profile(tenant_id)
         fields: dict[str, Any] = dict(changes)
         self.profiles[tenant_id] = replace(profile, **fields)
+        self._audited(audit)
         return self.profiles[tenant_id]
 
     # -------------------------------------------------- KeyStore

@@ -48,11 +48,16 @@ class TenantStore(Protocol):
     def tenant_ids(self) -> Iterator[str]:
         """Every tenant's id, oldest first, from the index alone (no profile is read)."""
 
-    def update_profile(self, tenant_id: str, **changes: object) -> TenantProfile:
-        """Set (or, with None, remove) profile attributes; ``TenantNotFound`` when absent."""
+    def update_profile(self, tenant_id: str, audit: AuditEntry, **changes: object) -> TenantProfile:
+        """Set (or, with None, remove) profile attributes, with the change's audit entry in the same
+        transaction; ``TenantNotFound`` when absent."""
 
     def update_profile_if(
-        self, tenant_id: str, expected: Mapping[str, object], changes: Mapping[str, object]
+        self,
+        tenant_id: str,
+        expected: Mapping[str, object],
+        changes: Mapping[str, object],
+        audit: AuditEntry,
     ) -> TenantProfile:
         """``update_profile`` only while the ``expected`` attributes still hold those values (None:
         absent); ``ProfileChanged`` otherwise."""
