@@ -94,6 +94,7 @@ class ApiServices:
             counters=self._counters,
             secrets=VaultOnFirstUse(),
             breakers=self._breakers,
+            audit=self._audit_log,
             max_attempts=self._base.settings.max_attempts,
         )
 
