@@ -75,8 +75,11 @@ class Rig:
             tenant, provider, api_key=key, account_token=None, webhook_secret=webhook_secret
         )
 
-    def actions(self, tenant: TenantContext, **filters: str) -> list[str]:
-        return [entry.action.value for entry in self.audit.page(tenant, **filters).entries]
+    def actions(
+        self, tenant: TenantContext, action: str | None = None, actor: str | None = None
+    ) -> list[str]:
+        page = self.audit.page(tenant, action=action, actor=actor)
+        return [entry.action.value for entry in page.entries]
 
 
 @pytest.fixture
