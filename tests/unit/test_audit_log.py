@@ -113,9 +113,9 @@ def test_provider_changes_are_recorded_newest_first_as_the_calling_key_from_its_
         (ActorKind.KEY, "CI deploy key", "203.0.113.9")
     }
     assert removed.details == {"priority": "2"}
-    assert reordered.details == {"priority": "1", "previous_priority": "2", "swapped_with": "SENDGRID"}
-    assert replaced.details == {"priority": "1", "last_four": "0009", "webhook_secret": "none"}
-    assert added_resend.details == {"priority": "2", "last_four": "0002", "webhook_secret": "set"}
+    assert reordered.details == {"priority": "1", "previousPriority": "2", "swappedWith": "SENDGRID"}
+    assert replaced.details == {"priority": "1", "lastFour": "0009", "webhookSecret": "none"}
+    assert added_resend.details == {"priority": "2", "lastFour": "0002", "webhookSecret": "set"}
     assert page.next_cursor is None
 
 
@@ -137,7 +137,7 @@ def test_no_secret_reaches_an_entry_only_names_and_last_fours(rig: Rig) -> None:
         "provider.added",
     ]
     assert rig.audit.page(tenant, action="signing_secret.rotated").entries[0].details == {
-        "previous_valid_until": rotated.previous_valid_until
+        "previousValidUntil": rotated.previous_valid_until
     }
 
 
@@ -253,8 +253,8 @@ def test_operator_changes_are_recorded_as_the_operator_with_the_new_values(rig: 
     entries = rig.audit.page(tenant).entries
 
     assert [(entry.action.value, dict(entry.details)) for entry in entries] == [
-        ("tenant.changed", {"rate_limit": ""}),
-        ("tenant.changed", {"quota_limit": "5000"}),
+        ("tenant.changed", {"rateLimit": ""}),
+        ("tenant.changed", {"quotaLimit": "5000"}),
         ("tenant.changed", {"status": "disabled"}),
         ("plan.changed", {"plan": "indie"}),
     ]
@@ -272,4 +272,4 @@ def test_a_lapsed_paid_plan_is_recorded_as_the_quota_reset_schedule(rig: Rig) ->
     [lapsed] = rig.audit.page(tenant, action="plan.changed").entries
     assert (lapsed.actor.kind, lapsed.actor.name) == (ActorKind.SYSTEM, "Quota reset schedule")
     assert lapsed.details["plan"] == Plan.FREE.value
-    assert lapsed.details["paid_until"] == ""
+    assert lapsed.details["paidUntil"] == ""

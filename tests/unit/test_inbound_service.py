@@ -539,8 +539,8 @@ def test_a_payment_that_moves_the_plan_is_recorded_in_the_audit_log_as_the_proce
     )
     assert changed.details["plan"] == "indie"
     assert changed.details["subscription"] == SUBSCRIPTION
-    assert changed.details["event_id"] == "evt-1"
-    assert (past_due.action.value, past_due.details["billing_status"]) == ("tenant.changed", "past_due")
+    assert changed.details["eventId"] == "evt-1"
+    assert (past_due.action.value, past_due.details["billingStatus"]) == ("tenant.changed", "past_due")
 
 
 def test_a_polar_event_delivered_again_changes_nothing_more() -> None:

@@ -74,8 +74,14 @@ def entry(
 
 def changed_fields(changes: Mapping[str, object]) -> dict[str, str]:
     """A profile change as an entry's details: each field's new value ("" where it is removed or goes
-    back to the plan's). Only for profile fields (plan, status, limits, billing), which hold no secret."""
-    return {name: "" if value is None else str(value) for name, value in changes.items()}
+    back to the plan's), named as the API names fields (``quota_limit``: ``quotaLimit``). Only for
+    profile fields (plan, status, limits, billing), which hold no secret."""
+    return {_camel(name): "" if value is None else str(value) for name, value in changes.items()}
+
+
+def _camel(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(part.title() for part in rest)
 
 
 class AuditPage(msgspec.Struct, frozen=True):

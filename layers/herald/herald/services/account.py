@@ -148,8 +148,8 @@ class AccountService:
             action,
             provider.value,
             priority=str(stored.priority),
-            last_four=stored.last_four,
-            webhook_secret="set" if webhook_secret else "none",
+            lastFour=stored.last_four,
+            webhookSecret="set" if webhook_secret else "none",
         )
         self._store.save_provider(tenant.tenant_id, stored, audit)
         return existing is None, stored
@@ -193,9 +193,9 @@ class AccountService:
             )
         holder = next((item for item in records.providers if item.priority == priority), None)
         if holder != moved:
-            details = {"priority": str(priority), "previous_priority": str(moved.priority)}
+            details = {"priority": str(priority), "previousPriority": str(moved.priority)}
             if holder is not None:
-                details["swapped_with"] = holder.provider
+                details["swappedWith"] = holder.provider
             audit = self._entry(tenant, AuditAction.PROVIDER_REORDERED, provider.value, **details)
             self._store.swap_priorities(tenant.tenant_id, moved, priority, holder, audit)
         return self.providers(tenant)
@@ -256,7 +256,7 @@ class AccountService:
                 iso(now),
                 AuditAction.SIGNING_SECRET_ROTATED,
                 "signing_secret",
-                previous_valid_until=valid_until,
+                previousValidUntil=valid_until,
             ),
             previous=profile.signing_secret,
             previous_valid_until=valid_until,
@@ -340,7 +340,7 @@ class AccountService:
         domain = replace(domain, providers=entries)
         verified = ",".join(entry.provider for entry in entries if entry.verified)
         audit = self._entry(
-            tenant, AuditAction.DOMAIN_VERIFIED, domain.domain, verified_with=verified or "none"
+            tenant, AuditAction.DOMAIN_VERIFIED, domain.domain, verifiedWith=verified or "none"
         )
         self._store.save_domain(tenant.tenant_id, domain, audit)
         return domain

@@ -315,7 +315,7 @@ class PaymentWebhooks:
     def _change(self, event: SubscriptionEvent, now: datetime) -> bool:
         """Apply the event to its tenant; False when it changes nothing."""
         tenant_id = self._tenant_of(event)
-        facts = {"processor": event.processor.value, "event": event.event_name, "event_id": event.event_id}
+        facts = {"processor": event.processor.value, "event": event.event_name, "eventId": event.event_id}
         if tenant_id is None:
             logger.warning("payment event of no known tenant", extra=facts)
             return False
@@ -391,7 +391,7 @@ def _billing_entry(
     """The audit entry of a payment event's change, recorded as the processor's."""
     processor = Actor(ActorKind.PROCESSOR, event.processor.value, event.processor.value.capitalize())
     action = AuditAction.PLAN_CHANGED if "plan" in changes else AuditAction.TENANT_CHANGED
-    details = {**changed_fields(changes), "event": event.event_name, "event_id": event.event_id}
+    details = {**changed_fields(changes), "event": event.event_name, "eventId": event.event_id}
     return entry(tenant_id, iso(now), processor, action, tenant_id, **details)
 
 
