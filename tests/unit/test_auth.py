@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from herald.domain.access import Actor, ActorKind
 from herald.domain.account import generate_api_key, hash_api_key
 from herald.domain.clock import utc_now
 from herald.domain.errors import ErrorCode, HeraldError
@@ -109,10 +110,11 @@ def test_a_change_made_anywhere_applies_to_the_next_request() -> None:
     rig = Rig()
     key = rig.add("t-1")
     rig.auth.authenticate(key)
-    TenantAdmin(rig.table).set_status("t-1", active=False)
+    operator = Actor(ActorKind.OPERATOR, "ops", "ops")
+    TenantAdmin(rig.table).set_status("t-1", active=False, actor=operator)
     assert rig.refused(key).code is ErrorCode.TENANT_DISABLED
-    TenantAdmin(rig.table).set_status("t-1", active=True)
-    TenantAdmin(rig.table).set_plan("t-1", "indie")
+    TenantAdmin(rig.table).set_status("t-1", active=True, actor=operator)
+    TenantAdmin(rig.table).set_plan("t-1", "indie", operator)
     assert rig.auth.authenticate(key).plan == "indie"
 
 
