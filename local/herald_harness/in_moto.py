@@ -29,7 +29,7 @@ from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition import common
 from herald.domain.access import Actor, ActorKind
 from herald.domain.account import hash_api_key
-from herald.domain.audit import AuditAction, entry
+from herald.domain.audit import AuditAction, AuditEntry, entry
 from herald.domain.clock import now_iso
 from herald.domain.job_records import JobState
 from herald.domain.providers import StoredProvider
@@ -63,6 +63,11 @@ PAYMENTS = payment_environment()
 
 # Who the audit log names for the tenants and keys the harness sets up (as the operator would).
 HARNESS = Actor(ActorKind.OPERATOR, "test-harness", "test harness")
+
+
+def harness_entry(tenant_id: str, action: AuditAction, target: str, **details: str) -> AuditEntry:
+    """The audit entry of a change a test makes straight in the table, as the harness's."""
+    return entry(tenant_id, now_iso(), HARNESS, action, target, **details)
 
 
 class LambdaContext:
@@ -221,9 +226,7 @@ class HeraldInMoto:
             if webhook_secret
             else None,
         )
-        audit = entry(
-            tenant_id, now_iso(), HARNESS, AuditAction.PROVIDER_ADDED, provider, priority=str(priority)
-        )
+        audit = harness_entry(tenant_id, AuditAction.PROVIDER_ADDED, provider, priority=str(priority))
         DynamoAccountStore(self.table).save_provider(tenant_id, stored, audit)
 
     @property
