@@ -18,17 +18,22 @@ from herald.domain.addresses import Suppression
 from herald.domain.audit import AuditEntry
 from herald.domain.clock import iso
 from herald.domain.errors import ErrorCode, HeraldError
+from herald.domain.jobs import Channel, JobStatus
 from herald.domain.plans import Plan
 from herald.services.account import AccountService
+from herald.services.activity import ActivityService
 from herald.services.audit import AuditService
 from herald.services.billing import QuotaReset
+from herald.services.job_queries import JobQueries
 from herald.services.tenants import TenantAdmin
 from herald_harness.vendors.resend import RESEND_SECRET
 from tests.fakes.audit import FakeAuditLog
+from tests.fakes.breakers import FakeBreakers
 from tests.fakes.common import full_grant
-from tests.fakes.jobs import FakeCounters
+from tests.fakes.jobs import FakeCounters, FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
 from tests.fakes.providers import FakeProviders
+from tests.fakes.queues import FakeQueue
 from tests.fakes.tenants import FakeSuppressions, FakeTenantTable
 
 START = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -273,3 +278,59 @@ def test_a_lapsed_paid_plan_is_recorded_as_the_quota_reset_schedule(rig: Rig) ->
     assert (lapsed.actor.kind, lapsed.actor.name) == (ActorKind.SYSTEM, "Quota reset schedule")
     assert lapsed.details["plan"] == Plan.FREE.value
     assert lapsed.details["paidUntil"] == ""
+
+
+def job_queries(rig: Rig, jobs: FakeJobTable, queue: FakeQueue) -> JobQueries:
+    counters = FakeCounters()
+    return JobQueries(
+        jobs,
+        queue,
+        ActivityService(counters, clock=rig.clock),
+        schedules=jobs,
+        counters=counters,
+        secrets=Vault(InMemoryKeyManager()),
+        breakers=FakeBreakers(rig.table),
+        audit=rig.log,
+        max_attempts=3,
+        clock=lambda: iso(rig.clock()),
+    )
+
+
+def failed(jobs: FakeJobTable, job_id: str, created_at: str) -> None:
+    jobs.add_job(
+        "t-1",
+        job_id,
+        {"url": "https://hooks.example/in", "payload": {}},
+        channel=Channel.WEBHOOK,
+        created_at=created_at,
+    )
+    jobs.set_state("t-1", job_id, status=JobStatus.FAILED, attempts=3, error_message="HTTP 503")
+
+
+def test_a_retry_and_a_recovery_are_recorded_once_each_with_what_they_requeued(rig: Rig) -> None:
+    tenant = rig.tenant()
+    jobs, queue = FakeJobTable(), FakeQueue()
+    for job_id, created_at in (("job-1", "2026-11-30T01:00:00.000Z"), ("job-2", "2026-11-30T02:00:00.000Z")):
+        failed(jobs, job_id, created_at)
+    queries = job_queries(rig, jobs, queue)
+
+    queries.retry(tenant, "job-1")
+    window = (datetime(2026, 11, 30, tzinfo=UTC), datetime(2026, 12, 1, tzinfo=UTC))
+    queries.recover(tenant, window, Channel.WEBHOOK, None)
+    queries.recover(tenant, window, None, None)  # nothing left failed: nothing to record
+
+    recovered, retried = rig.audit.page(tenant).entries
+    assert (retried.action.value, retried.target, retried.actor.name) == (
+        "job.retried",
+        "job-1",
+        "CI deploy key",
+    )
+    assert (recovered.action.value, dict(recovered.details)) == (
+        "jobs.recovered",
+        {
+            "since": "2026-11-30T00:00:00.000Z",
+            "until": "2026-12-01T00:00:00.000Z",
+            "requeued": "1",
+            "type": "webhook",
+        },
+    )
