@@ -14,18 +14,20 @@ import pytest
 from herald.adapters.store.account_store import DynamoAccountStore
 from herald.adapters.store.audit_items import audit_item
 from herald.adapters.store.audit_store import DynamoAuditLog
+from herald.adapters.store.breaker_store import DynamoBreakers
 from herald.adapters.store.suppression_store import DynamoSuppressions
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition.common import vault
 from herald.domain.access import Actor, ActorKind
 from herald.domain.addresses import Suppression
 from herald.domain.audit import AuditAction, AuditEntry
+from herald.domain.breakers import ENDPOINT_POLICY, Breaker, BreakerKey, BreakerKind, disabled, failed
 from herald.domain.clock import now_iso
 from herald.domain.errors import DependencyError
 from herald.domain.providers import StoredProvider
 from herald.domain.secrets import Purpose
 from herald.services.tenants import IssuedKey
-from herald_harness.in_moto import HeraldInMoto, client, herald_in_moto
+from herald_harness.in_moto import HeraldInMoto, client, harness_entry, herald_in_moto
 from herald_harness.vendors.resend import RESEND_SECRET
 from herald_local.sandbox import SandboxServer
 
@@ -281,3 +283,39 @@ def test_no_secret_value_is_in_any_audit_item(herald: HeraldInMoto) -> None:
     for secret in (provider_key, RESEND_SECRET, created, rotated, key, key[3:]):
         assert secret not in text
     assert provider_key[-4:] in text  # the last four are what an entry may show
+
+
+# ---------------------------------------------------------------- endpoints
+
+
+def open_endpoint(herald: HeraldInMoto, tenant_id: str) -> Breaker:
+    """An endpoint breaker opened by five failures, each stored as a worker stores it."""
+    breakers = DynamoBreakers(herald.table)
+    breaker = Breaker(BreakerKey(BreakerKind.ENDPOINT, tenant_id, "https://hooks.example"))
+    for _ in range(5):
+        changed = failed(breaker, 1_700_000_000, "HTTP 503", ENDPOINT_POLICY)
+        assert changed is not None
+        assert breakers.save(changed)
+        breaker = changed
+    return breaker
+
+
+def test_disabling_and_enabling_an_endpoint_are_recorded_and_a_lost_race_records_nothing(
+    herald: HeraldInMoto,
+) -> None:
+    issued = new_tenant(herald)
+    opened = open_endpoint(herald, issued.tenant_id)
+
+    off = herald.api("POST", "/api/v1/account/endpoints/hooks.example/disable", key=issued.api_key)
+    on = herald.api("POST", "/api/v1/account/endpoints/hooks.example/enable", key=issued.api_key)
+    entry = harness_entry(issued.tenant_id, AuditAction.ENDPOINT_DISABLED, "https://hooks.example")
+    # A write computed from the version read before those two changes loses, with its entry.
+    stale = DynamoBreakers(herald.table).turn(disabled(opened, 1_700_000_100), entry)
+
+    assert (off.status, on.status, stale) == (200, 200, False)
+    page = audit(herald, issued.api_key, "?limit=2")
+    assert [(item["action"], item["target"], item["details"]) for item in page["entries"]] == [
+        ("endpoint.enabled", "https://hooks.example", {"previous": "disabled"}),
+        ("endpoint.disabled", "https://hooks.example", {"previous": "open"}),
+    ]
+    assert all(item["id"] != entry.entry_id for item in audit(herald, issued.api_key)["entries"])
