@@ -1,5 +1,6 @@
 """herald: the operator CLI (tenants, plans, limits, API keys, members, the dead-letter queue, any
-tenant's job, scheduled functions)."""
+tenant's job, a tenant's audit log, scheduled functions). Its changes are recorded in the tenant's
+audit log as the operator's: the OS user running it."""
 
 from __future__ import annotations
 
@@ -9,16 +10,19 @@ import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import msgspec
 
 from herald.composition.operator import MissingOutput, OperatorServices, operator_grant
-from herald.domain.access import Member, Role
+from herald.domain.access import Actor, Member, Role
+from herald.domain.audit import MAX_AUDIT_PAGE, AuditEntry
 from herald.domain.clock import InvalidTime, iso, parse_timestamp
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.plans import Plan
 from herald.http.answers import Job
 from herald.observability import logger
+from herald.services.audit import audit_action
 from herald.services.job_queries import operator_job
 from herald.services.outcomes import TenantNotFound
 from herald.services.tenants import IssuedKey
@@ -37,6 +41,11 @@ def utc_time(value: str) -> str:
         return iso(parse_timestamp(value))
     except InvalidTime as exc:
         raise argparse.ArgumentTypeError(f"{value}: {exc}") from exc
+
+
+def operator() -> Actor:
+    """Who the audit log names for this CLI's changes: the OS user running it."""
+    return operator_grant().actor
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -104,6 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     job_show.add_argument("--tenant", help="its tenant id (without it, every tenant is looked through)")
     job_show.add_argument("--json", action="store_true")
 
+    _add_audit(groups)
     schedules = groups.add_parser("schedules", help="scheduled functions")
     run = schedules.add_subparsers(dest="command", required=True).add_parser(
         "run", help="run a scheduled function now (e.g. QuotaResetFunction)"
@@ -172,6 +182,20 @@ def _member_remove(args: argparse.Namespace, services: OperatorServices) -> None
     print(f"{member.member_id}  {member.email} removed from {args.tenant}; their next request is refused")
 
 
+def _add_audit(groups: Any) -> None:
+    audit = groups.add_parser("audit", help="a tenant's audit log, newest first")
+    audit.add_argument("--tenant", required=True, help="the tenant's id")
+    audit.add_argument("--action", help="only this action (e.g. provider.added)")
+    audit.add_argument("--actor", help="only what this actor did: a key's or member's id or name, exact")
+    audit.add_argument(
+        "--limit",
+        type=int,
+        default=50,
+        help=f"at most this many entries (default 50, up to {MAX_AUDIT_PAGE})",
+    )
+    audit.add_argument("--json", action="store_true", help="one JSON object per entry, one per line")
+
+
 def _print_key(issued: IssuedKey, as_json: bool) -> None:
     if as_json:
         print(json.dumps({"tenantId": issued.tenant_id, "keyId": issued.key_id, "apiKey": issued.api_key}))
@@ -203,6 +227,9 @@ def _list(services: OperatorServices, as_json: bool) -> None:
 def _run(args: argparse.Namespace, services: OperatorServices) -> int:
     if args.group == "dlq":
         return dead_letter_command(args, services.dead_letters)
+    if args.group == "audit":
+        _audit(args, services)
+        return 0
     if args.group == "jobs":
         owner, view = operator_job(services.jobs, services.tenants, args.id, args.tenant)
         show_job({"tenantId": owner, **msgspec.to_builtins(Job.of_view(view))}, args.json)
@@ -211,18 +238,54 @@ def _run(args: argparse.Namespace, services: OperatorServices) -> int:
     return 0
 
 
+def _audit(args: argparse.Namespace, services: OperatorServices) -> None:
+    """Reads on page by page until ``--limit`` entries are shown or the log ends (a filtered page
+    may hold fewer entries than it read)."""
+    action = audit_action(args.action) if args.action else None
+    wanted, shown, cursor = max(1, min(args.limit, MAX_AUDIT_PAGE)), 0, None
+    while shown < wanted:
+        page = services.audit.page(
+            args.tenant, action=action, actor=args.actor, limit=wanted - shown, cursor=cursor
+        )
+        for item in page.entries:
+            print(_audit_line(item, args.json))
+        shown += len(page.entries)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+
+
+def _audit_line(item: AuditEntry, as_json: bool) -> str:
+    actor = item.actor
+    if as_json:
+        return json.dumps(
+            {
+                "id": item.entry_id,
+                "at": item.at,
+                "action": item.action.value,
+                "target": item.target,
+                "actor": {"type": actor.kind.value, "id": actor.id, "name": actor.name},
+                "ip": actor.ip,
+                "details": dict(item.details),
+            }
+        )
+    details = " ".join(f"{name}={value}" for name, value in sorted(item.details.items()))
+    who = f"{actor.kind.value}:{actor.name}"
+    return f"{item.at}  {item.action.value:<24} {item.target}  by {who} from {actor.ip or '-'}  {details}".rstrip()
+
+
 def _create(args: argparse.Namespace, services: OperatorServices) -> None:
-    _print_key(services.admin.create(args.name, args.email, args.plan, operator_grant().actor), args.json)
+    _print_key(services.admin.create(args.name, args.email, args.plan, operator()), args.json)
 
 
 def _set_plan(args: argparse.Namespace, services: OperatorServices) -> None:
-    profile = services.admin.set_plan(args.tenant_id, args.plan)
+    profile = services.admin.set_plan(args.tenant_id, args.plan, operator())
     print(f"{args.tenant_id} is now on the {profile.plan} plan")
 
 
 def _set_status(args: argparse.Namespace, services: OperatorServices) -> None:
     enabling = args.command == "enable"
-    profile = services.admin.set_status(args.tenant_id, active=enabling)
+    profile = services.admin.set_status(args.tenant_id, active=enabling, actor=operator())
     print(f"{args.tenant_id} is now {profile.status}")
     if enabling:
         print("its next request is accepted")
@@ -237,9 +300,9 @@ def _set_limit(args: argparse.Namespace, services: OperatorServices) -> None:
             "Give a quota N or --clear, and/or --rate N or --clear-rate.", ErrorCode.VALIDATION_ERROR
         )
     admin = services.admin
-    profile = admin.set_quota(args.tenant_id, args.quota) if quota_given else None
+    profile = admin.set_quota(args.tenant_id, args.quota, operator()) if quota_given else None
     if rate_given:
-        profile = admin.set_rate(args.tenant_id, args.rate)
+        profile = admin.set_rate(args.tenant_id, args.rate, operator())
     assert profile is not None
     quota = "the plan's" if profile.quota_limit is None else str(profile.quota_limit)
     rate = "the plan's" if profile.rate_limit is None else f"{profile.rate_limit} per minute"

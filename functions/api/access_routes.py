@@ -7,17 +7,18 @@ from typing import Annotated
 
 from account_routes import _tenant, router
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from herald.composition.api import api
 from herald.composition.common import public_origin
 from herald.domain.access import Ability, ActorKind
+from herald.domain.audit import MAX_AUDIT_PAGE, AuditAction
 from herald.domain.errors import ErrorCode
-from herald.http.access_answers import Key, Member, NewKey, NewMember
+from herald.http.access_answers import AuditLogPage, Key, Member, NewKey, NewMember
 from herald.http.access_requests import CreateKeyRequest, InviteMemberRequest, MemberRoleRequest
 from herald.http.account_requests import RotateKeyRequest
 from herald.http.answers import json_response
-from herald.http.contract import AUTHENTICATED, JSON_BODY, PATH_PARAMETERS, answers
+from herald.http.contract import AUTHENTICATED, JSON_BODY, PARAMETERS, PATH_PARAMETERS, answers
 from herald.http.credentials import credentials, stack_origin
 from herald.services.auth import require
 
@@ -131,3 +132,48 @@ def remove_member(id: MemberId) -> Response[str]:  # noqa: A002 (the route's {id
         # Leaving needs no ability of the role; removing someone else does.
         require(tenant, Ability.MEMBERS)
     return json_response(200, Member.of(api().members.remove(tenant.tenant_id, tenant.grant, id)))
+
+
+ActionQuery = Annotated[
+    str | None,
+    Query(
+        max_length=64,
+        description="Only this action",
+        json_schema_extra={"enum": [action.value for action in AuditAction]},
+    ),
+]
+ActorQuery = Annotated[
+    str | None,
+    Query(
+        min_length=1,
+        max_length=320,
+        description="Only what this actor did: a key's or member's id or name (an email), exact",
+    ),
+]
+AUDIT_NOTE = (
+    "Every change to the account, newest first: who (a key, a member, the operator, a payment "
+    "processor, Herald's schedules), what, the target, when and from which client address. Entries "
+    "are kept 400 days and cannot be changed or deleted. Each call reads at most limit entries: with "
+    "a filter a page may hold fewer while nextCursor goes on."
+)
+
+
+@router.get(
+    "/api/v1/account/audit",
+    summary="The account's audit log, newest first",
+    description=AUDIT_NOTE,
+    responses=answers(
+        200, AuditLogPage, "A page of entries", *AUTHENTICATED, *PARAMETERS, ErrorCode.INVALID_CURSOR
+    ),
+)
+def audit_log(
+    *,
+    action: ActionQuery = None,
+    actor: ActorQuery = None,
+    cursor: Annotated[
+        str | None, Query(max_length=512, description="nextCursor of the previous page")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_AUDIT_PAGE)] = 50,
+) -> Response[str]:
+    page = api().audit.page(_tenant(Ability.READ), action=action, actor=actor, limit=limit, cursor=cursor)
+    return json_response(200, AuditLogPage.of(page))

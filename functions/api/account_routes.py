@@ -396,9 +396,7 @@ def _chosen(origin: str) -> str:
     responses=answers(200, Endpoint, "The endpoint, closed", *ENDPOINT_PATH),
 )
 def enable_endpoint(origin: EndpointOrigin) -> Response[str]:
-    return json_response(
-        200, Endpoint.of(api().endpoints.enable(_tenant(Ability.SETTINGS).tenant_id, _chosen(origin)))
-    )
+    return json_response(200, Endpoint.of(api().endpoints.enable(_tenant(Ability.SETTINGS), _chosen(origin))))
 
 
 @router.post(
@@ -408,5 +406,5 @@ def enable_endpoint(origin: EndpointOrigin) -> Response[str]:
 )
 def disable_endpoint(origin: EndpointOrigin) -> Response[str]:
     return json_response(
-        200, Endpoint.of(api().endpoints.disable(_tenant(Ability.SETTINGS).tenant_id, _chosen(origin)))
+        200, Endpoint.of(api().endpoints.disable(_tenant(Ability.SETTINGS), _chosen(origin)))
     )

@@ -29,6 +29,8 @@ from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.composition import common
 from herald.domain.access import Actor, ActorKind
 from herald.domain.account import hash_api_key
+from herald.domain.audit import AuditAction, AuditEntry, entry
+from herald.domain.clock import now_iso
 from herald.domain.job_records import JobState
 from herald.domain.providers import StoredProvider
 from herald.domain.secrets import Purpose
@@ -58,6 +60,14 @@ NO_RETRIES = Config(retries={"max_attempts": 0}, region_name=REGION)
 SANDBOX = "http://127.0.0.1:9/{}"  # nothing listens: provider calls fail fast unless a test serves them
 # The payment processors' secrets and Herald's plans there, as the local stack takes them.
 PAYMENTS = payment_environment()
+
+# Who the audit log names for the tenants and keys the harness sets up (as the operator would).
+HARNESS = Actor(ActorKind.OPERATOR, "test-harness", "test harness")
+
+
+def harness_entry(tenant_id: str, action: AuditAction, target: str, **details: str) -> AuditEntry:
+    """The audit entry of a change a test makes straight in the table, as the harness's."""
+    return entry(tenant_id, now_iso(), HARNESS, action, target, **details)
 
 
 class LambdaContext:
@@ -185,7 +195,7 @@ class HeraldInMoto:
         """A tenant created as the operator CLI creates one, in the process's current binding; a
         paid one also gets sandbox keys for ``providers``, as paid plans send only through them."""
         issued = TenantAdmin(DynamoTenantStore(self.table)).create(
-            name, f"ops@{name.lower()}.test", plan, Actor(ActorKind.OPERATOR, "harness", "operator harness")
+            name, f"ops@{name.lower()}.test", plan, HARNESS
         )
         if plan != "free":
             for priority, provider in enumerate(providers, start=1):
@@ -216,7 +226,8 @@ class HeraldInMoto:
             if webhook_secret
             else None,
         )
-        DynamoAccountStore(self.table).save_provider(tenant_id, stored)
+        audit = harness_entry(tenant_id, AuditAction.PROVIDER_ADDED, provider, priority=str(priority))
+        DynamoAccountStore(self.table).save_provider(tenant_id, stored, audit)
 
     @property
     def origin(self) -> str:

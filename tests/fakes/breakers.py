@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from herald.domain.account import TenantProfile
+from herald.domain.audit import AuditEntry
 from herald.domain.breakers import Breaker, BreakerKey, BreakerKind
 from herald.domain.errors import DependencyError
 from tests.fakes.tenants import FakeTenantTable
@@ -39,6 +40,12 @@ class FakeBreakers:
         self.writes += 1
         self.stored[breaker.key] = breaker
         return True
+
+    def turn(self, breaker: Breaker, audit: AuditEntry) -> bool:
+        saved = self.save(breaker)
+        if saved:
+            self.tenants.audit.append(audit)
+        return saved
 
     def endpoints(self, tenant_id: str) -> list[Breaker]:
         self._check()

@@ -185,21 +185,29 @@ class FakeTenantTable:
         yield from sorted(self.profiles.values(), key=lambda profile: (profile.created_at, profile.tenant_id))
 
     def update_profile_if(
-        self, tenant_id: str, expected: Mapping[str, object], changes: Mapping[str, object]
+        self,
+        tenant_id: str,
+        expected: Mapping[str, object],
+        changes: Mapping[str, object],
+        audit: AuditEntry,
     ) -> TenantProfile:
         self.before_update(tenant_id)
         profile = self.profile(tenant_id)
         if any(getattr(profile, name) != value for name, value in expected.items()):
             raise ProfileChanged(tenant_id)
-        return self.update_profile(tenant_id, **changes)
+        return self.update_profile(tenant_id, audit, **changes)
 
     def tenant_ids(self) -> Iterator[str]:
         yield from (profile.tenant_id for profile in self.all_profiles())
 
-    def update_profile(self, tenant_id: str, **changes: object) -> TenantProfile:
+    def update_profile(
+        self, tenant_id: str, audit: AuditEntry | None = None, **changes: object
+    ) -> TenantProfile:
+        """``audit`` may be left out by a test's set-up (the services always pass one)."""
         profile = self.profile(tenant_id)
         fields: dict[str, Any] = dict(changes)
         self.profiles[tenant_id] = replace(profile, **fields)
+        self._audited(audit)
         return self.profiles[tenant_id]
 
     # -------------------------------------------------- KeyStore
@@ -324,12 +332,16 @@ class FakeTenantTable:
 
     # -------------------------------------------------- AccountStore
 
-    def save_provider(self, tenant_id: str, provider: StoredProvider) -> None:
+    def save_provider(
+        self, tenant_id: str, provider: StoredProvider, audit: AuditEntry | None = None
+    ) -> None:
+        """``audit`` may be left out by a test's set-up (the service always passes one)."""
         self._check()
         self.providers.setdefault(tenant_id, {})[provider.provider] = provider
+        self._audited(audit)
 
     def delete_provider(
-        self, tenant_id: str, removed: StoredProvider, below: Sequence[StoredProvider]
+        self, tenant_id: str, removed: StoredProvider, below: Sequence[StoredProvider], audit: AuditEntry
     ) -> None:
         self._check()
         stored = self.providers[tenant_id]
@@ -338,15 +350,22 @@ class FakeTenantTable:
         del stored[removed.provider]
         for item in below:
             stored[item.provider] = replace(stored[item.provider], priority=item.priority - 1)
+        self._audited(audit)
 
     def swap_priorities(
-        self, tenant_id: str, moved: StoredProvider, new_priority: int, holder: StoredProvider | None
+        self,
+        tenant_id: str,
+        moved: StoredProvider,
+        new_priority: int,
+        holder: StoredProvider | None,
+        audit: AuditEntry,
     ) -> None:
         self._check()
         stored = self.providers[tenant_id]
         stored[moved.provider] = replace(stored[moved.provider], priority=new_priority)
         if holder is not None:
             stored[holder.provider] = replace(stored[holder.provider], priority=moved.priority)
+        self._audited(audit)
 
     def set_signing_secret(
         self,
@@ -355,6 +374,7 @@ class FakeTenantTable:
         created_at: str,
         *,
         require_absent: bool,
+        audit: AuditEntry,
         previous: SealedSecret | None = None,
         previous_valid_until: str | None = None,
     ) -> None:
@@ -365,8 +385,9 @@ class FakeTenantTable:
         if previous is not None:
             changes |= {"previous_signing_secret": previous, "previous_valid_until": previous_valid_until}
         self.profiles[tenant_id] = replace(profile, **changes)
+        self._audited(audit)
 
-    def delete_signing_secret(self, tenant_id: str) -> None:
+    def delete_signing_secret(self, tenant_id: str, audit: AuditEntry) -> None:
         profile = self.profile(tenant_id)
         self.profiles[tenant_id] = replace(
             profile,
@@ -375,28 +396,44 @@ class FakeTenantTable:
             previous_signing_secret=None,
             previous_valid_until=None,
         )
+        self._audited(audit)
 
-    def claim_domain(self, tenant_id: str, domain: SendingDomain) -> None:
+    def claim_domain(self, tenant_id: str, domain: SendingDomain, audit: AuditEntry) -> None:
         self._check()
         owner = self.domain_claims.get(domain.domain)
         if owner not in (None, tenant_id):
             raise DomainTaken(domain.domain)
         self.domain_claims[domain.domain] = tenant_id
         self.domains.setdefault(tenant_id, {})[domain.domain] = domain
+        self._audited(audit)
 
     def domain(self, tenant_id: str, name: str) -> SendingDomain | None:
         self._check()
         return self.domains.get(tenant_id, {}).get(name)
 
-    def save_domain(self, tenant_id: str, domain: SendingDomain) -> None:
+    def record_registrations(self, tenant_id: str, domain: SendingDomain) -> None:
+        self._check()
+        assert domain.domain in self.domains.get(tenant_id, {})
+        self.domains[tenant_id][domain.domain] = domain
+
+    def save_domain(self, tenant_id: str, domain: SendingDomain, audit: AuditEntry) -> None:
         self._check()
         self.domains.setdefault(tenant_id, {})[domain.domain] = domain
+        self._audited(audit)
 
-    def delete_domain(self, tenant_id: str, name: str) -> None:
+    def delete_domain(self, tenant_id: str, name: str, audit: AuditEntry) -> None:
         self._check()
         self.domains.get(tenant_id, {}).pop(name, None)
         if self.domain_claims.get(name) == tenant_id:
             del self.domain_claims[name]
+        self._audited(audit)
+
+    def _audited(self, audit: AuditEntry | None) -> None:
+        """The change's entry, as the table writes it in the change's transaction (once per id)."""
+        if audit is None:
+            return
+        assert all(known.entry_id != audit.entry_id for known in self.audit), "an entry id twice"
+        self.audit.append(audit)
 
     def _check(self) -> None:
         if self.unavailable:
@@ -404,8 +441,10 @@ class FakeTenantTable:
 
 
 class FakeSuppressions:
-    def __init__(self) -> None:
+    def __init__(self, audit: list[AuditEntry] | None = None) -> None:
         self.entries_by_tenant: dict[str, dict[str, Suppression]] = {}
+        # Where a removal's entry goes (give the tenant table's ``audit`` to read it with the log).
+        self.audit: list[AuditEntry] = [] if audit is None else audit
         self.unavailable: set[str] = set()
         self.calls: list[str] = []
 
@@ -421,9 +460,12 @@ class FakeSuppressions:
         self._called("entries")
         yield from self.entries_by_tenant.get(tenant_id, {}).values()
 
-    def delete(self, tenant_id: str, address: str) -> bool:
+    def delete(self, tenant_id: str, address: str, audit: AuditEntry) -> bool:
         self._called("delete")
-        return self.entries_by_tenant.get(tenant_id, {}).pop(canonical_address(address), None) is not None
+        removed = self.entries_by_tenant.get(tenant_id, {}).pop(canonical_address(address), None) is not None
+        if removed:
+            self.audit.append(audit)
+        return removed
 
     def _called(self, method: str) -> None:
         self.calls.append(method)

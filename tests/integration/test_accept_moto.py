@@ -18,11 +18,12 @@ from bench.table_meter import TableMeter
 from herald.adapters.store import conversions
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.domain.account import TenantProfile
+from herald.domain.audit import AuditAction
 from herald.domain.clock import iso
 from herald.domain.notifications import NotificationRequest
 from herald.domain.plans import current_period
 from herald_harness.dns import resolve_publicly
-from herald_harness.in_moto import REGION, HeraldInMoto, client, herald_in_moto
+from herald_harness.in_moto import REGION, HeraldInMoto, client, harness_entry, herald_in_moto
 from herald_local.aws.sdk_calls import observing
 from herald_local.awslambda.functions import runner_environment
 from herald_local.cloudformation.template import load_template
@@ -366,7 +367,11 @@ def test_a_tenant_whose_period_ended_is_accepted_again_before_any_schedule_runs(
     the accept path counts in the new period at once."""
     issued = herald.new_tenant("free")
     anchor = datetime.now(UTC) - timedelta(seconds=5)
-    DynamoTenantStore(herald.table).update_profile(issued.tenant_id, period_anchor=iso(anchor))
+    DynamoTenantStore(herald.table).update_profile(
+        issued.tenant_id,
+        harness_entry(issued.tenant_id, AuditAction.TENANT_CHANGED, issued.tenant_id),
+        period_anchor=iso(anchor),
+    )
     previous = current_period(anchor, anchor - timedelta(seconds=1))
     _set_usage(herald, issued.tenant_id, previous.key, 100)
 
@@ -381,7 +386,9 @@ def test_a_tenant_whose_period_ended_is_accepted_again_before_any_schedule_runs(
 def test_the_quota_reset_function_run_twice_gives_the_same_state(herald: HeraldInMoto) -> None:
     lapsing, free = herald.new_tenant("startup"), herald.new_tenant("free")
     DynamoTenantStore(herald.table).update_profile(
-        lapsing.tenant_id, paid_until=iso(datetime.now(UTC) - timedelta(days=8))
+        lapsing.tenant_id,
+        harness_entry(lapsing.tenant_id, AuditAction.TENANT_CHANGED, lapsing.tenant_id),
+        paid_until=iso(datetime.now(UTC) - timedelta(days=8)),
     )
 
     first = herald.invoke_function("QuotaResetFunction", {"source": "aws.scheduler", "detail": {}})

@@ -12,10 +12,11 @@ import pytest
 from herald.adapters.store.account_store import DynamoAccountStore
 from herald.adapters.store.suppression_store import DynamoSuppressions
 from herald.domain.addresses import Suppression
+from herald.domain.audit import AuditAction
 from herald.domain.clock import now_iso
 from herald.domain.providers import SendingDomain
 from herald_harness.dns import resolve_as, resolve_publicly, spy_on_connect
-from herald_harness.in_moto import HeraldInMoto, herald_in_moto
+from herald_harness.in_moto import HeraldInMoto, harness_entry, herald_in_moto
 
 # Names an attacker controls, answering what the attack needs.
 ATTACKER_DNS = {
@@ -128,7 +129,9 @@ def owner(herald: HeraldInMoto) -> dict[str, Any]:
         issued.tenant_id, Suppression("gone@example.com", "hard bounce", now_iso())
     )
     DynamoAccountStore(herald.table).claim_domain(
-        issued.tenant_id, SendingDomain("mail.owner.test", now_iso())
+        issued.tenant_id,
+        SendingDomain("mail.owner.test", now_iso()),
+        harness_entry(issued.tenant_id, AuditAction.DOMAIN_ADDED, "mail.owner.test"),
     )
     return {"key": issued.api_key, "tenant": issued.tenant_id, "job": job_id}
 

@@ -15,10 +15,11 @@ from herald.adapters.store.key_store import DynamoKeyStore
 from herald.adapters.store.table import Table
 from herald.adapters.store.tenant_store import DynamoTenantStore
 from herald.domain.access import Scope
+from herald.domain.audit import AuditAction
 from herald.domain.job_records import JobState
 from herald.services.keys import KeyService
 from herald.services.tenants import IssuedKey, TenantAdmin
-from herald_harness.in_moto import HeraldInMoto, herald_in_moto
+from herald_harness.in_moto import HARNESS, HeraldInMoto, harness_entry, herald_in_moto
 from herald_local.sandbox import SandboxServer
 from tests.fakes.common import full_grant
 
@@ -95,9 +96,9 @@ def test_a_tenant_disabled_and_enabled_elsewhere_holds_from_the_next_request(her
     issued = herald.new_tenant("startup", "Toggled")
     assert herald.api("GET", "/api/v1/account", key=issued.api_key).status == 200
 
-    admin_elsewhere(herald).set_status(issued.tenant_id, active=False)
+    admin_elsewhere(herald).set_status(issued.tenant_id, active=False, actor=HARNESS)
     refused = herald.api("GET", "/api/v1/account", key=issued.api_key)
-    admin_elsewhere(herald).set_status(issued.tenant_id, active=True)
+    admin_elsewhere(herald).set_status(issued.tenant_id, active=True, actor=HARNESS)
 
     assert (refused.status, refused.body["code"]) == (403, "tenant_disabled")
     assert herald.api("GET", "/api/v1/account", key=issued.api_key).status == 200
@@ -107,7 +108,7 @@ def test_a_plan_set_elsewhere_is_the_plan_of_the_next_request(herald: HeraldInMo
     issued = herald.new_tenant("free", "Upgraded")
     assert herald.api("GET", "/api/v1/account", key=issued.api_key).data["plan"] == "free"
 
-    admin_elsewhere(herald).set_plan(issued.tenant_id, "startup")
+    admin_elsewhere(herald).set_plan(issued.tenant_id, "startup", HARNESS)
 
     overview = herald.api("GET", "/api/v1/account", key=issued.api_key).data
     assert (overview["plan"], overview["rateLimit"]) == ("startup", {"requestsPerMinute": 200})
@@ -145,7 +146,10 @@ def test_a_provider_removed_elsewhere_is_never_called_by_the_next_pass_of_a_warm
     records = DynamoTenantStore(elsewhere(herald)).load(issued.tenant_id)
     sendgrid = records.provider("SENDGRID")
     assert sendgrid is not None
-    DynamoAccountStore(elsewhere(herald)).delete_provider(issued.tenant_id, sendgrid, records.providers[1:])
+    removed = harness_entry(issued.tenant_id, AuditAction.PROVIDER_REMOVED, "SENDGRID")
+    DynamoAccountStore(elsewhere(herald)).delete_provider(
+        issued.tenant_id, sendgrid, records.providers[1:], removed
+    )
     second = delivered_one(herald, issued)
 
     assert (second.status.value, second.delivery_logs[-1].used_provider) == ("completed", "RESEND")
@@ -163,7 +167,7 @@ def test_a_tenant_disabled_elsewhere_has_its_queued_job_failed_by_a_warm_worker_
     herald.use_function_environment("EmailWorkerFunction", urls)
     assert delivered_one(herald, issued).status.value == "completed"
 
-    admin_elsewhere(herald).set_status(issued.tenant_id, active=False)
+    admin_elsewhere(herald).set_status(issued.tenant_id, active=False, actor=HARNESS)
     stopped = delivered_one(herald, issued)
 
     assert (stopped.status.value, stopped.error_message) == (

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from herald.domain.access import Scope
+from herald.domain.access import Actor, ActorKind, Scope
 from herald.domain.account import generate_api_key, hash_api_key
 from herald.domain.clock import iso, utc_now
 from herald.domain.errors import ErrorCode, HeraldError
@@ -15,6 +15,7 @@ from herald.http.credentials import extract_api_key
 from herald.http.error_table import status_of
 from herald.services.auth import Authenticator
 from herald.services.keys import IssuedNamedKey, KeyService
+from herald.services.tenants import TenantAdmin
 from tests.fakes.common import full_grant
 from tests.fakes.tenants import FakeTenantTable
 
@@ -114,6 +115,63 @@ def test_an_unwritable_last_use_does_not_fail_the_request() -> None:
     rig.table.unwritable_touch = True
     assert rig.auth.authenticate(key).tenant_id == "t-1"
     assert rig.table.named["t-1"]["key_t-1"].last_used_at is None
+
+
+def test_a_key_in_its_grace_period_stops_at_the_second_it_was_given() -> None:
+    rig = Rig()
+    old = rig.add("t-1")
+    rig.rotate("t-1", grace_seconds=60)
+    rotated_at = rig.now
+
+    rig.at(rotated_at + timedelta(seconds=59))
+    assert rig.auth.authenticate(old).tenant_id == "t-1"
+    rig.at(rotated_at + timedelta(seconds=60))
+    assert rig.refused(old).code is ErrorCode.INVALID_API_KEY
+
+
+def test_a_change_made_anywhere_applies_to_the_next_request() -> None:
+    """No container keeps a tenant between requests: a change through another container (here the
+    store itself, as the CLI or another API container writes it) holds at once."""
+    rig = Rig()
+    key = rig.add("t-1")
+    rig.auth.authenticate(key)
+    operator = Actor(ActorKind.OPERATOR, "ops", "ops")
+    TenantAdmin(rig.table).set_status("t-1", active=False, actor=operator)
+    assert rig.refused(key).code is ErrorCode.TENANT_DISABLED
+    TenantAdmin(rig.table).set_status("t-1", active=True, actor=operator)
+    TenantAdmin(rig.table).set_plan("t-1", "indie", operator)
+    assert rig.auth.authenticate(key).plan == "indie"
+
+
+def test_rotation_without_grace_ends_every_other_secret_of_the_key() -> None:
+    """A leaked key must die with the rotation, also a secret kept alive by an earlier grace period."""
+    rig = Rig()
+    first = rig.add("t-1")
+    second = rig.rotate("t-1", grace_seconds=3600)
+    assert second.previous_valid_until is not None
+    assert rig.auth.authenticate(first).tenant_id == "t-1"  # in its grace period
+    third = rig.rotate("t-1", grace_seconds=0)
+    assert third.previous_valid_until is None
+    assert rig.refused(first).code is ErrorCode.INVALID_API_KEY
+    assert rig.refused(second.secret).code is ErrorCode.INVALID_API_KEY
+    assert rig.auth.authenticate(third.secret).tenant_id == "t-1"
+
+
+def test_a_graceful_rotation_keeps_the_old_secret_until_the_time_it_names() -> None:
+    rig = Rig()
+    first = rig.add("t-1")
+    second = rig.rotate("t-1", grace_seconds=60)
+    assert rig.auth.authenticate(first).tenant_id == rig.auth.authenticate(second.secret).tenant_id == "t-1"
+    assert rig.table.named["t-1"]["key_t-1"].previous == {hash_api_key(first): second.previous_valid_until}
+
+
+@pytest.mark.parametrize("grace", [-1, 604_801])
+def test_a_grace_period_outside_a_week_is_refused(grace: int) -> None:
+    rig = Rig()
+    rig.add("t-1")
+    with pytest.raises(HeraldError) as caught:
+        rig.rotate("t-1", grace_seconds=grace)
+    assert caught.value.message == "graceSeconds must be between 0 and 604800."
 
 
 def test_a_key_past_its_expiry_is_invalid_from_that_second() -> None:

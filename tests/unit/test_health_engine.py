@@ -14,6 +14,7 @@ from msgspec.structs import replace
 from herald.adapters.data_key_cache import DataKeyCache
 from herald.adapters.store.conversions import request_from_document
 from herald.adapters.vault import Vault
+from herald.domain.account import TenantContext
 from herald.domain.breakers import (
     ENDPOINT_POLICY,
     PROVIDER_POLICY,
@@ -34,7 +35,7 @@ from herald.services.health import BreakerBoard, EndpointAccount, EndpointHealth
 from herald.services.tenant_directory import TenantDirectory
 from herald.services.webhook_attempt import ENDPOINT_DISABLED, WebhookAttempt
 from tests.fakes.breakers import FakeBreakers
-from tests.fakes.common import ManualClock, settings_for_tests
+from tests.fakes.common import ManualClock, full_grant, settings_for_tests
 from tests.fakes.console import FakeMail
 from tests.fakes.jobs import FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
@@ -44,6 +45,8 @@ from tests.fakes.tenants import FakeSuppressions, FakeTenantTable
 
 SENDGRID, RESEND = ProviderName.SENDGRID, ProviderName.RESEND
 TENANT = "tenant-sg-first"
+# The tenant's full key, calling the endpoint routes.
+CALLER = TenantContext(TENANT, "startup", "active", full_grant(), datetime(2026, 1, 1, tzinfo=UTC))
 EMAIL: dict[str, Any] = {"to": "ada@example.com", "subject": "Hello", "body": "<p>Hi</p>"}
 HOOK: dict[str, Any] = {"url": "https://hooks.example/in", "payload": {"n": 1}}
 ORIGIN = BreakerKey(BreakerKind.ENDPOINT, TENANT, "https://hooks.example")
@@ -417,13 +420,13 @@ def test_given_a_disabled_endpoint_when_the_tenant_enables_it_then_its_jobs_are_
     )
     rig.hook_outcome[0] = WebhookOutcome(ok=True, status_code=200)
 
-    enabled = account.enable(TENANT, "hooks.example")  # by its host alone, as the route takes it
+    enabled = account.enable(CALLER, "hooks.example")  # by its host alone, as the route takes it
     handled = rig.webhook.handle(rig.submit(Channel.WEBHOOK))
 
     assert (enabled.state, enabled.since) == (BreakerState.CLOSED, int(rig.clock.now))
     assert handled.result == "completed"
     with pytest.raises(HeraldError) as unknown:
-        account.enable(TENANT, "https://never-failed.example")
+        account.enable(CALLER, "https://never-failed.example")
     assert unknown.value.code is ErrorCode.ENDPOINT_NOT_FOUND
     assert account.list("another-tenant") == []
 
@@ -468,7 +471,7 @@ def test_given_an_open_endpoint_when_the_tenant_disables_it_then_its_jobs_fail_u
     sent_before = len(rig.sent_hooks)
     account = EndpointAccount(rig.breakers, clock=rig.clock)
 
-    disabled = account.disable(TENANT, "https://hooks.example")
+    disabled = account.disable(CALLER, "https://hooks.example")
     later = rig.submit(Channel.WEBHOOK)
     handled = rig.webhook.handle(later)
 
@@ -482,4 +485,13 @@ def test_given_an_open_endpoint_when_the_tenant_disables_it_then_its_jobs_fail_u
     assert (state.status, state.error_message) == (JobStatus.FAILED, ENDPOINT_DISABLED)
     assert len(rig.sent_hooks) == sent_before  # never sent
     assert rig.mail.sent == []  # the tenant did it: no mail about it
-    assert account.disable(TENANT, "hooks.example") == disabled  # already disabled: unchanged
+    assert account.disable(CALLER, "hooks.example") == disabled  # already disabled: unchanged
+    # Recorded once, as the key's change from its client address (the second call changed nothing).
+    [logged] = rig.breakers.tenants.audit
+    assert (logged.action.value, logged.target, logged.actor.name, logged.actor.ip) == (
+        "endpoint.disabled",
+        "https://hooks.example",
+        "Default key",
+        "203.0.113.9",
+    )
+    assert logged.details == {"previous": "open"}

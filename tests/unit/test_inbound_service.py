@@ -524,6 +524,25 @@ def test_an_active_polar_subscription_moves_the_tenant_to_its_plan_for_the_paid_
     assert rig.billing() == ("indie", PERIOD_START, PERIOD_END, "active", SUBSCRIPTION)
 
 
+def test_a_payment_that_moves_the_plan_is_recorded_in_the_audit_log_as_the_processor() -> None:
+    rig = PaymentRig()
+
+    rig.service.receive(polar_request())
+    rig.service.receive(polar_request("subscription.past_due", "evt-2"))
+
+    changed, past_due = rig.tenants.audit
+    assert (changed.action.value, changed.actor.kind.value, changed.actor.name, changed.actor.ip) == (
+        "plan.changed",
+        "processor",
+        "Polar",
+        None,
+    )
+    assert changed.details["plan"] == "indie"
+    assert changed.details["subscription"] == SUBSCRIPTION
+    assert changed.details["eventId"] == "evt-1"
+    assert (past_due.action.value, past_due.details["billingStatus"]) == ("tenant.changed", "past_due")
+
+
 def test_a_polar_event_delivered_again_changes_nothing_more() -> None:
     rig = PaymentRig()
     rig.service.receive(polar_request())

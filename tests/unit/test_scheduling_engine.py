@@ -26,6 +26,7 @@ from herald.services.auth import Credentials
 from herald.services.delivery import DeliveryEngine, DeliveryPolicy
 from herald.services.dispatcher import Dispatcher
 from herald.services.job_queries import JobQueries
+from tests.fakes.audit import FakeAuditLog
 from tests.fakes.breakers import FakeBreakers
 from tests.fakes.common import NOW
 from tests.fakes.queues import FakeAlerts, FakeDeadLetters
@@ -67,6 +68,7 @@ class Stack:
             counters=self.counters,
             secrets=self.rig.vault,
             breakers=FakeBreakers(),
+            audit=FakeAuditLog(self.tenants),
             max_attempts=3,
             clock=lambda: iso(self.clock()),
         )

@@ -24,9 +24,11 @@ from herald.services.auth import Authenticator, Callers
 
 if TYPE_CHECKING:
     from herald.adapters.health import HealthCheck
+    from herald.adapters.store.audit_store import DynamoAuditLog
     from herald.adapters.store.breaker_store import DynamoBreakers
     from herald.services.account import AccountService
     from herald.services.activity import ActivityService
+    from herald.services.audit import AuditService
     from herald.services.checkout import CheckoutService
     from herald.services.health import EndpointAccount
     from herald.services.job_queries import JobQueries
@@ -93,6 +95,7 @@ class ApiServices:
             counters=self._counters,
             secrets=VaultOnFirstUse(),
             breakers=self._breakers,
+            audit=self._audit_log,
             max_attempts=self._base.settings.max_attempts,
         )
 
@@ -124,6 +127,19 @@ class ApiServices:
             providers=provider_registry().domain,
             inbound_secrets=lambda provider, secret: delivery_format(provider).check_secret(secret),
         )
+
+    @cached_property
+    def audit(self) -> AuditService:
+        """The account's audit log as the tenant reads it (built on first use)."""
+        from herald.services.audit import AuditService
+
+        return AuditService(self._audit_log)
+
+    @cached_property
+    def _audit_log(self) -> DynamoAuditLog:
+        from herald.adapters.store.audit_store import DynamoAuditLog
+
+        return DynamoAuditLog(self._base.table)
 
     @cached_property
     def keys(self) -> KeyService:

@@ -10,6 +10,7 @@ from functools import cached_property
 from herald.adapters.aws_clients import AwsClients
 from herald.adapters.dead_letters import SqsDeadLetterInbox
 from herald.adapters.queueing import SqsJobQueue
+from herald.adapters.store.audit_store import DynamoAuditLog
 from herald.adapters.store.job_store import DynamoJobStore
 from herald.adapters.store.key_store import DynamoKeyStore
 from herald.adapters.store.table import Table, TableAddress
@@ -19,6 +20,7 @@ from herald.domain.jobs import Channel, QueuePriority
 from herald.services.dead_letter_desk import DeadLetterDesk
 from herald.services.keys import KeyService
 from herald.services.members import MemberService
+from herald.services.ports.audit import AuditLog
 from herald.services.ports.jobs import JobStore
 from herald.services.ports.tenants import TenantStore
 from herald.services.tenants import TenantAdmin
@@ -93,6 +95,11 @@ class OperatorServices:
     @cached_property
     def max_attempts(self) -> int:
         return int(_output(self._outputs, "MaxAttempts"))
+
+    @cached_property
+    def audit(self) -> AuditLog:
+        """Any tenant's audit log, read by ``herald audit``."""
+        return DynamoAuditLog(self._table)
 
     @cached_property
     def jobs(self) -> JobStore:

@@ -72,6 +72,18 @@ def entry(
     return AuditEntry(new_entry_id(), tenant_id, at, actor, action, target, details)
 
 
+def changed_fields(changes: Mapping[str, object]) -> dict[str, str]:
+    """A profile change as an entry's details: each field's new value ("" where it is removed or goes
+    back to the plan's), named as the API names fields (``quota_limit``: ``quotaLimit``). Only for
+    profile fields (plan, status, limits, billing), which hold no secret."""
+    return {_camel(name): "" if value is None else str(value) for name, value in changes.items()}
+
+
+def _camel(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(part.title() for part in rest)
+
+
 class AuditPage(msgspec.Struct, frozen=True):
     entries: tuple[AuditEntry, ...]
     next_cursor: str | None

@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING, Annotated
 import msgspec
 from msgspec import Meta
 
-from herald.domain.access import MemberStatus, Role, Scope
+from herald.domain.access import ActorKind, MemberStatus, Role, Scope
+from herald.domain.audit import AuditAction
 from herald.http.envelope import Answer, Timestamp
 
 if TYPE_CHECKING:
     from herald.domain.access import ApiKey
     from herald.domain.access import Member as MemberRecord
+    from herald.domain.audit import AuditEntry, AuditPage
     from herald.services.keys import IssuedNamedKey
     from herald.services.members import AccountChoice, Invited
 
@@ -128,3 +130,43 @@ class ConsoleAccount(Answer):
 
 class SwitchedAccount(Answer):
     tenant_id: str
+
+
+class AuditActor(Answer):
+    type: Annotated[ActorKind, Meta(description="key, member, operator, processor or system")]
+    id: Annotated[str, Meta(description="The key's or member's id, the operator's user, the processor")]
+    name: Annotated[str, Meta(description="The key's name, the member's address, …")]
+
+
+class AuditLogEntry(Answer):
+    id: str
+    at: Timestamp
+    action: AuditAction
+    target: Annotated[str, Meta(description="What changed: a key id, a provider, a domain, an address")]
+    actor: AuditActor
+    ip: Annotated[str | None, Meta(description="The client's address as the API's edge saw it")]
+    details: Annotated[dict[str, str], Meta(description="Plain facts of the change; never a secret")]
+
+    @classmethod
+    def of(cls, entry: AuditEntry) -> AuditLogEntry:
+        actor = entry.actor
+        return cls(
+            id=entry.entry_id,
+            at=entry.at,
+            action=entry.action,
+            target=entry.target,
+            actor=AuditActor(type=actor.kind, id=actor.id, name=actor.name),
+            ip=actor.ip,
+            details=dict(entry.details),
+        )
+
+
+class AuditLogPage(Answer):
+    entries: Annotated[list[AuditLogEntry], Meta(description="Newest first")]
+    next_cursor: Annotated[
+        str | None, Meta(description="Pass as cursor for the next page; null: the log ends here")
+    ]
+
+    @classmethod
+    def of(cls, page: AuditPage) -> AuditLogPage:
+        return cls(entries=[AuditLogEntry.of(entry) for entry in page.entries], next_cursor=page.next_cursor)

@@ -2,7 +2,9 @@
 secret, sending domains and suppression list with its own API key.
 
 Secrets come in once, are checked live where the provider allows it, sealed by the ``SecretBox`` and
-never shown again except as their last four characters. Nothing caches a tenant between requests,
+never shown again except as their last four characters. Every change is written with its audit entry
+(who: the caller's key or member, from ``tenant.actor``); an entry names providers, priorities,
+domains, addresses and at most a key's last four characters, never a secret. Nothing caches a tenant between requests,
 so every change holds from the next request in every container.
 """
 
@@ -21,6 +23,8 @@ from herald.domain.account import (
     TenantRecords,
 )
 from herald.domain.addresses import Suppression
+from herald.domain.audit import AuditAction, AuditEntry
+from herald.domain.audit import entry as audit_entry
 from herald.domain.clock import iso, parse_iso, utc_now
 from herald.domain.errors import ErrorCode, FieldProblem, HeraldError, validation_failed
 from herald.domain.inbound import UnusableSecret
@@ -77,6 +81,9 @@ class AccountService:
         self._inbound_secrets = inbound_secrets
         self._clock = clock
 
+    def _entry(self, tenant: TenantContext, action: AuditAction, target: str, **details: str) -> AuditEntry:
+        return _entry(tenant, iso(self._clock()), action, target, **details)
+
     # ------------------------------------------------------------ plan and key
 
     def overview(self, tenant: TenantContext) -> AccountOverview:
@@ -122,18 +129,29 @@ class AccountService:
         self._check_key(provider, Credential(api_key, account_token))
         records = self._tenants.load(tenant.tenant_id)
         existing = records.provider(provider.value)
+        now = iso(self._clock())
         stored = StoredProvider(
             provider=provider.value,
             priority=existing.priority if existing else len(records.providers) + 1,
             api_key=self._seal(tenant, Purpose.PROVIDER_KEY, api_key),
             last_four=last_four(api_key),
-            added_at=existing.added_at if existing else iso(self._clock()),
+            added_at=existing.added_at if existing else now,
             account_token=self._seal(tenant, Purpose.PROVIDER_KEY, account_token) if account_token else None,
             webhook_secret=self._seal(tenant, Purpose.INBOUND_SECRET, webhook_secret)
             if webhook_secret
             else None,
         )
-        self._store.save_provider(tenant.tenant_id, stored)
+        action = AuditAction.PROVIDER_ADDED if existing is None else AuditAction.PROVIDER_REPLACED
+        audit = _entry(
+            tenant,
+            now,
+            action,
+            provider.value,
+            priority=str(stored.priority),
+            lastFour=stored.last_four,
+            webhookSecret="set" if webhook_secret else "none",
+        )
+        self._store.save_provider(tenant.tenant_id, stored, audit)
         return existing is None, stored
 
     def _check_webhook_secret(self, provider: ProviderName, secret: str) -> None:
@@ -175,7 +193,11 @@ class AccountService:
             )
         holder = next((item for item in records.providers if item.priority == priority), None)
         if holder != moved:
-            self._store.swap_priorities(tenant.tenant_id, moved, priority, holder)
+            details = {"priority": str(priority), "previousPriority": str(moved.priority)}
+            if holder is not None:
+                details["swappedWith"] = holder.provider
+            audit = self._entry(tenant, AuditAction.PROVIDER_REORDERED, provider.value, **details)
+            self._store.swap_priorities(tenant.tenant_id, moved, priority, holder, audit)
         return self.providers(tenant)
 
     def delete_provider(self, tenant: TenantContext, name: str) -> None:
@@ -183,7 +205,10 @@ class AccountService:
         records = self._tenants.load(tenant.tenant_id)
         removed = _find_provider(records, provider)
         below = [item for item in records.providers if item.priority > removed.priority]
-        self._store.delete_provider(tenant.tenant_id, removed, below)
+        audit = self._entry(
+            tenant, AuditAction.PROVIDER_REMOVED, provider.value, priority=str(removed.priority)
+        )
+        self._store.delete_provider(tenant.tenant_id, removed, below, audit)
 
     # ------------------------------------------------------------ signing secret
 
@@ -191,8 +216,11 @@ class AccountService:
         secret = new_signing_secret()
         created_at = iso(self._clock())
         sealed = self._seal(tenant, Purpose.SIGNING_SECRET, secret)
+        audit = _entry(tenant, created_at, AuditAction.SIGNING_SECRET_CREATED, "signing_secret")
         try:
-            self._store.set_signing_secret(tenant.tenant_id, sealed, created_at, require_absent=True)
+            self._store.set_signing_secret(
+                tenant.tenant_id, sealed, created_at, require_absent=True, audit=audit
+            )
         except AlreadyExists as exc:
             raise HeraldError(
                 "A signing secret exists already; rotate it instead.", ErrorCode.SIGNING_SECRET_EXISTS
@@ -223,6 +251,13 @@ class AccountService:
             self._seal(tenant, Purpose.SIGNING_SECRET, secret),
             iso(now),
             require_absent=False,
+            audit=_entry(
+                tenant,
+                iso(now),
+                AuditAction.SIGNING_SECRET_ROTATED,
+                "signing_secret",
+                previousValidUntil=valid_until,
+            ),
             previous=profile.signing_secret,
             previous_valid_until=valid_until,
         )
@@ -231,7 +266,8 @@ class AccountService:
     def delete_signing_secret(self, tenant: TenantContext) -> None:
         if self._tenants.profile(tenant.tenant_id).signing_secret is None:
             raise HeraldError("There is no signing secret.", ErrorCode.SIGNING_SECRET_NOT_FOUND)
-        self._store.delete_signing_secret(tenant.tenant_id)
+        audit = self._entry(tenant, AuditAction.SIGNING_SECRET_DELETED, "signing_secret")
+        self._store.delete_signing_secret(tenant.tenant_id, audit)
 
     # ------------------------------------------------------------ domains
 
@@ -244,8 +280,15 @@ class AccountService:
                 ErrorCode.PROVIDER_NOT_CONFIGURED,
             )
         domain = SendingDomain(domain=name, created_at=iso(self._clock()))
+        audit = _entry(
+            tenant,
+            domain.created_at,
+            AuditAction.DOMAIN_ADDED,
+            name,
+            providers=",".join(item.provider for item in records.providers),
+        )
         try:
-            self._store.claim_domain(tenant.tenant_id, domain)
+            self._store.claim_domain(tenant.tenant_id, domain, audit)
         except DomainTaken as exc:
             raise HeraldError(
                 "This domain is registered by another account.", ErrorCode.DOMAIN_TAKEN
@@ -254,7 +297,7 @@ class AccountService:
             domain,
             providers=tuple(self._register(tenant.tenant_id, item, name) for item in records.providers),
         )
-        self._store.save_domain(tenant.tenant_id, domain)
+        self._store.record_registrations(tenant.tenant_id, domain)
         return domain
 
     def _register(self, tenant_id: str, stored: StoredProvider, domain: str) -> ProviderDomain:
@@ -295,7 +338,11 @@ class AccountService:
             for entry in domain.providers
         )
         domain = replace(domain, providers=entries)
-        self._store.save_domain(tenant.tenant_id, domain)
+        verified = ",".join(entry.provider for entry in entries if entry.verified)
+        audit = self._entry(
+            tenant, AuditAction.DOMAIN_VERIFIED, domain.domain, verifiedWith=verified or "none"
+        )
+        self._store.save_domain(tenant.tenant_id, domain, audit)
         return domain
 
     def _verified(
@@ -325,7 +372,8 @@ class AccountService:
                 logger.warning(
                     "provider kept the domain", extra={"provider": entry.provider, "reason": exc.reason}
                 )
-        self._store.delete_domain(tenant.tenant_id, domain.domain)
+        audit = self._entry(tenant, AuditAction.DOMAIN_REMOVED, domain.domain)
+        self._store.delete_domain(tenant.tenant_id, domain.domain, audit)
 
     def _owned_domain(self, tenant: TenantContext, name: str) -> SendingDomain:
         domain = self._store.domain(tenant.tenant_id, name.lower())
@@ -339,8 +387,14 @@ class AccountService:
         return list(self._suppressions.entries(tenant.tenant_id))
 
     def delete_suppression(self, tenant: TenantContext, email: str) -> None:
-        if not self._suppressions.delete(tenant.tenant_id, email):
+        audit = self._entry(tenant, AuditAction.SUPPRESSION_REMOVED, email.strip().lower())
+        if not self._suppressions.delete(tenant.tenant_id, email, audit):
             raise HeraldError("This address is not suppressed.", ErrorCode.SUPPRESSION_NOT_FOUND)
+
+
+def _entry(tenant: TenantContext, at: str, action: AuditAction, target: str, **details: str) -> AuditEntry:
+    """The entry of a change the caller made (its key or member, and its client address)."""
+    return audit_entry(tenant.tenant_id, at, tenant.actor, action, target, **details)
 
 
 def _paid(tenant: TenantContext) -> None:

@@ -19,7 +19,9 @@ from datetime import datetime
 
 import msgspec
 
+from herald.domain.access import Actor, ActorKind
 from herald.domain.account import TenantProfile
+from herald.domain.audit import AuditAction, changed_fields, entry
 from herald.domain.clock import iso, parse_iso, utc_now
 from herald.domain.plans import PAYMENT_GRACE, Plan, current_period
 from herald.observability import logger
@@ -30,6 +32,8 @@ ADVANCED = "advanced"
 LAPSED = "lapsed"
 IN_GRACE = "in_grace"
 UNCHANGED = "unchanged"
+# Who the audit log names for this run's changes.
+QUOTA_RESET = Actor(ActorKind.SYSTEM, "quota-reset", "Quota reset schedule")
 
 
 class ResetSummary(msgspec.Struct, frozen=True):
@@ -60,7 +64,7 @@ class QuotaReset:
         period = current_period(parse_iso(profile.period_anchor), now)
         if profile.period_end == iso(period.end):
             return UNCHANGED
-        self._update(profile.tenant_id, period_end=iso(period.end))
+        self._update(profile.tenant_id, now, AuditAction.TENANT_CHANGED, period_end=iso(period.end))
         return ADVANCED
 
     def _lapse(self, profile: TenantProfile, now: datetime) -> str:
@@ -68,6 +72,8 @@ class QuotaReset:
         period = current_period(now, now)
         self._update(
             profile.tenant_id,
+            now,
+            AuditAction.PLAN_CHANGED,
             plan=Plan.FREE.value,
             paid_until=None,
             period_anchor=iso(now),
@@ -83,8 +89,9 @@ class QuotaReset:
         )
         return LAPSED
 
-    def _update(self, tenant_id: str, **changes: object) -> None:
+    def _update(self, tenant_id: str, now: datetime, action: AuditAction, **changes: object) -> None:
+        audit = entry(tenant_id, iso(now), QUOTA_RESET, action, tenant_id, **changed_fields(changes))
         try:
-            self._store.update_profile(tenant_id, **changes)
+            self._store.update_profile(tenant_id, audit, **changes)
         except TenantNotFound:
             return  # deleted while the run was paging: nothing to keep

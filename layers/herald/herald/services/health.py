@@ -21,7 +21,8 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from herald.domain.account import TenantProfile
+from herald.domain.account import TenantContext, TenantProfile
+from herald.domain.audit import AuditAction, entry
 from herald.domain.breakers import (
     Breaker,
     BreakerKey,
@@ -301,28 +302,41 @@ class EndpointAccount:
     def list(self, tenant_id: str) -> list[Breaker]:
         return self._breakers.endpoints(tenant_id)
 
-    def enable(self, tenant_id: str, origin: str) -> Breaker:
+    def enable(self, tenant: TenantContext, origin: str) -> Breaker:
         """Closed with a clean record, whatever its state (a closed one is left as it is).
         ``origin``: the endpoint's origin, or its host[:port] alone."""
-        return self._turn(tenant_id, origin, BreakerState.CLOSED, closed)
+        return self._turn(tenant, origin, BreakerState.CLOSED, closed)
 
-    def disable(self, tenant_id: str, origin: str) -> Breaker:
+    def disable(self, tenant: TenantContext, origin: str) -> Breaker:
         """Disabled by hand (a receiver the tenant knows is down or gone): its webhooks fail at once
         with endpoint_disabled, the same gate the automatic disabling uses, until it is enabled."""
-        return self._turn(tenant_id, origin, BreakerState.DISABLED, disabled)
+        return self._turn(tenant, origin, BreakerState.DISABLED, disabled)
 
     def _turn(
-        self, tenant_id: str, origin: str, target: BreakerState, change: Callable[[Breaker, int], Breaker]
+        self,
+        tenant: TenantContext,
+        origin: str,
+        target: BreakerState,
+        change: Callable[[Breaker, int], Breaker],
     ) -> Breaker:
-        known = next((item for item in self.list(tenant_id) if _names(item, origin)), None)
+        """Recorded in the audit log as the caller's change, only when the state does change."""
+        known = next((item for item in self.list(tenant.tenant_id) if _names(item, origin)), None)
         if known is None:
             raise HeraldError("No webhook endpoint with this origin.", ErrorCode.ENDPOINT_NOT_FOUND)
+        action = (
+            AuditAction.ENDPOINT_ENABLED if target is BreakerState.CLOSED else AuditAction.ENDPOINT_DISABLED
+        )
         found = known
         for _ in range(3):
             if found.state is target:
                 return found
-            turned = change(found, int(self._clock()))
-            if self._breakers.save(turned):
+            now = self._clock()
+            turned = change(found, int(now))
+            at = iso(datetime.fromtimestamp(now, UTC))
+            audit = entry(
+                tenant.tenant_id, at, tenant.actor, action, known.key.name, previous=found.state.value
+            )
+            if self._breakers.turn(turned, audit):
                 return turned
             found = self._breakers.read([known.key]).get(known.key) or known
         raise HeraldError("The endpoint changed meanwhile; try again.", ErrorCode.DEPENDENCY_UNAVAILABLE)

@@ -37,9 +37,11 @@ from typing import TypeVar
 
 import msgspec
 
+from herald.domain.access import Actor, ActorKind
 from herald.domain.account import TenantProfile
 from herald.domain.addresses import Suppression
 from herald.domain.alerts import PaymentAlert
+from herald.domain.audit import AuditAction, AuditEntry, changed_fields, entry
 from herald.domain.billing import (
     PaymentRefused,
     PlanCatalog,
@@ -313,7 +315,7 @@ class PaymentWebhooks:
     def _change(self, event: SubscriptionEvent, now: datetime) -> bool:
         """Apply the event to its tenant; False when it changes nothing."""
         tenant_id = self._tenant_of(event)
-        facts = {"processor": event.processor.value, "event": event.event_name, "event_id": event.event_id}
+        facts = {"processor": event.processor.value, "event": event.event_name, "eventId": event.event_id}
         if tenant_id is None:
             logger.warning("payment event of no known tenant", extra=facts)
             return False
@@ -365,8 +367,9 @@ class PaymentWebhooks:
             expected = {
                 name: value for name, value in profile_fields(before).items() if name != "period_anchor"
             }
+            audit = _billing_entry(profile.tenant_id, event, changes, now)
             try:
-                self._tenants.update_profile_if(profile.tenant_id, expected, changes)
+                self._tenants.update_profile_if(profile.tenant_id, expected, changes, audit)
             except ProfileChanged:
                 profile = self._tenants.profile(profile.tenant_id)
                 continue
@@ -380,6 +383,16 @@ class PaymentWebhooks:
             if ref and (tenant_id := self._links.tenant_for(event.processor, ref)):
                 return tenant_id
         return None
+
+
+def _billing_entry(
+    tenant_id: str, event: SubscriptionEvent, changes: Mapping[str, object], now: datetime
+) -> AuditEntry:
+    """The audit entry of a payment event's change, recorded as the processor's."""
+    processor = Actor(ActorKind.PROCESSOR, event.processor.value, event.processor.value.capitalize())
+    action = AuditAction.PLAN_CHANGED if "plan" in changes else AuditAction.TENANT_CHANGED
+    details = {**changed_fields(changes), "event": event.event_name, "eventId": event.event_id}
+    return entry(tenant_id, iso(now), processor, action, tenant_id, **details)
 
 
 def _iso(epoch: float) -> str:

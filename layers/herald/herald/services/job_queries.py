@@ -10,6 +10,7 @@ import msgspec
 from msgspec.structs import replace
 
 from herald.domain.account import TenantContext
+from herald.domain.audit import AuditAction, entry
 from herald.domain.breakers import Breaker, BreakerKey, BreakerKind, endpoint_origin
 from herald.domain.clock import iso, now_iso, parse_iso
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
@@ -21,6 +22,7 @@ from herald.domain.secrets import SecretTampered
 from herald.observability import correlation_id, count, logger
 from herald.services.accept import enqueue_or_fail
 from herald.services.activity import ActivityService
+from herald.services.ports.audit import AuditLog
 from herald.services.ports.jobs import JobQueue, JobStore, Schedules
 from herald.services.ports.platform import SecretBox
 from herald.services.ports.providers import Breakers
@@ -51,10 +53,12 @@ class JobQueries:
         counters: Counters,
         secrets: SecretBox,
         breakers: Breakers,
+        audit: AuditLog,
         max_attempts: int,
         clock: Callable[[], str] = now_iso,
     ) -> None:
         self._store = store
+        self._audit = audit
         self._breakers = breakers
         self._schedules = schedules
         self._counters = counters
@@ -154,6 +158,11 @@ class JobQueries:
             raise HeraldError(
                 "No failed job with this id; only failed jobs can be retried.", ErrorCode.JOB_NOT_RETRYABLE
             )
+        # Written once the job is queued again: a retry touches the job's items and a queue, which no
+        # one transaction holds, and the log says only what did happen.
+        self._audit.record(
+            entry(tenant.tenant_id, self._clock(), tenant.actor, AuditAction.JOB_RETRIED, job_id)
+        )
         return state
 
     def cancel(self, tenant: TenantContext, job_id: str) -> JobView:
@@ -193,7 +202,9 @@ class JobQueries:
         channel: Channel | None,
         cursor: str | None,
     ) -> Recovery:
-        return recover_failed(
+        """One audit entry per call, with the window, the channel and how many jobs went back (a
+        call that re-queued none changed nothing and records nothing)."""
+        recovery = recover_failed(
             self._store,
             self._queue,
             tenant_id=tenant.tenant_id,
@@ -204,6 +215,16 @@ class JobQueries:
             max_attempts=self._max_attempts,
             now=self._clock(),
         )
+        if recovery.requeued:
+            since, until = window
+            details = {"since": iso(since), "until": iso(until), "requeued": str(recovery.requeued)}
+            if channel is not None:
+                details["type"] = channel.value
+            audit = entry(
+                tenant.tenant_id, self._clock(), tenant.actor, AuditAction.JOBS_RECOVERED, "jobs", **details
+            )
+            self._audit.record(audit)
+        return recovery
 
 
 # Re-queued per recover call: 1 000 re-queues (a conditional write and an enqueue each) fit well

@@ -15,7 +15,7 @@ import msgspec
 
 from herald.domain.access import FIRST_KEY_NAME, Actor, Member, MemberStatus, Role, Scope, generate_id
 from herald.domain.account import ACTIVE, DISABLED, TenantProfile
-from herald.domain.audit import AuditAction, entry
+from herald.domain.audit import AuditAction, changed_fields, entry
 from herald.domain.clock import iso, utc_now
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.plans import Plan
@@ -68,23 +68,30 @@ class TenantAdmin:
         self._store.create(profile, key, owner, audit)
         return IssuedKey(tenant_id, api_key, key.key_id)
 
-    def set_plan(self, tenant_id: str, plan: str) -> TenantProfile:
-        return self._update(tenant_id, plan=Plan(plan.lower()).value)
+    # Each change below is recorded as ``actor``'s (the operator, from the CLI): its audit entry is
+    # written in the change's own transaction.
 
-    def set_status(self, tenant_id: str, active: bool) -> TenantProfile:
-        return self._update(tenant_id, status=ACTIVE if active else DISABLED)
+    def set_plan(self, tenant_id: str, plan: str, actor: Actor) -> TenantProfile:
+        value = Plan(plan.lower()).value
+        return self._update(tenant_id, actor, AuditAction.PLAN_CHANGED, plan=value)
 
-    def set_quota(self, tenant_id: str, jobs: int | None) -> TenantProfile:
+    def set_status(self, tenant_id: str, active: bool, actor: Actor) -> TenantProfile:
+        return self._update(
+            tenant_id, actor, AuditAction.TENANT_CHANGED, status=ACTIVE if active else DISABLED
+        )
+
+    def set_quota(self, tenant_id: str, jobs: int | None, actor: Actor) -> TenantProfile:
         """Override the plan's metered monthly quota; None goes back to the plan's."""
-        return self._update(tenant_id, quota_limit=_limit(jobs))
+        return self._update(tenant_id, actor, AuditAction.TENANT_CHANGED, quota_limit=_limit(jobs))
 
-    def set_rate(self, tenant_id: str, per_minute: int | None) -> TenantProfile:
+    def set_rate(self, tenant_id: str, per_minute: int | None, actor: Actor) -> TenantProfile:
         """Override the plan's per-minute rate limit; None goes back to the plan's."""
-        return self._update(tenant_id, rate_limit=_limit(per_minute))
+        return self._update(tenant_id, actor, AuditAction.TENANT_CHANGED, rate_limit=_limit(per_minute))
 
-    def _update(self, tenant_id: str, **changes: object) -> TenantProfile:
+    def _update(self, tenant_id: str, actor: Actor, action: AuditAction, **changes: object) -> TenantProfile:
+        audit = entry(tenant_id, iso(self._clock()), actor, action, tenant_id, **changed_fields(changes))
         try:
-            profile = self._store.update_profile(tenant_id, **changes)
+            profile = self._store.update_profile(tenant_id, audit, **changes)
         except TenantNotFound as exc:
             raise HeraldError(f"No tenant {tenant_id}.", ErrorCode.TENANT_NOT_FOUND) from exc
         return profile

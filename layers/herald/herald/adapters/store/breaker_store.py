@@ -4,7 +4,8 @@ A tenant's provider breakers sit in its own partition, so an email pass reads th
 one Query (``DynamoTenantStore.load``); a platform provider's under ``PLATFORM``; a tenant's
 endpoints' under ``ENDPOINTS#<tenantId>``, one per origin, read with the tenant's profile in one
 BatchGetItem by a webhook pass. Writes: one conditional PutItem per change (on the version read),
-only on failures and state changes.
+only on failures and state changes; a tenant's own change of an endpoint, 1 transaction with its
+audit entry.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pynamodb.expressions.condition import Condition
+
+from herald.adapters.store.audit_items import AUDIT_ONCE, audit_item
 from herald.adapters.store.conversions import profile_from
 from herald.adapters.store.models import (
     PLATFORM_PK,
@@ -22,8 +26,9 @@ from herald.adapters.store.models import (
     provider_breaker_sk,
     tenant_pk,
 )
-from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
+from herald.adapters.store.table import ConditionFailed, Table, conditional, transaction, translated
 from herald.domain.account import TenantProfile
+from herald.domain.audit import AuditEntry
 from herald.domain.breakers import Breaker, BreakerKey, BreakerKind, BreakerState, Slot
 from herald.services.outcomes import TenantNotFound
 
@@ -90,8 +95,31 @@ class DynamoBreakers:
         return profile_from(profile), None if breaker is None else breaker_from(breaker, key)
 
     def save(self, breaker: Breaker) -> bool:
+        try:
+            with conditional("breaker write"):
+                self._item(breaker).save(condition=_expected(breaker))
+        except ConditionFailed:
+            return False
+        return True
+
+    def turn(self, breaker: Breaker, audit: AuditEntry) -> bool:
+        """A tenant's own change (an endpoint enabled or disabled) with its audit entry: 1 transaction."""
+
+        def refine(codes: list[str | None]) -> Exception | None:
+            # The breaker's put comes before the entry's (the order they are added in).
+            return ConditionFailed("breaker write") if codes[:1] == ["ConditionalCheckFailed"] else None
+
+        try:
+            with transaction(self._table.connection, "breaker write", refine) as tx:
+                tx.save(self._item(breaker), condition=_expected(breaker))
+                tx.save(audit_item(self._table, audit), condition=AUDIT_ONCE)
+        except ConditionFailed:
+            return False
+        return True
+
+    def _item(self, breaker: Breaker) -> BreakerItem:
         pk, sk = breaker_item_key(breaker.key)
-        item = self._table[BreakerItem](
+        item: BreakerItem = self._table[BreakerItem](
             pk,
             sk,
             state=breaker.state.value,
@@ -106,19 +134,16 @@ class DynamoBreakers:
             since=breaker.since,
             version=breaker.version,
         )
-        expected = (
-            BreakerItem.pk.does_not_exist()
-            if breaker.version <= 1
-            else BreakerItem.version == breaker.version - 1
-        )
-        try:
-            with conditional("breaker write"):
-                item.save(condition=expected)
-        except ConditionFailed:
-            return False
-        return True
+        return item
 
     def endpoints(self, tenant_id: str) -> list[Breaker]:
         with translated("breaker read"):
             items = list(self._table[BreakerItem].query(endpoints_pk(tenant_id), consistent_read=True))
         return [breaker_from(item, BreakerKey(BreakerKind.ENDPOINT, tenant_id, item.sk)) for item in items]
+
+
+def _expected(breaker: Breaker) -> Condition:
+    """Written over the version it was computed from (absent for a first version)."""
+    if breaker.version <= 1:
+        return BreakerItem.pk.does_not_exist()
+    return BreakerItem.version == breaker.version - 1

@@ -7,9 +7,11 @@ from collections.abc import Iterator
 
 from pynamodb.exceptions import DoesNotExist
 
+from herald.adapters.store.audit_items import AUDIT_ONCE, audit_item
 from herald.adapters.store.models import SuppressionItem, suppression_pk
-from herald.adapters.store.table import ConditionFailed, Table, conditional, translated
+from herald.adapters.store.table import ConditionFailed, Table, transaction, translated
 from herald.domain.addresses import Suppression, canonical_address
+from herald.domain.audit import AuditEntry
 
 
 class DynamoSuppressions:
@@ -46,11 +48,19 @@ class DynamoSuppressions:
         for item in items:
             yield Suppression(item.address, item.reason, item.created_at, item.source)
 
-    def delete(self, tenant_id: str, address: str) -> bool:
+    def delete(self, tenant_id: str, address: str, audit: AuditEntry) -> bool:
+        """The address's removal and its audit entry in one transaction; False, writing neither,
+        when the address was not suppressed."""
         item = self._table[SuppressionItem](suppression_pk(tenant_id), canonical_address(address))
+
+        def refine(codes: list[str | None]) -> Exception | None:
+            # The delete comes before the entry's put in the transaction's order.
+            return ConditionFailed("suppression delete") if codes[:1] == ["ConditionalCheckFailed"] else None
+
         try:
-            with conditional("suppression delete"):
-                item.delete(condition=SuppressionItem.pk.exists())
+            with transaction(self._table.connection, "suppression delete", refine) as tx:
+                tx.delete(item, condition=SuppressionItem.pk.exists())
+                tx.save(audit_item(self._table, audit), condition=AUDIT_ONCE)
         except ConditionFailed:
             return False
         return True

@@ -5,7 +5,9 @@ DynamoDB calls: authenticate = 1 Query (the tenant's partition: profile, provide
 domains, named keys, members; 1 read unit up to 4 KB, a key or a member is about 250 bytes) and, for
 a key this container has not seen, 1 GetItem (key hash); create = 1 transaction (profile, first key,
 owner, audit entry) + 1 conditional PutItem (the email claim); profile = 1 GetItem; the tenant of an
-email address = 1 GetItem.
+email address = 1 GetItem; a profile change (operator, payment, quota reset) = 1 transaction (the
+change and its audit entry) + 1 GetItem (the profile as changed) + 1 UpdateItem when the change moved
+the tenant's next quota reset.
 """
 
 from __future__ import annotations
@@ -210,18 +212,27 @@ class DynamoTenantStore:
                 if pk in found:
                     yield profile_from(found[pk])
 
-    def update_profile(self, tenant_id: str, **changes: object) -> TenantProfile:
-        return self._update(tenant_id, changes, {})
+    def update_profile(self, tenant_id: str, audit: AuditEntry, **changes: object) -> TenantProfile:
+        return self._update(tenant_id, changes, {}, audit)
 
     def update_profile_if(
-        self, tenant_id: str, expected: Mapping[str, object], changes: Mapping[str, object]
+        self,
+        tenant_id: str,
+        expected: Mapping[str, object],
+        changes: Mapping[str, object],
+        audit: AuditEntry,
     ) -> TenantProfile:
-        return self._update(tenant_id, changes, expected)
+        return self._update(tenant_id, changes, expected, audit)
 
     def _update(
-        self, tenant_id: str, changes: Mapping[str, object], expected: Mapping[str, object]
+        self,
+        tenant_id: str,
+        changes: Mapping[str, object],
+        expected: Mapping[str, object],
+        audit: AuditEntry,
     ) -> TenantProfile:
-        item = self._table[TenantItem](tenant_pk(tenant_id), PROFILE_SK)
+        """The change and its entry in one transaction (which returns no item: the profile is read
+        after it, strongly consistent)."""
         actions: list[Any] = [
             _PROFILE_FIELDS[name].remove() if value is None else _PROFILE_FIELDS[name].set(value)
             for name, value in changes.items()
@@ -230,11 +241,24 @@ class DynamoTenantStore:
         for name, value in expected.items():
             field = _PROFILE_FIELDS[name]
             condition &= field.does_not_exist() if value is None else field == value
-        try:
-            with conditional("tenant table write"):
-                item.update(actions=actions, condition=condition)
-        except ConditionFailed as exc:
-            raise (ProfileChanged(tenant_id) if expected else TenantNotFound(tenant_id)) from exc
+
+        def refine(codes: list[str | None]) -> Exception | None:
+            # The profile's update comes after the entry's put in the transaction's order.
+            if codes[-1:] != ["ConditionalCheckFailed"]:
+                return None
+            return ProfileChanged(tenant_id) if expected else TenantNotFound(tenant_id)
+
+        with transaction(self._table.connection, "tenant table write", refine) as tx:
+            tx.save(audit_item(self._table, audit), condition=AUDIT_ONCE)
+            tx.update(
+                self._table[TenantItem](tenant_pk(tenant_id), PROFILE_SK),
+                actions=actions,
+                condition=condition,
+            )
+        with translated("tenant table read"):
+            item: TenantItem = self._table[TenantItem].get(
+                tenant_pk(tenant_id), PROFILE_SK, consistent_read=True
+            )
         profile = profile_from(item)
         if _RESET_FIELDS & changes.keys():
             self._move_reset_entry(item, profile)

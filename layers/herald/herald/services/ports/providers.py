@@ -11,6 +11,7 @@ import msgspec
 if TYPE_CHECKING:
     # Only named in signatures: a function imports the domain modules its own path uses.
     from herald.domain.account import TenantProfile
+    from herald.domain.audit import AuditEntry
     from herald.domain.breakers import Breaker, BreakerKey
     from herald.domain.inbound import DeliveryEvent, IgnoredEvent, Processor, SubscriptionEvent
     from herald.domain.notifications import EmailNotification
@@ -72,6 +73,10 @@ class Breakers(Protocol):
     def save(self, breaker: Breaker) -> bool:
         """Store ``breaker`` if the stored one is still at ``breaker.version - 1`` (absent for 1);
         False when another worker changed it meanwhile."""
+
+    def turn(self, breaker: Breaker, audit: AuditEntry) -> bool:
+        """``save`` for a change the tenant makes by hand (enabling or disabling an endpoint), with
+        its audit entry in the same transaction; False, writing neither, as ``save``."""
 
     def endpoints(self, tenant_id: str) -> list[Breaker]:
         """The tenant's endpoint breakers, by origin (1 Query of its endpoints' partition)."""

@@ -49,11 +49,16 @@ class TenantStore(Protocol):
     def tenant_ids(self) -> Iterator[str]:
         """Every tenant's id, oldest first, from the index alone (no profile is read)."""
 
-    def update_profile(self, tenant_id: str, **changes: object) -> TenantProfile:
-        """Set (or, with None, remove) profile attributes; ``TenantNotFound`` when absent."""
+    def update_profile(self, tenant_id: str, audit: AuditEntry, **changes: object) -> TenantProfile:
+        """Set (or, with None, remove) profile attributes, with the change's audit entry in the same
+        transaction; ``TenantNotFound`` when absent."""
 
     def update_profile_if(
-        self, tenant_id: str, expected: Mapping[str, object], changes: Mapping[str, object]
+        self,
+        tenant_id: str,
+        expected: Mapping[str, object],
+        changes: Mapping[str, object],
+        audit: AuditEntry,
     ) -> TenantProfile:
         """``update_profile`` only while the ``expected`` attributes still hold those values (None:
         absent); ``ProfileChanged`` otherwise."""
@@ -104,14 +109,22 @@ class MemberStore(Protocol):
 
 
 class AccountStore(Protocol):
-    def save_provider(self, tenant_id: str, provider: StoredProvider) -> None: ...
+    """Provider keys, the signing secret and sending domains; every change is written with its audit
+    entry, in one transaction."""
+
+    def save_provider(self, tenant_id: str, provider: StoredProvider, audit: AuditEntry) -> None: ...
 
     def delete_provider(
-        self, tenant_id: str, removed: StoredProvider, below: Sequence[StoredProvider]
+        self, tenant_id: str, removed: StoredProvider, below: Sequence[StoredProvider], audit: AuditEntry
     ) -> None: ...
 
     def swap_priorities(
-        self, tenant_id: str, moved: StoredProvider, new_priority: int, holder: StoredProvider | None
+        self,
+        tenant_id: str,
+        moved: StoredProvider,
+        new_priority: int,
+        holder: StoredProvider | None,
+        audit: AuditEntry,
     ) -> None: ...
 
     def set_signing_secret(
@@ -121,21 +134,25 @@ class AccountStore(Protocol):
         created_at: str,
         *,
         require_absent: bool,
+        audit: AuditEntry,
         previous: SealedSecret | None = None,
         previous_valid_until: str | None = None,
     ) -> None:
         """``AlreadyExists`` when ``require_absent`` and a secret is set."""
 
-    def delete_signing_secret(self, tenant_id: str) -> None: ...
+    def delete_signing_secret(self, tenant_id: str, audit: AuditEntry) -> None: ...
 
-    def claim_domain(self, tenant_id: str, domain: SendingDomain) -> None:
+    def claim_domain(self, tenant_id: str, domain: SendingDomain, audit: AuditEntry) -> None:
         """``DomainTaken`` when another tenant owns it."""
 
     def domain(self, tenant_id: str, name: str) -> SendingDomain | None: ...
 
-    def save_domain(self, tenant_id: str, domain: SendingDomain) -> None: ...
+    def record_registrations(self, tenant_id: str, domain: SendingDomain) -> None:
+        """The providers' answers to the registration of the domain ``claim_domain`` just added."""
 
-    def delete_domain(self, tenant_id: str, name: str) -> None: ...
+    def save_domain(self, tenant_id: str, domain: SendingDomain, audit: AuditEntry) -> None: ...
+
+    def delete_domain(self, tenant_id: str, name: str, audit: AuditEntry) -> None: ...
 
 
 class Counters(Protocol):
@@ -183,8 +200,8 @@ class Suppressions(Protocol):
 
     def entries(self, tenant_id: str) -> Iterator[Suppression]: ...
 
-    def delete(self, tenant_id: str, address: str) -> bool:
-        """False when the address was not suppressed."""
+    def delete(self, tenant_id: str, address: str, audit: AuditEntry) -> bool:
+        """False (writing no entry) when the address was not suppressed."""
 
 
 class SignInStore(Protocol):
