@@ -37,6 +37,9 @@ class ErrorEnvelope(Answer):
     resets_at: Annotated[Timestamp | UnsetType, Meta(description="On quota_exceeded: the period's end")] = (
         UNSET
     )
+    required_scope: Annotated[
+        str | UnsetType, Meta(description="On insufficient_scope: the scope that would allow the request")
+    ] = UNSET
 
 
 # What to do next, where that is another route: the edge's to say, since only it knows the routes.
