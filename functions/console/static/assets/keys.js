@@ -63,9 +63,9 @@ function keyRow(key, show) {
     h("td", {},
       h("code", { "data-preview": "" }, key[Key.preview]),
       previous && new Date(previous) > new Date()
-        ? h("span", { class: "muted subject", "data-grace": "" }, `The previous secret works until ${when(previous)}.`)
+        ? h("span", { class: "muted sub", "data-grace": "" }, `The previous secret works until ${when(previous)}.`)
         : null),
-    h("td", {}, when(key[Key.createdAt]), h("span", { class: "muted subject" }, `by ${key[Key.createdBy]}`)),
+    h("td", {}, when(key[Key.createdAt]), h("span", { class: "muted sub" }, `by ${key[Key.createdBy]}`)),
     h("td", {}, key[Key.lastUsedAt] ? when(key[Key.lastUsedAt]) : "never"),
     h("td", {}, expires ? when(expires) : "never"),
     h("td", {}, keyActions(key, show)));

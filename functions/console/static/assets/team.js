@@ -155,7 +155,7 @@ function auditRow(entry) {
   return h("tr", { "data-action": entry[AuditEntry.action] },
     h("td", {}, when(entry[AuditEntry.at])),
     h("td", { class: "target" }, actor[AuditActor.name] || actor[AuditActor.id] || "—",
-      h("span", { class: "muted subject" }, actor[AuditActor.type] || "")),
+      h("span", { class: "muted sub" }, actor[AuditActor.type] || "")),
     h("td", {}, h("code", {}, entry[AuditEntry.action])),
     h("td", { class: "target" }, entry[AuditEntry.target] || "—"),
     h("td", {}, entry[AuditEntry.ip] || "—"),
