@@ -108,14 +108,14 @@ def test_the_owner_invites_changes_roles_and_removes_with_the_apis_sentences(own
     expect(form.get_by_role("alert")).to_have_text(refused.json()["error"])
 
     row.get_by_label(f"Role of {invited}").select_option("viewer")
-    row.get_by_role("button", name=f"Change the role of {invited}").click()
+    row.get_by_role("button", name=f"Change {invited}'s role").click()
     expect(page.get_by_text(f"{invited} is now viewer")).to_be_visible()
     expect(member_row(page, invited).get_by_label(f"Role of {invited}")).to_have_value("viewer")
 
     # The only owner cannot step down: 409 last_owner, the API's sentence in the toast.
     mine = member_row(page, owner.email)
     mine.get_by_label(f"Role of {owner.email}").select_option("admin")
-    mine.get_by_role("button", name=f"Change the role of {owner.email}").click()
+    mine.get_by_role("button", name=f"Change {owner.email}'s role").click()
     expect(page.locator(".toast-error")).to_contain_text(re.compile(r"owner", re.IGNORECASE))
     expect(member_row(page, owner.email).get_by_label(f"Role of {owner.email}")).to_have_value("owner")
 
@@ -150,7 +150,7 @@ def test_a_developer_joins_sees_only_what_the_role_can_use_and_a_lowered_role_is
         form = theirs.get_by_role("form", name="Create a key")
         page = owner.open("/console/members", "Members")
         member_row(page, developer).get_by_label(f"Role of {developer}").select_option("viewer")
-        member_row(page, developer).get_by_role("button", name=f"Change the role of {developer}").click()
+        member_row(page, developer).get_by_role("button", name=f"Change {developer}'s role").click()
         expect(page.get_by_text(f"{developer} is now viewer")).to_be_visible()
         form.get_by_label("Name").fill("Too late")
         form.get_by_role("checkbox", name=re.compile("^Send")).check()

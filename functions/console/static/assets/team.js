@@ -102,7 +102,7 @@ function roleForm(email, role, path) {
       if (changed) rerender();
       else chooser.value = role;
     },
-  }, chooser, h("button", { type: "submit", class: "button button-small", "aria-label": `Change the role of ${email}` }, "Change"));
+  }, chooser, h("button", { type: "submit", class: "button button-small", "aria-label": `Change ${email}'s role` }, "Change"));
 }
 
 export async function auditPage() {
