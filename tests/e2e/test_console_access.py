@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
+from herald.domain.access import ROLE_ABILITIES, ROLES_BY_REACH, SCOPE_ABILITIES
 from herald_harness.running_stack import RunningStack
 from herald_harness.tenants import Tenant
 from tests.e2e.browser import Console, screenshot, sign_up
@@ -175,3 +176,20 @@ def test_a_refused_creation_shows_the_apis_sentence_by_the_form(console: Console
     expect(key_row(page, "Wrong domain")).to_have_count(0)
     screenshot(page, "keys-refused")
     console.check_accessibility("key refused")
+
+
+def test_the_consoles_role_and_scope_tables_are_herald_domain_access(console: Console) -> None:
+    """assets/access.js mirrors the abilities of herald/domain/access.py to hide what a role cannot
+    use; read from the module the browser loads, they must be the domain's."""
+    page = console.open("/console", "Overview")
+    tables = page.evaluate(
+        """() => import("/console/assets/access.js").then((module) => ({
+            roles: module.ROLE_ABILITIES, scopes: module.SCOPE_ABILITIES, order: module.ROLES }))"""
+    )
+    assert {role: set(abilities) for role, abilities in tables["roles"].items()} == {
+        role.value: {ability.value for ability in abilities} for role, abilities in ROLE_ABILITIES.items()
+    }
+    assert {scope: set(abilities) for scope, abilities in tables["scopes"].items()} == {
+        scope.value: {ability.value for ability in abilities} for scope, abilities in SCOPE_ABILITIES.items()
+    }
+    assert tables["order"] == [role.value for role in reversed(ROLES_BY_REACH)]
