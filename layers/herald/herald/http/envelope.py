@@ -38,7 +38,8 @@ class ErrorEnvelope(Answer):
         UNSET
     )
     required_scope: Annotated[
-        str | UnsetType, Meta(description="On insufficient_scope: the scope that would allow the request")
+        str | UnsetType,
+        Meta(description="On insufficient_scope: the scope the route needs (send, read, manage)"),
     ] = UNSET
 
 
