@@ -67,7 +67,9 @@ function keyRow(key, show) {
         : null),
     h("td", {}, when(key[Key.createdAt]), h("span", { class: "muted sub" }, `by ${key[Key.createdBy]}`)),
     h("td", {}, key[Key.lastUsedAt] ? when(key[Key.lastUsedAt]) : "never"),
-    h("td", {}, expires ? when(expires) : "never"),
+    h("td", {}, !expires ? "never"
+      : new Date(expires) > new Date() ? when(expires)
+        : h("span", { class: "error-text", "data-expired": "" }, `expired ${when(expires)}`)),
     h("td", {}, keyActions(key, show)));
 }
 
