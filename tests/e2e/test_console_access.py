@@ -160,6 +160,22 @@ def test_a_revoked_key_is_refused_at_its_next_request(console: Console) -> None:
     assert console.tenant.call("GET", "/account").status_code == 200  # the other keys go on
 
 
+def test_a_key_with_an_expiry_lists_it_in_the_browsers_time_zone(console: Console) -> None:
+    page = console.open("/console/keys", "Keys & signing")
+    form = page.get_by_role("form", name="Create a key")
+    form.get_by_label("Name").fill("Until spring")
+    form.get_by_role("checkbox", name=re.compile("^Send")).check()
+    form.get_by_label(re.compile(r"^Expires \(optional")).fill("2030-03-01T09:30")
+    form.get_by_role("button", name="Create key").click()
+    expect(page.get_by_text(ONCE)).to_be_visible()
+    listed = console.tenant.call("GET", "/account/keys").json()["data"]
+    expires = next(key["expiresAt"] for key in listed if key["name"] == "Until spring")
+    # The form's local time, sent as an instant: the page's own reading of that input.
+    sent = page.evaluate("new Date('2030-03-01T09:30').getTime()")
+    assert page.evaluate(f"new Date({expires!r}).getTime()") == sent
+    expect(key_row(page, "Until spring")).to_contain_text("2030")
+
+
 def test_a_refused_creation_shows_the_apis_sentence_by_the_form(console: Console) -> None:
     page = console.open("/console/keys", "Keys & signing")
     form = page.get_by_role("form", name="Create a key")
