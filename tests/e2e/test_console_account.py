@@ -127,8 +127,6 @@ def a_paying_account_changes_plans_in_the_portal_never_by_a_downgrade_called_upg
 
 def the_signing_card_and_the_key_grace_read_what_is_set(console: Console) -> None:
     page = console.open("/console/keys", "Keys & signing")
-    grace = page.get_by_label("Grace period for the current key")
-    expect(grace.locator("option:checked")).to_have_text("24 hours")
     page.get_by_role("button", name="Create signing secret").click()
     expect(page.locator("[data-secret]")).to_have_text(re.compile(r"^whsec_"))
     signing = page.locator("section[aria-labelledby='signing-title']")
@@ -137,13 +135,18 @@ def the_signing_card_and_the_key_grace_read_what_is_set(console: Console) -> Non
     expect(signing.get_by_role("button", name="Create signing secret")).to_have_count(0)
 
     old = console.tenant
-    page.get_by_role("button", name="Rotate API key").click()
-    new = page.locator("section[aria-label='Your new API key'] [data-secret]").inner_text()
-    expect(page.get_by_text(re.compile("^Shown this once. The previous key works until"))).to_be_visible()
+    row = page.locator("tr[data-key]").filter(has=page.get_by_role("rowheader", name="Default key"))
+    row.locator("summary").click()
+    grace = row.get_by_label("Grace for the current secret")
+    expect(grace.locator("option:checked")).to_have_text("24 hours")
+    row.get_by_role("button", name="Rotate now").click()
+    new = page.locator("section[aria-label='The new secret of Default key'] [data-secret]").inner_text()
+    # Said twice: in the note under the new secret, and in the key's row.
+    expect(page.get_by_text(re.compile("The previous secret works until"))).to_have_count(2)
     assert old.call("GET", "/account").status_code == 200  # 24 hours of grace
     console.tenant = Tenant(old.api_root, old.tenant_id, new)
     page.reload()
-    expect(page.locator("[data-grace]")).to_contain_text("The previous key keeps working until")
+    expect(page.locator("[data-grace]")).to_contain_text("The previous secret works until")
     console.check_accessibility("keys with grace")
 
 

@@ -124,7 +124,7 @@ def test_every_page_fits_a_phone_with_its_heading_on_the_first_screen(phone: Con
         ("job", f"/console/jobs/{made['webhook']}", "Webhook completed", "Payload"),
         ("providers", "/console/providers", "Providers", "Resend"),
         ("domains", "/console/domains", "Domains", made["domain"]),
-        ("keys", "/console/keys", "Keys & signing", "Rotate API key"),
+        ("keys", "/console/keys", "Keys & signing", "Default key"),
         ("suppressions", "/console/suppressions", "Suppressions", "bounced-"),
         ("endpoints", "/console/endpoints", "Webhook endpoints", phone.stack.sandbox_url),
     ]

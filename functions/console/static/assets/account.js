@@ -1,55 +1,16 @@
-// API key and signing secret (new values shown once), suppressions, webhook endpoints, and billing.
+// The signing secret (a new value shown once), suppressions, webhook endpoints, and billing.
 import { api } from "./api.js";
 import { badge, field, h, money, number, replace, secretOnce, when } from "./dom.js";
 import { act, currentAccount, link, refreshAccount, rerender } from "./app.js";
+import { may, refusal } from "./access.js";
 import { listed, supportedProviders } from "./sending.js";
 import {
-  Account, Billing, Checkout, CheckoutRequest, Endpoint, NewSigningSecret, OfferedPlan, PlanPrice, Portal, RotateKeyRequest,
-  RotatedApiKey, RotatedSigningSecret, SigningSecretStatus, Suppression, SupportedProvider,
+  Account, Billing, Checkout, CheckoutRequest, Endpoint, NewSigningSecret, OfferedPlan, PlanPrice, Portal,
+  RotatedSigningSecret, SigningSecretStatus, Suppression, SupportedProvider,
 } from "./fields.js";
 
-// 24 hours is chosen by default: time to deploy the new key everywhere before the old one stops.
-// No grace is for a leaked key, and asks to confirm.
-const GRACE = [["0", "No grace: the current key stops now (a leaked key)"], ["3600", "1 hour"], ["86400", "24 hours"], ["604800", "7 days"]];
-const DEFAULT_GRACE = "86400";
-
-export async function keysPage() {
-  const status = await api("GET", "/account/webhook-secret");
-  const revealed = h("div", { "aria-live": "polite" });
-  return h("div", {},
-    h("header", { class: "page-head" }, h("h1", {}, "Keys & signing")),
-    revealed,
-    h("div", { class: "columns" }, apiKeyCard(revealed), signingCard(status, revealed)));
-}
-
-function apiKeyCard(revealed) {
-  const grace = h("select", { name: "grace" }, GRACE.map(([value, label]) => h("option", { value, selected: value === DEFAULT_GRACE }, label)));
-  const running = currentAccount()[Account.previousKeyValidUntil];
-  const submit = h("button", { type: "submit", class: "button button-primary" }, "Rotate API key");
-  return h("section", { class: "card", "aria-labelledby": "api-key-title" },
-    h("h2", { id: "api-key-title" }, "API key"),
-    h("p", { class: "muted" }, "Herald stores only a hash of your key, so it cannot show it again. Rotate to get a new one."),
-    running ? h("p", { class: "message message-info", "data-grace": "" }, `The previous key keeps working until ${when(running)}.`) : null,
-    h("form", {
-      onsubmit: async (event) => {
-        event.preventDefault();
-        const seconds = Number(grace.value);
-        if (seconds === 0 && !confirm("Rotate without grace? The current key stops working at once, and other signed-in browsers are signed out.")) return;
-        submit.disabled = true;
-        const rotated = await act(() => api("POST", "/account/api-key/rotate", { [RotateKeyRequest.graceSeconds]: seconds }), "New API key issued");
-        submit.disabled = false;
-        if (!rotated) return;
-        // The account answer carries the grace period's end, for this page after a reload.
-        await refreshAccount();
-        const previous = rotated[RotatedApiKey.previousKeyValidUntil];
-        const until = previous ? `The previous key works until ${when(previous)}.` : "The previous key no longer works.";
-        replace(revealed, secretOnce("Your new API key", rotated[RotatedApiKey.apiKey], `Shown this once. ${until}`));
-        revealed.querySelector("button")?.focus();
-      },
-    }, field("Grace period for the current key", grace), submit));
-}
-
-function signingCard(status, revealed) {
+// The webhook signing secret's card, on Keys & signing (keys.js): ``revealed`` shows a new value once.
+export function signingCard(status, revealed) {
   const previous = status[SigningSecretStatus.previousValidUntil];
   // After a create or a rotation the card is drawn again from the secret's state (Rotate and
   // Delete instead of Create, the previous secret's end), with the new value shown above it.
@@ -88,7 +49,9 @@ function signingCard(status, revealed) {
     status[SigningSecretStatus.hasSecret]
       ? h("p", {}, `Set since ${when(status[SigningSecretStatus.createdAt])}.`, previous ? ` The previous one still signs until ${when(previous)}.` : "")
       : h("p", { class: "muted" }, "No secret: webhooks are sent unsigned."),
-    h("div", { class: "actions" }, status[SigningSecretStatus.hasSecret] ? [rotate, remove] : create));
+    may("settings")
+      ? h("div", { class: "actions" }, status[SigningSecretStatus.hasSecret] ? [rotate, remove] : create)
+      : h("p", { class: "muted", "data-refused": "" }, refusal("settings")));
   return card;
 }
 

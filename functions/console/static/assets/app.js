@@ -2,12 +2,16 @@
 import { api, ApiError, signedOut } from "./api.js";
 import { focusableScrollers, h, replace, toast } from "./dom.js";
 import { Account } from "./fields.js";
+import { ConsoleAccount, SwitchAccountRequest } from "./team_fields.js";
+import { currentRole, knownAccounts, loadAccounts } from "./access.js";
 import { signInPage } from "./signin.js";
 import { overviewPage } from "./overview.js";
 import { jobsPage } from "./jobs.js";
 import { jobPage } from "./job.js";
 import { providersPage, domainsPage } from "./sending.js";
-import { keysPage, suppressionsPage, endpointsPage, billingPage } from "./account.js";
+import { suppressionsPage, endpointsPage, billingPage } from "./account.js";
+import { keysPage } from "./keys.js";
+import { membersPage, auditPage } from "./team.js";
 
 const NAV = [
   ["Overview", "/console"],
@@ -15,6 +19,8 @@ const NAV = [
   ["Providers", "/console/providers"],
   ["Domains", "/console/domains"],
   ["Keys & signing", "/console/keys"],
+  ["Members", "/console/members"],
+  ["Audit log", "/console/audit"],
   ["Suppressions", "/console/suppressions"],
   ["Endpoints", "/console/endpoints"],
   ["Billing", "/console/billing"],
@@ -27,6 +33,8 @@ const ROUTES = [
   [/^\/console\/providers\/?$/, providersPage],
   [/^\/console\/domains\/?$/, domainsPage],
   [/^\/console\/keys\/?$/, keysPage],
+  [/^\/console\/members\/?$/, membersPage],
+  [/^\/console\/audit\/?$/, auditPage],
   [/^\/console\/suppressions\/?$/, suppressionsPage],
   [/^\/console\/endpoints\/?$/, endpointsPage],
   [/^\/console\/billing\/?$/, billingPage],
@@ -75,11 +83,43 @@ function shell(main) {
         h("p", { class: "nav-name" }, account[Account.name]),
         h("p", { class: "nav-email" }, account[Account.email]),
         h("span", { class: `plan plan-${account[Account.plan]}` }, account[Account.plan]),
+        currentRole() ? h("p", { class: "nav-role", "data-role": currentRole() }, `Your role: ${currentRole()}`) : null,
+        switcher(),
         h("button", { type: "button", class: "button button-quiet", onclick: signOut }, "Sign out"))));
   const app = document.getElementById("app");
   const frame = h("main", { id: "main", class: "main", tabindex: "-1" }, main);
   replace(app, nav, frame);
   return frame;
+}
+
+// The person's other accounts (hidden with only one): switching sets a new session cookie for the
+// chosen account, and the console reads everything again.
+function switcher() {
+  const accounts = knownAccounts();
+  if (accounts.length < 2) return null;
+  const chooser = h("select", { id: "account-switch", name: "account" }, accounts.map((entry) => h("option", {
+    value: entry[ConsoleAccount.tenantId], selected: entry[ConsoleAccount.current],
+  }, `${entry[ConsoleAccount.name]} (${entry[ConsoleAccount.role]})`)));
+  const submit = h("button", { type: "submit", class: "button button-quiet button-small" }, "Switch");
+  return h("form", {
+    class: "switcher",
+    onsubmit: async (event) => {
+      event.preventDefault();
+      const chosen = accounts.find((entry) => entry[ConsoleAccount.tenantId] === chooser.value);
+      if (!chosen || chosen[ConsoleAccount.current]) return;
+      let switched = false;
+      submit.disabled = true;
+      await act(async () => {
+        await api("POST", "/console/switch", { [SwitchAccountRequest.tenantId]: chosen[ConsoleAccount.tenantId] });
+        switched = true;
+      }, `Switched to ${chosen[ConsoleAccount.name]}`);
+      submit.disabled = false;
+      if (!switched) return;
+      await refreshAccount();
+      // A job belongs to the account it was sent from: after a switch, the jobs list instead.
+      go(/^\/console\/jobs\/[^/]+/.test(location.pathname) ? "/console/jobs" : location.pathname + location.search);
+    },
+  }, h("label", { for: "account-switch", class: "nav-label" }, "Switch account"), chooser, submit);
 }
 
 function showMenu(toggle, open) {
@@ -150,7 +190,7 @@ function settleFocus(moved) {
 }
 
 export async function refreshAccount() {
-  account = await api("GET", "/account");
+  [account] = await Promise.all([api("GET", "/account"), loadAccounts()]);
   localStorage.setItem(SIGNED_IN, "1");
   return account;
 }
@@ -209,11 +249,13 @@ function showError(frame, error) {
   replace(frame, h("div", { class: "error-page", role: "alert" }, h("h1", {}, "This page could not be shown"), h("p", {}, message)));
 }
 
-// After an action: tell the person, and show the page again as the API now sees it.
-export async function act(work, done) {
+// After an action: tell the person, and show the page again as the API now sees it. With ``where``,
+// a refusal's sentence also stays there, beside the form that asked (and goes with the next success).
+export async function act(work, done, where) {
   try {
     const result = await work();
     if (done) toast(done, "success");
+    if (where) replace(where);
     return result;
   } catch (error) {
     if (signedOut(error)) {
@@ -221,7 +263,9 @@ export async function act(work, done) {
       render(true);
       return undefined;
     }
-    toast(error instanceof ApiError ? error.message : "The action failed.", "error");
+    const message = error instanceof ApiError ? error.message : "The action failed.";
+    toast(message, "error");
+    if (where) replace(where, h("p", { class: "form-error", role: "alert" }, message));
     return undefined;
   }
 }
