@@ -21,6 +21,8 @@ from types import ModuleType
 
 from msgspec.structs import fields
 
+from herald.domain.access import ROLE_ABILITIES, ROLES_BY_REACH, SCOPE_ABILITIES, Ability
+from herald.domain.audit import AuditAction
 from herald.http import (
     access_answers,
     access_requests,
@@ -83,8 +85,36 @@ def _export(model: Model) -> str:
     return f"export const {model.__name__} = names(\n{listed}\n);"
 
 
+def _abilities(abilities: frozenset[Ability]) -> str:
+    return "[" + ", ".join(f'"{ability.value}"' for ability in Ability if ability in abilities) + "]"
+
+
+def _vocabulary() -> list[str]:
+    """The words of access and audit the pages offer or check (herald.domain.access and audit)."""
+    roles = "".join(
+        f"\n  {role.value}: {_abilities(ROLE_ABILITIES[role])}," for role in reversed(ROLES_BY_REACH)
+    )
+    scopes = "".join(
+        f"\n  {scope.value}: {_abilities(abilities)}," for scope, abilities in SCOPE_ABILITIES.items()
+    )
+    actions = textwrap.fill(
+        ", ".join(f'"{action.value}"' for action in AuditAction) + ",",
+        LINE,
+        initial_indent="  ",
+        subsequent_indent="  ",
+    )
+    return [
+        "// Roles from the most to the least able, what each role and scope allows, the audit log's actions.",
+        f"export const ROLES = [{', '.join(f'{chr(34)}{role.value}{chr(34)}' for role in reversed(ROLES_BY_REACH))}];",
+        f"export const ROLE_ABILITIES = Object.freeze({{{roles}\n}});",
+        f"export const SCOPE_ABILITIES = Object.freeze({{{scopes}\n}});",
+        f"export const AUDIT_ACTIONS = [\n{actions}\n];",
+    ]
+
+
 def rendered() -> str:
-    return HEADER + "\n" + "\n".join(_export(model) for model in models()) + "\n"
+    exports = [_export(model) for model in models()]
+    return HEADER + "\n" + "\n".join([*exports, *_vocabulary()]) + "\n"
 
 
 def main() -> None:

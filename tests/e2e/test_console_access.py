@@ -195,11 +195,11 @@ def test_a_refused_creation_shows_the_apis_sentence_by_the_form(console: Console
 
 
 def test_the_consoles_role_and_scope_tables_are_herald_domain_access(console: Console) -> None:
-    """assets/access.js mirrors the abilities of herald/domain/access.py to hide what a role cannot
-    use; read from the module the browser loads, they must be the domain's."""
+    """The pages hide what a role cannot use by the tables generated from herald/domain/access.py
+    into fields.js; read from the module the browser loads, they must be the domain's."""
     page = console.open("/console", "Overview")
     tables = page.evaluate(
-        """() => import("/console/assets/access.js").then((module) => ({
+        """() => import("/console/assets/fields.js").then((module) => ({
             roles: module.ROLE_ABILITIES, scopes: module.SCOPE_ABILITIES, order: module.ROLES }))"""
     )
     assert {role: set(abilities) for role, abilities in tables["roles"].items()} == {

@@ -9,29 +9,16 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from herald.domain.audit import AuditAction
 from herald_harness.console_fields import MODULE, field_names, models, rendered
 
 REWRITE = "rewrite it with: .venv/bin/python -m herald_harness.console_fields"
 IMPORT = re.compile(r'import \{([^}]*)\} from "\./' + re.escape(MODULE.name) + '";')
-# The names of the members, audit and account-switching answers, by hand until their models exist.
-PENDING = MODULE.parent / "team_fields.js"
-PENDING_IMPORT = re.compile(r'import \{([^}]*)\} from "\./' + re.escape(PENDING.name) + '";')
-PENDING_EXPORT = re.compile(r"export const (\w+) = names\(([^)]*)\);")
 # A property read: what it is read from (a name, or a call's or an index's end), then its name.
 PROPERTY = re.compile(r"([\w$)\]]+)\??\.([A-Za-z_$][\w$]*)")
 
 
 def pages() -> list[Path]:
-    return [asset for asset in sorted(MODULE.parent.glob("*.js")) if asset not in {MODULE, PENDING}]
-
-
-def pending() -> dict[str, set[str]]:
-    """team_fields.js's objects and their names."""
-    return {
-        name: set(re.findall(r'"([^"]+)"', listed))
-        for name, listed in PENDING_EXPORT.findall(PENDING.read_text(encoding="utf-8"))
-    }
+    return [asset for asset in sorted(MODULE.parent.glob("*.js")) if asset != MODULE]
 
 
 def reads_through_the_module(page: Path) -> Iterator[tuple[str, str]]:
@@ -39,7 +26,8 @@ def reads_through_the_module(page: Path) -> Iterator[tuple[str, str]]:
     text = page.read_text(encoding="utf-8")
     imported = {name.strip() for found in IMPORT.findall(text) for name in found.split(",") if name.strip()}
     for owner, name in PROPERTY.findall(text):
-        if owner in imported:
+        # Upper-case names are the module's vocabulary (ROLES, AUDIT_ACTIONS), lists not models.
+        if owner in imported and not owner.isupper():
             yield owner, name
 
 
@@ -60,6 +48,8 @@ def test_every_field_a_page_reads_is_a_field_of_its_model() -> None:
         "keys.js",
         "sending.js",
         "signin.js",
+        "access.js",
+        "team.js",
     }
     assert sorted(read for read in reads if read[2] not in fields.get(read[1], set())) == []
 
@@ -69,7 +59,7 @@ def test_no_page_reads_a_models_field_by_its_own_spelling() -> None:
     read from anything but the module's objects (``job.maxAttempts``), one is a second spelling of a
     model's field. One-word names (id, status, ...) are also names of the browser's objects, so this
     cannot tell them apart; the pages take those from the module as well."""
-    named = {model.__name__ for model in models()} | set(pending())
+    named = {model.__name__ for model in models()}
     camel = {name for model in models() for name in field_names(model) if name != name.lower()}
     spelled = {
         (page.name, owner, name)
@@ -78,28 +68,3 @@ def test_no_page_reads_a_models_field_by_its_own_spelling() -> None:
         if name in camel and owner not in named
     }
     assert sorted(spelled) == []
-
-
-def test_the_hand_written_names_wait_for_models_that_do_not_exist_yet() -> None:
-    """team_fields.js stands in for models being written beside the console (issue 38): once a model
-    of the same name exists, its names come from fields.js, and the stand-in goes."""
-    generated = {model.__name__ for model in models()}
-    assert sorted(set(pending()) & generated) == [], (
-        "import these from fields.js and delete them from team_fields.js"
-    )
-    reads = {
-        (page.name, owner, name)
-        for page in pages()
-        for found in PENDING_IMPORT.findall(page.read_text(encoding="utf-8"))
-        for owner in {item.strip() for item in found.split(",")}
-        for name in re.findall(re.escape(owner) + r"\.(\w+)", page.read_text(encoding="utf-8"))
-    }
-    assert {page for page, _, _ in reads} >= {"app.js", "access.js", "team.js"}
-    assert sorted(read for read in reads if read[2] not in pending().get(read[1], set())) == []
-
-
-def test_the_audit_filter_offers_every_action_herald_records() -> None:
-    text = (MODULE.parent / "team.js").read_text(encoding="utf-8")
-    listed = re.search(r"export const AUDIT_ACTIONS = \[([^\]]*)\];", text)
-    assert listed is not None
-    assert re.findall(r'"([^"]+)"', listed.group(1)) == [action.value for action in AuditAction]

@@ -1,29 +1,9 @@
 // Who the signed-in person is in this account (their role, from GET /api/v1/console/accounts) and
 // what that role lets them do, so that the pages hide or disable what it cannot use. Only a
 // courtesy: Herald checks every request, and a refusal (403 insufficient_scope) shows its sentence.
-// The tables mirror herald/domain/access.py (ROLE_ABILITIES, SCOPE_ABILITIES).
+// The tables are generated from herald/domain/access.py into fields.js.
 import { api, ApiError } from "./api.js";
-import { ConsoleAccount } from "./team_fields.js";
-
-const MANAGING = ["providers", "domains", "keys", "settings", "members", "billing"];
-const EVERY = ["send", "read", ...MANAGING, "ownership"];
-
-export const ROLE_ABILITIES = Object.freeze({
-  owner: EVERY,
-  admin: EVERY.filter((ability) => !["billing", "ownership"].includes(ability)),
-  developer: ["send", "read", "providers", "domains", "keys"],
-  viewer: ["read"],
-});
-
-export const SCOPE_ABILITIES = Object.freeze({
-  send: ["send"],
-  read: ["read"],
-  manage: MANAGING,
-  full: [...MANAGING, "send", "read"],
-});
-
-// From the most to the least able, as the role selects list them.
-export const ROLES = ["owner", "admin", "developer", "viewer"];
+import { ConsoleAccount, ROLE_ABILITIES, ROLES, SCOPE_ABILITIES } from "./fields.js";
 
 let accounts = [];
 

@@ -1,8 +1,7 @@
 // The Herald console: one page, routed by its path under /console.
 import { api, ApiError, signedOut } from "./api.js";
 import { focusableScrollers, h, replace, toast } from "./dom.js";
-import { Account } from "./fields.js";
-import { ConsoleAccount, SwitchAccountRequest } from "./team_fields.js";
+import { Account, ConsoleAccount, SwitchAccountRequest } from "./fields.js";
 import { currentRole, knownAccounts, loadAccounts } from "./access.js";
 import { signInPage } from "./signin.js";
 import { overviewPage } from "./overview.js";

@@ -83,6 +83,15 @@ export const Key = names(
 export const NewKey = names(
   "id", "name", "scopes", "domains", "key", "createdAt", "expiresAt", "previousValidUntil",
 );
+export const Member = names("id", "email", "role", "status", "invitedBy", "createdAt", "joinedAt");
+export const NewMember = names(
+  "id", "email", "role", "status", "invitedBy", "createdAt", "joinedAt", "invitationSent",
+);
+export const ConsoleAccount = names("tenantId", "name", "role", "current");
+export const SwitchedAccount = names("tenantId");
+export const AuditActor = names("type", "id", "name");
+export const AuditLogEntry = names("id", "at", "action", "target", "actor", "ip", "details");
+export const AuditLogPage = names("entries", "nextCursor");
 export const EmailRequest = names(
   "to", "subject", "body", "text", "from", "replyTo", "priority", "idempotencyKey", "sendAt", "orderingKey",
   "provider", "fallback",
@@ -100,3 +109,28 @@ export const SignInRequest = names("email");
 export const VerifyCodeRequest = names("email", "code");
 export const CheckoutRequest = names("plan", "processor");
 export const CreateKeyRequest = names("name", "scopes", "domains", "expiresAt");
+export const InviteMemberRequest = names("email", "role");
+export const MemberRoleRequest = names("role");
+export const SwitchAccountRequest = names("tenantId");
+// Roles from the most to the least able, what each role and scope allows, the audit log's actions.
+export const ROLES = ["owner", "admin", "developer", "viewer"];
+export const ROLE_ABILITIES = Object.freeze({
+  owner: ["send", "read", "providers", "domains", "keys", "settings", "members", "billing", "ownership"],
+  admin: ["send", "read", "providers", "domains", "keys", "settings", "members"],
+  developer: ["send", "read", "providers", "domains", "keys"],
+  viewer: ["read"],
+});
+export const SCOPE_ABILITIES = Object.freeze({
+  send: ["send"],
+  read: ["read"],
+  manage: ["providers", "domains", "keys", "settings", "members", "billing"],
+  full: ["send", "read", "providers", "domains", "keys", "settings", "members", "billing"],
+});
+export const AUDIT_ACTIONS = [
+  "tenant.created", "tenant.changed", "key.created", "key.revoked", "key.rotated", "key.migrated",
+  "provider.added", "provider.replaced", "provider.reordered", "provider.removed", "domain.added",
+  "domain.verified", "domain.removed", "signing_secret.created", "signing_secret.rotated",
+  "signing_secret.deleted", "suppression.removed", "member.invited", "member.joined", "member.role_changed",
+  "member.removed", "ownership.transferred", "plan.changed", "endpoint.enabled", "endpoint.disabled",
+  "jobs.recovered", "job.retried",
+];

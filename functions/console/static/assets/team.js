@@ -4,8 +4,17 @@
 import { api, ApiError } from "./api.js";
 import { field, h, replace, when } from "./dom.js";
 import { act, go, link, rerender } from "./app.js";
-import { may, mayGrant, refusal, ROLES } from "./access.js";
-import { AuditActor, AuditEntry, AuditPage, InviteMemberRequest, Member, MemberRoleRequest } from "./team_fields.js";
+import { may, mayGrant, refusal } from "./access.js";
+import {
+  AuditActor,
+  AuditLogEntry,
+  AuditLogPage,
+  InviteMemberRequest,
+  Member,
+  MemberRoleRequest,
+  AUDIT_ACTIONS,
+  ROLES,
+} from "./fields.js";
 
 const ROLE_TEXT = {
   owner: "Owner: everything, billing and ownership too",
@@ -15,15 +24,6 @@ const ROLE_TEXT = {
 };
 
 // Every action the audit log records (herald/domain/audit.py's AuditAction; a unit test keeps them equal).
-export const AUDIT_ACTIONS = [
-  "tenant.created", "tenant.changed", "key.created", "key.revoked", "key.rotated", "key.migrated",
-  "provider.added", "provider.replaced", "provider.reordered", "provider.removed",
-  "domain.added", "domain.verified", "domain.removed",
-  "signing_secret.created", "signing_secret.rotated", "signing_secret.deleted", "suppression.removed",
-  "member.invited", "member.joined", "member.role_changed", "member.removed", "ownership.transferred",
-  "plan.changed", "endpoint.enabled", "endpoint.disabled", "jobs.recovered", "job.retried",
-];
-
 function roleSelect(name, value) {
   return h("select", { name }, ROLES.filter(mayGrant).map((role) => h("option", { value: role, selected: role === value }, ROLE_TEXT[role])));
 }
@@ -119,8 +119,8 @@ export async function auditPage() {
     if (!(error instanceof ApiError) || error.status !== 400) throw error;
     return h("div", {}, head, auditFilters(filters), h("p", { class: "form-error", role: "alert" }, error.message));
   }
-  const entries = page[AuditPage.entries];
-  const next = page[AuditPage.nextCursor];
+  const entries = page[AuditLogPage.entries];
+  const next = page[AuditLogPage.nextCursor];
   return h("div", {}, head, auditFilters(filters),
     entries.length
       ? h("table", { class: "table audit" },
@@ -150,15 +150,15 @@ function auditFilters(filters) {
 }
 
 function auditRow(entry) {
-  const actor = entry[AuditEntry.actor] || {};
-  const details = Object.entries(entry[AuditEntry.details] || {});
-  return h("tr", { "data-action": entry[AuditEntry.action] },
-    h("td", {}, when(entry[AuditEntry.at])),
+  const actor = entry[AuditLogEntry.actor] || {};
+  const details = Object.entries(entry[AuditLogEntry.details] || {});
+  return h("tr", { "data-action": entry[AuditLogEntry.action] },
+    h("td", {}, when(entry[AuditLogEntry.at])),
     h("td", { class: "target" }, actor[AuditActor.name] || actor[AuditActor.id] || "—",
       h("span", { class: "muted sub" }, actor[AuditActor.type] || "")),
-    h("td", {}, h("code", {}, entry[AuditEntry.action])),
-    h("td", { class: "target" }, entry[AuditEntry.target] || "—"),
-    h("td", {}, entry[AuditEntry.ip] || "—"),
+    h("td", {}, h("code", {}, entry[AuditLogEntry.action])),
+    h("td", { class: "target" }, entry[AuditLogEntry.target] || "—"),
+    h("td", {}, entry[AuditLogEntry.ip] || "—"),
     h("td", { class: "target" }, details.length
       ? details.map(([name, value]) => h("span", { class: "detail" }, `${name}: ${typeof value === "string" ? value : JSON.stringify(value)}`))
       : "—"));
