@@ -46,7 +46,7 @@ def test_a_tenants_changes_read_back_newest_first_named_by_its_key(local_stack: 
         ("signing_secret.created", "signing_secret", "Default key"),
         ("domain.added", domain, "Default key"),
         ("provider.added", "SENDGRID", "Default key"),
-        ("tenant.created", tenant_id, getpass.getuser()),
+        ("tenant.created", tenant_id, f"operator {getpass.getuser()}"),
     ]
     assert page["entries"][2]["details"]["lastFour"] == provider_key[-4:]
     assert page["nextCursor"] is None
@@ -59,7 +59,7 @@ def test_a_tenants_changes_read_back_newest_first_named_by_its_key(local_stack: 
     lines = local_stack.cli("audit", "--tenant", tenant_id, "--json", "--limit", "2").splitlines()
     newest = [json.loads(line) for line in lines]
     assert [(item["action"], item["actor"]["type"], item["actor"]["name"]) for item in newest] == [
-        ("plan.changed", "operator", getpass.getuser()),
+        ("plan.changed", "operator", f"operator {getpass.getuser()}"),
         ("signing_secret.created", "key", "Default key"),
     ]
     assert newest[0]["details"] == {"plan": "indie"}

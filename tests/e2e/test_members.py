@@ -82,6 +82,17 @@ def test_an_owner_invites_a_developer_and_a_viewer_who_sign_in_and_act_with_thei
     made = dev.call("POST", "/account/keys", {"name": "CI", "scopes": ["send"]})
     assert made.status_code == 201, made.text
     assert made.json()["data"]["key"].startswith("hk_")
+    # The viewer rotating the developer's key through the console, and reading the members and the
+    # audit log, which a viewer may.
+    rotated = viewer.call("POST", f"/account/keys/{made.json()['data']['id']}/rotate", {"graceSeconds": 0})
+    assert error_of(rotated)[:2] == (403, "insufficient_scope")
+    assert viewer.call("GET", "/account/members").status_code == 200
+    audit = viewer.call("GET", "/account/audit").json()["data"]["entries"]
+    assert [(entry["action"], entry["actor"]["name"]) for entry in audit[:3]] == [
+        ("key.created", dev.email),
+        ("member.joined", viewer.email),
+        ("member.invited", owner.email),
+    ]
 
     listed = owner.call("GET", "/account/members").json()["data"]
     assert [(m["email"], m["role"], m["status"]) for m in listed] == [

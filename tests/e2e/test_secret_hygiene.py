@@ -216,6 +216,17 @@ def run_account_flow(stack: RunningStack, secrets: Sentinels) -> Flow:
     new_key = client.call("rotate API key", "POST", "/account/api-key/rotate", {"graceSeconds": 60})["apiKey"]
     secrets.add("rotated API key", new_key, created_by="rotate API key")
     client.api_key = new_key
+    named = client.call(
+        "create a named key", "POST", "/account/keys", {"name": "CI", "scopes": ["send"]}, expect=201
+    )
+    secrets.add("named key", named["key"], created_by="create a named key")
+    renamed = client.call(
+        "rotate the named key", "POST", f"/account/keys/{named['id']}/rotate", {"graceSeconds": 60}
+    )
+    secrets.add("rotated named key", renamed["key"], created_by="rotate the named key")
+    client.call("list keys", "GET", "/account/keys")
+    client.call("revoke the named key", "DELETE", f"/account/keys/{named['id']}")
+    client.call("audit log", "GET", "/account/audit")
 
     client.call("account", "GET", "/account")
     client.call("signing secret status", "GET", "/account/webhook-secret")

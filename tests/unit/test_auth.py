@@ -197,3 +197,16 @@ def test_a_revoked_key_is_refused_on_the_next_request_also_by_a_container_that_k
         ErrorCode.INVALID_API_KEY,
         "The API key is not valid.",
     )
+
+
+def test_a_secret_in_its_grace_period_works_but_cannot_rotate_its_key() -> None:
+    rig = Rig()
+    old = rig.add("t-1")
+    rig.rotate("t-1", grace_seconds=600)
+    stale = rig.auth.authenticate(old).grant
+    with pytest.raises(HeraldError) as caught:
+        rig.keys.rotate("t-1", stale, "key_t-1", 0)
+    assert (caught.value.code, caught.value.message) == (
+        ErrorCode.KEY_ROTATED,
+        "This key was rotated already; use its newest secret.",
+    )

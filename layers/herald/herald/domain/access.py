@@ -165,6 +165,8 @@ class Grant(msgspec.Struct, frozen=True):
     # Set for a member's session: the refusal names the role, not a scope.
     role: Role | None = None
     key_domains: frozenset[str] | None = None
+    # The key's earlier secret, still in a rotation's grace period: it works, but cannot rotate.
+    rotated_out: bool = False
 
     def allows(self, ability: Ability) -> bool:
         return ability in self.abilities

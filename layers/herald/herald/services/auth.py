@@ -69,11 +69,12 @@ def key_is_valid(key: ApiKey, key_hash: str, now: datetime) -> bool:
     return valid_until is not None and parse_iso(valid_until) > now
 
 
-def key_grant(key: ApiKey, ip: str | None) -> Grant:
+def key_grant(key: ApiKey, key_hash: str, ip: str | None) -> Grant:
     return Grant(
         actor=Actor(ActorKind.KEY, key.key_id, key.name, ip),
         abilities=key.abilities,
         key_domains=frozenset(key.domains) if key.domains else None,
+        rotated_out=key_hash != key.key_hash,
     )
 
 
@@ -120,7 +121,7 @@ class Authenticator:
         if records.profile.status != ACTIVE:
             raise HeraldError("This tenant is disabled.", ErrorCode.TENANT_DISABLED)
         self._note_use(tenant_id, key, now)
-        return tenant_context(records, key_grant(key, ip))
+        return tenant_context(records, key_grant(key, key_hash, ip))
 
     def _note_use(self, tenant_id: str, key: ApiKey, now: datetime) -> None:
         """At most one small write per key per interval; a failure costs the request nothing."""

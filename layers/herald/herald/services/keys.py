@@ -139,6 +139,8 @@ class KeyService:
             )
         old, now = self._key(self._records(tenant_id), key_id), self._clock()
         _within(grant, old.scopes)
+        if grant.rotated_out and grant.actor.id == key_id:
+            raise HeraldError("This key was rotated already; use its newest secret.", ErrorCode.KEY_ROTATED)
         secret = generate_api_key()
         until = iso(now + timedelta(seconds=grace_seconds)) if grace_seconds else None
         live = {hash_: end for hash_, end in old.previous.items() if parse_iso(end) > now}
