@@ -161,7 +161,7 @@ def test_a_developer_joins_sees_only_what_the_role_can_use_and_a_lowered_role_en
         form.get_by_role("checkbox", name=re.compile("^Send")).check()
         form.get_by_role("button", name="Create key").click()
         expect(theirs.get_by_role("heading", name="Sign in to Herald")).to_be_visible()
-        keys = owner.open("/console/keys", "Keys")
+        keys = owner.open("/console/keys", "Keys & signing")
         expect(keys.locator("tr[data-key]").filter(has_text="Too late")).to_have_count(0)
     finally:
         theirs.context.close()
