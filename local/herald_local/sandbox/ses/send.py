@@ -23,8 +23,9 @@ from herald_local.sandbox.core.json_fields import as_dict, as_optional_str, as_s
 from herald_local.sandbox.core.records import SendSummary
 from herald_local.sandbox.core.replies import json_reply, status_phrase
 from herald_local.sandbox.core.send_flow import handle_send
-from herald_local.sandbox.ses.tenants import TenantBook
+from herald_local.sandbox.ses.tenants import SesError, TenantBook
 from herald_local.sandbox.ses.tenants import add_routes as add_tenant_routes
+from herald_local.sandbox.ses.tenants import error as tenant_error
 
 PROVIDER = "ses"
 
@@ -95,5 +96,8 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
     def send_email() -> Response:
         # A send through a tenant needs that tenant, not paused (free-plan mail names one).
         tenant = as_dict(request.get_json(silent=True)).get("TenantName")
-        refusal = book.refusal(tenant if isinstance(tenant, str) else None)
-        return refusal or handle_send(context, api, request)
+        try:
+            book.check_send(tenant if isinstance(tenant, str) else None)
+        except SesError as failure:
+            return tenant_error(failure)
+        return handle_send(context, api, request)

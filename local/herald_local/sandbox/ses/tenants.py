@@ -1,8 +1,12 @@
-"""SES v2 tenants, which moto does not implement, imitated on their real REST-JSON paths so Herald's
-adapter speaks to them exactly as to SES: ``CreateTenant``, ``CreateTenantResourceAssociation``,
-``GetTenant``, ``ListTenants``, ``UpdateReputationEntityPolicy``,
+"""SES v2 tenants, which moto does not implement, imitated: ``CreateTenant``,
+``CreateTenantResourceAssociation``, ``GetTenant``, ``ListTenants``, ``UpdateReputationEntityPolicy``,
 ``UpdateReputationEntityCustomerManagedStatus`` and ``GetReputationEntity`` (a tenant is the only
 reputation entity imitated), and the check ``SendEmail`` makes of its ``TenantName``.
+
+``TenantBook`` holds the imitated account's tenants and answers each operation with the body SES
+answers (or raises ``SesError``); the sandbox serves it on SES's real REST-JSON paths (the local
+stack's functions reach it there), and in-process tests on moto answer the same operations from it
+before botocore sends them (``herald_harness.ses_tenants``).
 
 ``POST /ses/_sandbox/tenants/<name>/trip`` plays SES's reputation policy finding the tenant's bounce
 or complaint rate too high: the tenant is paused (a reinstatement the operator made before is
@@ -15,6 +19,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,8 +32,14 @@ from herald_local.sandbox.core.replies import json_reply
 REGION = "us-east-1"
 
 
-def error(status: int, code: str, message: str) -> Response:
-    return json_reply({"message": message}, status, headers={"x-amzn-ErrorType": f"{code}:"})
+class SesError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def _no_tenant(name: str) -> SesError:
+    return SesError(404, "NotFoundException", f"Tenant {name} does not exist")
 
 
 @dataclass
@@ -40,7 +51,7 @@ class Tenant:
     policy: str | None = None
     # What the operator set (UpdateReputationEntityCustomerManagedStatus).
     customer_status: str = "ENABLED"
-    # An open reputation finding under the tenant's policy (set by the trip route).
+    # An open reputation finding under the tenant's policy (set by ``trip``).
     finding: bool = False
 
     @property
@@ -66,132 +77,155 @@ class Tenant:
 
 @dataclass
 class TenantBook:
-    """The imitated account's tenants (shared by every request of one sandbox)."""
+    """The imitated account's tenants; each public method is one SES operation (or sandbox route)."""
 
     tenants: dict[str, Tenant] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def by_arn(self, arn: str) -> Tenant | None:
-        return next((tenant for tenant in self.tenants.values() if tenant.arn == arn), None)
-
-    def refusal(self, name: str | None) -> Response | None:
-        """What SendEmail answers for ``TenantName`` (None: it may send)."""
-        if name is None:
-            return None
+    def _tenant(self, name: str) -> Tenant:
         tenant = self.tenants.get(name)
         if tenant is None:
-            return error(404, "NotFoundException", f"Tenant {name} does not exist")
+            raise _no_tenant(name)
+        return tenant
+
+    def _entity(self, reference: str) -> Tenant:
+        found = next((tenant for tenant in list(self.tenants.values()) if tenant.arn == reference), None)
+        if found is None:
+            raise SesError(404, "NotFoundException", f"No reputation entity {reference}")
+        return found
+
+    def create_tenant(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        name = as_str(body.get("TenantName"))
+        with self.lock:
+            if name in self.tenants:
+                raise SesError(400, "AlreadyExistsException", f"Tenant {name} already exists")
+            self.tenants[name] = Tenant(name, f"tn-{uuid.uuid4().hex[:20]}", time.time())
+            return self.tenants[name].summary()
+
+    def create_tenant_resource_association(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        resource = as_str(body.get("ResourceArn"))
+        with self.lock:
+            tenant = self._tenant(as_str(body.get("TenantName")))
+            if resource in tenant.resources:
+                raise SesError(400, "AlreadyExistsException", f"{resource} is associated already")
+            tenant.resources.add(resource)
+        return {}
+
+    def get_tenant(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        return {"Tenant": self._tenant(as_str(body.get("TenantName"))).summary()}
+
+    def list_tenants(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        wanted = as_dict(body.get("Filter")).get("SENDING_STATUS")
+        tenants = [tenant.summary() for tenant in list(self.tenants.values())]
+        return {"Tenants": [item for item in tenants if wanted in (None, item["SendingStatus"])]}
+
+    def update_reputation_entity_policy(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        self._entity(as_str(body.get("ReputationEntityReference"))).policy = as_str(
+            body.get("ReputationEntityPolicy")
+        )
+        return {}
+
+    def update_reputation_entity_customer_managed_status(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        tenant = self._entity(as_str(body.get("ReputationEntityReference")))
+        tenant.customer_status = as_str(body.get("SendingStatus"))
+        return {}
+
+    def get_reputation_entity(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        tenant = self._entity(as_str(body.get("ReputationEntityReference")))
+        entity = {
+            "ReputationEntityReference": tenant.arn,
+            "ReputationEntityType": "RESOURCE",
+            "ReputationManagementPolicy": tenant.policy,
+            "CustomerManagedStatus": {"Status": tenant.customer_status},
+            "AwsSesManagedStatus": {"Status": "ENABLED"},
+            "SendingStatusAggregate": tenant.sending_status,
+            "ReputationImpact": "HIGH" if tenant.finding else "LOW",
+        }
+        return {"ReputationEntity": entity}
+
+    def check_send(self, name: str | None) -> None:
+        """What SendEmail checks of ``TenantName``: the tenant exists and is not paused."""
+        if name is None:
+            return
+        tenant = self._tenant(name)
         if tenant.sending_status == "DISABLED":
-            return error(400, "SendingPausedException", f"Sending is paused for tenant {name}")
-        return None
+            raise SesError(400, "SendingPausedException", f"Sending is paused for tenant {name}")
+
+    def trip(self, name: str) -> dict[str, Any]:
+        with self.lock:
+            tenant = self._tenant(name)
+            tenant.finding = True
+            tenant.customer_status = "ENABLED"  # a new finding lifts an earlier reinstatement
+            return tenant.summary()
+
+    def listing(self) -> list[dict[str, Any]]:
+        return [
+            {**tenant.summary(), "Resources": sorted(tenant.resources), "Policy": tenant.policy}
+            for tenant in list(self.tenants.values())
+        ]
 
 
-def _body() -> dict[str, Any]:
-    return as_dict(request.get_json(silent=True))
+# The operations ``TenantBook`` answers, by their SES name.
+OPERATIONS: Mapping[str, Callable[[TenantBook, Mapping[str, Any]], dict[str, Any]]] = {
+    "CreateTenant": TenantBook.create_tenant,
+    "CreateTenantResourceAssociation": TenantBook.create_tenant_resource_association,
+    "GetTenant": TenantBook.get_tenant,
+    "ListTenants": TenantBook.list_tenants,
+    "UpdateReputationEntityPolicy": TenantBook.update_reputation_entity_policy,
+    "UpdateReputationEntityCustomerManagedStatus": TenantBook.update_reputation_entity_customer_managed_status,
+    "GetReputationEntity": TenantBook.get_reputation_entity,
+}
 
 
-def _not_found(name: str) -> Response:
-    return error(404, "NotFoundException", f"Tenant {name} does not exist")
+def error(failure: SesError) -> Response:
+    return json_reply(
+        {"message": failure.message}, failure.status, headers={"x-amzn-ErrorType": f"{failure.code}:"}
+    )
+
+
+def _answer(operation: Callable[[], Any]) -> Response:
+    try:
+        return json_reply(operation())
+    except SesError as failure:
+        return error(failure)
+
+
+def _body(**labels: str) -> dict[str, Any]:
+    """The request's JSON body with its URI labels (as botocore's parameters name them)."""
+    return {**as_dict(request.get_json(silent=True)), **labels}
 
 
 def add_routes(blueprint: Blueprint, book: TenantBook) -> None:
-    _tenant_routes(blueprint, book)
-    _reputation_routes(blueprint, book)
-    _sandbox_routes(blueprint, book)
-
-
-def _tenant_routes(blueprint: Blueprint, book: TenantBook) -> None:
-    @blueprint.post("/v2/email/tenants")
-    def create_tenant() -> Response:
-        name = as_str(_body().get("TenantName"))
-        with book.lock:
-            if name in book.tenants:
-                return error(400, "AlreadyExistsException", f"Tenant {name} already exists")
-            tenant = Tenant(name, f"tn-{uuid.uuid4().hex[:20]}", time.time())
-            book.tenants[name] = tenant
-        return json_reply(tenant.summary())
-
-    @blueprint.post("/v2/email/tenants/resources")
-    def associate() -> Response:
-        body = _body()
-        name, resource = as_str(body.get("TenantName")), as_str(body.get("ResourceArn"))
-        with book.lock:
-            tenant = book.tenants.get(name)
-            if tenant is None:
-                return _not_found(name)
-            if resource in tenant.resources:
-                return error(400, "AlreadyExistsException", f"{resource} is associated already")
-            tenant.resources.add(resource)
-        return json_reply({})
-
-    @blueprint.post("/v2/email/tenants/get")
-    def get_tenant() -> Response:
-        name = as_str(_body().get("TenantName"))
-        tenant = book.tenants.get(name)
-        return _not_found(name) if tenant is None else json_reply({"Tenant": tenant.summary()})
-
-    @blueprint.post("/v2/email/tenants/list")
-    def list_tenants() -> Response:
-        wanted = as_dict(_body().get("Filter")).get("SENDING_STATUS")
-        tenants = [tenant.summary() for tenant in list(book.tenants.values())]
-        return json_reply({"Tenants": [item for item in tenants if wanted in (None, item["SendingStatus"])]})
-
-
-def _reputation_routes(blueprint: Blueprint, book: TenantBook) -> None:
+    posts = {
+        "/v2/email/tenants": "CreateTenant",
+        "/v2/email/tenants/resources": "CreateTenantResourceAssociation",
+        "/v2/email/tenants/get": "GetTenant",
+        "/v2/email/tenants/list": "ListTenants",
+    }
+    for path, name in posts.items():
+        blueprint.add_url_rule(
+            path, name, lambda name=name: _answer(lambda: OPERATIONS[name](book, _body())), methods=["POST"]
+        )
     entity = "/v2/email/reputation/entities/RESOURCE/<path:reference>"
-
-    @blueprint.put(f"{entity}/policy")
-    def update_policy(reference: str) -> Response:
-        tenant = book.by_arn(reference)
-        if tenant is None:
-            return error(400, "BadRequestException", f"No reputation entity {reference}")
-        tenant.policy = as_str(_body().get("ReputationEntityPolicy"))
-        return json_reply({})
-
-    @blueprint.put(f"{entity}/customer-managed-status")
-    def update_status(reference: str) -> Response:
-        tenant = book.by_arn(reference)
-        if tenant is None:
-            return error(400, "BadRequestException", f"No reputation entity {reference}")
-        tenant.customer_status = as_str(_body().get("SendingStatus"))
-        return json_reply({})
-
-    @blueprint.get(entity)
-    def get_entity(reference: str) -> Response:
-        tenant = book.by_arn(reference)
-        if tenant is None:
-            return error(404, "NotFoundException", f"No reputation entity {reference}")
-        return json_reply(
-            {
-                "ReputationEntity": {
-                    "ReputationEntityReference": tenant.arn,
-                    "ReputationEntityType": "RESOURCE",
-                    "ReputationManagementPolicy": tenant.policy,
-                    "CustomerManagedStatus": {"Status": tenant.customer_status},
-                    "AwsSesManagedStatus": {"Status": "ENABLED"},
-                    "SendingStatusAggregate": tenant.sending_status,
-                    "ReputationImpact": "HIGH" if tenant.finding else "LOW",
-                }
-            }
+    for path, name, method in (
+        (f"{entity}/policy", "UpdateReputationEntityPolicy", "PUT"),
+        (f"{entity}/customer-managed-status", "UpdateReputationEntityCustomerManagedStatus", "PUT"),
+        (entity, "GetReputationEntity", "GET"),
+    ):
+        blueprint.add_url_rule(
+            path,
+            name,
+            lambda reference, name=name: _answer(
+                lambda: OPERATIONS[name](book, _body(ReputationEntityReference=reference))
+            ),
+            methods=[method],
         )
-
-
-def _sandbox_routes(blueprint: Blueprint, book: TenantBook) -> None:
-    @blueprint.post("/_sandbox/tenants/<name>/trip")
-    def trip(name: str) -> Response:
-        with book.lock:
-            tenant = book.tenants.get(name)
-            if tenant is None:
-                return _not_found(name)
-            tenant.finding = True
-            tenant.customer_status = "ENABLED"  # a new finding lifts an earlier reinstatement
-        return json_reply(tenant.summary())
-
-    @blueprint.get("/_sandbox/tenants")
-    def tenants() -> Response:
-        return json_reply(
-            [
-                {**tenant.summary(), "Resources": sorted(tenant.resources), "Policy": tenant.policy}
-                for tenant in list(book.tenants.values())
-            ]
-        )
+    blueprint.add_url_rule(
+        "/_sandbox/tenants/<name>/trip",
+        "trip_tenant",
+        lambda name: _answer(lambda: book.trip(name)),
+        methods=["POST"],
+    )
+    blueprint.add_url_rule(
+        "/_sandbox/tenants", "list_tenants", lambda: json_reply(book.listing()), methods=["GET"]
+    )

@@ -16,6 +16,16 @@ class PlatformMail(Protocol):
         """Send a message from the platform's own address; ``DependencyError`` when it cannot."""
 
 
+class PlatformTenants(Protocol):
+    """The free tenants' own standing on the platform's SES account (one SES tenant each)."""
+
+    def ensure(self, tenant_id: str) -> object:
+        """Create the tenant's SES tenant if missing (idempotent); ``DependencyError`` when SES fails."""
+
+    def resume(self, tenant_id: str) -> object:
+        """Reinstate a paused tenant's sending; ``DependencyError`` when SES fails."""
+
+
 class Alerts(Protocol):
     def dead_lettered(self, alert: JobAlert) -> None:
         """Tell the operators about a job sent to the dead-letter queue (rate-limited). Never raises:
