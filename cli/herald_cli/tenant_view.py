@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from herald.adapters.providers.ses_tenants import SesSending, SesTenant
 from herald.composition.operator import OperatorServices, operator_grant
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.plans import Plan
@@ -14,10 +13,10 @@ from herald.services.outcomes import TenantNotFound
 
 # What each SES state means to the operator, in the words `tenant show` prints.
 _SENDING_TEXT = {
-    SesSending.ENABLED: "enabled",
-    SesSending.PAUSED: "paused by SES after too many bounces or complaints (sending_paused); "
+    "enabled": "enabled",
+    "paused": "paused by SES after too many bounces or complaints (sending_paused); "
     "`herald tenant resume-sending` reinstates it",
-    SesSending.REINSTATED: "reinstated by the operator (SES pauses it again on a new finding)",
+    "reinstated": "reinstated by the operator (SES pauses it again on a new finding)",
 }
 
 
@@ -31,13 +30,15 @@ def add_tenant_view_commands(tenant: argparse._SubParsersAction[argparse.Argumen
     resume.add_argument("tenant_id")
 
 
-def _ses_sending(services: OperatorServices, tenant_id: str) -> SesTenant | None:
+def _ses_sending(services: OperatorServices, tenant_id: str) -> tuple[str, str] | None:
+    """(SES tenant name, sending state) of a free tenant; None before its SES tenant exists."""
     if services.ses_tenants is None:
         raise HeraldError(
             "The stack has no PlatformSenderAddress output; deploy the current template.yaml.",
             ErrorCode.VALIDATION_ERROR,
         )
-    return services.ses_tenants.status(tenant_id)
+    tenant = services.ses_tenants.status(tenant_id)
+    return (tenant.name, tenant.sending.value) if tenant else None
 
 
 def show_tenant(args: argparse.Namespace, services: OperatorServices) -> None:
@@ -55,8 +56,8 @@ def show_tenant(args: argparse.Namespace, services: OperatorServices) -> None:
         "createdAt": profile.created_at,
         "quotaLimit": profile.quota_limit,
         "rateLimit": profile.rate_limit,
-        "sesTenant": ses.name if ses else None,
-        "sesSending": ses.sending.value if ses else None,
+        "sesTenant": ses[0] if ses else None,
+        "sesSending": ses[1] if ses else None,
     }
     if args.json:
         print(json.dumps(row))
@@ -65,7 +66,7 @@ def show_tenant(args: argparse.Namespace, services: OperatorServices) -> None:
         if name != "sesSending":
             print(f"{name:<11} {'-' if value is None else value}")
     if profile.plan == Plan.FREE:
-        sending = _SENDING_TEXT[ses.sending] if ses else "no SES tenant yet (its first send creates it)"
+        sending = _SENDING_TEXT[ses[1]] if ses else "no SES tenant yet (its first send creates it)"
         print(f"{'sesSending':<11} {sending}")
 
 
@@ -73,5 +74,5 @@ def resume_sending(args: argparse.Namespace, services: OperatorServices) -> None
     _ses_sending(services, args.tenant_id)  # refuses a stack without SES tenants before any change
     services.admin.resume_sending(args.tenant_id, operator_grant().actor)
     ses = _ses_sending(services, args.tenant_id)
-    state = _SENDING_TEXT[ses.sending] if ses else "unknown"
+    state = _SENDING_TEXT[ses[1]] if ses else "unknown"
     print(f"{args.tenant_id}: SES sending {state}")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 from botocore.exceptions import BotoCoreError, ClientError
 
+from herald.domain.account import PlatformSending
 from herald.domain.errors import DependencyError
 
 if TYPE_CHECKING:
@@ -91,6 +92,11 @@ class SesTenants:
             return self._get(ses_tenant_name(tenant_id))
         except (ClientError, BotoCoreError) as exc:
             raise DependencyError(f"SES tenant unreadable: {exc}") from exc
+
+    def sending(self, tenant_id: str) -> PlatformSending:
+        tenant = self.status(tenant_id)
+        paused = tenant is not None and tenant.sending is SesSending.PAUSED
+        return PlatformSending.PAUSED if paused else PlatformSending.ENABLED
 
     def resume(self, tenant_id: str) -> SesTenant:
         """Reinstates a paused tenant's sending (SES's customer-managed status); SES still keeps

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     # Only named in signatures: a function imports the domain modules its own path uses.
+    from herald.domain.account import PlatformSending
     from herald.domain.alerts import AlertWindow, ChatOutcome, JobAlert, Notice
     from herald.domain.secrets import Purpose, SealedSecret
 
@@ -24,6 +25,10 @@ class PlatformTenants(Protocol):
 
     def resume(self, tenant_id: str) -> object:
         """Reinstate a paused tenant's sending; ``DependencyError`` when SES fails."""
+
+    def sending(self, tenant_id: str) -> PlatformSending:
+        """Whether SES sends for the tenant now (``enabled`` before its SES tenant exists: its first
+        send creates it); ``DependencyError`` when SES cannot be read."""
 
 
 class Alerts(Protocol):
