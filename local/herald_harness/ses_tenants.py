@@ -13,6 +13,8 @@ from herald_local.aws.sdk_calls import Proceed, SdkCall, observe
 from herald_local.sandbox.ses.tenants import OPERATIONS, SesError, TenantBook
 
 BOOK = TenantBook()
+# (TenantName, recipients) of each SendEmail that named a tenant and passed its check, oldest first.
+TENANT_SENDS: list[tuple[str, list[str]]] = []
 
 
 def _parsed(answer: dict[str, Any]) -> dict[str, Any]:
@@ -37,8 +39,9 @@ def _answer(call: SdkCall, proceed: Proceed) -> Any:
     try:
         if call.operation in OPERATIONS:
             return _parsed(OPERATIONS[call.operation](BOOK, call.params))
-        if call.operation == "SendEmail":
-            BOOK.check_send(call.params.get("TenantName"))
+        if call.operation == "SendEmail" and "TenantName" in call.params:
+            BOOK.check_send(call.params["TenantName"])
+            TENANT_SENDS.append((call.params["TenantName"], list(call.params["Destination"]["ToAddresses"])))
     except SesError as failure:
         raise _client_error(failure, call.operation) from None
     return proceed()
