@@ -97,7 +97,11 @@ def test_a_tripped_tenant_is_paused_alone_until_the_operator_resumes_it(
 
     assert other_job["status"] == "completed"
     assert paused_job["status"] == "failed"
-    assert "(sending_paused)" in paused_job["errorMessage"]
+    assert paused_job["errorMessage"] == (
+        "SES provider_permanent: SES paused this account's free-plan sending after too many bounces or "
+        "complaints (sending_paused); other accounts keep sending, and the operator can resume it "
+        "(HTTP 400, sending_paused)"
+    )
     assert paused_job["statusDetail"].startswith("Failed:")
     (attempt,) = paused_job["deliveryLogs"][0]["providers"]
     assert (attempt["provider"], attempt["outcome"], attempt["code"]) == (
@@ -105,6 +109,9 @@ def test_a_tripped_tenant_is_paused_alone_until_the_operator_resumes_it(
         "provider_permanent",
         "sending_paused",
     )
+    # Only the operator can act on it: a dead-letter copy, as for any job left with no usable provider.
+    copies = [json.loads(message["Body"]) for message in herald.queued("DeadLetterQueueUrl")]
+    assert paused_job["id"] in [copy.get("jobId") for copy in copies]
     assert account(herald, tripped_key)["platformSending"] == "paused"
     assert account(herald, healthy_key)["platformSending"] == "enabled"
 
