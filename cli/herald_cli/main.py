@@ -30,6 +30,7 @@ from herald_cli.keys import add_key_commands, key_command
 from herald_cli.operations import dead_letter_command, show_job
 from herald_cli.schedules import run_deployed, run_local
 from herald_cli.target import TargetError, deployed_target, local_target
+from herald_cli.tenant_view import add_tenant_view_commands, resume_sending, show_tenant
 from herald_local.state import add_local_dir_option
 
 PLANS = [plan.value for plan in Plan]
@@ -81,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     limit.add_argument("--clear", action="store_true", help="back to the plan's quota")
     limit.add_argument("--rate", type=int, help="requests per minute instead of the plan's rate limit")
     limit.add_argument("--clear-rate", action="store_true", help="back to the plan's rate limit")
+    add_tenant_view_commands(tenant)
 
     add_key_commands(groups, utc_time)
 
@@ -316,6 +318,8 @@ COMMANDS: dict[tuple[str, str], Callable[[argparse.Namespace, OperatorServices],
     ("tenant", "disable"): _set_status,
     ("tenant", "enable"): _set_status,
     ("tenant", "set-limit"): _set_limit,
+    ("tenant", "show"): show_tenant,
+    ("tenant", "resume-sending"): resume_sending,
     **{("key", command): key_command for command in ("list", "create", "revoke", "rotate", "migrate")},
     ("member", "list"): _member_list,
     ("member", "add"): _member_add,

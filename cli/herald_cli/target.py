@@ -35,6 +35,8 @@ def local_target(local_dir: Path | None = None) -> Target:
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
     os.environ["AWS_ENDPOINT_URL"] = endpoint
+    # SES v2 is the sandbox's imitation there (moto has no SES tenants), as for the stack's functions.
+    os.environ["AWS_ENDPOINT_URL_SESV2"] = f"{state['sandboxUrl']}/ses"
     return Target(dict(state["outputs"]), state["region"], endpoint)
 
 

@@ -201,3 +201,41 @@ def test_a_fault_hits_only_its_function_action_and_matching_calls() -> None:
     assert not fault.hits("ApiFunction", "dynamodb:UpdateItem", counter_write)
     assert not fault.hits("EmailWorkerFunction", "dynamodb:UpdateItem", status_write)
     assert not fault.hits("ApiFunction", "dynamodb:PutItem", status_write)
+
+
+def test_ses_tenant_calls_are_checked_on_the_tenant_and_the_associated_identity(
+    permissions: dict[str, tuple[dict[str, Any], ...]],
+) -> None:
+    """Sign-up (the console) and a late first send (the email worker) set SES tenants up; the API only
+    reads them; no function may touch an SES tenant that is not one of Herald's."""
+    tenant = f"arn:aws:ses:{REGION}:{ACCOUNT_ID}:tenant/herald-t1/tn-1"
+    params = {
+        "TenantName": "herald-t1",
+        "ResourceArn": f"arn:aws:ses:{REGION}:{ACCOUNT_ID}:identity/herald.example",
+    }
+    association = resources("ses", "CreateTenantResourceAssociation", params, None, REGION)
+    policy = resources(
+        "ses", "UpdateReputationEntityPolicy", {"ReputationEntityReference": tenant}, None, REGION
+    )
+    calls = [
+        AwsCall(function, f"ses:{action}", resource)
+        for function in ("ConsoleFunction", "EmailWorkerFunction")
+        for action, resource in [*association, *policy]
+    ]
+    read_by_api = AwsCall(
+        "ApiFunction", "ses:GetTenant", f"arn:aws:ses:{REGION}:{ACCOUNT_ID}:tenant/herald-t1"
+    )
+    foreign = AwsCall(
+        "EmailWorkerFunction", "ses:CreateTenant", f"arn:aws:ses:{REGION}:{ACCOUNT_ID}:tenant/other"
+    )
+    set_up_by_api = AwsCall(
+        "ApiFunction", "ses:CreateTenant", f"arn:aws:ses:{REGION}:{ACCOUNT_ID}:tenant/herald-t1"
+    )
+
+    refused, _ = check([*calls, read_by_api, foreign, set_up_by_api], permissions)
+
+    assert [resource for _, resource in association] == [
+        f"arn:aws:ses:{REGION}:{ACCOUNT_ID}:tenant/herald-t1",
+        f"arn:aws:ses:{REGION}:{ACCOUNT_ID}:identity/herald.example",
+    ]
+    assert sorted(refused, key=str) == sorted([set_up_by_api, foreign], key=str)

@@ -133,6 +133,7 @@ def test_ses_sends_from_the_platform_sender_it_was_given() -> None:
                     {"Name": "herald_job_id", "Value": "job-0001"},
                     {"Name": "herald_tenant_id", "Value": "tenant-42"},
                 ],
+                "TenantName": "herald-tenant-42",
             },
         )
         delivered = registry(client=client).email(ProviderName.SES).send(EMAIL, ROUTING, CREDENTIAL)

@@ -79,6 +79,8 @@ def expected_request(**overrides: Any) -> dict[str, Any]:
             {"Name": "herald_job_id", "Value": "job-0001"},
             {"Name": "herald_tenant_id", "Value": "tenant-42"},
         ],
+        # Every free tenant sends through its own SES tenant.
+        "TenantName": "herald-tenant-42",
     }
     request.update(overrides)
     return request
@@ -128,13 +130,9 @@ def test_given_a_sender_name_and_reply_to_then_they_are_sent_with_the_platform_a
         pytest.param("MessageRejected", 400, "Message contains a virus.", M, id="rejected-content"),
         pytest.param("MailFromDomainNotVerifiedException", 400, "MAIL FROM domain not verified", P),
         pytest.param("AccountSuspendedException", 400, "Account suspended", P, id="account-suspended"),
-        pytest.param(
-            "SendingPausedException", 400, "Sending paused for this account", P, id="sending-paused"
-        ),
         pytest.param("TooManyRequestsException", 429, "Maximum sending rate exceeded.", T, id="rate"),
         pytest.param("LimitExceededException", 400, "Daily message quota exceeded.", T, id="daily-quota"),
         pytest.param("BadRequestException", 400, "Illegal address", M, id="bad-request"),
-        pytest.param("NotFoundException", 404, "Configuration set does not exist", P, id="not-found"),
         pytest.param("AccessDeniedException", 403, "User is not authorized to perform ses:SendEmail", P),
         pytest.param("UnrecognizedClientException", 403, "The security token included is invalid.", P),
         pytest.param("InvalidSignatureException", 403, "Signature expired", P, id="signature"),

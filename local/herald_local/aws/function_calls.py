@@ -100,10 +100,27 @@ def _resource(service: str, params: Mapping[str, Any], region: str) -> str:
     return "*"
 
 
+def _ses_tenant(operation: str, params: Mapping[str, Any], region: str) -> list[tuple[str, str]]:
+    """An SES tenant call: authorised on the tenant (named, or by its ARN as a reputation entity),
+    and an association also on the resource it associates."""
+    if "ReputationEntityReference" in params:
+        return [(operation, str(params["ReputationEntityReference"]))]
+    tenant = _arn("ses", region, f"tenant/{params['TenantName']}")
+    if "ResourceArn" in params:
+        return [(operation, tenant), (operation, str(params["ResourceArn"]))]
+    return [(operation, tenant)]
+
+
 def resources(
     service: str, operation: str, params: Mapping[str, Any], response: Mapping[str, Any] | None, region: str
 ) -> list[tuple[str, str]]:
     """(action name, resource ARN) of each permission the call needs; "*" where it names none."""
+    if (
+        service == "ses"
+        and operation != "SendEmail"
+        and ({"TenantName", "ReputationEntityReference"} & set(params))
+    ):
+        return _ses_tenant(operation, params, region)
     if service == "dynamodb":
         return _dynamodb(operation, params, region)
     if service == "sqs":

@@ -9,7 +9,8 @@ only on the shared ``core`` and exposing one ``SERVICE`` (``core.service``) that
   providers' base URLs); keys and tokens that begin with ``sandbox-`` are valid. Each vendor's
   package documents which error bodies each status gets. ``/ses`` is the platform's own sender;
   ``/polar`` and ``/paystack`` are the payment processors' checkout APIs, paid on
-  ``/_sandbox/checkout/<id>`` (see ``checkout``).
+  ``/_sandbox/checkout/<id>`` (see ``checkout``). ``/ses`` also imitates SES tenants, which moto
+  lacks; ``POST /ses/_sandbox/tenants/<name>/trip`` pauses one (see ``ses.tenants``).
 - Recipients choose failures (``fail-<status>[-<provider>]@…``, ``timeout[-<provider>]@…``; see
   ``core.failures``); domains whose first label starts with ``pending`` never verify.
 - ``/hooks/<name>`` receives outbound webhooks and checks their signatures (see ``hooks``).

@@ -86,9 +86,20 @@ function shell(main) {
         switcher(),
         h("button", { type: "button", class: "button button-quiet", onclick: signOut }, "Sign out"))));
   const app = document.getElementById("app");
-  const frame = h("main", { id: "main", class: "main", tabindex: "-1" }, main);
+  const frame = h("main", { id: "main", class: "main", tabindex: "-1" }, sendingPaused(), main);
   replace(app, nav, frame);
   return frame;
+}
+
+// On every page while SES keeps a free account's mail paused: its emails fail until the operator
+// resumes it (GET /account reads the state from SES each time the console loads the account).
+function sendingPaused() {
+  if (account[Account.platformSending] !== "paused") return null;
+  return h("section", { class: "card notice notice-strong", role: "alert", "data-notice": "sending-paused" },
+    h("h2", {}, "Email sending is paused"),
+    h("p", {}, "Herald's mail service paused this account's emails after too many bounces or complaints. ",
+      "Until it is resumed, emails fail with sending_paused; webhooks go out as usual. ",
+      "Check the addresses you send to, then ask Herald's support to resume sending."));
 }
 
 // The person's other accounts (hidden with only one): switching sets a new session cookie for the

@@ -48,7 +48,7 @@ export const Usage = names("emails", "webhooks", "total");
 export const Billing = names("status", "paidUntil");
 export const Account = names(
   "tenantId", "name", "email", "plan", "status", "rateLimit", "limits", "usage", "periodStart", "periodEnd",
-  "retentionDays", "billing", "previousKeyValidUntil",
+  "retentionDays", "billing", "previousKeyValidUntil", "platformSending",
 );
 export const ActivityTotals = names("accepted", "completed", "failed");
 export const ActivityDay = names("day", "accepted", "completed", "failed");
@@ -132,5 +132,5 @@ export const AUDIT_ACTIONS = [
   "domain.verified", "domain.removed", "signing_secret.created", "signing_secret.rotated",
   "signing_secret.deleted", "suppression.removed", "member.invited", "member.joined", "member.role_changed",
   "member.removed", "ownership.transferred", "plan.changed", "endpoint.enabled", "endpoint.disabled",
-  "jobs.recovered", "job.retried",
+  "jobs.recovered", "job.retried", "ses.sending_resumed",
 ];

@@ -112,6 +112,7 @@ class ApiServices:
     @cached_property
     def account(self) -> AccountService:
         """Built on first use of an account route, so the send path's cold start skips the vault."""
+        from herald.adapters.providers.ses_tenants import SesTenants
         from herald.adapters.store.account_store import DynamoAccountStore
         from herald.adapters.store.suppression_store import DynamoSuppressions
         from herald.composition.inbound import delivery_format
@@ -126,6 +127,7 @@ class ApiServices:
             secrets=vault(),
             providers=provider_registry().domain,
             inbound_secrets=lambda provider, secret: delivery_format(provider).check_secret(secret),
+            ses_tenants=SesTenants(self._base.clients.sesv2, self._base.settings.platform_sender),
         )
 
     @cached_property

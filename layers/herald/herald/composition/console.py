@@ -7,6 +7,7 @@ No tenant state is cached: codes, sessions and tenants are read on every request
 from __future__ import annotations
 
 from herald.adapters.platform_mail import SesPlatformMail
+from herald.adapters.providers.ses_tenants import SesTenants
 from herald.adapters.store.member_store import DynamoMemberStore
 from herald.adapters.store.signin_store import DynamoSessions, DynamoSignIn
 from herald.adapters.store.tenant_store import DynamoTenantStore
@@ -30,6 +31,8 @@ class ConsoleServices:
             sessions=self.sessions,
             mail=mail,
             limits=SignInSettings.from_env().limits,
+            # A sign-up's free account gets its own SES tenant.
+            ses_tenants=SesTenants(base.clients.sesv2, base.settings.platform_sender),
         )
         self.accounts = PersonAccounts(tenants, members, self.sessions)
 

@@ -9,6 +9,7 @@ from functools import cached_property
 
 from herald.adapters.aws_clients import AwsClients
 from herald.adapters.dead_letters import SqsDeadLetterInbox
+from herald.adapters.providers.ses_tenants import SesTenants
 from herald.adapters.queueing import SqsJobQueue
 from herald.adapters.store.audit_store import DynamoAuditLog
 from herald.adapters.store.job_store import DynamoJobStore
@@ -70,8 +71,16 @@ class OperatorServices:
         self._outputs = outputs
         self._clients = AwsClients(region, DEFAULT_AWS_MAX_ATTEMPTS)
         self.tenants: TenantStore = DynamoTenantStore(self._table)
-        self.admin = TenantAdmin(self.tenants)
+        self.admin = TenantAdmin(
+            self.tenants, ses_tenants=self.ses_tenants, audit=DynamoAuditLog(self._table)
+        )
         self.keys = KeyService(self.tenants, DynamoKeyStore(self._table))
+
+    @cached_property
+    def ses_tenants(self) -> SesTenants | None:
+        """The free tenants' SES tenants; None for a stack from before they existed."""
+        sender = self._outputs.get("PlatformSenderAddress")
+        return SesTenants(self._clients.sesv2, sender) if sender else None
 
     def migrate_keys(self) -> list[str]:
         """Make every tenant's key from before named keys its first named key (see key_migration)."""

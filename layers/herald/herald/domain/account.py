@@ -11,6 +11,7 @@ import hashlib
 import re
 import secrets
 from datetime import datetime
+from enum import StrEnum
 
 import msgspec
 
@@ -143,6 +144,16 @@ class Usage(msgspec.Struct, frozen=True):
         return self.emails + self.webhooks
 
 
+class PlatformSending(StrEnum):
+    """Whether the platform's SES sends a free account's mail (its own SES tenant's state)."""
+
+    ENABLED = "enabled"
+    # SES's reputation policy paused this account alone: its sends fail with sending_paused.
+    PAUSED = "paused"
+    # SES did not answer the read; sends decide for themselves.
+    UNKNOWN = "unknown"
+
+
 class AccountOverview(msgspec.Struct, frozen=True):
     profile: TenantProfile
     limits: PlanLimits
@@ -152,6 +163,8 @@ class AccountOverview(msgspec.Struct, frozen=True):
     webhook_quota: Quota | None
     # The latest end of a rotated-out key's grace period still running (None: none is).
     previous_key_valid_until: str | None = None
+    # Free plan only (paid plans send through their own providers): None otherwise.
+    platform_sending: PlatformSending | None = None
 
     @property
     def requests_per_minute(self) -> int:

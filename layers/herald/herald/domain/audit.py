@@ -50,6 +50,8 @@ class AuditAction(StrEnum):
     ENDPOINT_DISABLED = "endpoint.disabled"
     JOBS_RECOVERED = "jobs.recovered"
     JOB_RETRIED = "job.retried"
+    # The operator reinstated a free tenant's sending on the platform's SES after a reputation pause.
+    SES_SENDING_RESUMED = "ses.sending_resumed"
 
 
 def new_entry_id() -> str:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from msgspec import Meta
 
+from herald.domain.account import PlatformSending
 from herald.domain.billing import BillingStatus
 from herald.domain.breakers import BreakerState
 from herald.domain.clock import iso
@@ -67,6 +68,14 @@ class Account(Answer):
         Timestamp | None,
         Meta(description="Until when a rotated-out API key keeps working; null: no grace period runs"),
     ]
+    platform_sending: Annotated[
+        PlatformSending | None,
+        Meta(
+            description="Free plan: whether the platform's mail service sends for this account; paused "
+            "after too many bounces or complaints (its emails then fail with sending_paused until the "
+            "operator resumes it); unknown when it could not be read; null on paid plans"
+        ),
+    ]
 
     @classmethod
     def of(cls, overview: AccountOverview) -> Account:
@@ -91,6 +100,7 @@ class Account(Answer):
             retention_days=limits.retention_days,
             billing=Billing(status=paying, paid_until=profile.paid_until),
             previous_key_valid_until=overview.previous_key_valid_until,
+            platform_sending=overview.platform_sending,
         )
 
 

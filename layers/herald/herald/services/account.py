@@ -18,25 +18,27 @@ from msgspec.structs import replace
 from herald.domain.account import (
     AccountOverview,
     NewSigningSecret,
+    PlatformSending,
     SigningSecretStatus,
     TenantContext,
+    TenantProfile,
     TenantRecords,
 )
 from herald.domain.addresses import Suppression
 from herald.domain.audit import AuditAction, AuditEntry
 from herald.domain.audit import entry as audit_entry
 from herald.domain.clock import iso, parse_iso, utc_now
-from herald.domain.errors import ErrorCode, FieldProblem, HeraldError, validation_failed
+from herald.domain.errors import DependencyError, ErrorCode, FieldProblem, HeraldError, validation_failed
 from herald.domain.inbound import UnusableSecret
 from herald.domain.jobs import Channel
-from herald.domain.plans import current_period, limits_for, quota_for
+from herald.domain.plans import Plan, current_period, limits_for, quota_for
 from herald.domain.providers import Credential, ProviderDomain, ProviderFailure, SendingDomain, StoredProvider
 from herald.domain.secrets import Purpose, SealedSecret, SecretTampered, last_four
 from herald.domain.signing import new_signing_secret
 from herald.domain.vendors import ProviderName, tenant_provider_names, vendor_of
 from herald.observability import logger
 from herald.services.outcomes import AlreadyExists, DomainTaken
-from herald.services.ports.platform import SecretBox
+from herald.services.ports.platform import PlatformTenants, SecretBox
 from herald.services.ports.providers import DomainProviders
 from herald.services.ports.tenants import AccountStore, Counters, Suppressions, TenantStore
 
@@ -70,6 +72,7 @@ class AccountService:
         providers: DomainProviders,
         inbound_secrets: Callable[[ProviderName, str], object],
         clock: Callable[[], datetime] = utc_now,
+        ses_tenants: PlatformTenants | None = None,
     ) -> None:
         self._tenants = tenants
         self._store = store
@@ -80,6 +83,7 @@ class AccountService:
         # Raises UnusableSecret for a webhook secret the provider's verifier could never use.
         self._inbound_secrets = inbound_secrets
         self._clock = clock
+        self._ses_tenants = ses_tenants
 
     def _entry(self, tenant: TenantContext, action: AuditAction, target: str, **details: str) -> AuditEntry:
         return _entry(tenant, iso(self._clock()), action, target, **details)
@@ -99,7 +103,17 @@ class AccountService:
             email_quota=emails,
             webhook_quota=webhooks,
             previous_key_valid_until=self._grace_end(records),
+            platform_sending=self._platform_sending(profile),
         )
+
+    def _platform_sending(self, profile: TenantProfile) -> PlatformSending | None:
+        """Read from SES on each overview (SES pauses and reinstates on its own): one call, free plan only."""
+        if profile.plan != Plan.FREE or self._ses_tenants is None:
+            return None
+        try:
+            return self._ses_tenants.sending(profile.tenant_id)
+        except DependencyError:
+            return PlatformSending.UNKNOWN
 
     def _grace_end(self, records: TenantRecords) -> str | None:
         """The latest end of a grace period still running for any of the account's keys."""

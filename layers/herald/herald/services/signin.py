@@ -48,7 +48,7 @@ from herald.domain.signin import (
 )
 from herald.observability import logger
 from herald.services.outcomes import MemberChanged, TenantNotFound
-from herald.services.ports.platform import PlatformMail
+from herald.services.ports.platform import PlatformMail, PlatformTenants
 from herald.services.ports.tenants import MemberStore, SignInStore, TenantStore
 from herald.services.sessions import SessionAuthenticator, StartedSession
 from herald.services.tenants import TenantAdmin
@@ -92,12 +92,13 @@ class SignInService:
         mail: PlatformMail,
         limits: SignInLimits,
         clock: Callable[[], float] = time.time,
+        ses_tenants: PlatformTenants | None = None,
     ) -> None:
         self._store = store
         self._limits = limits
         self._tenants = tenants
         self._members = members
-        self._admin = TenantAdmin(tenants)
+        self._admin = TenantAdmin(tenants, ses_tenants=ses_tenants)
         self._sessions = sessions
         self._mail = mail
         self._clock = clock

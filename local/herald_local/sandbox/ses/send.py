@@ -23,6 +23,9 @@ from herald_local.sandbox.core.json_fields import as_dict, as_optional_str, as_s
 from herald_local.sandbox.core.records import SendSummary
 from herald_local.sandbox.core.replies import json_reply, status_phrase
 from herald_local.sandbox.core.send_flow import handle_send
+from herald_local.sandbox.ses.tenants import SesError, TenantBook
+from herald_local.sandbox.ses.tenants import add_routes as add_tenant_routes
+from herald_local.sandbox.ses.tenants import error as tenant_error
 
 PROVIDER = "ses"
 
@@ -86,7 +89,15 @@ class SesApi:
 
 def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
     api = SesApi()
+    book = TenantBook()
+    add_tenant_routes(blueprint, book)
 
     @blueprint.post("/v2/email/outbound-emails")
     def send_email() -> Response:
+        # A send through a tenant needs that tenant, not paused (free-plan mail names one).
+        tenant = as_dict(request.get_json(silent=True)).get("TenantName")
+        try:
+            book.check_send(tenant if isinstance(tenant, str) else None)
+        except SesError as failure:
+            return tenant_error(failure)
         return handle_send(context, api, request)

@@ -1,4 +1,6 @@
-"""Amazon SES v2, the platform's own provider: free-plan mail goes out through it.
+"""Amazon SES v2, the platform's own provider: free-plan mail goes out through it, each tenant's
+through its own SES tenant (``TenantName``), so a pause for one tenant's reputation is that
+tenant's alone (``herald.adapters.providers.ses_tenants``).
 
 Tenants bring no SES key, so the ``credential`` arguments of the provider interface are ignored
 here and SES offers no domain management.
@@ -20,7 +22,9 @@ from botocore.exceptions import (
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from herald.adapters.provider_fields import safe_reason
+from herald.adapters.providers.ses_tenants import SesSending, SesTenants, ses_tenant_name
 from herald.adapters.providers.transport import status_kind
+from herald.domain.errors import DependencyError
 from herald.domain.notifications import EmailNotification
 from herald.domain.providers import (
     JOB_ID_TAG,
@@ -36,9 +40,15 @@ from herald.domain.vendors import ProviderName
 
 if TYPE_CHECKING:
     from mypy_boto3_sesv2 import SESV2Client
-    from mypy_boto3_sesv2.type_defs import BodyTypeDef, SendEmailRequestTypeDef
+    from mypy_boto3_sesv2.type_defs import BodyTypeDef, SendEmailRequestTypeDef, SendEmailResponseTypeDef
 
 CHARSET = "UTF-8"
+# The words a paused tenant's failed job names, as endpoint_disabled names a disabled endpoint.
+SENDING_PAUSED = "sending_paused"
+PAUSED_REASON = (
+    "SES paused this account's free-plan sending after too many bounces or complaints "
+    f"({SENDING_PAUSED}); other accounts keep sending, and the operator can resume it"
+)
 
 # Error codes whose class the HTTP status alone gets wrong (most SES refusals are plain 400s).
 _CODE_KIND: Mapping[str, FailureKind] = {
@@ -75,13 +85,55 @@ class SesProvider:
         # A factory: the client is only built when a free-plan email is actually sent.
         self._client = client
         self._sender = sender
+        self._tenants = SesTenants(client, sender)
 
     def send(self, email: EmailNotification, routing: Routing, credential: Credential) -> Delivered:  # noqa: ARG002 - platform account
+        request = self._request(email, routing)
         try:
-            answer = self._ses().send_email(**self._request(email, routing))
-        except (ClientError, BotoCoreError) as exc:
+            answer = self._ses().send_email(**request)
+        except ClientError as exc:
+            if _error_code(exc) != "NotFoundException" or not self._set_up(routing.tenant_id):
+                raise self._failure(exc, routing.tenant_id) from exc
+            # A tenant whose SES tenant sign-up could not create: set up now, then one more try.
+            answer = self._send_again(request, routing.tenant_id)
+        except BotoCoreError as exc:
             raise failure_from(exc) from exc
         return Delivered(self.name, answer.get("MessageId") or None)
+
+    def _send_again(self, request: SendEmailRequestTypeDef, tenant_id: str) -> SendEmailResponseTypeDef:
+        try:
+            return self._ses().send_email(**request)
+        except ClientError as exc:
+            raise self._failure(exc, tenant_id) from exc
+        except BotoCoreError as exc:
+            raise failure_from(exc) from exc
+
+    def _set_up(self, tenant_id: str) -> bool:
+        try:
+            self._tenants.ensure(tenant_id)
+        except DependencyError:
+            return False
+        return True
+
+    def _failure(self, exc: ClientError, tenant_id: str) -> ProviderFailure:
+        """SES answers a paused tenant as it answers a paused account; only the tenant's status tells
+        them apart (one read, on this failure only)."""
+        failure = failure_from(exc)
+        if failure.code != "SendingPausedException":
+            return failure
+        try:
+            tenant = self._tenants.status(tenant_id)
+        except DependencyError:
+            return failure
+        if tenant is None or tenant.sending is not SesSending.PAUSED:
+            return failure
+        return ProviderFailure(
+            self.name,
+            FailureKind.PROVIDER_PERMANENT,
+            PAUSED_REASON,
+            status=failure.status,
+            code=SENDING_PAUSED,
+        )
 
     def check_key(self, credential: Credential) -> KeyCheck:  # noqa: ARG002 - platform account
         """Whether the platform account may send now (for /health), from ``get_account``."""
@@ -117,6 +169,7 @@ class SesProvider:
             "FromEmailAddress": formataddr((routing.from_name, sender)) if routing.from_name else sender,
             "Destination": {"ToAddresses": [email.to]},
             "Content": {"Simple": {"Subject": {"Data": email.subject, "Charset": CHARSET}, "Body": body}},
+            "TenantName": ses_tenant_name(routing.tenant_id),
             # Also the tenant: every SES event arrives on the one platform topic.
             "EmailTags": [
                 {"Name": JOB_ID_TAG, "Value": routing.job_id},
@@ -138,6 +191,10 @@ def failure_from(exc: ClientError | BotoCoreError) -> ProviderFailure:
     if isinstance(exc, NoCredentialsError | PartialCredentialsError):
         return ProviderFailure(ses, FailureKind.PROVIDER_PERMANENT, "no AWS credentials for SES")
     return ProviderFailure(ses, FailureKind.TRANSIENT, f"SES client error {type(exc).__name__}")
+
+
+def _error_code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code") or "")
 
 
 def _client_failure(exc: ClientError) -> ProviderFailure:

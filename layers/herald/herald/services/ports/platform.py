@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     # Only named in signatures: a function imports the domain modules its own path uses.
+    from herald.domain.account import PlatformSending
     from herald.domain.alerts import AlertWindow, ChatOutcome, JobAlert, Notice
     from herald.domain.secrets import Purpose, SealedSecret
 
@@ -14,6 +15,20 @@ if TYPE_CHECKING:
 class PlatformMail(Protocol):
     def send(self, to: str, subject: str, text: str) -> None:
         """Send a message from the platform's own address; ``DependencyError`` when it cannot."""
+
+
+class PlatformTenants(Protocol):
+    """The free tenants' own standing on the platform's SES account (one SES tenant each)."""
+
+    def ensure(self, tenant_id: str) -> object:
+        """Create the tenant's SES tenant if missing (idempotent); ``DependencyError`` when SES fails."""
+
+    def resume(self, tenant_id: str) -> object:
+        """Reinstate a paused tenant's sending; ``DependencyError`` when SES fails."""
+
+    def sending(self, tenant_id: str) -> PlatformSending:
+        """Whether SES sends for the tenant now (``enabled`` before its SES tenant exists: its first
+        send creates it); ``DependencyError`` when SES cannot be read."""
 
 
 class Alerts(Protocol):
