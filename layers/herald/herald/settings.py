@@ -239,6 +239,27 @@ class OriginSettings(msgspec.Struct, frozen=True):
         return cls(_present(os.environ if env is None else env, "HERALD_PUBLIC_ORIGIN") or None)
 
 
+class UnsubscribeSettings(msgspec.Struct, frozen=True):
+    """What the functions that sign (EmailWorkerFunction) or verify (ConsoleFunction) unsubscribe
+    links are given: the SSM parameter of the signing key and, where links are written, their origin."""
+
+    key_parameter: str
+    link_origin: str | None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> UnsubscribeSettings:
+        env = os.environ if env is None else env
+        return cls(
+            _required(env, "HERALD_UNSUBSCRIBE_KEY_PARAMETER"),
+            _present(env, "HERALD_UNSUBSCRIBE_ORIGIN") or None,
+        )
+
+    def origin(self) -> str:
+        if self.link_origin is None:
+            raise SettingsError("environment variable HERALD_UNSUBSCRIBE_ORIGIN is not set")
+        return self.link_origin
+
+
 class AlertSettings(msgspec.Struct, frozen=True):
     """What only the AlertFunction is given."""
 

@@ -67,6 +67,11 @@ class Unsubscribe(msgspec.Struct, frozen=True):
     provider: str | None = None
 
 
+class UnsubscribePage(msgspec.Struct, frozen=True):
+    items: tuple[Unsubscribe, ...]
+    next_cursor: str | None
+
+
 class InvalidToken(Exception):
     """Not a token Herald signed (forged, altered, truncated, unknown version)."""
 

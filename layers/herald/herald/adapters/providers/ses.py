@@ -36,7 +36,7 @@ from herald.domain.vendors import ProviderName
 
 if TYPE_CHECKING:
     from mypy_boto3_sesv2 import SESV2Client
-    from mypy_boto3_sesv2.type_defs import BodyTypeDef, SendEmailRequestTypeDef
+    from mypy_boto3_sesv2.type_defs import BodyTypeDef, MessageTypeDef, SendEmailRequestTypeDef
 
 CHARSET = "UTF-8"
 
@@ -113,10 +113,11 @@ class SesProvider:
         body: BodyTypeDef = {"Html": {"Data": email.body, "Charset": CHARSET}}
         if email.text:
             body["Text"] = {"Data": email.text, "Charset": CHARSET}
+        simple: MessageTypeDef = {"Subject": {"Data": email.subject, "Charset": CHARSET}, "Body": body}
         request: SendEmailRequestTypeDef = {
             "FromEmailAddress": formataddr((routing.from_name, sender)) if routing.from_name else sender,
             "Destination": {"ToAddresses": [email.to]},
-            "Content": {"Simple": {"Subject": {"Data": email.subject, "Charset": CHARSET}, "Body": body}},
+            "Content": {"Simple": simple},
             # Also the tenant: every SES event arrives on the one platform topic.
             "EmailTags": [
                 {"Name": JOB_ID_TAG, "Value": routing.job_id},
@@ -125,6 +126,8 @@ class SesProvider:
         }
         if email.reply_to:
             request["ReplyToAddresses"] = [email.reply_to]
+        if routing.headers:
+            simple["Headers"] = [{"Name": name, "Value": value} for name, value in routing.headers]
         return request
 
 
