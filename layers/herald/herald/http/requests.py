@@ -68,12 +68,16 @@ UTC_DAY = r"^\d{4}-\d{2}-\d{2}$"
 EMAILED_CODE = r"^\s*\d{6}\s*$"
 SEARCHED_ADDRESS = r"^[^@\s]+@[^@\s]+$"
 SEARCHED_HOST = r"^[A-Za-z0-9.:\-]+$"
+# A topic in the unsubscribe routes: as sends name it, or * (every topic).
+UNSUBSCRIBE_TOPIC = r"^([a-z0-9._-]{1,64}|\*)$"
 PATTERN_TEXTS: Mapping[str, str] = {
     DOMAIN_NAME: "must be a domain name such as mail.example.com: names of letters, digits and hyphens"
     " joined by dots, none starting or ending with a hyphen, the last one of two or more letters",
     UTC_DAY: "must be a UTC day written YYYY-MM-DD, such as 2026-12-04",
     EMAILED_CODE: "must be the six digits of the emailed code",
     SEARCHED_ADDRESS: "must be one whole email address, such as ada@example.com",
+    UNSUBSCRIBE_TOPIC: "must be a topic (1-64 lower-case letters, digits, dots, underscores or hyphens)"
+    " or * for every topic",
     TOPIC_PATTERN: "must be 1-64 lower-case letters, digits, dots, underscores or hyphens",
     SEARCHED_HOST: "must be a host name as in the webhook's URL, such as hooks.example.com (punycode for"
     " international names)",
@@ -263,7 +267,7 @@ class StrictBody(BaseModel):
         """The body as a client sends it: each field under its name in the API, absent ones left out.
         Read from the field declarations: a dump would build the deferred schema (some 50 ms)."""
         return {
-            field.alias or name: value
+            field.alias or name: value.document() if isinstance(value, StrictBody) else value
             for name, field in type(self).model_fields.items()
             if (value := getattr(self, name)) is not None
         }
