@@ -240,24 +240,29 @@ class OriginSettings(msgspec.Struct, frozen=True):
 
 
 class UnsubscribeSettings(msgspec.Struct, frozen=True):
-    """What the functions that sign (EmailWorkerFunction) or verify (ConsoleFunction) unsubscribe
-    links are given: the SSM parameter of the signing key and, where links are written, their origin."""
+    """What ConsoleFunction, which verifies unsubscribe links, is given: the SSM parameter of the
+    platform's signing key."""
 
     key_parameter: str
-    link_origin: str | None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> UnsubscribeSettings:
+        return cls(_required(os.environ if env is None else env, "HERALD_UNSUBSCRIBE_KEY_PARAMETER"))
+
+
+class UnsubscribeLinkSettings(msgspec.Struct, frozen=True):
+    """What EmailWorkerFunction, which writes unsubscribe links, is given: the key's parameter and
+    the origin the links point at."""
+
+    key_parameter: str
+    origin: str
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> UnsubscribeLinkSettings:
         env = os.environ if env is None else env
         return cls(
-            _required(env, "HERALD_UNSUBSCRIBE_KEY_PARAMETER"),
-            _present(env, "HERALD_UNSUBSCRIBE_ORIGIN") or None,
+            _required(env, "HERALD_UNSUBSCRIBE_KEY_PARAMETER"), _required(env, "HERALD_UNSUBSCRIBE_ORIGIN")
         )
-
-    def origin(self) -> str:
-        if self.link_origin is None:
-            raise SettingsError("environment variable HERALD_UNSUBSCRIBE_ORIGIN is not set")
-        return self.link_origin
 
 
 class AlertSettings(msgspec.Struct, frozen=True):

@@ -92,10 +92,10 @@ def _unsubscribe_gate() -> UnsubscribeGate:
     from herald.adapters.platform_secrets import SsmSecret
     from herald.adapters.store.unsubscribe_store import DynamoUnsubscribes
     from herald.services.unsubscribes import UnsubscribeGate, UnsubscribeLinks
-    from herald.settings import UnsubscribeSettings
+    from herald.settings import UnsubscribeLinkSettings
 
-    base, settings = foundation(), UnsubscribeSettings.from_env()
-    links = UnsubscribeLinks(SsmSecret(settings.key_parameter, base.clients.ssm), settings.origin())
+    base, settings = foundation(), UnsubscribeLinkSettings.from_env()
+    links = UnsubscribeLinks(SsmSecret(settings.key_parameter, base.clients.ssm), settings.origin)
     return UnsubscribeGate(DynamoUnsubscribes(base.table), links)
 
 
