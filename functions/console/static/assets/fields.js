@@ -72,13 +72,16 @@ export const DnsRecord = names("type", "host", "value", "purpose", "priority");
 export const DomainAtProvider = names("provider", "verified", "error", "records");
 export const Domain = names("domain", "createdAt", "verified", "providers");
 export const Suppression = names("email", "reason", "source", "createdAt");
+export const Unsubscribe = names("email", "topic", "source", "provider", "createdAt");
+export const UnsubscribePage = names("data", "nextCursor");
 export const Endpoint = names("origin", "state", "since", "lastError");
 export const CodeSent = names("message");
 export const SignedIn = names("tenantId", "apiKey");
 export const SignedOut = names("signedOut");
+export const UnsubscribeOption = names("topic");
 export const EmailRequest = names(
   "to", "subject", "body", "text", "from", "replyTo", "priority", "idempotencyKey", "sendAt", "orderingKey",
-  "provider", "fallback",
+  "provider", "fallback", "unsubscribe",
 );
 export const WebhookRequest = names(
   "url", "method", "headers", "payload", "priority", "idempotencyKey", "sendAt", "orderingKey",

@@ -19,7 +19,6 @@ _PAGE = """<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex">
 <title>{title}</title>
 <link rel="icon" href="/console/assets/favicon.svg" type="image/svg+xml">
@@ -87,4 +86,7 @@ def not_valid_page() -> str:
 def page_answer(status: int, page: str) -> dict[str, Any]:
     """A page (API Gateway v2 shape) under the console's headers; never cached, never a redirect."""
     headers = {**PAGE_HEADERS, "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"}
+    # With no-referrer a browser posts the page's forms with "Origin: null", which the same-origin
+    # check of the resubscribe button refuses; same-origin still sends the URL, and its token, nowhere else.
+    headers["Referrer-Policy"] = "same-origin"
     return {"statusCode": status, "headers": headers, "body": page, "isBase64Encoded": False}
