@@ -18,6 +18,7 @@ from herald.composition.common import public_origin
 from herald.composition.console import console_services, one_click
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.signin import CodePurpose
+from herald.domain.unsubscribes import ALL_TOPICS
 from herald.http.access_answers import ConsoleAccount, SwitchedAccount
 from herald.http.access_requests import SwitchAccountRequest
 from herald.http.account_answers import CodeSent, SignedIn, SignedOut
@@ -154,8 +155,10 @@ def _unsubscribe_link(event: dict[str, Any], method: str, path: str, origin: str
             return page_answer(200, subscribed_page(token, links.resubscribe(token)))
         if method == "POST":
             return page_answer(200, unsubscribed_page(token, links.unsubscribe(token)))
-        who, unsubscribed = links.unsubscribed(token)
-        return page_answer(200, (unsubscribed_page if unsubscribed else subscribed_page)(token, who))
+        who, unsubscribe = links.unsubscribed(token)
+        if unsubscribe is None:
+            return page_answer(200, subscribed_page(token, who))
+        return page_answer(200, unsubscribed_page(token, who, every_topic=unsubscribe.topic == ALL_TOPICS))
     except HeraldError as error:
         if error.code is ErrorCode.NOT_FOUND:
             return page_answer(404, not_valid_page())

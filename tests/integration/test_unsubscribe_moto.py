@@ -14,6 +14,9 @@ from typing import Any
 import pytest
 from boto3.dynamodb.types import TypeDeserializer
 
+from herald.adapters.store.unsubscribe_store import DynamoUnsubscribes
+from herald.domain.clock import now_iso
+from herald.domain.unsubscribes import ALL_TOPICS, Unsubscribe, UnsubscribeSource
 from herald_harness.in_moto import ApiAnswer, client, herald_in_moto
 from herald_local.sandbox import SandboxServer
 from tests.integration.test_workers_moto import EMAIL_QUEUE, Rig, StubDns, email, one_record
@@ -160,3 +163,17 @@ def _items(rig: Rig, pk: str, action: str) -> list[dict[str, Any]]:
     )["Items"]
     found = [{name: TypeDeserializer().deserialize(value) for name, value in item.items()} for item in raw]
     return [item for item in found if item.get("action") == action]
+
+
+def test_a_providers_every_topic_unsubscribe_shows_on_the_link_without_a_resubscribe_button(rig: Rig) -> None:
+    tenant_id, key = rig.new_tenant(["SENDGRID"])
+    to = f"ev+{uuid.uuid4().hex}@example.com"
+    url = _link(rig, _send(rig, key, to, "news")["id"])
+    entry = Unsubscribe(to, ALL_TOPICS, now_iso(), UnsubscribeSource.PROVIDER, "SENDGRID")
+    DynamoUnsubscribes(rig.herald.table).record(tenant_id, entry)
+
+    page = _browser(rig, "GET", url)
+
+    assert (page.status, "You are unsubscribed" in page.text) == (200, True)
+    assert "no more list mail from this sender, about <code>news</code> or anything else" in page.text
+    assert "Resubscribe" not in page.text

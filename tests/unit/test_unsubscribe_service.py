@@ -50,7 +50,9 @@ def test_a_post_records_the_unsubscribe_once_however_often_it_comes(
         "news",
         UnsubscribeSource.ONE_CLICK,
     )
-    assert links.unsubscribed(TOKEN)[1] is True
+    blocking = links.unsubscribed(TOKEN)[1]
+    assert blocking is not None
+    assert blocking.topic == "news"
 
 
 @pytest.mark.parametrize("token", [TOKEN[:-1], TOKEN + "A", "1.e30.e30", "", TOKEN.replace("1.", "2.", 1)])

@@ -61,13 +61,18 @@ def _who(who: Subscriber) -> tuple[str, str]:
     return f"<strong>{escape(who.address)}</strong>", f"<code>{escape(who.topic)}</code>"
 
 
-def unsubscribed_page(token: str, who: Subscriber) -> str:
+def unsubscribed_page(token: str, who: Subscriber, *, every_topic: bool = False) -> str:
+    """``every_topic``: the provider reported an unsubscribe from all of this sender's list mail,
+    which only the sender can take back, so the page offers no button."""
     address, topic = _who(who)
-    content = (
-        f"<p>{address} will get no more mail about {topic} from this sender.</p>"
-        '<p class="muted">Unsubscribed by mistake?</p>'
-        + _form(f"{UNSUBSCRIBE_PREFIX}{token}{RESUBSCRIBE_SUFFIX}", "Resubscribe", one_click=False)
-    )
+    if every_topic:
+        content = f"<p>{address} gets no more list mail from this sender, about {topic} or anything else.</p>"
+    else:
+        content = (
+            f"<p>{address} will get no more mail about {topic} from this sender.</p>"
+            '<p class="muted">Unsubscribed by mistake?</p>'
+            + _form(f"{UNSUBSCRIBE_PREFIX}{token}{RESUBSCRIBE_SUFFIX}", "Resubscribe", one_click=False)
+        )
     return _PAGE.format(title="You are unsubscribed", content=content)
 
 

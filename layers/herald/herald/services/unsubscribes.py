@@ -91,9 +91,10 @@ class OneClick:
         except InvalidToken:
             raise _not_found() from None
 
-    def unsubscribed(self, token: str) -> tuple[Subscriber, bool]:
+    def unsubscribed(self, token: str) -> tuple[Subscriber, Unsubscribe | None]:
+        """Whom the link names, and the unsubscribe that stops its topic's mail (None: it goes)."""
         who = self.subscriber(token)
-        return who, self._unsubscribes.blocking(who.tenant_id, who.address, who.topic) is not None
+        return who, self._unsubscribes.blocking(who.tenant_id, who.address, who.topic)
 
     def unsubscribe(self, token: str) -> Subscriber:
         who = self.subscriber(token)
