@@ -35,6 +35,7 @@ from herald.http.account_answers import (
     RotatedSigningSecret,
     SigningSecretStatus,
     Suppression,
+    UnsubscribePage,
 )
 from herald.http.account_requests import (
     CheckoutRequest,
@@ -46,6 +47,7 @@ from herald.http.account_requests import (
 from herald.http.answers import json_response
 from herald.http.contract import AUTHENTICATED, JSON_BODY, PARAMETERS, PATH_PARAMETERS, answers, success
 from herald.http.credentials import credentials, session_cookie, signed_in_by_session, stack_origin
+from herald.http.requests import SEARCHED_ADDRESS, UNSUBSCRIBE_TOPIC
 
 if TYPE_CHECKING:
     from herald.services.account import AccountService
@@ -372,6 +374,49 @@ def list_suppressions() -> Response[str]:
 )
 def delete_suppression(email: Annotated[str, Path(max_length=320)]) -> Response[str]:
     _account().delete_suppression(_tenant(Ability.SETTINGS), unquote(email))
+    return json_response(200, DELETED)
+
+
+# A topic as sends name it, or * (the unsubscribes from every topic).
+TopicQuery = Annotated[
+    str,
+    Query(
+        pattern=UNSUBSCRIBE_TOPIC,
+        description="A topic as sends name it (1-64 of a-z 0-9 . _ -), or * for every topic",
+    ),
+]
+
+
+@router.get(
+    "/api/v1/account/unsubscribes",
+    summary="The recipients' unsubscribes, by topic",
+    responses=answers(
+        200, UnsubscribePage, "A page of unsubscribes", *AUTHENTICATED, *PARAMETERS, ErrorCode.INVALID_CURSOR
+    ),
+)
+def list_unsubscribes(
+    *,
+    topic: TopicQuery | None = None,
+    email: Annotated[str | None, Query(max_length=320, pattern=SEARCHED_ADDRESS)] = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 50,
+    cursor: Annotated[
+        str | None, Query(max_length=512, description="nextCursor of the previous page")
+    ] = None,
+) -> Response[str]:
+    tenant = _tenant(Ability.READ)
+    page = api().unsubscribes.page(tenant, topic=topic, address=email, limit=limit, cursor=cursor)
+    return json_response(200, UnsubscribePage.of(page))
+
+
+@router.delete(
+    "/api/v1/account/unsubscribes/<email>",
+    summary="Take back a recipient's unsubscribe from a topic (mail of it goes to them again)",
+    responses=answers(
+        200, Deleted, "Removed", *AUTHENTICATED, *PATH_PARAMETERS, ErrorCode.UNSUBSCRIBE_NOT_FOUND
+    ),
+)
+def delete_unsubscribe(email: Annotated[str, Path(max_length=320)], topic: TopicQuery) -> Response[str]:
+    api().unsubscribes.remove(_tenant(Ability.SETTINGS), unquote(email), topic)
     return json_response(200, DELETED)
 
 

@@ -15,9 +15,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from herald.composition import startup
 from herald.composition.common import public_origin
-from herald.composition.console import console_services
+from herald.composition.console import console_services, one_click
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.signin import CodePurpose
+from herald.domain.unsubscribes import ALL_TOPICS
 from herald.http.access_answers import ConsoleAccount, SwitchedAccount
 from herald.http.access_requests import SwitchAccountRequest
 from herald.http.account_answers import CodeSent, SignedIn, SignedOut
@@ -37,6 +38,14 @@ from herald.http.errors import refusal
 from herald.http.guards import ScreenedBodies, as_resolver_reads
 from herald.http.responses import error_response, validation_error
 from herald.http.transport import secured
+from herald.http.unsubscribe_pages import (
+    is_unsubscribe_path,
+    link_parts,
+    not_valid_page,
+    page_answer,
+    subscribed_page,
+    unsubscribed_page,
+)
 from herald.observability import logger, metrics, traced
 
 STATIC = Path(__file__).parent / "static"
@@ -125,10 +134,35 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     origin = stack_origin(event, public_origin())
     if is_console_path(path):
         return secured(console_answer(STATIC, method, path), origin, api=False)
+    if is_unsubscribe_path(path):
+        return secured(_unsubscribe_link(event, method, path, origin), origin, api=False)
     answer = (
         bodies.admit(event) or _cross_origin(event, origin) or app.resolve(as_resolver_reads(event), context)
     )
     return secured(answer, origin, api=True)
+
+
+def _unsubscribe_link(event: dict[str, Any], method: str, path: str, origin: str) -> dict[str, Any]:
+    """RFC 8058: the POST comes without cookie or key (the token is the credential), whatever its
+    body (``List-Unsubscribe=One-Click``, form-encoded or multipart, or none), and is answered 200
+    with a page, never a redirect. A token Herald did not sign is a 404 like any unknown page."""
+    token, resubscribe = link_parts(path)
+    links = one_click()
+    try:
+        if method == "POST" and resubscribe:
+            # Only the link's own page resubscribes: another site cannot undo an unsubscribe.
+            require_same_origin(event, origin)
+            return page_answer(200, subscribed_page(token, links.resubscribe(token)))
+        if method == "POST":
+            return page_answer(200, unsubscribed_page(token, links.unsubscribe(token)))
+        who, unsubscribe = links.unsubscribed(token)
+        if unsubscribe is None:
+            return page_answer(200, subscribed_page(token, who))
+        return page_answer(200, unsubscribed_page(token, who, every_topic=unsubscribe.topic == ALL_TOPICS))
+    except HeraldError as error:
+        if error.code is ErrorCode.NOT_FOUND:
+            return page_answer(404, not_valid_page())
+        return refusal(error)
 
 
 def _cross_origin(event: dict[str, Any], origin: str) -> dict[str, Any] | None:

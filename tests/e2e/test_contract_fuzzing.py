@@ -101,6 +101,7 @@ EMAIL, WEBHOOK = SEND
 PROVIDER = "PUT /api/v1/account/providers/{provider}"
 RECOVER = "POST /api/v1/notifications/jobs/recover"
 SEARCH = ("GET /api/v1/notifications/jobs", "GET /api/v1/notifications/jobs/export")
+UNSUBSCRIBES = "GET /api/v1/account/unsubscribes"
 BUSINESS_RULES = (
     BusinessRule(
         (WEBHOOK,), 400, "url_not_allowed", "the host must resolve to public addresses only, over https"
@@ -143,7 +144,7 @@ BUSINESS_RULES = (
         "limits in bytes of UTF-8 or compact JSON that JSON Schema cannot state (body, text, payload, headers)",
     ),
     BusinessRule(
-        (*SEARCH, RECOVER),
+        (*SEARCH, RECOVER, UNSUBSCRIBES),
         400,
         "invalid_cursor",
         "a cursor is opaque: only one Herald made reads",

@@ -26,6 +26,7 @@ from herald.domain.providers import ProviderDomain, SendingDomain, StoredProvide
 from herald.domain.secrets import Purpose, SealedSecret
 from herald.domain.signin import address_key
 from herald.domain.signin import address_key as _key_of
+from herald.domain.unsubscribes import ALL_TOPICS, Unsubscribe, UnsubscribePage
 from herald.domain.vendors import ProviderName
 from herald.services.outcomes import (
     AlreadyExists,
@@ -36,6 +37,7 @@ from herald.services.outcomes import (
     TenantNotFound,
 )
 from herald.services.ports.platform import SecretBox
+from herald.services.unsubscribes import UnsubscribeGate, UnsubscribeLinks
 from tests.fakes.common import CREATED_AT
 
 
@@ -485,3 +487,59 @@ def _seal(
 def _required(sealed: SealedSecret | None) -> SealedSecret:
     assert sealed is not None
     return sealed
+
+
+class FakeUnsubscribes:
+    """The unsubscribe store in memory, keyed as the table keys it (topic, canonical address)."""
+
+    def __init__(self) -> None:
+        self.entries_by_tenant: dict[str, dict[tuple[str, str], Unsubscribe]] = {}
+        self.audit: list[AuditEntry] = []
+        self.calls: list[str] = []
+
+    def blocking(self, tenant_id: str, address: str, topic: str) -> Unsubscribe | None:
+        self.calls.append("blocking")
+        entries, canonical = self.entries_by_tenant.get(tenant_id, {}), canonical_address(address)
+        return entries.get((topic, canonical)) or entries.get((ALL_TOPICS, canonical))
+
+    def record(self, tenant_id: str, unsubscribe: Unsubscribe) -> bool:
+        self.calls.append("record")
+        key = (unsubscribe.topic, canonical_address(unsubscribe.address))
+        entries = self.entries_by_tenant.setdefault(tenant_id, {})
+        if key in entries:
+            return False
+        entries[key] = replace(unsubscribe, address=key[1])
+        return True
+
+    def remove(self, tenant_id: str, address: str, topic: str, audit: AuditEntry | None = None) -> bool:
+        self.calls.append("remove")
+        gone = self.entries_by_tenant.get(tenant_id, {}).pop((topic, canonical_address(address)), None)
+        if gone is not None and audit is not None:
+            self.audit.append(audit)
+        return gone is not None
+
+    def page(
+        self, tenant_id: str, *, topic: str | None, address: str | None, limit: int, cursor: str | None
+    ) -> UnsubscribePage:
+        self.calls.append("page")
+        canonical = canonical_address(address) if address else None
+        items = [
+            entry
+            for (entry_topic, entry_address), entry in sorted(
+                self.entries_by_tenant.get(tenant_id, {}).items()
+            )
+            if topic in (None, entry_topic) and canonical in (None, entry_address)
+        ]
+        start = int(cursor) if cursor else 0
+        more = len(items) > start + limit
+        return UnsubscribePage(tuple(items[start : start + limit]), str(start + limit) if more else None)
+
+
+UNSUBSCRIBE_KEY = "test-only-unsubscribe-signing-key"  # noqa: S105 (a test key)
+UNSUBSCRIBE_ORIGIN = "https://herald.test"
+
+
+def unsubscribe_gate(unsubscribes: FakeUnsubscribes | None = None) -> UnsubscribeGate:
+    """The email worker's unsubscribe check over ``unsubscribes``, signing with the test key."""
+    links = UnsubscribeLinks(lambda: UNSUBSCRIBE_KEY, UNSUBSCRIBE_ORIGIN)
+    return UnsubscribeGate(unsubscribes or FakeUnsubscribes(), links)

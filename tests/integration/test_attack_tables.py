@@ -11,10 +11,12 @@ import pytest
 
 from herald.adapters.store.account_store import DynamoAccountStore
 from herald.adapters.store.suppression_store import DynamoSuppressions
+from herald.adapters.store.unsubscribe_store import DynamoUnsubscribes
 from herald.domain.addresses import Suppression
 from herald.domain.audit import AuditAction
 from herald.domain.clock import now_iso
 from herald.domain.providers import SendingDomain
+from herald.domain.unsubscribes import Unsubscribe, UnsubscribeSource
 from herald_harness.dns import resolve_as, resolve_publicly, spy_on_connect
 from herald_harness.in_moto import HeraldInMoto, harness_entry, herald_in_moto
 
@@ -121,12 +123,16 @@ def test_every_hostile_target_is_refused_at_acceptance_and_never_dialled(
 
 @pytest.fixture(scope="module")
 def owner(herald: HeraldInMoto) -> dict[str, Any]:
-    """A tenant with a failed job, a provider key, a sending domain and a suppressed address."""
+    """A tenant with a failed job, a provider key, a sending domain, a suppressed address and an
+    unsubscribed one."""
     issued = herald.new_tenant("startup")
     email = {"to": "user@example.com", "subject": "s", "body": "<p>b</p>"}
     job_id = herald.api("POST", "/api/v1/notifications/email", email, key=issued.api_key).data["jobId"]
     DynamoSuppressions(herald.table).suppress(
         issued.tenant_id, Suppression("gone@example.com", "hard bounce", now_iso())
+    )
+    DynamoUnsubscribes(herald.table).record(
+        issued.tenant_id, Unsubscribe("left@example.com", "news", now_iso(), UnsubscribeSource.ONE_CLICK)
     )
     DynamoAccountStore(herald.table).claim_domain(
         issued.tenant_id,
@@ -144,6 +150,7 @@ ISOLATED_ROUTES = [
     ("POST", "/api/v1/account/domains/mail.owner.test/verify", None, "domain_not_found"),
     ("DELETE", "/api/v1/account/domains/mail.owner.test", None, "domain_not_found"),
     ("DELETE", "/api/v1/account/suppressions/gone@example.com", None, "suppression_not_found"),
+    ("DELETE", "/api/v1/account/unsubscribes/left@example.com?topic=news", None, "unsubscribe_not_found"),
 ]
 
 
@@ -159,7 +166,8 @@ def test_another_tenants_ids_answer_404_on_every_tenant_scoped_route(
 
 def test_lists_show_a_tenant_only_its_own(herald: HeraldInMoto, owner: dict[str, Any]) -> None:
     intruder = herald.new_tenant("startup", providers=()).api_key
-    for path in ("/api/v1/notifications/jobs", "/api/v1/account/suppressions", "/api/v1/account/domains"):
+    lists = ("/api/v1/notifications/jobs", "/api/v1/account/suppressions", "/api/v1/account/domains")
+    for path in (*lists, "/api/v1/account/unsubscribes", "/api/v1/account/unsubscribes?topic=news"):
         data = herald.api("GET", path, key=intruder).data
         assert (data["data"] if isinstance(data, dict) else data) == [], path
     assert herald.api("GET", "/api/v1/account/providers", key=intruder).data == []
@@ -176,3 +184,5 @@ def test_the_owners_data_is_unchanged_after_the_intrusions(
     assert [p["provider"] for p in herald.api("GET", "/api/v1/account/providers", key=key).data] == [
         "SENDGRID"
     ]
+    unsubscribes = herald.api("GET", "/api/v1/account/unsubscribes", key=key).data["data"]
+    assert [(u["email"], u["topic"]) for u in unsubscribes] == [("left@example.com", "news")]

@@ -384,3 +384,35 @@ def test_a_polar_renewal_below_the_price_extends_nothing_and_alerts_the_operator
     assert (account["plan"], account["billing"]["paidUntil"]) == ("indie", paid_until)
     alert = payment_alert(herald, tenant.tenant_id)
     assert (alert["event"], alert["reason"]) == ("order.paid", "paid 100 USD; the indie plan costs 2900 USD")
+
+
+def test_a_providers_unsubscribe_stops_topic_mail_to_the_address_but_not_mail_without_a_topic(
+    herald: HeraldInMoto, tenant: Tenant
+) -> None:
+    """SendGrid's unsubscribe names none of Herald's topics: an unsubscribe from every topic."""
+    to = f"leaver-{uuid.uuid4().hex[:8]}@example.org"
+    [event] = json.loads(bounce(tenant, tenant.sent_job(to), to, f"sg-{uuid.uuid4().hex}"))
+    body = json.dumps([{**event, "event": "unsubscribe"}], separators=(",", ":")).encode()
+    path = f"/api/v1/webhooks/sendgrid/{tenant.tenant_id}"
+
+    assert post(herald, path, body, sendgrid_headers(body, int(time.time()))).status == 200
+
+    assert tenant.suppressions() == []
+    listed = herald.api("GET", "/api/v1/account/unsubscribes", key=tenant.key).data["data"]
+    assert [(item["email"], item["topic"], item["source"], item["provider"]) for item in listed] == [
+        (to, "*", "provider", "SENDGRID")
+    ]
+    outcomes = []
+    for topic in ({"unsubscribe": {"topic": "news"}}, {}):
+        answer = herald.api(
+            "POST",
+            "/api/v1/notifications/email",
+            {"to": to, "subject": "Hi", "body": "<p>x</p>", **topic},
+            key=tenant.key,
+        )
+        herald.invoke_worker(EMAIL_QUEUE, herald.receive_records(EMAIL_QUEUE))
+        state = herald.job_state(tenant.tenant_id, answer.data["jobId"])
+        assert state is not None
+        outcomes.append(state.error_message)
+    assert outcomes[0] == "recipient unsubscribed from every topic"
+    assert outcomes[1] != "recipient unsubscribed from every topic"

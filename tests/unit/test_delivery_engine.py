@@ -34,7 +34,7 @@ from tests.fakes.jobs import FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
 from tests.fakes.providers import FakeProviders, message_permanent, provider_permanent, transient
 from tests.fakes.queues import Enqueued, FakeAlerts, FakeDeadLetters, FakeQueue
-from tests.fakes.tenants import FakeSuppressions, FakeTenantTable
+from tests.fakes.tenants import FakeSuppressions, FakeTenantTable, unsubscribe_gate
 from tests.unit.test_email_attempt import untimed
 
 SENDGRID, RESEND, POSTMARK, SES = (
@@ -122,6 +122,7 @@ def rig() -> Rig:
     emails = EmailAttempt(
         directory=TenantDirectory(tenants, vault),
         suppressions=suppressions,
+        unsubscribes=unsubscribe_gate(),
         providers=providers,
         platform_sender=settings.platform_sender,
     )

@@ -17,13 +17,20 @@ from herald.domain.job_records import Claim, JobMessage
 from herald.domain.jobs import Channel
 from herald.domain.notifications import EmailNotification
 from herald.domain.plans import Plan
+from herald.domain.unsubscribes import ALL_TOPICS, Subscriber, Unsubscribe, UnsubscribeSource, verify
 from herald.domain.vendors import ProviderName
 from herald.services.email_attempt import SUPPRESSED, EmailAttempt, provider_pass
 from herald.services.tenant_directory import TenantDirectory
 from tests.fakes.common import settings_for_tests
 from tests.fakes.key_manager import InMemoryKeyManager
 from tests.fakes.providers import FakeProviders, message_permanent, provider_permanent, transient
-from tests.fakes.tenants import FakeSuppressions, FakeTenantTable
+from tests.fakes.tenants import (
+    UNSUBSCRIBE_KEY,
+    FakeSuppressions,
+    FakeTenantTable,
+    FakeUnsubscribes,
+    unsubscribe_gate,
+)
 
 SENDGRID, RESEND, POSTMARK, SES = (
     ProviderName.SENDGRID,
@@ -59,6 +66,7 @@ class Setup:
     tenants: FakeTenantTable
     keys: SwitchableKeyManager
     attempt: EmailAttempt
+    unsubscribes: FakeUnsubscribes
 
     def run(
         self,
@@ -89,14 +97,15 @@ def setup() -> Setup:
     tenants.add_tenant(
         UNVERIFIED, Plan.INDIE, secrets=vault, provider_keys=[(SENDGRID, "SG.unverified-0001")]
     )
-    suppressions, providers = FakeSuppressions(), FakeProviders()
+    suppressions, providers, unsubscribes = FakeSuppressions(), FakeProviders(), FakeUnsubscribes()
     attempt = EmailAttempt(
         directory=TenantDirectory(tenants, vault),
         suppressions=suppressions,
+        unsubscribes=unsubscribe_gate(unsubscribes),
         providers=providers,
         platform_sender=settings_for_tests().platform_sender,
     )
-    return Setup(suppressions, providers, tenants, keys, attempt)
+    return Setup(suppressions, providers, tenants, keys, attempt, unsubscribes)
 
 
 # ---------------------------------------------------------------- which providers, in which order
@@ -404,3 +413,65 @@ def test_given_the_tenant_table_is_down_then_the_pass_is_retried_later_without_a
     assert (outcome.delivered, outcome.final) == (False, False)
     assert outcome.error_message is not None
     assert outcome.error_message.startswith("provider keys unavailable: ")
+
+
+# ---------------------------------------------------------------- unsubscribes
+
+
+def _unsubscribed(setup: Setup, topic: str, address: str = "ada@example.com") -> None:
+    unsubscribe = Unsubscribe(address, topic, "2026-12-04T10:00:00.000Z", UnsubscribeSource.ONE_CLICK)
+    setup.unsubscribes.record(TENANT, unsubscribe)
+
+
+def test_given_a_topic_when_sending_then_each_provider_gets_the_one_click_headers_of_that_recipient(
+    setup: Setup,
+) -> None:
+    outcome = setup.run({**EMAIL, "to": "Ada@Example.com", "unsubscribe": {"topic": "newsletter"}})
+
+    assert outcome.delivered
+    [(_, routing, _)] = setup.providers.by_name[SENDGRID].sent
+    headers = dict(routing.headers)
+    assert headers["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    link = headers["List-Unsubscribe"]
+    assert link.startswith("<https://herald.test/u/1.")
+    assert link.endswith(">")
+    token = link.removeprefix("<https://herald.test/u/").removesuffix(">")
+    assert verify(UNSUBSCRIBE_KEY.encode(), token) == Subscriber(TENANT, "ada@example.com", "newsletter")
+
+
+def test_given_no_topic_when_sending_then_no_unsubscribe_header_is_added_nor_read(setup: Setup) -> None:
+    _unsubscribed(setup, ALL_TOPICS)
+
+    outcome = setup.run()
+
+    assert outcome.delivered
+    assert setup.providers.by_name[SENDGRID].sent[0][1].headers == ()
+    assert setup.unsubscribes.calls == ["record"]
+
+
+@pytest.mark.parametrize(
+    ("recorded", "reason"),
+    [
+        ("newsletter", "recipient unsubscribed from newsletter"),
+        (ALL_TOPICS, "recipient unsubscribed from every topic"),
+    ],
+)
+def test_given_an_unsubscribed_recipient_when_sending_its_topic_then_it_fails_naming_it_and_no_provider_is_called(
+    setup: Setup, recorded: str, reason: str
+) -> None:
+    _unsubscribed(setup, recorded)
+
+    outcome = setup.run({**EMAIL, "to": "ADA@example.com", "unsubscribe": {"topic": "newsletter"}})
+
+    assert outcome == AttemptOutcome(
+        delivered=False, error_message=reason, final=True, caused_by_tenant=True, retryable=False
+    )
+    assert setup.providers.calls == []
+
+
+def test_given_an_unsubscribe_from_one_topic_when_sending_another_then_it_is_delivered(setup: Setup) -> None:
+    _unsubscribed(setup, "newsletter")
+
+    outcome = setup.run({**EMAIL, "unsubscribe": {"topic": "billing"}})
+
+    assert outcome.delivered

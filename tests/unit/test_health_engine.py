@@ -41,7 +41,7 @@ from tests.fakes.jobs import FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
 from tests.fakes.providers import FakeProviders, transient
 from tests.fakes.queues import FakeAlerts, FakeDeadLetters, FakeQueue
-from tests.fakes.tenants import FakeSuppressions, FakeTenantTable
+from tests.fakes.tenants import FakeSuppressions, FakeTenantTable, unsubscribe_gate
 
 SENDGRID, RESEND = ProviderName.SENDGRID, ProviderName.RESEND
 TENANT = "tenant-sg-first"
@@ -134,6 +134,7 @@ def build(enabled: bool = True) -> Rig:
     email = EmailAttempt(
         directory=directory,
         suppressions=FakeSuppressions(),
+        unsubscribes=unsubscribe_gate(),
         providers=providers,
         platform_sender=settings_for_tests().platform_sender,
         health=ProviderHealth(BreakerBoard(breakers, PROVIDER_POLICY, enabled=enabled, clock=clock)),

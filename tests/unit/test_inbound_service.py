@@ -19,6 +19,7 @@ from herald.domain.errors import DependencyError, ErrorCode, HeraldError
 from herald.domain.job_records import JobEvent
 from herald.domain.money import Money
 from herald.domain.secrets import Purpose
+from herald.domain.unsubscribes import UnsubscribeSource
 from herald.domain.vendors import ProviderName
 from herald.services.inbound import (
     DELIVERY_MARK_SECONDS,
@@ -50,7 +51,7 @@ from tests.fakes.inbound import FakeBillingLinks, FakeLedger
 from tests.fakes.jobs import FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
 from tests.fakes.queues import FakeTopic
-from tests.fakes.tenants import FakeSuppressions, FakeTenantTable
+from tests.fakes.tenants import FakeSuppressions, FakeTenantTable, FakeUnsubscribes
 
 OTHER_TENANT = "0c3e1f4a-2b5d-4e6f-8a7b-9c0d1e2f3a4b"
 JOB_EXPIRES = 1_830_000_000
@@ -70,6 +71,7 @@ class Rig:
         self.jobs = FakeJobTable()
         self.ledger = FakeLedger()
         self.suppressions = FakeSuppressions()
+        self.unsubscribes = FakeUnsubscribes()
         self.vault = Vault(InMemoryKeyManager())
         self.service = DeliveryWebhooks(
             webhook=webhook,
@@ -78,6 +80,7 @@ class Rig:
             events=self.jobs,
             ledger=self.ledger,
             suppressions=self.suppressions,
+            unsubscribes=self.unsubscribes,
             clock=lambda: SIGNED_AT,
         )
 
@@ -330,11 +333,27 @@ def test_soft_bounces_deferrals_and_deliveries_are_only_recorded(
     assert rig.suppressed() == []
 
 
-@pytest.mark.parametrize(("name", "reason"), [("spamreport", "complained"), ("unsubscribe", "unsubscribed")])
-def test_a_complaint_and_an_unsubscribe_suppress_the_address(rig: Rig, name: str, reason: str) -> None:
-    rig.service.receive(TENANT_ID, sendgrid_request([bounce(event=name, sg_event_id=f"{name}-1")]))
+def test_a_complaint_suppresses_the_address(rig: Rig) -> None:
+    rig.service.receive(TENANT_ID, sendgrid_request([bounce(event="spamreport", sg_event_id="spam-1")]))
 
-    assert rig.suppressed() == [("ada.lovelace@example.org", reason, "SENDGRID")]
+    assert rig.suppressed() == [("ada.lovelace@example.org", "complained", "SENDGRID")]
+
+
+@pytest.mark.parametrize("name", ["unsubscribe", "group_unsubscribe"])
+def test_a_providers_unsubscribe_is_an_unsubscribe_from_every_topic_not_a_suppression(
+    rig: Rig, name: str
+) -> None:
+    rig.service.receive(TENANT_ID, sendgrid_request([bounce(event=name, sg_event_id=f"{name}-1")]))
+    rig.service.receive(TENANT_ID, sendgrid_request([bounce(event=name, sg_event_id=f"{name}-2")]))
+
+    assert rig.suppressed() == []
+    [entry] = rig.unsubscribes.entries_by_tenant[TENANT_ID].values()
+    assert (entry.address, entry.topic, entry.source, entry.provider) == (
+        "ada.lovelace@example.org",
+        "*",
+        UnsubscribeSource.PROVIDER,
+        "SENDGRID",
+    )
 
 
 def test_a_job_id_of_another_tenant_ties_nothing_but_the_bounce_still_suppresses_for_this_tenant(

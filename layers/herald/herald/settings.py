@@ -239,6 +239,32 @@ class OriginSettings(msgspec.Struct, frozen=True):
         return cls(_present(os.environ if env is None else env, "HERALD_PUBLIC_ORIGIN") or None)
 
 
+class UnsubscribeSettings(msgspec.Struct, frozen=True):
+    """What ConsoleFunction, which verifies unsubscribe links, is given: the SSM parameter of the
+    platform's signing key."""
+
+    key_parameter: str
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> UnsubscribeSettings:
+        return cls(_required(os.environ if env is None else env, "HERALD_UNSUBSCRIBE_KEY_PARAMETER"))
+
+
+class UnsubscribeLinkSettings(msgspec.Struct, frozen=True):
+    """What EmailWorkerFunction, which writes unsubscribe links, is given: the key's parameter and
+    the origin the links point at."""
+
+    key_parameter: str
+    origin: str
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> UnsubscribeLinkSettings:
+        env = os.environ if env is None else env
+        return cls(
+            _required(env, "HERALD_UNSUBSCRIBE_KEY_PARAMETER"), _required(env, "HERALD_UNSUBSCRIBE_ORIGIN")
+        )
+
+
 class AlertSettings(msgspec.Struct, frozen=True):
     """What only the AlertFunction is given."""
 

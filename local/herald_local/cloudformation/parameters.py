@@ -24,6 +24,9 @@ SECRET_PARAMETERS = {
     "PolarWebhookSecretParameter": "HERALD_POLAR_WEBHOOK_SECRET",
     "PolarAccessTokenParameter": "HERALD_POLAR_ACCESS_TOKEN",
 }
+# Template parameter naming an SSM SecureString of the platform's own -> its local, test-only value
+# (docs/local-stack.md): no deployed stack ever signs with it.
+PLATFORM_SECRETS = {"UnsubscribeKeyParameter": "herald-local-only-unsubscribe-signing-key"}
 # Template parameter of a plan key or price -> the variable of LocalConfig.payments that sets it.
 PLAN_PARAMETERS = {
     "PolarProductIndie": "HERALD_POLAR_PRODUCT_INDIE",
@@ -80,10 +83,11 @@ def local_secrets(
 ) -> dict[str, str]:
     """The SSM SecureStrings the local stack puts in place: the name each template parameter gives
     (its override or default), with the value of ``config.payments``."""
-    declared = _declared(template, SECRET_PARAMETERS)
+    declared = _declared(template, {**SECRET_PARAMETERS, **PLATFORM_SECRETS})
+    values = {parameter: config.payments[variable] for parameter, variable in SECRET_PARAMETERS.items()}
     return {
-        parameters.get(parameter) or str(declared[parameter].get("Default", "")): config.payments[variable]
-        for parameter, variable in SECRET_PARAMETERS.items()
+        parameters.get(parameter) or str(declared[parameter].get("Default", "")): value
+        for parameter, value in {**values, **PLATFORM_SECRETS}.items()
     }
 
 

@@ -1,12 +1,13 @@
-// The signing secret (a new value shown once), suppressions, webhook endpoints, and billing.
+// The signing secret (a new value shown once), suppressions and unsubscribes, webhook endpoints, and
+// billing.
 import { api } from "./api.js";
 import { badge, field, h, money, number, replace, secretOnce, when } from "./dom.js";
-import { act, currentAccount, link, refreshAccount, rerender } from "./app.js";
+import { act, currentAccount, go, link, refreshAccount, rerender } from "./app.js";
 import { may, refusal } from "./access.js";
 import { listed, supportedProviders } from "./sending.js";
 import {
   Account, Billing, Checkout, CheckoutRequest, Endpoint, NewSigningSecret, OfferedPlan, PlanPrice, Portal,
-  RotatedSigningSecret, SigningSecretStatus, Suppression, SupportedProvider,
+  RotatedSigningSecret, SigningSecretStatus, Suppression, SupportedProvider, Unsubscribe, UnsubscribePage,
 } from "./fields.js";
 
 // The webhook signing secret's card, on Keys & signing (keys.js): ``revealed`` shows a new value once.
@@ -56,7 +57,10 @@ export function signingCard(status, revealed) {
 }
 
 export async function suppressionsPage() {
-  const entries = await api("GET", "/account/suppressions");
+  const topic = new URLSearchParams(location.search).get("topic") || "";
+  const query = new URLSearchParams(topic ? { topic } : {});
+  const [entries, unsubscribes] = await Promise.all([
+    api("GET", "/account/suppressions"), api("GET", `/account/unsubscribes?${query}`)]);
   return h("div", {},
     h("header", { class: "page-head" }, h("h1", {}, "Suppressions"),
       h("p", { class: "muted" }, "Addresses that hard-bounced or complained. Herald fails emails to them at once instead of sending.")),
@@ -64,7 +68,55 @@ export async function suppressionsPage() {
       ? h("table", { class: "table" },
         h("thead", {}, h("tr", {}, ["Address", "Reason", "Source", "Since", ""].map((name) => h("th", { scope: "col" }, name)))),
         h("tbody", {}, entries.map(suppressionRow)))
-      : h("p", { class: "empty" }, "No suppressed addresses."));
+      : h("p", { class: "empty" }, "No suppressed addresses."),
+    unsubscribesSection(topic, unsubscribes));
+}
+
+// Recipients who unsubscribed from a topic (the one-click link in mail that names one, or a
+// provider's unsubscribe, which covers every topic: *). Only mail that names the topic stops.
+function unsubscribesSection(topic, page) {
+  const entries = page[UnsubscribePage.data];
+  const filter = h("input", { type: "search", name: "topic", value: topic, placeholder: "newsletter", pattern: "[a-z0-9._\\-]{1,64}|\\*", autocomplete: "off" });
+  const form = h("form", {
+    class: "filters",
+    role: "search",
+    "aria-label": "Filter unsubscribes by topic",
+    onsubmit: (event) => {
+      event.preventDefault();
+      const value = filter.value.trim();
+      go(`/console/suppressions${value ? `?${new URLSearchParams({ topic: value })}` : ""}`);
+    },
+  }, field("Topic", filter), h("button", { type: "submit", class: "button" }, "Filter"));
+  return h("section", { class: "card", "aria-labelledby": "unsubscribes-title" },
+    h("h2", { id: "unsubscribes-title" }, "Unsubscribes"),
+    h("p", { class: "muted" }, "Recipients who unsubscribed from a topic. Emails that name the topic fail instead of being sent; * means every topic (a provider's unsubscribe). Emails without a topic still go."),
+    form,
+    entries.length
+      ? h("table", { class: "table" },
+        h("thead", {}, h("tr", {}, ["Address", "Topic", "Source", "Since", ""].map((name) => h("th", { scope: "col" }, name)))),
+        h("tbody", {}, entries.map(unsubscribeRow)))
+      : h("p", { class: "empty" }, topic ? `No unsubscribes from ${topic}.` : "No unsubscribes."),
+    page[UnsubscribePage.nextCursor] ? h("p", { class: "muted" }, "More unsubscribes exist: filter by topic to see them.") : null);
+}
+
+function unsubscribeRow(entry) {
+  const address = entry[Unsubscribe.email];
+  const topic = entry[Unsubscribe.topic];
+  const source = entry[Unsubscribe.source] === "provider" ? `${entry[Unsubscribe.provider]} unsubscribe` : "One-click link";
+  return h("tr", {},
+    h("th", { scope: "row" }, address),
+    h("td", {}, topic === "*" ? "Every topic" : topic),
+    h("td", {}, source),
+    h("td", {}, when(entry[Unsubscribe.createdAt])),
+    h("td", {}, may("settings") && h("button", {
+      type: "button",
+      class: "button button-small",
+      "aria-label": `Resubscribe ${address} to ${topic}`,
+      onclick: async () => {
+        const path = `/account/unsubscribes/${encodeURIComponent(address)}?${new URLSearchParams({ topic })}`;
+        if (await act(() => api("DELETE", path), `${address} gets ${topic === "*" ? "topic mail" : topic} again`)) rerender();
+      },
+    }, "Remove")));
 }
 
 function suppressionRow(entry) {
@@ -74,7 +126,7 @@ function suppressionRow(entry) {
     h("td", {}, entry[Suppression.reason]),
     h("td", {}, entry[Suppression.source] || "—"),
     h("td", {}, when(entry[Suppression.createdAt])),
-    h("td", {}, h("button", {
+    h("td", {}, may("settings") && h("button", {
       type: "button",
       class: "button button-small",
       "aria-label": `Remove ${address} from the suppression list`,

@@ -72,6 +72,8 @@ export const DnsRecord = names("type", "host", "value", "purpose", "priority");
 export const DomainAtProvider = names("provider", "verified", "error", "records");
 export const Domain = names("domain", "createdAt", "verified", "providers");
 export const Suppression = names("email", "reason", "source", "createdAt");
+export const Unsubscribe = names("email", "topic", "source", "provider", "createdAt");
+export const UnsubscribePage = names("data", "nextCursor");
 export const Endpoint = names("origin", "state", "since", "lastError");
 export const CodeSent = names("message");
 export const SignedIn = names("tenantId", "apiKey");
@@ -92,9 +94,10 @@ export const SwitchedAccount = names("tenantId");
 export const AuditActor = names("type", "id", "name");
 export const AuditLogEntry = names("id", "at", "action", "target", "actor", "ip", "details");
 export const AuditLogPage = names("entries", "nextCursor");
+export const UnsubscribeOption = names("topic");
 export const EmailRequest = names(
   "to", "subject", "body", "text", "from", "replyTo", "priority", "idempotencyKey", "sendAt", "orderingKey",
-  "provider", "fallback",
+  "provider", "fallback", "unsubscribe",
 );
 export const WebhookRequest = names(
   "url", "method", "headers", "payload", "priority", "idempotencyKey", "sendAt", "orderingKey",
@@ -130,7 +133,7 @@ export const AUDIT_ACTIONS = [
   "tenant.created", "tenant.changed", "key.created", "key.revoked", "key.rotated", "key.migrated",
   "provider.added", "provider.replaced", "provider.reordered", "provider.removed", "domain.added",
   "domain.verified", "domain.removed", "signing_secret.created", "signing_secret.rotated",
-  "signing_secret.deleted", "suppression.removed", "member.invited", "member.joined", "member.role_changed",
-  "member.removed", "ownership.transferred", "plan.changed", "endpoint.enabled", "endpoint.disabled",
-  "jobs.recovered", "job.retried", "ses.sending_resumed",
+  "signing_secret.deleted", "suppression.removed", "unsubscribe.removed", "member.invited", "member.joined",
+  "member.role_changed", "member.removed", "ownership.transferred", "plan.changed", "endpoint.enabled",
+  "endpoint.disabled", "jobs.recovered", "job.retried", "ses.sending_resumed",
 ];

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from herald.services.keys import KeyService
     from herald.services.members import MemberService
     from herald.services.sessions import SessionAuthenticator
+    from herald.services.unsubscribes import UnsubscribeList
 
 
 class ApiServices:
@@ -98,6 +99,14 @@ class ApiServices:
             audit=self._audit_log,
             max_attempts=self._base.settings.max_attempts,
         )
+
+    @cached_property
+    def unsubscribes(self) -> UnsubscribeList:
+        """Built on first use of an unsubscribe route."""
+        from herald.adapters.store.unsubscribe_store import DynamoUnsubscribes
+        from herald.services.unsubscribes import UnsubscribeList
+
+        return UnsubscribeList(DynamoUnsubscribes(self._base.table))
 
     @cached_property
     def health(self) -> HealthCheck:

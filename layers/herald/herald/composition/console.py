@@ -6,6 +6,8 @@ No tenant state is cached: codes, sessions and tenants are read on every request
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from herald.adapters.platform_mail import SesPlatformMail
 from herald.adapters.providers.ses_tenants import SesTenants
 from herald.adapters.store.member_store import DynamoMemberStore
@@ -16,6 +18,9 @@ from herald.services.members import PersonAccounts
 from herald.services.sessions import SessionAuthenticator
 from herald.services.signin import SignInService
 from herald.settings import SignInSettings
+
+if TYPE_CHECKING:
+    from herald.services.unsubscribes import OneClick
 
 
 class ConsoleServices:
@@ -39,3 +44,19 @@ class ConsoleServices:
 
 def console_services() -> ConsoleServices:
     return once(ConsoleServices)
+
+
+def _one_click() -> OneClick:
+    """Built by the first unsubscribe link's request: sign-in never reads the signing key."""
+    from herald.adapters.platform_secrets import SsmSecret
+    from herald.adapters.store.unsubscribe_store import DynamoUnsubscribes
+    from herald.services.unsubscribes import OneClick
+    from herald.settings import UnsubscribeSettings
+
+    base = foundation()
+    key = SsmSecret(UnsubscribeSettings.from_env().key_parameter, base.clients.ssm)
+    return OneClick(key, DynamoUnsubscribes(base.table))
+
+
+def one_click() -> OneClick:
+    return once(_one_click)

@@ -38,6 +38,7 @@ def _payment_format(processor: Processor) -> PaymentWebhook:
 
 def _delivery_webhooks(provider: ProviderName) -> DeliveryWebhooks:
     from herald.adapters.store.suppression_store import DynamoSuppressions
+    from herald.adapters.store.unsubscribe_store import DynamoUnsubscribes
 
     table = foundation().table
     return DeliveryWebhooks(
@@ -47,6 +48,7 @@ def _delivery_webhooks(provider: ProviderName) -> DeliveryWebhooks:
         events=DynamoJobEvents(table),
         ledger=DynamoInboundLedger(table),
         suppressions=DynamoSuppressions(table),
+        unsubscribes=DynamoUnsubscribes(table),
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
+from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
 
@@ -19,6 +20,9 @@ from herald.domain.breakers import ENDPOINT_POLICY, PROVIDER_POLICY, BreakerPoli
 from herald.services.delivery import ChannelAttempt, DeliveryEngine, DeliveryPolicy
 from herald.services.health import BreakerBoard, EndpointHealth, ProviderHealth
 from herald.services.tenant_directory import TenantDirectory
+
+if TYPE_CHECKING:
+    from herald.services.unsubscribes import UnsubscribeGate
 
 # How much time a record needs left to start: a full pass over every vendor timing out (the email
 # worker), or one webhook exchange (15 s), each with room for the job's own writes. The template's
@@ -75,12 +79,24 @@ def _email_worker() -> Worker:
         EmailAttempt(
             directory=_directory(),
             suppressions=DynamoSuppressions(foundation().table),
+            unsubscribes=_unsubscribe_gate(),
             providers=provider_registry().email,
             platform_sender=foundation().settings.platform_sender,
             health=ProviderHealth(_board(PROVIDER_POLICY)),
         ),
         email_record_budget_millis(),
     )
+
+
+def _unsubscribe_gate() -> UnsubscribeGate:
+    from herald.adapters.platform_secrets import SsmSecret
+    from herald.adapters.store.unsubscribe_store import DynamoUnsubscribes
+    from herald.services.unsubscribes import UnsubscribeGate, UnsubscribeLinks
+    from herald.settings import UnsubscribeLinkSettings
+
+    base, settings = foundation(), UnsubscribeLinkSettings.from_env()
+    links = UnsubscribeLinks(SsmSecret(settings.key_parameter, base.clients.ssm), settings.origin)
+    return UnsubscribeGate(DynamoUnsubscribes(base.table), links)
 
 
 def email_worker() -> Worker:

@@ -40,6 +40,7 @@ class AuditAction(StrEnum):
     SIGNING_SECRET_ROTATED = "signing_secret.rotated"  # noqa: S105 (an action name)
     SIGNING_SECRET_DELETED = "signing_secret.deleted"  # noqa: S105 (an action name)
     SUPPRESSION_REMOVED = "suppression.removed"
+    UNSUBSCRIBE_REMOVED = "unsubscribe.removed"
     MEMBER_INVITED = "member.invited"
     MEMBER_JOINED = "member.joined"
     MEMBER_ROLE_CHANGED = "member.role_changed"

@@ -45,6 +45,7 @@ class ErrorCode(StrEnum):
     DOMAIN_NOT_FOUND = "domain_not_found"
     SIGNING_SECRET_NOT_FOUND = "signing_secret_not_found"
     SUPPRESSION_NOT_FOUND = "suppression_not_found"
+    UNSUBSCRIBE_NOT_FOUND = "unsubscribe_not_found"
     WEBHOOK_NOT_FOUND = "webhook_not_found"
     ENDPOINT_NOT_FOUND = "endpoint_not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"

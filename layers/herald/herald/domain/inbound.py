@@ -33,11 +33,10 @@ class DeliveryEventType(StrEnum):
     DROPPED = "dropped"
 
 
-# Only these make Herald stop mailing the address for that tenant (a hard bounce, a spam complaint,
-# an unsubscribe); everything else, soft bounces and deferrals included, is only recorded.
-SUPPRESSING_TYPES = frozenset(
-    {DeliveryEventType.BOUNCED, DeliveryEventType.COMPLAINED, DeliveryEventType.UNSUBSCRIBED}
-)
+# Only these make Herald stop mailing the address for that tenant (a hard bounce, a spam complaint);
+# an unsubscribe stops its list mail (``herald.domain.unsubscribes``); everything else, soft bounces
+# and deferrals included, is only recorded.
+SUPPRESSING_TYPES = frozenset({DeliveryEventType.BOUNCED, DeliveryEventType.COMPLAINED})
 
 
 class DeliveryEvent(msgspec.Struct, frozen=True, kw_only=True):
@@ -60,6 +59,17 @@ class DeliveryEvent(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def suppresses_recipient(self) -> bool:
         return self.type in SUPPRESSING_TYPES
+
+    @property
+    def unsubscribes_recipient(self) -> bool:
+        """The recipient unsubscribed through the provider: from every topic, since the provider
+        knows none of Herald's."""
+        return self.type is DeliveryEventType.UNSUBSCRIBED
+
+    @property
+    def concerns_recipient(self) -> bool:
+        """Acted on even when it ties to no job Herald keeps."""
+        return self.suppresses_recipient or self.unsubscribes_recipient
 
 
 class Processor(StrEnum):

@@ -91,6 +91,8 @@ class EmailNotification(msgspec.Struct, frozen=True):
     # A provider forced for this email (and its fallback) instead of the tenant's order.
     provider: ProviderName | None = None
     fallback: ProviderName | None = None
+    # The topic a recipient can unsubscribe from in one click (``herald.domain.unsubscribes``).
+    unsubscribe_topic: str | None = None
 
     @property
     def channel(self) -> Channel:

@@ -47,6 +47,8 @@ class Routing(msgspec.Struct, frozen=True, kw_only=True):
     tenant_id: str
     from_address: str
     from_name: str | None = None
+    # Mail headers Herald adds (RFC 8058's one-click unsubscribe), which each vendor takes its own way.
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 class Credential(msgspec.Struct, frozen=True):

@@ -17,7 +17,7 @@ from herald.domain.plans import PlanChange
 from herald.http.envelope import Answer, Timestamp
 
 if TYPE_CHECKING:
-    from herald.domain import addresses, providers
+    from herald.domain import addresses, providers, unsubscribes
     from herald.domain.account import AccountOverview
     from herald.domain.account import NewSigningSecret as CreatedSecret
     from herald.domain.account import SigningSecretStatus as SecretStatus
@@ -335,6 +335,38 @@ class Suppression(Answer):
     @classmethod
     def of(cls, item: addresses.Suppression) -> Suppression:
         return cls(email=item.address, reason=item.reason, source=item.source, created_at=item.created_at)
+
+
+class Unsubscribe(Answer):
+    """A recipient's unsubscribe: mail that names this topic no longer goes to this address."""
+
+    email: Annotated[str, Meta(description="The recipient, in the form addresses are compared on")]
+    topic: Annotated[str, Meta(description="The topic; * for every topic (a provider's unsubscribe event)")]
+    source: Annotated[
+        Literal["one-click", "provider"],
+        Meta(description="one-click: the link in the mail (or its page); provider: a provider's event"),
+    ]
+    provider: Annotated[str | None, Meta(description="The provider of a provider event")]
+    created_at: Timestamp
+
+    @classmethod
+    def of(cls, item: unsubscribes.Unsubscribe) -> Unsubscribe:
+        return cls(
+            email=item.address,
+            topic=item.topic,
+            source=item.source.value,
+            provider=item.provider,
+            created_at=item.created_at,
+        )
+
+
+class UnsubscribePage(Answer):
+    data: list[Unsubscribe]
+    next_cursor: Annotated[str | None, Meta(description="Pass as cursor for the next page; null: the last")]
+
+    @classmethod
+    def of(cls, page: unsubscribes.UnsubscribePage) -> UnsubscribePage:
+        return cls(data=[Unsubscribe.of(item) for item in page.items], next_cursor=page.next_cursor)
 
 
 class Endpoint(Answer):

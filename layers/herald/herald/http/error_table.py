@@ -40,6 +40,7 @@ STATUS: Mapping[ErrorCode, int] = {
     ErrorCode.DOMAIN_NOT_FOUND: 404,
     ErrorCode.SIGNING_SECRET_NOT_FOUND: 404,
     ErrorCode.SUPPRESSION_NOT_FOUND: 404,
+    ErrorCode.UNSUBSCRIBE_NOT_FOUND: 404,
     ErrorCode.WEBHOOK_NOT_FOUND: 404,
     ErrorCode.ENDPOINT_NOT_FOUND: 404,
     ErrorCode.KEY_NOT_FOUND: 404,

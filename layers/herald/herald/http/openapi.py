@@ -138,6 +138,13 @@ LINKS: dict[tuple[str, str, str], dict[str, Link]] = {
             {"email": "$response.body#/data/0/email"},
         )
     },
+    ("get", "/api/v1/account/unsubscribes", "200"): {
+        "DeleteUnsubscribe": (
+            "delete",
+            "/api/v1/account/unsubscribes/{email}",
+            {"email": "$response.body#/data/data/0/email", "topic": "$response.body#/data/data/0/topic"},
+        )
+    },
     ("post", SIGNING_PATH, "201"): _SIGNING_SECRET_LINKS,
     ("post", SIGNING_ROTATION_PATH, "200"): _SIGNING_SECRET_LINKS,
 }

@@ -44,6 +44,7 @@ from herald.domain.notifications import (
 )
 from herald.domain.providers import HEADER_VALUE
 from herald.domain.search import JobSearch
+from herald.domain.unsubscribes import TOPIC_PATTERN
 from herald.domain.vendors import TENANT_PROVIDERS, ProviderName, tenant_provider_names
 from herald.domain.webhooks import HeaderOwner, reserved_header
 
@@ -67,12 +68,17 @@ UTC_DAY = r"^\d{4}-\d{2}-\d{2}$"
 EMAILED_CODE = r"^\s*\d{6}\s*$"
 SEARCHED_ADDRESS = r"^[^@\s]+@[^@\s]+$"
 SEARCHED_HOST = r"^[A-Za-z0-9.:\-]+$"
+# A topic in the unsubscribe routes: as sends name it, or * (every topic).
+UNSUBSCRIBE_TOPIC = r"^([a-z0-9._-]{1,64}|\*)$"
 PATTERN_TEXTS: Mapping[str, str] = {
     DOMAIN_NAME: "must be a domain name such as mail.example.com: names of letters, digits and hyphens"
     " joined by dots, none starting or ending with a hyphen, the last one of two or more letters",
     UTC_DAY: "must be a UTC day written YYYY-MM-DD, such as 2026-12-04",
     EMAILED_CODE: "must be the six digits of the emailed code",
     SEARCHED_ADDRESS: "must be one whole email address, such as ada@example.com",
+    UNSUBSCRIBE_TOPIC: "must be a topic (1-64 lower-case letters, digits, dots, underscores or hyphens)"
+    " or * for every topic",
+    TOPIC_PATTERN: "must be 1-64 lower-case letters, digits, dots, underscores or hyphens",
     SEARCHED_HOST: "must be a host name as in the webhook's URL, such as hooks.example.com (punycode for"
     " international names)",
 }
@@ -261,7 +267,7 @@ class StrictBody(BaseModel):
         """The body as a client sends it: each field under its name in the API, absent ones left out.
         Read from the field declarations: a dump would build the deferred schema (some 50 ms)."""
         return {
-            field.alias or name: value
+            field.alias or name: value.document() if isinstance(value, StrictBody) else value
             for name, field in type(self).model_fields.items()
             if (value := getattr(self, name)) is not None
         }
@@ -296,6 +302,15 @@ def _provider_pair_rule() -> dict[str, Any]:
     }
 
 
+class UnsubscribeOption(StrictBody):
+    topic: str = Field(
+        min_length=1,
+        max_length=64,
+        pattern=TOPIC_PATTERN,
+        description="What the recipient unsubscribes from in one click: 1-64 of a-z 0-9 . _ -",
+    )
+
+
 class EmailRequest(StrictBody):
     model_config = ConfigDict(
         json_schema_extra={
@@ -328,6 +343,11 @@ class EmailRequest(StrictBody):
     orderingKey: OrderingKey | None = None  # noqa: N815
     provider: ProviderChoice | None = None
     fallback: ProviderChoice | None = None
+    unsubscribe: UnsubscribeOption | None = Field(
+        default=None,
+        description="Adds RFC 8058 one-click unsubscribe headers for this topic; a recipient who "
+        "unsubscribed from it gets no more mail of it",
+    )
 
     @field_validator("subject")
     @classmethod
@@ -371,6 +391,9 @@ class EmailRequest(StrictBody):
             **_options(request),
             provider=email.provider,
             fallback=email.fallback,
+            unsubscribe=UnsubscribeOption.model_construct(topic=email.unsubscribe_topic)
+            if email.unsubscribe_topic
+            else None,
         )
 
     def to_request(self) -> NotificationRequest:
@@ -383,6 +406,7 @@ class EmailRequest(StrictBody):
             reply_to=self.replyTo,
             provider=self.provider,
             fallback=self.fallback,
+            unsubscribe_topic=self.unsubscribe.topic if self.unsubscribe else None,
         )
         return NotificationRequest(
             email,

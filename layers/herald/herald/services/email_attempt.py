@@ -26,6 +26,7 @@ from herald.services.health import BREAKER_OPEN, MOVED_BACK, ProviderHealth, Pro
 from herald.services.ports.providers import EmailProviders
 from herald.services.ports.tenants import Suppressions
 from herald.services.tenant_directory import TenantDirectory, tenant_for_pass
+from herald.services.unsubscribes import UnsubscribeGate
 
 # Free-plan mail goes through the platform's own account.
 PLATFORM_PROVIDERS: tuple[str, ...] = (ProviderName.SES.value,)
@@ -54,12 +55,14 @@ class EmailAttempt:
         *,
         directory: TenantDirectory,
         suppressions: Suppressions,
+        unsubscribes: UnsubscribeGate,
         providers: EmailProviders,
         platform_sender: str,
         health: ProviderHealth | None = None,
     ) -> None:
         self._directory = directory
         self._suppressions = suppressions
+        self._unsubscribes = unsubscribes
         self._providers = providers
         self._platform_sender = platform_sender
         self._health = health
@@ -72,9 +75,12 @@ class EmailAttempt:
         tenant = tenant_for_pass(lambda: self._directory.records(tenant_id), "provider keys unavailable")
         if isinstance(tenant, AttemptOutcome):
             return tenant
-        if self._suppressions.is_suppressed(tenant_id, email.to):
+        refused = SUPPRESSED if self._suppressions.is_suppressed(tenant_id, email.to) else None
+        refused = refused or self._unsubscribes.stopped(tenant_id, email)
+        if refused is not None:
+            # The recipient said no: no provider is asked, and no retry changes it.
             return AttemptOutcome(
-                delivered=False, error_message=SUPPRESSED, final=True, caused_by_tenant=True, retryable=False
+                delivered=False, error_message=refused, final=True, caused_by_tenant=True, retryable=False
             )
         tenant_order = [credential.provider for credential in tenant.providers]
         order = provider_pass(message.plan, tenant_order, email, claim.skip_providers)
@@ -89,6 +95,7 @@ class EmailAttempt:
             job_id=message.job_id,
             tenant_id=tenant_id,
             from_address=email.sender or self._default_sender(tenant, message.plan),
+            headers=self._unsubscribes.headers(tenant_id, email),
         )
         return self._pass(email, routing, tenant, message.plan, self._plan(order, tenant, message.plan))
 

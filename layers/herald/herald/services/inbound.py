@@ -11,8 +11,9 @@ the sender gets a 5xx, so its retry is processed anew.
 
 Delivery events (DynamoDB per event): 1 GetItem of the job's small status item (whether the URL's
 tenant has that job, and how long it is kept), then 1 conditional PutItem: the event item in the
-job's partition, which is its own mark, or, for an event of no job of this tenant that suppresses,
-an inbound mark; plus 1 PutItem of the suppression for a hard bounce, complaint or unsubscribe. The
+job's partition, which is its own mark, or, for an event of no job of this tenant that suppresses
+or unsubscribes, an inbound mark; plus 1 PutItem of the suppression for a hard bounce or complaint,
+or 1 conditional PutItem of an unsubscribe from every topic for a provider's unsubscribe. The
 request itself costs 1 Query of the tenant's partition (its webhook secret) and, in a warm container,
 no KMS call; where the sender signs a single-use token instead of the body, 1 conditional PutItem
 marks the token used.
@@ -63,12 +64,14 @@ from herald.domain.inbound import (
 )
 from herald.domain.job_records import JobEvent
 from herald.domain.secrets import Purpose, SecretTampered
+from herald.domain.unsubscribes import ALL_TOPICS, Unsubscribe, UnsubscribeSource
 from herald.observability import count, logger
 from herald.services.outcomes import ProfileChanged, TenantNotFound
 from herald.services.ports.jobs import JobEvents
 from herald.services.ports.platform import AlertPublisher, SecretBox
 from herald.services.ports.providers import DeliveryWebhook, InboundLedger, PaymentWebhook, Verify
 from herald.services.ports.tenants import BillingLinks, Suppressions, TenantStore
+from herald.services.ports.unsubscribes import Unsubscribes
 
 # Marks of delivery events that belong to no job outlive every provider's retries (72 hours at the
 # longest). Payment marks are kept for good: Paystack signs no timestamp, so a captured request could
@@ -161,9 +164,11 @@ class DeliveryWebhooks:
         events: JobEvents,
         ledger: InboundLedger,
         suppressions: Suppressions,
+        unsubscribes: Unsubscribes,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._webhook = webhook
+        self._unsubscribes = unsubscribes
         self._tenants = tenants
         self._secrets = secrets
         self._events = events
@@ -218,7 +223,7 @@ class DeliveryWebhooks:
         if isinstance(event, IgnoredEvent) or event.tenant_id not in (None, tenant_id):
             return Outcome.IGNORED
         expires_at = self._events.expiry(tenant_id, event.job_id) if event.job_id else None
-        if expires_at is None and not event.suppresses_recipient:
+        if expires_at is None and not event.concerns_recipient:
             # Mail Herald did not send (or no longer keeps): nothing to record it against.
             return Outcome.IGNORED
         undo = self._mark(tenant_id, event, expires_at, now)
@@ -227,6 +232,8 @@ class DeliveryWebhooks:
         try:
             if event.suppresses_recipient:
                 self._suppress(tenant_id, event, now)
+            if event.unsubscribes_recipient:
+                self._unsubscribe(tenant_id, event, now)
         except DependencyError:
             _undone(undo, "delivery event")
             raise
@@ -263,6 +270,13 @@ class DeliveryWebhooks:
             source=event.provider.value,
         )
         self._suppressions.suppress(tenant_id, suppression)
+
+    def _unsubscribe(self, tenant_id: str, event: DeliveryEvent, now: float) -> None:
+        provider = event.provider.value
+        unsubscribe = Unsubscribe(
+            event.recipient, ALL_TOPICS, _iso(now), UnsubscribeSource.PROVIDER, provider
+        )
+        self._unsubscribes.record(tenant_id, unsubscribe)
 
 
 class PaymentWebhooks:

@@ -25,3 +25,13 @@ def json_type(value: Any) -> str:
     """The JSON type name of a parsed value, as validation messages name it."""
     names = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
     return "null" if value is None else names.get(type(value), "unknown")
+
+
+def header_object(value: Any) -> dict[str, str]:
+    """Mail headers given as one JSON object (SendGrid's and Resend's ``headers``)."""
+    return {str(name): as_str(text) for name, text in as_dict(value).items()}
+
+
+def header_list(value: Any) -> dict[str, str]:
+    """Mail headers given as a list of ``{Name, Value}`` (Postmark's and SES v2's ``Headers``)."""
+    return {as_str(item.get("Name")): as_str(item.get("Value")) for item in as_dicts(value)}

@@ -27,6 +27,8 @@ class SendSummary:
     job_id: str | None = None
     text: str | None = None
     html: str | None = None
+    # The mail headers the sender added, as the vendor received them (name -> value).
+    mail_headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def recipient(self) -> str:
@@ -53,6 +55,7 @@ class Message:
             "jobId": self.summary.job_id,
             "text": self.summary.text,
             "html": self.summary.html,
+            "mailHeaders": self.summary.mail_headers,
             "headers": self.headers,
             "body": self.body,
             "receivedAt": iso(self.received_at),

@@ -39,6 +39,9 @@ iframe { width: 100%; height: 16rem; border: 1px solid #ddd; }
 <dt>Job</dt><dd>{{ message.summary.job_id or "" }}</dd>
 <dt>Message id</dt><dd>{{ message.id }}</dd>
 <dt>Received</dt><dd>{{ message.received_at.isoformat() }}</dd>
+{% for name, value in message.summary.mail_headers.items() %}
+<dt>{{ name }}</dt><dd>{{ value }}</dd>
+{% endfor %}
 </dl>
 {% if message.summary.text %}<pre>{{ message.summary.text }}</pre>{% endif %}
 {% if message.summary.html %}

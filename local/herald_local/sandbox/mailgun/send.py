@@ -82,6 +82,7 @@ class MailgunApi:
             job_id=as_optional_str(form.get("v:herald_job_id")),
             text=as_optional_str(form.get("text")),
             html=as_optional_str(form.get("html")),
+            mail_headers={name[2:]: as_str(value) for name, value in form.items() if name.startswith("h:")},
         )
 
     def validate(self, _req: Request, body: Any) -> Response | None:

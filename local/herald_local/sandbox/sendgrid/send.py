@@ -19,7 +19,14 @@ from flask import Blueprint, Request, Response, request
 from herald_local.sandbox.core.addresses import bare_address, is_address
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.credentials import bearer_token, is_sandbox_key
-from herald_local.sandbox.core.json_fields import as_dict, as_dicts, as_optional_str, as_str, json_type
+from herald_local.sandbox.core.json_fields import (
+    as_dict,
+    as_dicts,
+    as_optional_str,
+    as_str,
+    header_object,
+    json_type,
+)
 from herald_local.sandbox.core.records import SendSummary
 from herald_local.sandbox.core.replies import (
     RATE_LIMIT_WINDOW_SECONDS,
@@ -105,6 +112,7 @@ class SendGridApi:
             job_id=_job_id(message, personalizations),
             text=contents.get("text/plain"),
             html=contents.get("text/html"),
+            mail_headers=header_object(message.get("headers")),
         )
 
     def validate(self, req: Request, body: Any) -> Response | None:

@@ -19,7 +19,7 @@ from flask import Blueprint, Request, Response, request
 from herald.domain.providers import JOB_ID_TAG
 from herald_local.sandbox.core.addresses import bare_address, is_address
 from herald_local.sandbox.core.context import SandboxContext
-from herald_local.sandbox.core.json_fields import as_dict, as_optional_str, as_str
+from herald_local.sandbox.core.json_fields import as_dict, as_optional_str, as_str, header_list
 from herald_local.sandbox.core.records import SendSummary
 from herald_local.sandbox.core.replies import json_reply, status_phrase
 from herald_local.sandbox.core.send_flow import handle_send
@@ -59,6 +59,7 @@ class SesApi:
             job_id=job_id,
             text=as_optional_str(as_dict(body_parts.get("Text")).get("Data")),
             html=as_optional_str(as_dict(body_parts.get("Html")).get("Data")),
+            mail_headers=header_list(simple.get("Headers")),
         )
 
     def validate(self, _req: Request, body: Any) -> Response | None:

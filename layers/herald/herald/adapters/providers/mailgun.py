@@ -146,6 +146,7 @@ def message_form(email: EmailNotification, routing: Routing) -> dict[str, str]:
         form["text"] = email.text
     if email.reply_to:
         form["h:Reply-To"] = email.reply_to
+    form |= {f"h:{name}": value for name, value in routing.headers}
     form[f"v:{JOB_ID_TAG}"] = routing.job_id
     form[f"v:{TENANT_ID_TAG}"] = routing.tenant_id
     return form

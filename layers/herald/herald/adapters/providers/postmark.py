@@ -165,6 +165,8 @@ def email_body(email: EmailNotification, routing: Routing) -> dict[str, object]:
         body["TextBody"] = email.text
     if email.reply_to:
         body["ReplyTo"] = email.reply_to
+    if routing.headers:
+        body["Headers"] = [{"Name": name, "Value": value} for name, value in routing.headers]
     body["Metadata"] = {JOB_ID_TAG: routing.job_id, TENANT_ID_TAG: routing.tenant_id}
     body["MessageStream"] = MESSAGE_STREAM
     return body

@@ -166,6 +166,9 @@ def email_body(email: EmailNotification, routing: Routing) -> dict[str, object]:
         body["text"] = email.text
     if email.reply_to:
         body["reply_to"] = [email.reply_to]
+    if routing.headers:
+        # Signed without a time: the same job's headers are the same bytes on every attempt.
+        body["headers"] = dict(routing.headers)
     body["tags"] = [
         {"name": JOB_ID_TAG, "value": routing.job_id},
         {"name": TENANT_ID_TAG, "value": routing.tenant_id},

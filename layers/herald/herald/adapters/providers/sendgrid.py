@@ -146,6 +146,8 @@ def mail_body(email: EmailNotification, routing: Routing) -> dict[str, object]:
     }
     if email.reply_to:
         body["reply_to"] = {"email": email.reply_to}
+    if routing.headers:
+        body["headers"] = dict(routing.headers)
     # SendGrid answers 400 unless text/plain comes before text/html.
     content = [{"type": "text/plain", "value": email.text}] if email.text else []
     content.append({"type": "text/html", "value": email.body})

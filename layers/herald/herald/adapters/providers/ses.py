@@ -40,7 +40,12 @@ from herald.domain.vendors import ProviderName
 
 if TYPE_CHECKING:
     from mypy_boto3_sesv2 import SESV2Client
-    from mypy_boto3_sesv2.type_defs import BodyTypeDef, SendEmailRequestTypeDef, SendEmailResponseTypeDef
+    from mypy_boto3_sesv2.type_defs import (
+        BodyTypeDef,
+        MessageTypeDef,
+        SendEmailRequestTypeDef,
+        SendEmailResponseTypeDef,
+    )
 
 CHARSET = "UTF-8"
 # The words a paused tenant's failed job names, as endpoint_disabled names a disabled endpoint.
@@ -165,10 +170,11 @@ class SesProvider:
         body: BodyTypeDef = {"Html": {"Data": email.body, "Charset": CHARSET}}
         if email.text:
             body["Text"] = {"Data": email.text, "Charset": CHARSET}
+        simple: MessageTypeDef = {"Subject": {"Data": email.subject, "Charset": CHARSET}, "Body": body}
         request: SendEmailRequestTypeDef = {
             "FromEmailAddress": formataddr((routing.from_name, sender)) if routing.from_name else sender,
             "Destination": {"ToAddresses": [email.to]},
-            "Content": {"Simple": {"Subject": {"Data": email.subject, "Charset": CHARSET}, "Body": body}},
+            "Content": {"Simple": simple},
             "TenantName": ses_tenant_name(routing.tenant_id),
             # Also the tenant: every SES event arrives on the one platform topic.
             "EmailTags": [
@@ -178,6 +184,8 @@ class SesProvider:
         }
         if email.reply_to:
             request["ReplyToAddresses"] = [email.reply_to]
+        if routing.headers:
+            simple["Headers"] = [{"Name": name, "Value": value} for name, value in routing.headers]
         return request
 
 

@@ -308,6 +308,7 @@ def _document(request: NotificationRequest) -> dict[str, Any]:
             **options,
             "provider": notification.provider,
             "fallback": notification.fallback,
+            "unsubscribe": _unsubscribe_field(notification.unsubscribe_topic),
         }
     else:
         fields = {"url": notification.url, "method": notification.method, **_headers_fields(notification)}
@@ -328,6 +329,7 @@ def request_from_document(channel: Channel, document: Mapping[str, Any]) -> Noti
             reply_to=_optional(document, "replyTo"),
             provider=_provider(document, "provider"),
             fallback=_provider(document, "fallback"),
+            unsubscribe_topic=_unsubscribe_topic(document),
         )
     else:
         payload = document["payload"]
@@ -375,6 +377,19 @@ def _headers_from(document: Mapping[str, Any]) -> Mapping[str, str] | SealedHead
     if not isinstance(headers, Mapping):
         raise TypeError("a webhook's headers are a JSON object")
     return {str(name): str(value) for name, value in headers.items()}
+
+
+def _unsubscribe_field(topic: str | None) -> dict[str, str] | None:
+    return None if topic is None else {"topic": topic}
+
+
+def _unsubscribe_topic(document: Mapping[str, Any]) -> str | None:
+    unsubscribe = document.get("unsubscribe")
+    if unsubscribe is None:
+        return None
+    if not isinstance(unsubscribe, Mapping):
+        raise TypeError("an email's unsubscribe is a JSON object")
+    return str(unsubscribe["topic"])
 
 
 def _optional(document: Mapping[str, Any], name: str) -> str | None:

@@ -24,6 +24,7 @@ of a key lives here too.
     USAGE#<tenantId>            PERIOD#<period>      the tenant's counters: jobs this period (and by day), requests this minute
     USAGE#<tenantId>            DAY#<YYYY-MM-DD>     outcomes of the jobs accepted that day (completed, failed)
     SUPPRESSION#<tenantId>      <address>            suppressed recipient
+    UNSUBSCRIBE#<tenantId>      <topic>#<address>    a recipient's unsubscribe from a topic (* = every topic)
     INBOUND#<source>#<...>#<id> SEEN                 an inbound event already handled (dedupe)
     BILLING#<processor>#<ref>   LINK                 a processor's customer or subscription -> tenant
     ALERTS#<windowStart>        ALERTS               job alerts sent in a ten-minute window (rate limit)
@@ -222,6 +223,15 @@ def alerts_pk(window_start: str) -> str:
 
 def suppression_pk(tenant_id: str) -> str:
     return f"SUPPRESSION#{tenant_id}"
+
+
+def unsubscribe_pk(tenant_id: str) -> str:
+    return f"UNSUBSCRIBE#{tenant_id}"
+
+
+def unsubscribe_sk(topic: str, canonical: str) -> str:
+    """Topic first: a topic's unsubscribes are one range of the partition (topics hold no '#')."""
+    return f"{topic}#{canonical}"
 
 
 def inbound_pk(key: str) -> str:
@@ -747,4 +757,12 @@ class SuppressionItem(HeraldItem, discriminator="suppression"):
     address = UnicodeAttribute()
     reason = UnicodeAttribute()
     source = UnicodeAttribute(null=True)
+    created_at = UnicodeAttribute(attr_name="createdAt")
+
+
+class UnsubscribeItem(HeraldItem, discriminator="unsubscribe"):
+    address = UnicodeAttribute()
+    topic = UnicodeAttribute()
+    source = UnicodeAttribute()
+    provider = UnicodeAttribute(null=True)
     created_at = UnicodeAttribute(attr_name="createdAt")
