@@ -20,6 +20,7 @@ from herald.domain.plans import Plan
 from herald.domain.vendors import ProviderName
 from herald.services.email_attempt import SUPPRESSED, EmailAttempt, provider_pass
 from herald.services.tenant_directory import TenantDirectory
+from tests.fakes.attachments import FakeAttachmentStore
 from tests.fakes.common import settings_for_tests
 from tests.fakes.key_manager import InMemoryKeyManager
 from tests.fakes.providers import FakeProviders, message_permanent, provider_permanent, transient
@@ -91,6 +92,7 @@ def setup() -> Setup:
     )
     suppressions, providers = FakeSuppressions(), FakeProviders()
     attempt = EmailAttempt(
+        attachments=FakeAttachmentStore(),
         directory=TenantDirectory(tenants, vault),
         suppressions=suppressions,
         providers=providers,

@@ -12,6 +12,7 @@ import requests
 from herald.adapters.provider_fields import int_field, safe_reason, text_field
 from herald.adapters.providers.transport import (
     HttpProvider,
+    base64_text,
     delay_header,
     fallback_reason,
     json_object,
@@ -167,6 +168,11 @@ def email_body(email: EmailNotification, routing: Routing) -> dict[str, object]:
         body["ReplyTo"] = email.reply_to
     body["Metadata"] = {JOB_ID_TAG: routing.job_id, TENANT_ID_TAG: routing.tenant_id}
     body["MessageStream"] = MESSAGE_STREAM
+    if email.attachments:
+        body["Attachments"] = [
+            {"Name": item.filename, "Content": base64_text(content), "ContentType": item.content_type}
+            for item, content in email.files()
+        ]
     return body
 
 

@@ -125,6 +125,17 @@ class SesProvider:
         }
         if email.reply_to:
             request["ReplyToAddresses"] = [email.reply_to]
+        if email.attachments:
+            # SES v2's simple content carries attachments itself (raw bytes; botocore encodes them).
+            request["Content"]["Simple"]["Attachments"] = [
+                {
+                    "RawContent": content,
+                    "FileName": item.filename,
+                    "ContentType": item.content_type,
+                    "ContentDisposition": "ATTACHMENT",
+                }
+                for item, content in email.files()
+            ]
         return request
 
 
