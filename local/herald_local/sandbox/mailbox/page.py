@@ -39,6 +39,9 @@ iframe { width: 100%; height: 16rem; border: 1px solid #ddd; }
 <dt>Job</dt><dd>{{ message.summary.job_id or "" }}</dd>
 <dt>Message id</dt><dd>{{ message.id }}</dd>
 <dt>Received</dt><dd>{{ message.received_at.isoformat() }}</dd>
+{% for file in message.summary.attachments %}
+<dt>Attachment</dt><dd>{{ file.filename }} ({{ file.content_type }}, {{ file.content|length }} bytes)</dd>
+{% endfor %}
 </dl>
 {% if message.summary.text %}<pre>{{ message.summary.text }}</pre>{% endif %}
 {% if message.summary.html %}

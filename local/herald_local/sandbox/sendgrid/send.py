@@ -20,7 +20,7 @@ from herald_local.sandbox.core.addresses import bare_address, is_address
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.credentials import bearer_token, is_sandbox_key
 from herald_local.sandbox.core.json_fields import as_dict, as_dicts, as_optional_str, as_str, json_type
-from herald_local.sandbox.core.records import SendSummary
+from herald_local.sandbox.core.records import SeenAttachment, SendSummary
 from herald_local.sandbox.core.replies import (
     RATE_LIMIT_WINDOW_SECONDS,
     empty_reply,
@@ -105,6 +105,12 @@ class SendGridApi:
             job_id=_job_id(message, personalizations),
             text=contents.get("text/plain"),
             html=contents.get("text/html"),
+            attachments=tuple(
+                SeenAttachment.of_base64(
+                    as_str(item.get("filename")), as_str(item.get("type")), as_str(item.get("content"))
+                )
+                for item in as_dicts(message.get("attachments"))
+            ),
         )
 
     def validate(self, req: Request, body: Any) -> Response | None:
