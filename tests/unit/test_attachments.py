@@ -62,10 +62,12 @@ def test_a_dangerous_type_is_refused_naming_it(content_type: str) -> None:
     assert f"attachments.0.contentType: content type {content_type} is not allowed" in message
 
 
-def test_allowed_types_are_read_without_their_parameters() -> None:
-    request = request_of(body(pdf(contentType="Application/PDF; name=invoice.pdf")))
+def test_a_type_is_written_as_listed() -> None:
+    message = refusal(body(pdf(contentType="Application/PDF; name=invoice.pdf")))
+    assert "content type Application/PDF; name=invoice.pdf is not allowed" in message
+    request = request_of(body(pdf(contentType="text/csv")))
     assert isinstance(request.notification, EmailNotification)
-    assert request.notification.attachments[0].content_type == "Application/PDF; name=invoice.pdf"
+    assert request.notification.attachments[0].content_type == "text/csv"
 
 
 def test_content_that_is_not_base64_is_refused() -> None:

@@ -84,16 +84,12 @@ class AttachmentUnavailable(Exception):
     message is safe to show the tenant."""
 
 
-def media_type(content_type: str) -> str:
-    """The bare media type, lower case: ``application/PDF; name=x`` is ``application/pdf``."""
-    return content_type.partition(";")[0].strip().lower()
-
-
 def refused_type(content_type: str) -> str | None:
-    """Why ``content_type`` may not be attached; None when it may."""
-    if media_type(content_type) in ALLOWED_TYPES:
+    """Why ``content_type`` may not be attached; None when it may. Written exactly as listed (lower
+    case, no parameters), as the OpenAPI document's enum has it: what is checked is what is sent."""
+    if content_type in ALLOWED_TYPES:
         return None
-    return f"content type {media_type(content_type) or '(empty)'} is not allowed"
+    return f"content type {content_type[:100]} is not allowed"
 
 
 def clean_filename(name: str) -> str:
