@@ -53,22 +53,22 @@ class AttachmentIntake:
         """Every upload of ``email`` with its content (URL ones fetched), within the size cap of
         the tenant's providers; raises ``HeraldError`` (400) naming what is refused."""
         uploads = [item for item in email.attachments if isinstance(item, AttachmentUpload)]
-        order = pass_order(tenant, email)
-        if not uploads or not order:
+        if not uploads:
             return []
-        cap, provider = size_cap(order)
-        read: list[Upload] = []
+        # Never empty: the routing check has refused a paid tenant without providers already.
+        cap, provider = size_cap(pass_order(tenant, email))
+        files: list[Upload] = []
         for upload in uploads:
-            used = sum(len(content) for _, content in read)
+            used = sum(len(content) for _, content in files)
             try:
                 content = upload.content if upload.content is not None else self._fetched(upload, cap - used)
             except AttachmentTooLarge as exc:
                 raise _too_large(f"more than {megabytes(cap)}", cap, provider) from exc
-            read.append((upload, content))
-        total = sum(len(content) for _, content in read)
+            files.append((upload, content))
+        total = sum(len(content) for _, content in files)
         if total > cap:
             raise _too_large(megabytes(total), cap, provider)
-        return read
+        return files
 
     def store(
         self, tenant: TenantContext, request: NotificationRequest, read: Sequence[Upload]
