@@ -296,3 +296,15 @@ def test_an_email_without_attachments_sends_no_attachment_field() -> None:
     assert "attachments" not in sendgrid.mail_body(plain, routing)
     assert "attachments" not in resend.email_body(plain, routing)
     assert "Attachments" not in postmark.email_body(plain, routing)
+
+
+def test_the_api_page_states_each_providers_cap_as_the_provider_table_sets_it() -> None:
+    from herald.domain.attachments import megabytes
+    from herald.domain.vendors import message_limit, provider_label
+    from herald_local.config import project_root
+
+    page = (project_root() / "docs" / "api.md").read_text()
+    for provider in ProviderName:
+        label = provider_label(provider) + (" (free plan)" if provider is ProviderName.SES else "")
+        row = f"| {label} | {message_limit(provider) // 1_000_000} MB | {megabytes(allowance(provider))} |"
+        assert row in page
