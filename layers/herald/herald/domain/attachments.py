@@ -94,14 +94,13 @@ def refused_type(content_type: str) -> str | None:
 
 def clean_filename(name: str) -> str:
     """``name`` as a file name a recipient's client can save safely: its last path segment, without
-    control or format characters; raises ``AttachmentRefused`` when nothing usable remains."""
+    control or format characters (so never longer than ``name``); raises ``AttachmentRefused`` when
+    nothing usable remains."""
     base = re.split(r"[/\\]", name)[-1]
     kept = "".join(char for char in base if unicodedata.category(char)[0] != "C")
     kept = _UNSAFE_IN_NAME.sub("_", kept).strip().strip(".")
     if not kept:
         raise AttachmentRefused(f"file name {name[:64]!r} holds no usable character")
-    if len(kept) > MAX_FILENAME_CHARACTERS:
-        raise AttachmentRefused(f"file name is longer than {MAX_FILENAME_CHARACTERS} characters")
     return kept
 
 

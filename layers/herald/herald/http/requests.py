@@ -32,6 +32,7 @@ from herald.domain.addresses import refused_local_characters
 from herald.domain.attachments import (
     ALLOWED_TYPES,
     MAX_ATTACHMENTS,
+    MAX_FILENAME_CHARACTERS,
     AttachmentRefused,
     AttachmentUpload,
     clean_filename,
@@ -321,10 +322,12 @@ def _decoded(value: Any) -> bytes:
     return content
 
 
+# RFC 4648 base64 of at least one byte, padded: what _decoded takes, as a JSON Schema pattern.
+_BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
 Base64Content = Annotated[
     bytes,
     BeforeValidator(_decoded),
-    WithJsonSchema({"type": "string", "contentEncoding": "base64", "minLength": 4}),
+    WithJsonSchema({"type": "string", "contentEncoding": "base64", "pattern": _BASE64}),
 ]
 
 
@@ -342,9 +345,9 @@ class AttachmentBody(StrictBody):
 
     filename: str = Field(
         min_length=1,
-        max_length=1024,
-        description="Shown to the recipient: its last path segment, without control characters or"
-        " path separators, up to 255 characters",
+        max_length=MAX_FILENAME_CHARACTERS,
+        description="Shown to the recipient: its last path segment, without control or format"
+        " characters; characters Windows refuses in a name become _",
     )
     contentType: str = Field(  # noqa: N815 (the API's field name)
         min_length=1,
