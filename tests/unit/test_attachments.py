@@ -8,6 +8,7 @@ import hashlib
 from typing import Any
 
 import pytest
+from msgspec import to_builtins
 from pydantic import ValidationError
 
 from herald.adapters.store.conversions import request_document
@@ -15,6 +16,7 @@ from herald.domain.attachments import Attachment, allowance, size_cap
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.notifications import EmailNotification, NotificationRequest
 from herald.domain.vendors import ProviderName
+from herald.http.envelope import failure
 from herald.http.requests import EmailRequest
 from herald.http.responses import validation_error
 from herald.services.auth import Credentials
@@ -132,6 +134,12 @@ def test_attachments_over_the_cap_are_refused_naming_the_cap_and_its_provider() 
         " with the smallest message size in this email's fallback order."
     )
     assert error.extra == {"limit": allowance(ProviderName.POSTMARK), "provider": "POSTMARK"}
+    answer = to_builtins(failure(error))
+    assert (answer["code"], answer["limit"], answer["provider"]) == (
+        "attachment_too_large",
+        6_713_568,
+        "POSTMARK",
+    )
     assert rig.store.puts == 0
     assert rig.jobs.calls == []
 

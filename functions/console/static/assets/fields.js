@@ -6,7 +6,7 @@ const names = (...fields) => Object.freeze(Object.fromEntries(fields.map((field)
 
 export const ErrorEnvelope = names(
   "success", "error", "code", "timestamp", "details", "message", "retryAfter", "jobId", "usage", "limit",
-  "resetsAt", "requiredScope",
+  "resetsAt", "provider", "requiredScope",
 );
 export const Pong = names("message");
 export const ServiceInfo = names("name", "version", "description", "documentation");
