@@ -9,7 +9,10 @@ What is billed per notification, by service:
   source mapping's ReceiveMessage and DeleteMessageBatch (its empty long polls cost the same at any
   volume and are left out); the fair-queue surcharge when messages carry a MessageGroupId;
 - DynamoDB: the measured write and read units (TallyFunction's stream reads are free: Lambda's
-  GetRecords calls on a DynamoDB stream are not billed); KMS: the measured requests.
+  GetRecords calls on a DynamoDB stream are not billed); KMS: the measured requests;
+- S3: an attachment's PutObject at accept and GetObject per delivery pass, as measured; its deletion
+  by the bucket's lifecycle rule is free. The KMS calls S3 makes itself for SSE-KMS (one per bucket
+  key, not per object) are not seen by the bench.
 Left out: CloudWatch Logs ingestion and metrics, data transfer, storage, free tiers, cold starts'
 INIT time (billed since 2025-08-01, but how often a container is new depends on traffic).
 """
@@ -29,6 +32,8 @@ PRICES_FILE = Path(__file__).with_name("prices.yaml")
 MILLION = 1_000_000
 # Per worker invocation, what the event source mapping asks of SQS: one receive, one batch delete.
 EVENT_SOURCE_REQUESTS_PER_INVOCATION = 2
+# The S3 calls Herald makes, by the quantity each is billed as (attachments).
+_S3_REQUESTS = {"s3:PutObject": "s3_put_requests", "s3:GetObject": "s3_get_requests"}
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,8 @@ def billed_quantities(steps: list[Mapping[str, Any]], platform: Platform) -> dic
             "write_units",
             "read_units",
             "kms_requests",
+            "s3_put_requests",
+            "s3_get_requests",
         ),
         0.0,
     )
@@ -116,6 +123,8 @@ def billed_quantities(steps: list[Mapping[str, Any]], platform: Platform) -> dic
             service = call.split(":", 1)[0]
             if service in ("sqs", "kms"):
                 quantities[f"{service}_requests"] += count
+            if call in _S3_REQUESTS:
+                quantities[_S3_REQUESTS[call]] += count
         quantities["write_units"] += step["write_units"]["total"]
         quantities["read_units"] += step["read_units"]["total"]
     return quantities
@@ -137,6 +146,8 @@ def usd_per_million(steps: list[Mapping[str, Any]], platform: Platform, prices: 
         "DynamoDB": quantities["write_units"] * prices["dynamodb_write_unit"]
         + quantities["read_units"] * prices["dynamodb_read_unit"],
         "KMS": quantities["kms_requests"] * prices["kms_request"],
+        "S3": quantities["s3_put_requests"] * prices["s3_put_request"]
+        + quantities["s3_get_requests"] * prices["s3_get_request"],
     }
     return {
         "per_notification": quantities,

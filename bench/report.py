@@ -21,6 +21,7 @@ from moto import __version__ as moto_version
 from bench.capacity_modes import compare_capacity, snapstart_costs
 from bench.chart import draw
 from bench.cold_start import AFTER_LIBRARIES, FLOOR_OF, LIBRARIES_ONLY, LIBRARY_FLOOR, SERVICES
+from bench.costs import MILLION, PriceList
 from herald_local.cloudformation.template import load_template
 from herald_local.config import project_root
 
@@ -274,11 +275,26 @@ def _costs(results: Mapping[str, Any]) -> str:
             f" and ≈ {_usd(FLOOR_USD_PER_MILLION_WEBHOOKS)} per million.",
             _write_floor(results),
             _write_units_by_phase(results),
+            _attachment_costs(),
             "What is billed per notification:",
             _table(["quantity", *names], quantities),
             "Managed alternatives for the same million:",
             _table(["service", "what", "per million"], alternatives),
         ]
+    )
+
+
+def _attachment_costs() -> str:
+    """What a file attached to an email adds, at the S3 prices on file (no scenario sends one)."""
+    prices = PriceList.load()
+    put, get = prices["s3_put_request"] * MILLION, prices["s3_get_request"] * MILLION
+    return (
+        f"An email's attachment adds, per file, one S3 PUT at accept ({_usd(put)} per million) and one S3 GET"
+        f" per delivery pass ({_usd(get)} per million): {_usd(put + get)} per million emails with one file"
+        " delivered on the first pass. Its deletion by the bucket's lifecycle rule costs nothing; storage"
+        " and the KMS calls S3 makes for SSE-KMS (one per bucket key, not per object) are left out. The job"
+        " item carries only each file's reference (name, type, size, SHA-256 and object key: some 250"
+        " bytes), which counts in its write units like any other field."
     )
 
 

@@ -103,8 +103,22 @@ RECOVER = "POST /api/v1/notifications/jobs/recover"
 SEARCH = ("GET /api/v1/notifications/jobs", "GET /api/v1/notifications/jobs/export")
 UNSUBSCRIBES = "GET /api/v1/account/unsubscribes"
 BUSINESS_RULES = (
+    BusinessRule(SEND, 400, "url_not_allowed", "the host must resolve to public addresses only, over https"),
     BusinessRule(
-        (WEBHOOK,), 400, "url_not_allowed", "the host must resolve to public addresses only, over https"
+        (EMAIL,), 400, "attachment_unavailable", "an attachment URL must give a file when Herald fetches it"
+    ),
+    BusinessRule(
+        (EMAIL,),
+        400,
+        "attachment_too_large",
+        "the attachments' total is capped by the smallest message of the tenant's providers: account data",
+    ),
+    BusinessRule(
+        (EMAIL,),
+        400,
+        "validation_error",
+        "an attachment's file name keeps a usable character once its path and control characters go",
+        r"Invalid request: attachments\.\d+\.filename: file name .* holds no usable character\.",
     ),
     BusinessRule(
         (WEBHOOK,),

@@ -38,6 +38,7 @@ def settings_for_tests(**overrides: Any) -> Settings:
             for name, region in VENDOR_REGIONS
         },
         "platform_sender": "notifications@herald.test",
+        "attachments_bucket": "herald-test-attachments",
         "circuit_breakers": True,
         "breaker_cooldown_seconds": 30,
         "endpoint_disable_after_seconds": 432000,
@@ -76,6 +77,7 @@ def settings_environment(**overrides: str) -> dict[str, str]:
             for _, region in VENDOR_REGIONS
         },
         "HERALD_PLATFORM_SENDER": settings.platform_sender,
+        "HERALD_ATTACHMENTS_BUCKET": settings.attachments_bucket,
         "HERALD_CIRCUIT_BREAKERS": "Enabled" if settings.circuit_breakers else "Disabled",
         "HERALD_BREAKER_COOLDOWN_SECONDS": str(settings.breaker_cooldown_seconds),
         "HERALD_ENDPOINT_DISABLE_AFTER_SECONDS": str(settings.endpoint_disable_after_seconds),

@@ -8,6 +8,8 @@ and delivery as a rebinding attacker would.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import socket
@@ -618,3 +620,55 @@ def test_the_day_counts_follow_the_jobs_status_changes_through_the_tables_stream
     (answer,) = rig.herald.tally()
     assert answer == {"changes": 1, "writes": 1}
     assert counts() == (2, 0, 0)
+
+
+# ------------------------------------------------------------------ attachments
+
+INVOICE = b"%PDF-1.7\n" + bytes(range(256)) * 8
+
+
+def test_given_an_attachment_it_is_stored_under_kms_and_the_fallback_sends_the_same_file(rig: Rig) -> None:
+    """Given a tenant whose first provider fails (a 500 from SendGrid), When an email with a PDF is
+    accepted and delivered, Then the PDF sits in the bucket once, encrypted with the stack's key,
+    the job lists it, and Resend receives the very file SendGrid was offered."""
+    tenant_id, key = rig.new_tenant(["SENDGRID", "RESEND"])
+    to = f"fail-500-sendgrid+{uuid.uuid4().hex}@example.com"
+    attachment = {
+        "filename": "invoice.pdf",
+        "contentType": "application/pdf",
+        "content": base64.b64encode(INVOICE).decode(),
+    }
+    job_id = rig.accept(key, "email", {**email(to), "attachments": [attachment]})
+
+    digest = hashlib.sha256(INVOICE).hexdigest()
+    bucket, object_key = os.environ["HERALD_ATTACHMENTS_BUCKET"], f"attachments/365d/{tenant_id}/{digest}"
+    stored = client("s3").get_object(Bucket=bucket, Key=object_key)
+    assert stored["Body"].read() == INVOICE
+    assert stored["ServerSideEncryption"] == "aws:kms"
+    assert stored["SSEKMSKeyId"].endswith(os.environ["HERALD_KMS_KEY_ID"].rsplit("/", 1)[-1])
+    assert rig.job(key, job_id)["attachments"] == [
+        {"filename": "invoice.pdf", "contentType": "application/pdf", "size": len(INVOICE)}
+    ]
+
+    rig.deliver(EMAIL_QUEUE, [one_record(rig, EMAIL_QUEUE)])
+
+    job = rig.job(key, job_id)
+    assert (job["status"], job["deliveryLogs"][-1]["usedProvider"]) == ("completed", "RESEND")
+    offered = [attempt.provider for attempt in rig.sandbox.store.attempts(to=to)]
+    assert offered == ["sendgrid", "resend"]
+    (message,) = rig.sandbox.store.messages(to=to)
+    assert [(item.filename, item.content_type, item.content) for item in message.summary.attachments] == [
+        ("invoice.pdf", "application/pdf", INVOICE)
+    ]
+
+
+def test_an_attachment_of_a_refused_type_is_a_400_naming_it(rig: Rig) -> None:
+    _, key = rig.new_tenant(["SENDGRID"])
+    script = {"filename": "setup.exe", "contentType": "application/x-msdownload", "content": "TVqQAA=="}
+    answer = rig.api(
+        "POST", "/api/v1/notifications/email", {**email("a@example.com"), "attachments": [script]}, key=key
+    )
+    assert answer.status == 400
+    assert answer.body["error"] == (
+        "Invalid request: attachments.0.contentType: content type application/x-msdownload is not allowed."
+    )

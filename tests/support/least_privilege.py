@@ -31,12 +31,16 @@ CALLS_DIR_VARIABLE = "HERALD_TEST_AWS_CALLS"
 _REPORT = pytest.StashKey[list[str]]()
 # moto makes up a new KMS key id for every stack the tests create; the template has one key.
 _KEY_ID = re.compile(r"(?<=:key/)[0-9a-f-]{36}$")
+# CloudFormation names a bucket after its stack and logical id with a random suffix, new per stack.
+_BUCKET = re.compile(r"(?<=:s3:::)([a-z0-9-]+?)-[a-z0-9]{12}(?=/|$)")
 
 
 def _stable(resource: Any) -> Any:
     if isinstance(resource, list):
         return [_stable(item) for item in resource]
-    return _KEY_ID.sub("HeraldKey", resource) if isinstance(resource, str) else resource
+    if not isinstance(resource, str):
+        return resource
+    return _BUCKET.sub(r"\1", _KEY_ID.sub("HeraldKey", resource))
 
 
 def _stable_statements(statements: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -20,8 +20,10 @@ from herald.domain.webhooks import UrlNotAllowed
 from herald.http import answers
 from herald.http.envelope import message_of
 from herald.services.accept import AcceptService, job_id_for
+from herald.services.attachment_intake import AttachmentIntake
 from herald.services.auth import Credentials
 from herald.services.webhook_headers import opened
+from tests.fakes.attachments import FakeAttachmentStore, FakeFetcher
 from tests.fakes.common import NOW, full_grant
 from tests.fakes.jobs import FakeCounters, FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
@@ -66,7 +68,10 @@ class Rig:
         self.caller = tenant()
         self.vault_keys = InMemoryKeyManager()
         self.vault = Vault(self.vault_keys, DataKeyCache())
+        self.store, self.fetcher = FakeAttachmentStore(), FakeFetcher()
+        attachments = AttachmentIntake(self.store, self.fetcher)
         self.service = AcceptService(
+            attachments=lambda: attachments,
             authenticate=lambda _key: self.caller,
             secrets=self.vault,
             jobs=self.jobs,

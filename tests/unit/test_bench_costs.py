@@ -77,3 +77,18 @@ def test_every_price_on_file_is_dated_and_sourced() -> None:
         assert price.as_of
         assert price.source_url.startswith("https://")
         assert price.usd >= 0
+
+
+def test_an_attachment_adds_an_s3_put_at_accept_and_a_get_per_pass() -> None:
+    with_file = step("Api", 1, 12.0, {"dynamodb:PutItem": 1, "sqs:SendMessage": 1, "s3:PutObject": 1}, wru=4)
+    read = step("Worker", 0.2, 25.0, {"dynamodb:UpdateItem": 2, "s3:GetObject": 1}, wru=2)
+
+    cost = usd_per_million([with_file, read], PLATFORM, PRICES)
+
+    assert (cost["per_notification"]["s3_put_requests"], cost["per_notification"]["s3_get_requests"]) == (
+        1,
+        1,
+    )
+    # $0.005 per 1 000 PUTs and $0.0004 per 1 000 GETs: $5.40 per million emails with one file.
+    assert cost["usd_by_service"]["S3"] == pytest.approx(5.00 + 0.40)
+    assert usd_per_million([ACCEPT, DELIVER], PLATFORM, PRICES)["usd_by_service"]["S3"] == 0

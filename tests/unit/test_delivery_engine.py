@@ -29,6 +29,7 @@ from herald.services.delivery import (
 )
 from herald.services.email_attempt import SUPPRESSED, EmailAttempt
 from herald.services.tenant_directory import TenantDirectory
+from tests.fakes.attachments import FakeAttachmentStore
 from tests.fakes.common import ManualClock, settings_for_tests
 from tests.fakes.jobs import FakeJobTable
 from tests.fakes.key_manager import InMemoryKeyManager
@@ -120,6 +121,7 @@ def rig() -> Rig:
     settings = settings_for_tests()
     store, suppressions, providers = FakeJobTable(), FakeSuppressions(), FakeProviders()
     emails = EmailAttempt(
+        attachments=FakeAttachmentStore(),
         directory=TenantDirectory(tenants, vault),
         suppressions=suppressions,
         unsubscribes=unsubscribe_gate(),

@@ -19,8 +19,9 @@ from herald.domain.notifications import EmailNotification
 from herald.domain.plans import Plan
 from herald.domain.unsubscribes import ALL_TOPICS, Subscriber, Unsubscribe, UnsubscribeSource, verify
 from herald.domain.vendors import ProviderName
-from herald.services.email_attempt import SUPPRESSED, EmailAttempt, provider_pass
+from herald.services.email_attempt import ATTACHMENT_GONE, SUPPRESSED, EmailAttempt, provider_pass
 from herald.services.tenant_directory import TenantDirectory
+from tests.fakes.attachments import FakeAttachmentStore
 from tests.fakes.common import settings_for_tests
 from tests.fakes.key_manager import InMemoryKeyManager
 from tests.fakes.providers import FakeProviders, message_permanent, provider_permanent, transient
@@ -67,6 +68,7 @@ class Setup:
     keys: SwitchableKeyManager
     attempt: EmailAttempt
     unsubscribes: FakeUnsubscribes
+    files: FakeAttachmentStore
 
     def run(
         self,
@@ -98,14 +100,16 @@ def setup() -> Setup:
         UNVERIFIED, Plan.INDIE, secrets=vault, provider_keys=[(SENDGRID, "SG.unverified-0001")]
     )
     suppressions, providers, unsubscribes = FakeSuppressions(), FakeProviders(), FakeUnsubscribes()
+    files = FakeAttachmentStore()
     attempt = EmailAttempt(
+        attachments=files,
         directory=TenantDirectory(tenants, vault),
         suppressions=suppressions,
         unsubscribes=unsubscribe_gate(unsubscribes),
         providers=providers,
         platform_sender=settings_for_tests().platform_sender,
     )
-    return Setup(suppressions, providers, tenants, keys, attempt, unsubscribes)
+    return Setup(suppressions, providers, tenants, keys, attempt, unsubscribes, files)
 
 
 # ---------------------------------------------------------------- which providers, in which order
@@ -475,3 +479,55 @@ def test_given_an_unsubscribe_from_one_topic_when_sending_another_then_it_is_del
     outcome = setup.run({**EMAIL, "unsubscribe": {"topic": "billing"}})
 
     assert outcome.delivered
+
+
+# ---------------------------------------------------------------- attachments
+
+INVOICE = b"%PDF-1.7 invoice"
+WITH_INVOICE: dict[str, Any] = {
+    **EMAIL,
+    "attachments": [
+        {
+            "filename": "invoice.pdf",
+            "contentType": "application/pdf",
+            "size": 16,
+            "sha256": "ab",
+            "key": "k/ab",
+        }
+    ],
+}
+
+
+def test_given_an_attachment_when_a_provider_fails_then_the_next_gets_the_same_file(setup: Setup) -> None:
+    setup.files.objects["k/ab"] = (INVOICE, "application/pdf")
+    setup.providers.script(SENDGRID, transient(SENDGRID, 502))
+
+    outcome = setup.run(WITH_INVOICE)
+
+    assert (outcome.delivered, outcome.used_provider) == (True, "RESEND")
+    sent = [
+        email.files() for name in (SENDGRID, RESEND) for email, _, _ in setup.providers.by_name[name].sent
+    ]
+    assert [[(item.filename, content) for item, content in files] for files in sent] == [
+        [("invoice.pdf", INVOICE)],
+        [("invoice.pdf", INVOICE)],
+    ]
+
+
+def test_given_an_expired_attachment_when_passing_then_the_job_fails_without_a_provider_call(
+    setup: Setup,
+) -> None:
+    outcome = setup.run(WITH_INVOICE)
+
+    assert (outcome.delivered, outcome.final, outcome.error_message) == (False, True, ATTACHMENT_GONE)
+    assert setup.providers.calls == []
+
+
+def test_given_a_bucket_outage_when_passing_then_the_attempt_is_retried_later(setup: Setup) -> None:
+    setup.files.down = True
+
+    outcome = setup.run(WITH_INVOICE)
+
+    assert (outcome.delivered, outcome.final) == (False, False)
+    assert outcome.error_message == "attachments unavailable: attachments bucket: unreachable"
+    assert setup.providers.calls == []

@@ -34,6 +34,7 @@ from herald.services.email_attempt import EmailAttempt
 from herald.services.health import BreakerBoard, EndpointAccount, EndpointHealth, ProviderHealth
 from herald.services.tenant_directory import TenantDirectory
 from herald.services.webhook_attempt import ENDPOINT_DISABLED, WebhookAttempt
+from tests.fakes.attachments import FakeAttachmentStore
 from tests.fakes.breakers import FakeBreakers
 from tests.fakes.common import ManualClock, full_grant, settings_for_tests
 from tests.fakes.console import FakeMail
@@ -132,6 +133,7 @@ def build(enabled: bool = True) -> Rig:
         )
 
     email = EmailAttempt(
+        attachments=FakeAttachmentStore(),
         directory=directory,
         suppressions=FakeSuppressions(),
         unsubscribes=unsubscribe_gate(),

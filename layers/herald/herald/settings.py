@@ -70,6 +70,8 @@ class Settings(msgspec.Struct, frozen=True):
     # Each tenant vendor's API base URLs, by the template parameter the provider table names.
     provider_base_urls: Mapping[str, str]
     platform_sender: str
+    # The bucket holding email attachments (template.yaml, AttachmentsBucket).
+    attachments_bucket: str
     # Template parameter CircuitBreakers (Enabled / Disabled).
     circuit_breakers: bool
     breaker_cooldown_seconds: int
@@ -114,6 +116,7 @@ class Settings(msgspec.Struct, frozen=True):
                 region.base_url_parameter: _required(env, region.setting) for _, region in VENDOR_REGIONS
             },
             platform_sender=_required(env, "HERALD_PLATFORM_SENDER"),
+            attachments_bucket=_required(env, "HERALD_ATTACHMENTS_BUCKET"),
             circuit_breakers=_switch(env, "HERALD_CIRCUIT_BREAKERS"),
             breaker_cooldown_seconds=_int(env, "HERALD_BREAKER_COOLDOWN_SECONDS"),
             endpoint_disable_after_seconds=_int(env, "HERALD_ENDPOINT_DISABLE_AFTER_SECONDS"),

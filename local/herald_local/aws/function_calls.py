@@ -97,6 +97,9 @@ def _resource(service: str, params: Mapping[str, Any], region: str) -> str:
         return _arn("ssm", region, "parameter/" + str(params["Name"]).lstrip("/"))
     if service == "ses" and "FromEmailAddress" in params:
         return _arn("ses", region, "identity/" + str(params["FromEmailAddress"]).rsplit("@", 1)[-1])
+    if service == "s3" and "Bucket" in params:
+        # An object's ARN names neither region nor account.
+        return f"arn:{partition_name(region)}:s3:::{params['Bucket']}/{params.get('Key', '')}"
     return "*"
 
 

@@ -6,7 +6,7 @@ const names = (...fields) => Object.freeze(Object.fromEntries(fields.map((field)
 
 export const ErrorEnvelope = names(
   "success", "error", "code", "timestamp", "details", "message", "retryAfter", "jobId", "usage", "limit",
-  "resetsAt", "requiredScope",
+  "resetsAt", "provider", "requiredScope",
 );
 export const Pong = names("message");
 export const ServiceInfo = names("name", "version", "description", "documentation");
@@ -34,9 +34,11 @@ export const DeliveryLog = names(
   "id", "attempt", "status", "usedProvider", "errorMessage", "createdAt", "providers", "request", "response",
 );
 export const DeliveryEvent = names("type", "occurredAt", "provider", "reason", "receivedAt");
+export const JobAttachment = names("filename", "contentType", "size");
 export const Job = names(
   "id", "type", "status", "priority", "attempts", "maxAttempts", "errorMessage", "createdAt", "startedAt",
   "completedAt", "statusDetail", "retryable", "sendAt", "orderingKey", "payload", "deliveryLogs", "events",
+  "attachments",
 );
 export const Pagination = names("total", "page", "limit", "totalPages", "nextCursor", "totalIsLowerBound");
 export const JobPage = names("data", "pagination");
@@ -95,9 +97,10 @@ export const AuditActor = names("type", "id", "name");
 export const AuditLogEntry = names("id", "at", "action", "target", "actor", "ip", "details");
 export const AuditLogPage = names("entries", "nextCursor");
 export const UnsubscribeOption = names("topic");
+export const AttachmentBody = names("filename", "contentType", "content", "url");
 export const EmailRequest = names(
   "to", "subject", "body", "text", "from", "replyTo", "priority", "idempotencyKey", "sendAt", "orderingKey",
-  "provider", "fallback", "unsubscribe",
+  "provider", "fallback", "unsubscribe", "attachments",
 );
 export const WebhookRequest = names(
   "url", "method", "headers", "payload", "priority", "idempotencyKey", "sendAt", "orderingKey",

@@ -6,7 +6,7 @@ import { api, ApiError } from "./api.js";
 import { badge, h, when } from "./dom.js";
 import { act, link, rerender } from "./app.js";
 import {
-  DeliveryEvent, DeliveryLog, EmailRequest, Job, ProviderTry, ReceivedResponse, SentRequest, SupportedProvider, Suppression,
+  DeliveryEvent, DeliveryLog, EmailRequest, Job, JobAttachment, ProviderTry, ReceivedResponse, SentRequest, SupportedProvider, Suppression,
   WebhookRequest,
 } from "./fields.js";
 
@@ -94,6 +94,7 @@ function requestFacts(job) {
     const [text, body] = [payload[EmailRequest.text], payload[EmailRequest.body]];
     return h("div", {}, facts([["To", payload[EmailRequest.to]], ["From", payload[EmailRequest.from]], ["Reply to", payload[EmailRequest.replyTo]],
       ["Subject", payload[EmailRequest.subject]], ...common]),
+      attachmentList(job[Job.attachments] || []),
       text ? [h("h3", {}, "Text"), h("pre", { class: "payload" }, text)] : null,
       body ? [h("h3", {}, "HTML (as sent, not rendered)"), h("pre", { class: "payload" }, body)] : null);
   }
@@ -101,6 +102,14 @@ function requestFacts(job) {
   return h("div", {}, facts([["URL", payload[WebhookRequest.url]], ["Method", payload[WebhookRequest.method] || "POST"], ...common]),
     headers.length ? [h("h3", {}, "Headers"), h("dl", { class: "facts" }, headers.map(([name, value]) => [h("dt", {}, name), h("dd", {}, h("code", {}, value))]))] : null,
     h("h3", {}, "Payload"), h("pre", { class: "payload" }, JSON.stringify(payload[WebhookRequest.payload], null, 2)));
+}
+
+// The files the email carries, by name, type and size (their content is never shown again).
+function attachmentList(files) {
+  if (!files.length) return null;
+  const size = (bytes) => (bytes < 1000 ? `${bytes} bytes` : bytes < 1e6 ? `${(bytes / 1e3).toFixed(1)} kB` : `${(bytes / 1e6).toFixed(1)} MB`);
+  return [h("h3", {}, "Attachments"), h("ul", { class: "attachments", "data-attachments": "" }, files.map((file) =>
+    h("li", {}, h("code", {}, file[JobAttachment.filename]), ` ${file[JobAttachment.contentType]}, ${size(file[JobAttachment.size])}`)))];
 }
 
 // Entries in the order things happened: by time, and for equal times in the order they are pushed

@@ -16,6 +16,7 @@ from botocore.session import Session
 
 if TYPE_CHECKING:
     from mypy_boto3_kms import KMSClient
+    from mypy_boto3_s3 import S3Client
     from mypy_boto3_sesv2 import SESV2Client
     from mypy_boto3_sns import SNSClient
     from mypy_boto3_sqs import SQSClient
@@ -62,6 +63,12 @@ class AwsClients:
 
     def ssm(self) -> SSMClient:
         client: SSMClient = self._client("ssm", self._max_attempts)
+        return client
+
+    def s3(self) -> S3Client:
+        # Created by the first attachment a function handles: S3's service model is large (tens of
+        # milliseconds to load), and most requests carry none.
+        client: S3Client = self._client("s3", self._max_attempts)
         return client
 
     def sesv2(self) -> SESV2Client:

@@ -56,7 +56,7 @@ class _Response(msgspec.Struct, frozen=True):
     headers: list[tuple[str, str]]
 
 
-class _Watchdog:
+class Watchdog:
     """Shuts ``sock`` down when the deadline passes, which wakes any read or handshake blocked on it."""
 
     def __init__(self, sock: socket.socket, seconds: float) -> None:
@@ -66,7 +66,7 @@ class _Watchdog:
         self._handle: socket.socket | None = None
         self._timer: threading.Timer | None = None
 
-    def __enter__(self) -> _Watchdog:
+    def __enter__(self) -> Watchdog:
         # A duplicate descriptor, because wrapping the socket in TLS detaches the original object.
         self._handle = self.sock.dup()
         self._timer = threading.Timer(max(self.seconds, 0.0), self._expire)
@@ -142,12 +142,12 @@ def _request_headers(
 
 
 @lru_cache(maxsize=4)
-def _tls_context(ca_bundle: str | None) -> ssl.SSLContext:
+def tls_context(ca_bundle: str | None) -> ssl.SSLContext:
     # Verifies the chain and the host name; with a bundle, only that bundle is trusted.
     return ssl.create_default_context(cafile=ca_bundle)
 
 
-def _open_socket(address: IPAddress, port: int, deadline: float) -> socket.socket:
+def open_socket(address: IPAddress, port: int, deadline: float) -> socket.socket:
     family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
@@ -169,7 +169,7 @@ def _exchange(
     with ExitStack() as stack:
         stack.callback(sock.close)  # a no-op once TLS has taken the socket over
         if target.scheme == "https":
-            sock = _tls_context(ca_bundle).wrap_socket(sock, server_hostname=target.host)
+            sock = tls_context(ca_bundle).wrap_socket(sock, server_hostname=target.host)
             stack.callback(sock.close)
         connection = http.client.HTTPConnection(target.host, target.port)
         connection.sock = sock  # speak HTTP over our socket; http.client never dials by itself then
@@ -190,7 +190,7 @@ _NETWORK_ERRORS: tuple[tuple[type[Exception], str], ...] = (
 )
 
 
-def _describe(exc: Exception) -> str:
+def describe_failure(exc: Exception) -> str:
     if isinstance(exc, ssl.SSLCertVerificationError):
         return f"the endpoint's TLS certificate was rejected: {exc.verify_message}"
     known = (message for kind, message in _NETWORK_ERRORS if isinstance(exc, kind))
@@ -209,16 +209,16 @@ def _deliver(
     reason = "the endpoint could not be reached"
     for address in target.addresses:
         try:
-            sock = _open_socket(address, target.port, deadline)
+            sock = open_socket(address, target.port, deadline)
         except OSError as exc:
-            reason = _describe(exc)
+            reason = describe_failure(exc)
             continue
-        with _Watchdog(sock, deadline - time.monotonic()) as watchdog:
+        with Watchdog(sock, deadline - time.monotonic()) as watchdog:
             sock.settimeout(max(deadline - time.monotonic(), 0.001))
             try:
                 outcome: _Response | str = _exchange(sock, target, hook, headers, ca_bundle)
             except (OSError, http.client.HTTPException) as exc:
-                outcome = _describe(exc)
+                outcome = describe_failure(exc)
         # A response cut short by the deadline may look complete (EOF ends the headers): distrust it.
         return _TIMED_OUT if watchdog.fired else outcome
     return reason

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from herald.adapters.store.breaker_store import DynamoBreakers
     from herald.services.account import AccountService
     from herald.services.activity import ActivityService
+    from herald.services.attachment_intake import AttachmentIntake
     from herald.services.audit import AuditService
     from herald.services.checkout import CheckoutService
     from herald.services.health import EndpointAccount
@@ -57,6 +58,7 @@ class ApiServices:
             schedules=self._schedules,
             url_guard=self._check_webhook_url,
             secrets=VaultOnFirstUse(),
+            attachments=lambda: self.attachments,
             max_attempts=settings.max_attempts,
         )
 
@@ -65,6 +67,17 @@ class ApiServices:
         from herald.adapters.ssrf import check_url
 
         return check_url(url, local_origin=self._base.settings.local_webhook_origin)
+
+    @cached_property
+    def attachments(self) -> AttachmentIntake:
+        """Built by the first email with attachments, with the S3 client and the URL fetcher."""
+        from herald.adapters.attachment_fetch import fetch_attachment
+        from herald.adapters.attachment_store import S3AttachmentStore
+        from herald.services.attachment_intake import AttachmentIntake
+
+        settings = self._base.settings
+        store = S3AttachmentStore(self._base.clients.s3, settings.attachments_bucket, settings.kms_key_id)
+        return AttachmentIntake(store, partial(fetch_attachment, local_origin=settings.local_webhook_origin))
 
     @cached_property
     def sessions(self) -> SessionAuthenticator:

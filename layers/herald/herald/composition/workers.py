@@ -72,14 +72,19 @@ def _board(policy: BreakerPolicy) -> BreakerBoard:
 
 def _email_worker() -> Worker:
     # Imported here so each worker's cold start loads only its own channel (providers vs. webhooks).
+    from herald.adapters.attachment_store import S3AttachmentStore
     from herald.adapters.store.suppression_store import DynamoSuppressions
     from herald.services.email_attempt import EmailAttempt
 
+    settings = foundation().settings
     return _worker(
         EmailAttempt(
             directory=_directory(),
             suppressions=DynamoSuppressions(foundation().table),
             unsubscribes=_unsubscribe_gate(),
+            attachments=S3AttachmentStore(
+                foundation().clients.s3, settings.attachments_bucket, settings.kms_key_id
+            ),
             providers=provider_registry().email,
             platform_sender=foundation().settings.platform_sender,
             health=ProviderHealth(_board(PROVIDER_POLICY)),

@@ -19,6 +19,8 @@ class ErrorCode(StrEnum):
     INVALID_CURSOR = "invalid_cursor"
     IDEMPOTENCY_KEY_MISMATCH = "idempotency_key_mismatch"
     URL_NOT_ALLOWED = "url_not_allowed"
+    ATTACHMENT_TOO_LARGE = "attachment_too_large"
+    ATTACHMENT_UNAVAILABLE = "attachment_unavailable"
     FROM_NOT_ALLOWED = "from_not_allowed"
     PROVIDER_NOT_CONFIGURED = "provider_not_configured"
     PROVIDER_KEY_INVALID = "provider_key_invalid"

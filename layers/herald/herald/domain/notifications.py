@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
+from herald.domain.attachments import Attachment, AttachmentUpload
 from herald.domain.jobs import Channel
 from herald.domain.secrets import SealedSecret
 from herald.domain.vendors import ProviderName
@@ -93,10 +94,26 @@ class EmailNotification(msgspec.Struct, frozen=True):
     fallback: ProviderName | None = None
     # The topic a recipient can unsubscribe from in one click (``herald.domain.unsubscribes``).
     unsubscribe_topic: str | None = None
+    # Uploads from the request until the accept stores them; references from then on.
+    attachments: tuple[Attachment | AttachmentUpload, ...] = ()
 
     @property
     def channel(self) -> Channel:
         return Channel.EMAIL
+
+    def stored_attachments(self) -> tuple[Attachment, ...]:
+        """The references of a stored email's attachments (a job's, never a request's)."""
+        stored = tuple(item for item in self.attachments if isinstance(item, Attachment))
+        if len(stored) != len(self.attachments):
+            raise TypeError("the email's attachments are not stored yet")
+        return stored
+
+    def files(self) -> tuple[tuple[Attachment, bytes], ...]:
+        """Each attachment with its content, as the worker read them for a pass."""
+        loaded = tuple((item, item.content) for item in self.stored_attachments() if item.content is not None)
+        if len(loaded) != len(self.attachments):
+            raise TypeError("the email's attachments were not read for this pass")
+        return loaded
 
     def forced_providers(self) -> tuple[ProviderName, ...]:
         return tuple(name for name in (self.provider, self.fallback) if name is not None)

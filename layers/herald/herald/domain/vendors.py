@@ -63,6 +63,9 @@ class Vendor(msgspec.Struct, frozen=True, kw_only=True):
     dns: tuple[DnsNeed, ...]
     # The package imitating it in the local sandbox (its SERVICE is named after the slug).
     sandbox: str
+    # The largest message it takes, attachments included in their base64 form, in bytes (from the
+    # vendor's documentation); the attachments Herald accepts derive from it (``attachments``).
+    message_limit: int
 
 
 class ProviderName(StrEnum):
@@ -96,6 +99,8 @@ class ProviderName(StrEnum):
             inbound_credential="the Signed Event Webhook's verification key",
             dns=(DnsNeed("CNAME", "return-path"), DnsNeed("CNAME", "dkim")),
             sandbox="herald_local.sandbox.sendgrid",
+            # SendGrid: "the total size of your email, including attachments, must be less than 30MB".
+            message_limit=30_000_000,
         ),
     )
     RESEND = (
@@ -111,6 +116,8 @@ class ProviderName(StrEnum):
             inbound_credential="the webhook's signing secret, whsec_…",
             dns=(DnsNeed("MX", "mx"), DnsNeed("TXT", "spf"), DnsNeed("TXT", "dkim")),
             sandbox="herald_local.sandbox.resend",
+            # Resend: up to 40 MB per email, after base64 encoding.
+            message_limit=40_000_000,
         ),
     )
     POSTMARK = (
@@ -126,6 +133,8 @@ class ProviderName(StrEnum):
             inbound_credential="user:password of the webhook's Basic auth (or the password alone)",
             dns=(DnsNeed("TXT", "dkim"), DnsNeed("CNAME", "return-path")),
             sandbox="herald_local.sandbox.postmark",
+            # Postmark: 10 MB per message, attachments included (a larger one is answered 413).
+            message_limit=10_000_000,
         ),
     )
     MAILGUN = (
@@ -146,9 +155,25 @@ class ProviderName(StrEnum):
                 DnsNeed("MX", "receiving"),
             ),
             sandbox="herald_local.sandbox.mailgun",
+            # Mailgun: 25 MB per message.
+            message_limit=25_000_000,
         ),
     )
     SES = "SES"
+
+
+# SES v2 (the platform's account): 40 MB per message, attachments included, after base64 encoding.
+SES_MESSAGE_LIMIT = 40_000_000
+
+
+def message_limit(name: ProviderName) -> int:
+    """The largest message ``name`` takes, in bytes."""
+    return SES_MESSAGE_LIMIT if name.vendor is None else name.vendor.message_limit
+
+
+def provider_label(name: ProviderName) -> str:
+    """How people call a provider: ``Postmark``, ``Amazon SES``."""
+    return "Amazon SES" if name.vendor is None else name.vendor.label
 
 
 def vendor_of(name: ProviderName) -> Vendor:
@@ -157,6 +182,9 @@ def vendor_of(name: ProviderName) -> Vendor:
         raise ValueError(f"{name.value} is not a provider tenants bring keys for")
     return name.vendor
 
+
+# Free-plan mail goes through the platform's own account, in this order.
+PLATFORM_PROVIDERS: tuple[ProviderName, ...] = (ProviderName.SES,)
 
 # The providers a tenant brings its own key for, in the table's order.
 TENANT_PROVIDERS: tuple[ProviderName, ...] = tuple(name for name in ProviderName if name.vendor is not None)

@@ -27,7 +27,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from herald.domain.clock import utc_now
 from herald.domain.jobs import PRIORITY_QUEUES, Channel, JobStatus, compact_json
-from herald.domain.notifications import NotificationRequest, WebhookNotification
+from herald.domain.notifications import EmailNotification, NotificationRequest, WebhookNotification
 from herald.domain.vendors import ProviderName, vendor_of
 from herald.domain.webhooks import shown_request_headers
 from herald.http.envelope import Answer, Timestamp, json_text, success
@@ -317,6 +317,24 @@ def _shown_request(request: NotificationRequest) -> dict[str, Any]:
     return EmailRequest.of(request, notification).document()
 
 
+class JobAttachment(Answer):
+    """A file the email carries: its content stays in Herald's storage until retention ends."""
+
+    filename: str
+    content_type: str
+    size: Annotated[int, Meta(description="In bytes, decoded")]
+
+
+def _attachments(request: NotificationRequest | None) -> list[JobAttachment] | UnsetType:
+    email = None if request is None else request.notification
+    if not isinstance(email, EmailNotification) or not email.attachments:
+        return UNSET
+    return [
+        JobAttachment(filename=item.filename, content_type=item.content_type, size=item.size)
+        for item in email.stored_attachments()
+    ]
+
+
 class Job(JobSummary):
     status_detail: Annotated[
         str, Meta(description="One plain sentence: why the job waits, why it failed, or how it ended")
@@ -333,6 +351,9 @@ class Job(JobSummary):
     payload: Annotated[dict[str, Any] | None, Meta(description="The accepted request, until retention ends")]
     delivery_logs: list[DeliveryLog]
     events: Annotated[list[DeliveryEvent], Meta(description="In the order Herald received them")]
+    attachments: Annotated[
+        list[JobAttachment] | UnsetType, Meta(description="An email's attachments; absent without any")
+    ] = UNSET
 
     @classmethod
     def of_view(cls, view: job_records.JobView, now: datetime | None = None) -> Job:
@@ -346,6 +367,7 @@ class Job(JobSummary):
             payload=_shown_request(request) if request is not None else None,
             delivery_logs=[DeliveryLog.of(entry, request) for entry in view.state.delivery_logs],
             events=[DeliveryEvent.of(event) for event in view.events],
+            attachments=_attachments(request),
         )
 
 

@@ -33,10 +33,17 @@ class ErrorEnvelope(Answer):
     )
     job_id: Annotated[str | UnsetType, Meta(description="On duplicate_request and queue_unavailable")] = UNSET
     usage: Annotated[int | UnsetType, Meta(description="On quota_exceeded: used this period")] = UNSET
-    limit: Annotated[int | UnsetType, Meta(description="On quota_exceeded: the period's quota")] = UNSET
+    limit: Annotated[
+        int | UnsetType,
+        Meta(description="On quota_exceeded: the period's quota; on attachment_too_large: the cap in bytes"),
+    ] = UNSET
     resets_at: Annotated[Timestamp | UnsetType, Meta(description="On quota_exceeded: the period's end")] = (
         UNSET
     )
+    provider: Annotated[
+        str | UnsetType,
+        Meta(description="On attachment_too_large: the provider whose message size sets the cap"),
+    ] = UNSET
     required_scope: Annotated[
         str | UnsetType,
         Meta(description="On insufficient_scope: the narrowest scope that allows the request"),

@@ -17,8 +17,10 @@ from herald.http.errors import refusal
 
 JSON = "application/json"
 # Raw body limits per route, checked before parsing: the email route carries up to two 256 KiB
-# bodies (HTML and text) plus small fields; everything else is small.
-EMAIL_ROUTE_LIMIT = 600 * 1024
+# bodies (HTML and text) and inline attachments in base64, within Lambda's 6 MB limit of a
+# synchronous invocation's event (the API Gateway event around the body takes the rest); larger files
+# come by URL. Everything else is small.
+EMAIL_ROUTE_LIMIT = 5 * 1024 * 1024
 DEFAULT_BODY_LIMIT = 64 * 1024
 # Deeper than any notification needs; Python's parsers recurse per level, so depth is bounded first.
 MAX_JSON_DEPTH = 64

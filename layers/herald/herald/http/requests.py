@@ -5,6 +5,8 @@ answers with 413 instead of 400. The rules are described for clients in docs/api
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 import unicodedata
@@ -27,6 +29,15 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from herald.domain.addresses import refused_local_characters
+from herald.domain.attachments import (
+    ALLOWED_TYPES,
+    MAX_ATTACHMENTS,
+    MAX_FILENAME_CHARACTERS,
+    AttachmentRefused,
+    AttachmentUpload,
+    clean_filename,
+    refused_type,
+)
 from herald.domain.clock import NOT_RFC3339, InvalidTime, TimeOutOfRange, iso, parse_timestamp
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.jobs import PRIORITY_QUEUES, Channel, JobStatus, compact_json
@@ -311,6 +322,91 @@ class UnsubscribeOption(StrictBody):
     )
 
 
+def _decoded(value: Any) -> bytes:
+    # A string only: decoded once, here, so a 4 MB file is not decoded twice.
+    if not isinstance(value, str):
+        raise PydanticCustomError("invalid_base64", "must be a base64 string")
+    try:
+        content = base64.b64decode(value, validate=True)
+    except binascii.Error as exc:
+        raise PydanticCustomError(
+            "invalid_base64", "is not valid base64: {reason}", {"reason": str(exc)}
+        ) from exc
+    if not content:
+        raise PydanticCustomError("invalid_base64", "is empty: an attachment holds at least one byte")
+    return content
+
+
+# RFC 4648 base64 of at least one byte, padded: what _decoded takes, as a JSON Schema pattern.
+_BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
+Base64Content = Annotated[
+    bytes,
+    BeforeValidator(_decoded),
+    WithJsonSchema({"type": "string", "contentEncoding": "base64", "pattern": _BASE64}),
+]
+
+
+class AttachmentBody(StrictBody):
+    """One attachment: its content in base64, or an https URL Herald fetches it from at accept."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "oneOf": [{"required": ["content"]}, {"required": ["url"]}],
+            "examples": [
+                {"filename": "invoice.pdf", "contentType": "application/pdf", "content": "JVBERi0="}
+            ],
+        }
+    )
+
+    filename: str = Field(
+        min_length=1,
+        max_length=MAX_FILENAME_CHARACTERS,
+        description="Shown to the recipient: its last path segment, without control or format"
+        " characters; characters Windows refuses in a name become _",
+    )
+    contentType: str = Field(  # noqa: N815 (the API's field name)
+        min_length=1,
+        max_length=255,
+        description="One of the allowed media types (docs/api.md, Attachments)",
+        json_schema_extra={"enum": list(ALLOWED_TYPES)},
+    )
+    content: Base64Content | None = Field(default=None, description="The file, base64 (RFC 4648)")
+    url: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=2048,
+        description="https:// URL on a public host; fetched once, at accept",
+        json_schema_extra={"pattern": ONE_LINE_PATTERN},
+    )
+
+    @field_validator("filename")
+    @classmethod
+    def _safe_name(cls, value: str) -> str:
+        try:
+            return clean_filename(value)
+        except AttachmentRefused as exc:
+            raise PydanticCustomError("invalid_filename", "{reason}", {"reason": str(exc)}) from exc
+
+    @field_validator("contentType")
+    @classmethod
+    def _allowed_type(cls, value: str) -> str:
+        reason = refused_type(value)
+        if reason is not None:
+            raise PydanticCustomError("content_type_not_allowed", "{reason}", {"reason": reason})
+        return value
+
+    @model_validator(mode="after")
+    def _one_source(self) -> AttachmentBody:
+        if (self.content is None) == (self.url is None):
+            raise PydanticCustomError("invalid_attachment", "give either content (base64) or url")
+        return self
+
+    def upload(self) -> AttachmentUpload:
+        return AttachmentUpload(
+            filename=self.filename, content_type=self.contentType, content=self.content, url=self.url
+        )
+
+
 class EmailRequest(StrictBody):
     model_config = ConfigDict(
         json_schema_extra={
@@ -347,6 +443,12 @@ class EmailRequest(StrictBody):
         default=None,
         description="Adds RFC 8058 one-click unsubscribe headers for this topic; a recipient who "
         "unsubscribed from it gets no more mail of it",
+    )
+    attachments: list[AttachmentBody] | None = Field(
+        default=None,
+        max_length=MAX_ATTACHMENTS,
+        description=f"Up to {MAX_ATTACHMENTS} files; their total size is capped by your providers'"
+        " smallest message size (docs/api.md, Attachments)",
     )
 
     @field_validator("subject")
@@ -407,6 +509,7 @@ class EmailRequest(StrictBody):
             provider=self.provider,
             fallback=self.fallback,
             unsubscribe_topic=self.unsubscribe.topic if self.unsubscribe else None,
+            attachments=tuple(item.upload() for item in self.attachments or ()),
         )
         return NotificationRequest(
             email,

@@ -10,6 +10,8 @@ Per accepted request, 3 AWS calls after warm-up:
 3. one SQS SendMessage to the queue of the channel and priority; a job with a ``sendAt`` ahead puts
    its status item (status scheduled, with its due-time index entry) instead, and the dispatcher
    queues it at its time (``herald.services.dispatcher``).
+An email with attachments first stores each file in the attachments bucket (one S3 PutObject each,
+after the charge, so a refused request stores nothing; ``herald.services.attachment_intake``).
 Only then is the request accepted. If the send fails, the job is marked FAILED with the reason and
 the client gets 503 with the job id, so nothing is lost between the table and the queue. A duplicate
 costs one more UpdateItem to take its job back off the usage count.
@@ -38,6 +40,7 @@ from herald.services.outcomes import DuplicateRequest, QuotaExhausted, RateLimit
 from herald.services.webhook_headers import sealed
 
 if TYPE_CHECKING:
+    from herald.services.attachment_intake import AttachmentIntake, Upload
     from herald.services.auth import Credentials
     from herald.services.ports.jobs import JobQueue, JobStore, Schedules
     from herald.services.ports.platform import SecretBox, UrlGuard
@@ -74,9 +77,12 @@ class AcceptService:
         schedules: Schedules,
         url_guard: UrlGuard,
         secrets: SecretBox,
+        attachments: Callable[[], AttachmentIntake],
         max_attempts: int,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
+        # Built by the first email with attachments: the S3 client stays out of the others' path.
+        self._attachments = attachments
         self._authenticate = authenticate
         self._schedules = schedules
         self._secrets = secrets
@@ -99,18 +105,23 @@ class AcceptService:
                 ErrorCode.VALIDATION_ERROR,
             )
         notification = request.notification
+        uploads: list[Upload] = []
         if isinstance(notification, EmailNotification):
             _check_email_routing(tenant, notification)
+            if notification.attachments:
+                uploads = self._attachments().read(tenant, notification)
         else:
             self._check_url(notification.url)
         key = _idempotency_key(request.idempotency_key, header_key)
         now = self._clock()
         due = _due(request, now)
-        job = self._new_job(tenant, request, key, now)
         channel = request.channel
         period = tenant.period(now)
         period_key, minute = period.key, now.strftime("%Y%m%d%H%M")
         self._charge(tenant, channel, period_key, period.end, now, minute=minute)
+        if uploads:
+            request = self._store_attachments(tenant, request, uploads, period_key, minute)
+        job = self._new_job(tenant, request, key, now)
         self._insert(tenant, job, period_key, minute)
         message = JobMessage(
             job.job_id,
@@ -131,6 +142,21 @@ class AcceptService:
         return AcceptedJob(
             job.job_id, channel, job.created_at, job.priority, request.send_at, scheduled=due is not None
         )
+
+    def _store_attachments(
+        self,
+        tenant: TenantContext,
+        request: NotificationRequest,
+        uploads: list[Upload],
+        period: str,
+        minute: str,
+    ) -> NotificationRequest:
+        try:
+            return self._attachments().store(tenant, request, uploads)
+        except DependencyError as exc:
+            logger.error("attachment store failed", extra={"tenant_id": tenant.tenant_id, "reason": str(exc)})
+            self._refund(tenant, request.channel, period, minute)
+            raise _storage_unavailable() from exc
 
     def _hand_over(
         self, job: NewJob, message: JobMessage, queue: QueuePriority, due: datetime | None
@@ -215,7 +241,7 @@ class AcceptService:
         try:
             self._jobs.insert(job)
         except DuplicateRequest as dup:
-            self._refund(tenant, job, period, minute)
+            self._refund(tenant, job.request.channel, period, minute)
             if not dup.same_body:
                 raise HeraldError(
                     "This idempotency key was already used with a different request body.",
@@ -229,12 +255,12 @@ class AcceptService:
         except DependencyError as exc:
             logger.error("job table write failed", extra={"tenant_id": job.tenant_id, "reason": str(exc)})
             # Undercount rather than overcharge when the write's fate is unknown (a timeout).
-            self._refund(tenant, job, period, minute)
+            self._refund(tenant, job.request.channel, period, minute)
             raise _storage_unavailable() from exc
 
-    def _refund(self, tenant: TenantContext, job: NewJob, period: str, minute: str) -> None:
+    def _refund(self, tenant: TenantContext, channel: Channel, period: str, minute: str) -> None:
         try:
-            self._counters.refund(tenant.tenant_id, period, job.request.channel, minute)
+            self._counters.refund(tenant.tenant_id, period, channel, minute)
         except DependencyError as exc:
             logger.error("usage refund failed", extra={"tenant_id": tenant.tenant_id, "reason": str(exc)})
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from msgspec.structs import replace
+
 from herald.domain.account import TenantRecords
 from herald.domain.addresses import Suppression
 from herald.domain.attempts import AttemptOutcome
@@ -20,17 +22,20 @@ from herald.domain.notifications import EmailNotification, NotificationRequest
 from herald.domain.plans import Plan
 from herald.domain.providers import Credential, Delivered, FailureKind, ProviderFailure, Routing
 from herald.domain.secrets import SecretTampered
+from herald.domain.vendors import PLATFORM_PROVIDERS as PLATFORM_ORDER
 from herald.domain.vendors import ProviderName
 from herald.observability import logger
 from herald.services.health import BREAKER_OPEN, MOVED_BACK, ProviderHealth, ProviderPlan
+from herald.services.ports.platform import AttachmentStore
 from herald.services.ports.providers import EmailProviders
 from herald.services.ports.tenants import Suppressions
 from herald.services.tenant_directory import TenantDirectory, tenant_for_pass
 from herald.services.unsubscribes import UnsubscribeGate
 
 # Free-plan mail goes through the platform's own account.
-PLATFORM_PROVIDERS: tuple[str, ...] = (ProviderName.SES.value,)
+PLATFORM_PROVIDERS: tuple[str, ...] = tuple(name.value for name in PLATFORM_ORDER)
 SUPPRESSED = "recipient suppressed"
+ATTACHMENT_GONE = "an attachment is no longer stored (its retention ended)"
 
 
 def _since(started: float) -> int:
@@ -56,6 +61,7 @@ class EmailAttempt:
         directory: TenantDirectory,
         suppressions: Suppressions,
         unsubscribes: UnsubscribeGate,
+        attachments: AttachmentStore,
         providers: EmailProviders,
         platform_sender: str,
         health: ProviderHealth | None = None,
@@ -63,6 +69,7 @@ class EmailAttempt:
         self._directory = directory
         self._suppressions = suppressions
         self._unsubscribes = unsubscribes
+        self._attachments = attachments
         self._providers = providers
         self._platform_sender = platform_sender
         self._health = health
@@ -97,7 +104,24 @@ class EmailAttempt:
             from_address=email.sender or self._default_sender(tenant, message.plan),
             headers=self._unsubscribes.headers(tenant_id, email),
         )
-        return self._pass(email, routing, tenant, message.plan, self._plan(order, tenant, message.plan))
+        loaded = self._with_files(email)
+        if isinstance(loaded, AttemptOutcome):
+            return loaded
+        return self._pass(loaded, routing, tenant, message.plan, self._plan(order, tenant, message.plan))
+
+    def _with_files(self, email: EmailNotification) -> EmailNotification | AttemptOutcome:
+        """``email`` with its attachments' content read from the bucket, once for the whole pass
+        (one S3 GetObject each), so every provider of the pass sends the same files."""
+        stored = email.stored_attachments()
+        if not stored:
+            return email
+        try:
+            files = tuple(replace(item, content=self._attachments.get(item.key)) for item in stored)
+        except KeyError:
+            return AttemptOutcome(delivered=False, error_message=ATTACHMENT_GONE, final=True)
+        except DependencyError as exc:
+            return AttemptOutcome(delivered=False, error_message=f"attachments unavailable: {exc}")
+        return replace(email, attachments=files)
 
     def _plan(self, order: list[str], tenant: TenantRecords, plan: str) -> ProviderPlan:
         """The pass's order with open breakers moved back (free plan: the platform's breakers)."""

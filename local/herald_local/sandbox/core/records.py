@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -18,6 +21,33 @@ class Outcome(StrEnum):
 
 
 @dataclass(frozen=True)
+class SeenAttachment:
+    """A file as the imitated vendor received it: what a recipient would find attached."""
+
+    filename: str
+    content_type: str
+    content: bytes
+
+    @classmethod
+    def of_base64(cls, filename: str, content_type: str, encoded: str) -> SeenAttachment:
+        """From a JSON API's base64 field; content that does not decode is kept as sent, so a test
+        sees the mistake instead of an empty file."""
+        try:
+            content = base64.b64decode(encoded, validate=True)
+        except binascii.Error:
+            content = encoded.encode()
+        return cls(filename, content_type, content)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "filename": self.filename,
+            "contentType": self.content_type,
+            "size": len(self.content),
+            "sha256": hashlib.sha256(self.content).hexdigest(),
+        }
+
+
+@dataclass(frozen=True)
 class SendSummary:
     """The parts of a send request the sandbox reads back, whatever the provider's body shape."""
 
@@ -29,6 +59,7 @@ class SendSummary:
     html: str | None = None
     # The mail headers the sender added, as the vendor received them (name -> value).
     mail_headers: dict[str, str] = field(default_factory=dict)
+    attachments: tuple[SeenAttachment, ...] = ()
 
     @property
     def recipient(self) -> str:
@@ -56,6 +87,7 @@ class Message:
             "text": self.summary.text,
             "html": self.summary.html,
             "mailHeaders": self.summary.mail_headers,
+            "attachments": [item.as_json() for item in self.summary.attachments],
             "headers": self.headers,
             "body": self.body,
             "receivedAt": iso(self.received_at),

@@ -42,6 +42,9 @@ iframe { width: 100%; height: 16rem; border: 1px solid #ddd; }
 {% for name, value in message.summary.mail_headers.items() %}
 <dt>{{ name }}</dt><dd>{{ value }}</dd>
 {% endfor %}
+{% for file in message.summary.attachments %}
+<dt>Attachment</dt><dd>{{ file.filename }} ({{ file.content_type }}, {{ file.content|length }} bytes)</dd>
+{% endfor %}
 </dl>
 {% if message.summary.text %}<pre>{{ message.summary.text }}</pre>{% endif %}
 {% if message.summary.html %}

@@ -15,6 +15,7 @@ import base64
 import binascii
 import secrets
 import time
+from dataclasses import replace
 from email.utils import getaddresses
 from typing import Any
 
@@ -24,7 +25,7 @@ from herald_local.sandbox.core.addresses import bare_address, is_address, is_nam
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.credentials import is_sandbox_key
 from herald_local.sandbox.core.json_fields import as_dict, as_optional_str, as_str
-from herald_local.sandbox.core.records import SendSummary
+from herald_local.sandbox.core.records import SeenAttachment, SendSummary
 from herald_local.sandbox.core.replies import (
     RATE_LIMIT_WINDOW_SECONDS,
     json_reply,
@@ -121,8 +122,12 @@ def add_routes(blueprint: Blueprint, context: SandboxContext) -> None:
     @blueprint.post("/v3/<domain>/messages")
     def send_message(domain: str) -> Response:  # noqa: ARG001 - the domain sends whatever it is
         form = request.form.to_dict()
-        send = SendRequest(
-            form, api.summarize(form), safe_headers(request.headers.items(), token_headers=True)
+        # Files come as multipart parts named ``attachment``, one per file.
+        files = tuple(
+            SeenAttachment(part.filename or "", part.mimetype, part.read())
+            for part in request.files.getlist("attachment")
         )
+        summary = replace(api.summarize(form), attachments=files)
+        send = SendRequest(form, summary, safe_headers(request.headers.items(), token_headers=True))
         refusal = screen(context, api, request, send)
         return refusal if refusal is not None else deliver(context, api, send)[0]

@@ -21,8 +21,8 @@ from herald.domain.clock import utc_now
 from herald_local.sandbox.core.addresses import bare_address, is_address, is_named_address
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.credentials import is_sandbox_key
-from herald_local.sandbox.core.json_fields import as_dict, as_optional_str, as_str, header_list
-from herald_local.sandbox.core.records import SendSummary
+from herald_local.sandbox.core.json_fields import as_dict, as_dicts, as_optional_str, as_str, header_list
+from herald_local.sandbox.core.records import SeenAttachment, SendSummary
 from herald_local.sandbox.core.replies import json_reply, status_phrase
 from herald_local.sandbox.core.send_flow import handle_send
 
@@ -67,6 +67,12 @@ class PostmarkApi:
             text=as_optional_str(email.get("TextBody")),
             html=as_optional_str(email.get("HtmlBody")),
             mail_headers=header_list(email.get("Headers")),
+            attachments=tuple(
+                SeenAttachment.of_base64(
+                    as_str(item.get("Name")), as_str(item.get("ContentType")), as_str(item.get("Content"))
+                )
+                for item in as_dicts(email.get("Attachments"))
+            ),
         )
 
     def validate(self, req: Request, body: Any) -> Response | None:

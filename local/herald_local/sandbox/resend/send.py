@@ -30,7 +30,7 @@ from herald_local.sandbox.core.addresses import bare_address, is_named_address
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.credentials import bearer_token, is_sandbox_key
 from herald_local.sandbox.core.json_fields import as_dict, as_dicts, as_optional_str, as_str, header_object
-from herald_local.sandbox.core.records import Outcome, SendSummary
+from herald_local.sandbox.core.records import Outcome, SeenAttachment, SendSummary
 from herald_local.sandbox.core.replies import RATE_LIMIT_WINDOW_SECONDS, json_reply
 from herald_local.sandbox.core.send_flow import SendRequest, deliver, read_send, record_attempt, screen
 from herald_local.sandbox.core.store import KeyConflict, Replay
@@ -110,6 +110,14 @@ class ResendApi:
             text=as_optional_str(email.get("text")),
             html=as_optional_str(email.get("html")),
             mail_headers=header_object(email.get("headers")),
+            attachments=tuple(
+                SeenAttachment.of_base64(
+                    as_str(item.get("filename")),
+                    as_str(item.get("content_type")),
+                    as_str(item.get("content")),
+                )
+                for item in as_dicts(email.get("attachments"))
+            ),
         )
 
     def validate(self, req: Request, body: Any) -> Response | None:

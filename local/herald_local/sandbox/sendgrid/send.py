@@ -27,7 +27,7 @@ from herald_local.sandbox.core.json_fields import (
     header_object,
     json_type,
 )
-from herald_local.sandbox.core.records import SendSummary
+from herald_local.sandbox.core.records import SeenAttachment, SendSummary
 from herald_local.sandbox.core.replies import (
     RATE_LIMIT_WINDOW_SECONDS,
     empty_reply,
@@ -113,6 +113,12 @@ class SendGridApi:
             text=contents.get("text/plain"),
             html=contents.get("text/html"),
             mail_headers=header_object(message.get("headers")),
+            attachments=tuple(
+                SeenAttachment.of_base64(
+                    as_str(item.get("filename")), as_str(item.get("type")), as_str(item.get("content"))
+                )
+                for item in as_dicts(message.get("attachments"))
+            ),
         )
 
     def validate(self, req: Request, body: Any) -> Response | None:

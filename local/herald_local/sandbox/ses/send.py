@@ -20,7 +20,7 @@ from herald.domain.providers import JOB_ID_TAG
 from herald_local.sandbox.core.addresses import bare_address, is_address
 from herald_local.sandbox.core.context import SandboxContext
 from herald_local.sandbox.core.json_fields import as_dict, as_optional_str, as_str, header_list
-from herald_local.sandbox.core.records import SendSummary
+from herald_local.sandbox.core.records import SeenAttachment, SendSummary
 from herald_local.sandbox.core.replies import json_reply, status_phrase
 from herald_local.sandbox.core.send_flow import handle_send
 from herald_local.sandbox.ses.tenants import SesError, TenantBook
@@ -60,6 +60,16 @@ class SesApi:
             text=as_optional_str(as_dict(body_parts.get("Text")).get("Data")),
             html=as_optional_str(as_dict(body_parts.get("Html")).get("Data")),
             mail_headers=header_list(simple.get("Headers")),
+            # REST-JSON carries a blob in base64.
+            attachments=tuple(
+                SeenAttachment.of_base64(
+                    as_str(item.get("FileName")),
+                    as_str(item.get("ContentType")),
+                    as_str(item.get("RawContent")),
+                )
+                for item in simple.get("Attachments") or []
+                if isinstance(item, dict)
+            ),
         )
 
     def validate(self, _req: Request, body: Any) -> Response | None:

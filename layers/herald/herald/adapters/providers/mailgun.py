@@ -16,6 +16,7 @@ import requests
 
 from herald.adapters.provider_fields import safe_reason, text_field
 from herald.adapters.providers.transport import (
+    FilePart,
     HttpProvider,
     delay_header,
     fallback_reason,
@@ -68,7 +69,8 @@ class MailgunProvider(HttpProvider):
         domain = routing.from_address.rpartition("@")[2]
         path = f"/v3/{quote(domain, safe='')}/messages"
         form = message_form(email, routing)
-        response = self._call("POST", path, _auth(key), form=form, base_url=base_url)
+        files = attachment_parts(email)
+        response = self._call("POST", path, _auth(key), form=form, files=files, base_url=base_url)
         body = self._expect(response, credential)
         return Delivered(self.name, text_field(body, "id"))
 
@@ -150,6 +152,11 @@ def message_form(email: EmailNotification, routing: Routing) -> dict[str, str]:
     form[f"v:{JOB_ID_TAG}"] = routing.job_id
     form[f"v:{TENANT_ID_TAG}"] = routing.tenant_id
     return form
+
+
+def attachment_parts(email: EmailNotification) -> list[FilePart]:
+    """Each attachment as an ``attachment`` file part: Mailgun takes files only in multipart form."""
+    return [("attachment", (item.filename, content, item.content_type)) for item, content in email.files()]
 
 
 def dns_records(domain_body: Mapping[str, Any]) -> tuple[DnsRecord, ...]:

@@ -12,6 +12,7 @@ import requests
 from herald.adapters.provider_fields import int_field, safe_reason, text_field
 from herald.adapters.providers.transport import (
     HttpProvider,
+    base64_text,
     delay_header,
     fallback_reason,
     json_object,
@@ -169,6 +170,11 @@ def email_body(email: EmailNotification, routing: Routing) -> dict[str, object]:
         body["Headers"] = [{"Name": name, "Value": value} for name, value in routing.headers]
     body["Metadata"] = {JOB_ID_TAG: routing.job_id, TENANT_ID_TAG: routing.tenant_id}
     body["MessageStream"] = MESSAGE_STREAM
+    if email.attachments:
+        body["Attachments"] = [
+            {"Name": item.filename, "Content": base64_text(content), "ContentType": item.content_type}
+            for item, content in email.files()
+        ]
     return body
 
 

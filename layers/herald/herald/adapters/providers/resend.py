@@ -11,6 +11,7 @@ import requests
 from herald.adapters.provider_fields import safe_reason, text_field
 from herald.adapters.providers.transport import (
     HttpProvider,
+    base64_text,
     delay_header,
     fallback_reason,
     json_object,
@@ -173,6 +174,11 @@ def email_body(email: EmailNotification, routing: Routing) -> dict[str, object]:
         {"name": JOB_ID_TAG, "value": routing.job_id},
         {"name": TENANT_ID_TAG, "value": routing.tenant_id},
     ]
+    if email.attachments:
+        body["attachments"] = [
+            {"filename": item.filename, "content": base64_text(content), "content_type": item.content_type}
+            for item, content in email.files()
+        ]
     return body
 
 

@@ -11,6 +11,7 @@ import requests
 from herald.adapters.provider_fields import safe_reason, text_field
 from herald.adapters.providers.transport import (
     HttpProvider,
+    base64_text,
     delay_header,
     epoch_header,
     fallback_reason,
@@ -153,6 +154,16 @@ def mail_body(email: EmailNotification, routing: Routing) -> dict[str, object]:
     content.append({"type": "text/html", "value": email.body})
     body["subject"] = email.subject
     body["content"] = content
+    if email.attachments:
+        body["attachments"] = [
+            {
+                "content": base64_text(content),
+                "filename": item.filename,
+                "type": item.content_type,
+                "disposition": "attachment",
+            }
+            for item, content in email.files()
+        ]
     return body
 
 

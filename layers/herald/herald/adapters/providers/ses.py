@@ -186,6 +186,17 @@ class SesProvider:
             request["ReplyToAddresses"] = [email.reply_to]
         if routing.headers:
             simple["Headers"] = [{"Name": name, "Value": value} for name, value in routing.headers]
+        if email.attachments:
+            # SES v2's simple content carries attachments itself (raw bytes; botocore encodes them).
+            request["Content"]["Simple"]["Attachments"] = [
+                {
+                    "RawContent": content,
+                    "FileName": item.filename,
+                    "ContentType": item.content_type,
+                    "ContentDisposition": "ATTACHMENT",
+                }
+                for item, content in email.files()
+            ]
         return request
 
 

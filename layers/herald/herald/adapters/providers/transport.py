@@ -7,10 +7,11 @@ errors have no body at all, so the status decides first and the provider's own w
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from email.utils import formataddr, parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -30,6 +31,9 @@ TIMEOUT = (CONNECT_TIMEOUT_SECONDS, READ_TIMEOUT_SECONDS)
 # A tenant has each vendor of the provider table at most once: the longest a pass over them can take,
 # which the email worker's record budget covers (herald.composition.workers).
 FULL_PASS_SECONDS = len(TENANT_PROVIDERS) * (CONNECT_TIMEOUT_SECONDS + READ_TIMEOUT_SECONDS)
+
+# One file of a multipart form: (field name, (file name, content, content type)).
+FilePart = tuple[str, tuple[str, bytes, str]]
 
 # A provider's wait hint beyond an hour is more likely a misread header than advice; the delivery
 # engine applies its own bounds on top.
@@ -54,10 +58,11 @@ def call(
     headers: Mapping[str, str],
     body: object = None,
     form: Mapping[str, str] | None = None,
+    files: Sequence[FilePart] = (),
     params: Mapping[str, str] | None = None,
 ) -> requests.Response:
-    """Send one request, with a JSON ``body`` or the fields of a ``form``; a network failure raises
-    a TRANSIENT ``ProviderFailure``.
+    """Send one request, with a JSON ``body`` or the fields of a ``form`` (with ``files``, as
+    multipart/form-data); a network failure raises a TRANSIENT ``ProviderFailure``.
 
     Redirects are never followed: ``requests`` would carry custom auth headers such as a vendor's
     ``X-…-Token`` to whatever host the redirect names.
@@ -73,12 +78,30 @@ def call(
     if body is not None:
         all_headers["Content-Type"] = "application/json"
         data = encode_json(body)
+    elif files:
+        # requests writes the multipart body and its Content-Type (with the boundary) itself.
+        return _sent(
+            session, provider, method, url, headers=all_headers, params=params, data=form, files=list(files)
+        )
     elif form is not None:
         all_headers["Content-Type"] = "application/x-www-form-urlencoded"
         data = urlencode(form).encode("ascii")
+    return _sent(session, provider, method, url, headers=all_headers, params=params, data=data)
+
+
+def _sent(
+    session: requests.Session,
+    provider: ProviderName,
+    method: str,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    params: Mapping[str, str] | None,
+    **content: Any,
+) -> requests.Response:
     try:
         return session.request(
-            method, url, headers=all_headers, data=data, params=params, timeout=TIMEOUT, allow_redirects=False
+            method, url, headers=headers, params=params, timeout=TIMEOUT, allow_redirects=False, **content
         )
     except requests.Timeout as exc:
         raise ProviderFailure(provider, FailureKind.TRANSIENT, "the provider did not answer in time") from exc
@@ -92,6 +115,11 @@ def call(
         ) from exc
     except requests.RequestException as exc:
         raise ProviderFailure(provider, FailureKind.TRANSIENT, "could not connect to the provider") from exc
+
+
+def base64_text(content: bytes) -> str:
+    """An attachment's content as the JSON APIs take it: standard base64, no line breaks."""
+    return base64.b64encode(content).decode("ascii")
 
 
 def encode_json(body: object) -> bytes:
@@ -208,11 +236,22 @@ class HttpProvider:
         params: Mapping[str, str] | None = None,
         *,
         form: Mapping[str, str] | None = None,
+        files: Sequence[FilePart] = (),
         base_url: str | None = None,
     ) -> requests.Response:
         """A call relative to the base URL (or to ``base_url``, for a vendor with several regions)."""
         url = join_url(base_url or self._base_url, path)
-        return call(self._session, self.name, method, url, headers=auth, body=body, form=form, params=params)
+        return call(
+            self._session,
+            self.name,
+            method,
+            url,
+            headers=auth,
+            body=body,
+            form=form,
+            files=files,
+            params=params,
+        )
 
     def _expect(self, response: requests.Response, credential: Credential) -> dict[str, Any]:
         if not succeeded(response):

@@ -34,6 +34,7 @@ from herald.adapters.store.models import (
 )
 from herald.adapters.store.table import Table
 from herald.domain.account import TenantProfile
+from herald.domain.attachments import Attachment
 from herald.domain.jobs import Channel, compact_json
 from herald.domain.notifications import (
     EmailNotification,
@@ -309,6 +310,7 @@ def _document(request: NotificationRequest) -> dict[str, Any]:
             "provider": notification.provider,
             "fallback": notification.fallback,
             "unsubscribe": _unsubscribe_field(notification.unsubscribe_topic),
+            "attachments": [_attachment_fields(item) for item in notification.stored_attachments()] or None,
         }
     else:
         fields = {"url": notification.url, "method": notification.method, **_headers_fields(notification)}
@@ -330,6 +332,7 @@ def request_from_document(channel: Channel, document: Mapping[str, Any]) -> Noti
             provider=_provider(document, "provider"),
             fallback=_provider(document, "fallback"),
             unsubscribe_topic=_unsubscribe_topic(document),
+            attachments=tuple(_attachment_from(item) for item in document.get("attachments") or ()),
         )
     else:
         payload = document["payload"]
@@ -356,6 +359,27 @@ def fingerprint(request: NotificationRequest) -> str:
     hash of the request's document without its key."""
     document = {name: value for name, value in request_document(request).items() if name != "idempotencyKey"}
     return hashlib.sha256(request.channel.value.encode() + b"\n" + compact_json(document)).hexdigest()
+
+
+def _attachment_fields(attachment: Attachment) -> dict[str, Any]:
+    """A reference to a stored attachment; its content stays in the bucket."""
+    return {
+        "filename": attachment.filename,
+        "contentType": attachment.content_type,
+        "size": attachment.size,
+        "sha256": attachment.sha256,
+        "key": attachment.key,
+    }
+
+
+def _attachment_from(fields: Mapping[str, Any]) -> Attachment:
+    return Attachment(
+        filename=str(fields["filename"]),
+        content_type=str(fields["contentType"]),
+        size=int(fields["size"]),
+        sha256=str(fields["sha256"]),
+        key=str(fields["key"]),
+    )
 
 
 def _headers_fields(webhook: WebhookNotification) -> dict[str, Any]:

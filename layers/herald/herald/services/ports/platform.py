@@ -74,3 +74,20 @@ class SecretBox(Protocol):
 class UrlGuard(Protocol):
     def __call__(self, url: str) -> object:
         """Raises ``UrlNotAllowed`` for a URL Herald may not call."""
+
+
+class AttachmentStore(Protocol):
+    """The attachments bucket: each file stored once under its key, encrypted at rest."""
+
+    def put(self, key: str, content: bytes, content_type: str) -> None:
+        """Store ``content``; ``DependencyError`` when the bucket cannot be reached."""
+
+    def get(self, key: str) -> bytes:
+        """The stored content; ``KeyError`` when it is gone (expired), ``DependencyError`` when the
+        bucket cannot be reached."""
+
+
+class AttachmentFetcher(Protocol):
+    def __call__(self, url: str, limit: int) -> bytes:
+        """The file at ``url``, fetched through the SSRF guard; ``UrlNotAllowed`` when the URL may
+        not be called, ``AttachmentUnavailable`` when it gives no file of at most ``limit`` bytes."""
