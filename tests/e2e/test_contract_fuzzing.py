@@ -102,6 +102,9 @@ PROVIDER = "PUT /api/v1/account/providers/{provider}"
 RECOVER = "POST /api/v1/notifications/jobs/recover"
 SEARCH = ("GET /api/v1/notifications/jobs", "GET /api/v1/notifications/jobs/export")
 UNSUBSCRIBES = "GET /api/v1/account/unsubscribes"
+AUDIT = "GET /api/v1/account/audit"
+KEYS = "POST /api/v1/account/keys"
+MEMBERS = ("POST /api/v1/account/members", "PATCH /api/v1/account/members/{id}")
 BUSINESS_RULES = (
     BusinessRule(SEND, 400, "url_not_allowed", "the host must resolve to public addresses only, over https"),
     BusinessRule(
@@ -158,7 +161,7 @@ BUSINESS_RULES = (
         "limits in bytes of UTF-8 or compact JSON that JSON Schema cannot state (body, text, payload, headers)",
     ),
     BusinessRule(
-        (*SEARCH, RECOVER, UNSUBSCRIBES),
+        (*SEARCH, RECOVER, UNSUBSCRIBES, AUDIT),
         400,
         "invalid_cursor",
         "a cursor is opaque: only one Herald made reads",
@@ -231,6 +234,25 @@ BUSINESS_RULES = (
         400,
         "provider_not_configured",
         "a domain is registered with the tenant's providers, so one must be stored first",
+    ),
+    BusinessRule(
+        (KEYS,),
+        400,
+        "validation_error",
+        "a key's expiry lies ahead and its domains are the account's sending domains: the clock and account data",
+        r"expiresAt must be in the future\.|.* is not a sending domain of this account; add it first\.",
+    ),
+    BusinessRule(
+        MEMBERS,
+        403,
+        "insufficient_scope",
+        "only a person who is an owner makes owners: no API key can",
+    ),
+    BusinessRule(
+        MEMBERS,
+        409,
+        "member_exists",
+        "an address is invited once; the made-up address may be a member already",
     ),
 )
 
