@@ -16,6 +16,7 @@ from msgspec.structs import replace
 
 from herald.domain.jobs import Channel
 from herald.domain.secrets import SealedSecret
+from herald.domain.templates import TemplateUse
 from herald.domain.vendors import ProviderName
 
 # Shown instead of a custom header's value where a copy leaves Herald (the operator's dead-letter copy).
@@ -91,6 +92,9 @@ class EmailNotification(msgspec.Struct, frozen=True):
     # A provider forced for this email (and its fallback) instead of the tenant's order.
     provider: ProviderName | None = None
     fallback: ProviderName | None = None
+    # The template the send named: until accepted, subject and body are empty and the accept
+    # service renders them from it; afterwards it names the template and version used.
+    template: TemplateUse | None = None
 
     @property
     def channel(self) -> Channel:

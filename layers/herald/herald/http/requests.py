@@ -44,6 +44,7 @@ from herald.domain.notifications import (
 )
 from herald.domain.providers import HEADER_VALUE
 from herald.domain.search import JobSearch
+from herald.domain.templates import TemplateUse
 from herald.domain.vendors import TENANT_PROVIDERS, ProviderName, tenant_provider_names
 from herald.domain.webhooks import HeaderOwner, reserved_header
 
@@ -107,7 +108,7 @@ def _character_name(char: str) -> str:
     return unicodedata.name(char, f"U+{ord(char):04X}")
 
 
-def _bounded_utf8(limit: int, what: str) -> AfterValidator:
+def bounded_utf8(limit: int, what: str) -> AfterValidator:
     def check(value: str) -> str:
         if len(value.encode()) > limit:
             raise PydanticCustomError(
@@ -277,6 +278,28 @@ def _options(request: NotificationRequest) -> dict[str, Any]:
     }
 
 
+class TemplateCall(StrictBody):
+    id: str = Field(min_length=1, max_length=40, description="The template's id (tpl_…)")
+    version: WholeNumber | None = Field(
+        default=None, ge=1, description="A kept version (a draft too); default: the published one"
+    )
+    data: dict[str, Any] = Field(
+        default_factory=dict, description="The template's variables (any JSON values)"
+    )
+
+
+# A send names a template, or writes subject and body itself: never both (text goes with them).
+_TEMPLATE_OR_CONTENT: dict[str, Any] = {
+    "oneOf": [
+        {"required": ["subject", "body"], "not": {"required": ["template"]}},
+        {
+            "required": ["template"],
+            "not": {"anyOf": [{"required": ["subject"]}, {"required": ["body"]}, {"required": ["text"]}]},
+        },
+    ]
+}
+
+
 def _provider_pair_rule() -> dict[str, Any]:
     """``_provider_pair`` as JSON Schema: a fallback needs a provider, and the two differ. Either may
     be sent as null, which is leaving it out, so this is an if/then on string values rather than
@@ -300,24 +323,31 @@ class EmailRequest(StrictBody):
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
-                {"to": "someone@example.com", "subject": "Your order", "body": "<p>It has shipped.</p>"}
+                {"to": "someone@example.com", "subject": "Your order", "body": "<p>It has shipped.</p>"},
+                {
+                    "to": "someone@example.com",
+                    "template": {"id": "tpl_5f2c9a1e7b3d4c60", "data": {"name": "Ada"}},
+                },
             ],
             **_provider_pair_rule(),
+            **_TEMPLATE_OR_CONTENT,
         }
     )
 
     to: EmailAddress = Field(description="One RFC 5322 address, without a display name")
-    subject: str = Field(
+    subject: str | None = Field(
+        default=None,
         min_length=1,
         max_length=998,
         description="One line of visible text: no control character, line or paragraph separator, or"
-        " invisible or bidirectional format character (U+200C and U+200D allowed)",
+        " invisible or bidirectional format character (U+200C and U+200D allowed); required without"
+        " a template",
         json_schema_extra={"pattern": VISIBLE_LINE_PATTERN},
     )
-    body: Annotated[str, Field(min_length=1), _bounded_utf8(MAX_BODY_BYTES, "body")] = Field(
-        description="HTML body, 1 byte to 256 KiB"
+    body: Annotated[str, Field(min_length=1), bounded_utf8(MAX_BODY_BYTES, "body")] | None = Field(
+        default=None, description="HTML body, 1 byte to 256 KiB; required without a template"
     )
-    text: Annotated[str, _bounded_utf8(MAX_BODY_BYTES, "text")] | None = Field(
+    text: Annotated[str, bounded_utf8(MAX_BODY_BYTES, "text")] | None = Field(
         default=None, description="Plain-text alternative, up to 256 KiB"
     )
     from_: EmailAddress | None = Field(default=None, alias="from")
@@ -328,10 +358,15 @@ class EmailRequest(StrictBody):
     orderingKey: OrderingKey | None = None  # noqa: N815
     provider: ProviderChoice | None = None
     fallback: ProviderChoice | None = None
+    template: TemplateCall | None = Field(
+        default=None, description="A template of the account, instead of subject, body and text"
+    )
 
     @field_validator("subject")
     @classmethod
-    def _single_line(cls, value: str) -> str:
+    def _single_line(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
         if "\r" in value or "\n" in value:
             raise PydanticCustomError("invalid_subject", "must not contain line breaks")
         found = line_breaking_character(value)
@@ -349,6 +384,24 @@ class EmailRequest(StrictBody):
                 {"found": hidden},
             )
         return value
+
+    @model_validator(mode="after")
+    def _content(self) -> EmailRequest:
+        written = [name for name in ("subject", "body", "text") if getattr(self, name) is not None]
+        if self.template is not None and written:
+            raise PydanticCustomError(
+                "template_or_content",
+                "send either a template or subject and body, not both ({fields} beside template)",
+                {"fields": ", ".join(written)},
+            )
+        if self.template is None and (self.subject is None or self.body is None):
+            missing = [name for name in ("subject", "body") if getattr(self, name) is None]
+            raise PydanticCustomError(
+                "template_or_content",
+                "needs subject and body, or a template ({fields} missing)",
+                {"fields": " and ".join(missing)},
+            )
+        return self
 
     @model_validator(mode="after")
     def _provider_pair(self) -> EmailRequest:
@@ -374,15 +427,18 @@ class EmailRequest(StrictBody):
         )
 
     def to_request(self) -> NotificationRequest:
+        call = self.template
         email = EmailNotification(
             to=self.to,
-            subject=self.subject,
-            body=self.body,
+            # A templated email's parts are rendered at accept (herald.services.templates).
+            subject=self.subject or "",
+            body=self.body or "",
             text=self.text,
             sender=self.from_,
             reply_to=self.replyTo,
             provider=self.provider,
             fallback=self.fallback,
+            template=TemplateUse(call.id, call.version, call.data) if call is not None else None,
         )
         return NotificationRequest(
             email,

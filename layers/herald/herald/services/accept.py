@@ -10,6 +10,9 @@ Per accepted request, 3 AWS calls after warm-up:
 3. one SQS SendMessage to the queue of the channel and priority; a job with a ``sendAt`` ahead puts
    its status item (status scheduled, with its due-time index entry) instead, and the dispatcher
    queues it at its time (``herald.services.dispatcher``).
+A templated email reads its template's version first (1 GetItem: ``herald.services.templates``) and
+is rendered here, once, so the job stores the mail as sent and the workers, their retries and the
+provider fallback never render.
 Only then is the request accepted. If the send fails, the job is marked FAILED with the reason and
 the client gets 503 with the job id, so nothing is lost between the table and the queue. A duplicate
 costs one more UpdateItem to take its job back off the usage count.
@@ -75,8 +78,11 @@ class AcceptService:
         url_guard: UrlGuard,
         secrets: SecretBox,
         max_attempts: int,
+        render_template: Callable[[str, EmailNotification], EmailNotification],
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
+        """``render_template``: an email with the subject and parts its template renders (the
+        template engine is imported on a templated send's first need)."""
         self._authenticate = authenticate
         self._schedules = schedules
         self._secrets = secrets
@@ -85,6 +91,7 @@ class AcceptService:
         self._queue = queue
         self._url_guard = url_guard
         self._max_attempts = max_attempts
+        self._render_template = render_template
         self._clock = clock
 
     def accept(
@@ -98,15 +105,19 @@ class AcceptService:
                 "Invalid request: Idempotency-Key: must be 1-255 printable ASCII characters.",
                 ErrorCode.VALIDATION_ERROR,
             )
+        sent = request
         notification = request.notification
         if isinstance(notification, EmailNotification):
             _check_email_routing(tenant, notification)
+            if notification.template is not None:
+                rendered = self._render_template(tenant.tenant_id, notification)
+                request = msgspec.structs.replace(request, notification=rendered)
         else:
             self._check_url(notification.url)
         key = _idempotency_key(request.idempotency_key, header_key)
         now = self._clock()
         due = _due(request, now)
-        job = self._new_job(tenant, request, key, now)
+        job = self._new_job(tenant, request, key, now, sent)
         channel = request.channel
         period = tenant.period(now)
         period_key, minute = period.key, now.strftime("%Y%m%d%H%M")
@@ -157,8 +168,15 @@ class AcceptService:
             ) from exc
 
     def _new_job(
-        self, tenant: TenantContext, request: NotificationRequest, key: str | None, now: datetime
+        self,
+        tenant: TenantContext,
+        request: NotificationRequest,
+        key: str | None,
+        now: datetime,
+        sent: NotificationRequest,
     ) -> NewJob:
+        """``sent``: the request as the client sent it (a template's data, not what it rendered),
+        which a retry under the same idempotency key is compared with."""
         requested = request.priority
         priority = LOWEST_PRIORITY if tenant.plan == Plan.FREE else (requested or DEFAULT_PRIORITY)
         return NewJob(
@@ -170,7 +188,7 @@ class AcceptService:
             max_attempts=self._max_attempts,
             created_at=iso(now),
             expires_at=epoch_seconds(retention_end(tenant.plan, now)),
-            keyed_request=request if key else None,
+            keyed_request=sent if key else None,
         )
 
     def _charge(

@@ -44,6 +44,7 @@ from herald.domain.notifications import (
 )
 from herald.domain.providers import DnsRecord, ProviderDomain, SendingDomain, StoredProvider
 from herald.domain.secrets import FORMAT_VERSION, NONCE_BYTES, TAG_BYTES, SealedSecret
+from herald.domain.templates import TemplateUse
 from herald.domain.vendors import ProviderName
 
 # ---------------------------------------------------------------- the tenant side
@@ -308,6 +309,7 @@ def _document(request: NotificationRequest) -> dict[str, Any]:
             **options,
             "provider": notification.provider,
             "fallback": notification.fallback,
+            "template": _template_fields(notification.template),
         }
     else:
         fields = {"url": notification.url, "method": notification.method, **_headers_fields(notification)}
@@ -328,6 +330,7 @@ def request_from_document(channel: Channel, document: Mapping[str, Any]) -> Noti
             reply_to=_optional(document, "replyTo"),
             provider=_provider(document, "provider"),
             fallback=_provider(document, "fallback"),
+            template=_template_from(document.get("template")),
         )
     else:
         payload = document["payload"]
@@ -354,6 +357,22 @@ def fingerprint(request: NotificationRequest) -> str:
     hash of the request's document without its key."""
     document = {name: value for name, value in request_document(request).items() if name != "idempotencyKey"}
     return hashlib.sha256(request.channel.value.encode() + b"\n" + compact_json(document)).hexdigest()
+
+
+def _template_fields(use: TemplateUse | None) -> dict[str, Any] | None:
+    """The template a job used (its id and version); a request not rendered yet also carries its
+    data, so that two requests under one idempotency key compare by what the client sent."""
+    if use is None:
+        return None
+    fields: dict[str, Any] = {"id": use.template_id, "version": use.version}
+    return fields if use.rendered else fields | {"data": dict(use.data or {})}
+
+
+def _template_from(fields: object) -> TemplateUse | None:
+    if not isinstance(fields, Mapping):
+        return None
+    version = fields.get("version")
+    return TemplateUse(str(fields["id"]), int(version) if version is not None else None)
 
 
 def _headers_fields(webhook: WebhookNotification) -> dict[str, Any]:
