@@ -157,7 +157,7 @@ class TemplateService:
     ) -> AuditEntry:
         return entry(
             tenant_id,
-            template.updated_at,
+            iso(self._clock()),
             grant.actor,
             action,
             template.template_id,
