@@ -8,12 +8,14 @@ import { jobsPage } from "./jobs.js";
 import { jobPage } from "./job.js";
 import { providersPage, domainsPage } from "./sending.js";
 import { keysPage, suppressionsPage, endpointsPage, billingPage } from "./account.js";
+import { templatesPage, templatePage } from "./templates.js";
 
 const NAV = [
   ["Overview", "/console"],
   ["Jobs", "/console/jobs"],
   ["Providers", "/console/providers"],
   ["Domains", "/console/domains"],
+  ["Templates", "/console/templates"],
   ["Keys & signing", "/console/keys"],
   ["Suppressions", "/console/suppressions"],
   ["Endpoints", "/console/endpoints"],
@@ -26,6 +28,8 @@ const ROUTES = [
   [/^\/console\/jobs\/([^/]+)$/, jobPage],
   [/^\/console\/providers\/?$/, providersPage],
   [/^\/console\/domains\/?$/, domainsPage],
+  [/^\/console\/templates\/?$/, templatesPage],
+  [/^\/console\/templates\/([^/]+)$/, templatePage],
   [/^\/console\/keys\/?$/, keysPage],
   [/^\/console\/suppressions\/?$/, suppressionsPage],
   [/^\/console\/endpoints\/?$/, endpointsPage],
