@@ -65,7 +65,7 @@ CHECKS = [
 MAX_EXAMPLES = 10
 STATEFUL_EXAMPLES = 20
 STEPS = 10
-OPERATIONS = 35
+OPERATIONS = 42
 # One seed for every run: the same requests each time, so a failure found once is found again, and
 # the stateful phase reaches as far on every run instead of most runs.
 SEED = 20261203
@@ -101,6 +101,8 @@ EMAIL, WEBHOOK = SEND
 PROVIDER = "PUT /api/v1/account/providers/{provider}"
 RECOVER = "POST /api/v1/notifications/jobs/recover"
 SEARCH = ("GET /api/v1/notifications/jobs", "GET /api/v1/notifications/jobs/export")
+TEMPLATE_WRITES = ("POST /api/v1/templates", "PUT /api/v1/templates/{id}")
+PREVIEW = "POST /api/v1/templates/{id}/preview"
 BUSINESS_RULES = (
     BusinessRule(
         (WEBHOOK,), 400, "url_not_allowed", "the host must resolve to public addresses only, over https"
@@ -216,6 +218,16 @@ BUSINESS_RULES = (
         400,
         "provider_not_configured",
         "a domain is registered with the tenant's providers, so one must be stored first",
+    ),
+    BusinessRule(TEMPLATE_WRITES, 400, "template_invalid", "a template part must be valid Liquid"),
+    BusinessRule(
+        (EMAIL, PREVIEW),
+        400,
+        "template_render_failed",
+        "a template renders only with data holding its variables, within its limits",
+    ),
+    BusinessRule(
+        (EMAIL,), 409, "template_not_published", "a send without a version uses the template's published one"
     ),
 )
 

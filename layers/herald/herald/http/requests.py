@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, Literal, cast
 
@@ -19,11 +19,13 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    JsonValue,
     StrictInt,
     WithJsonSchema,
     field_validator,
     model_validator,
 )
+from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
 from herald.domain.addresses import refused_local_characters
@@ -278,6 +280,19 @@ def _options(request: NotificationRequest) -> dict[str, Any]:
     }
 
 
+# Subject and body are optional only beside a template: the document states them as strings, with
+# no null and no default to offer.
+_STRING: JsonDict = {"type": "string", "minLength": 1}
+
+
+def _without_default(**extra: JsonValue) -> Callable[[JsonDict], None]:
+    def edit(schema: JsonDict) -> None:
+        schema.pop("default", None)
+        schema.update(extra)
+
+    return edit
+
+
 class TemplateCall(StrictBody):
     id: str = Field(min_length=1, max_length=40, description="The template's id (tpl_…)")
     version: WholeNumber | None = Field(
@@ -289,11 +304,13 @@ class TemplateCall(StrictBody):
 
 
 # A send names a template, or writes subject and body itself: never both (text goes with them).
+# A null template is none.
+_A_TEMPLATE = {"required": ["template"], "properties": {"template": {"type": "object"}}}
 _TEMPLATE_OR_CONTENT: dict[str, Any] = {
     "oneOf": [
-        {"required": ["subject", "body"], "not": {"required": ["template"]}},
+        {"required": ["subject", "body"], "not": _A_TEMPLATE},
         {
-            "required": ["template"],
+            **_A_TEMPLATE,
             "not": {"anyOf": [{"required": ["subject"]}, {"required": ["body"]}, {"required": ["text"]}]},
         },
     ]
@@ -335,17 +352,22 @@ class EmailRequest(StrictBody):
     )
 
     to: EmailAddress = Field(description="One RFC 5322 address, without a display name")
-    subject: str | None = Field(
+    subject: Annotated[str | None, WithJsonSchema(_STRING | {"maxLength": 998})] = Field(
         default=None,
         min_length=1,
         max_length=998,
         description="One line of visible text: no control character, line or paragraph separator, or"
         " invisible or bidirectional format character (U+200C and U+200D allowed); required without"
         " a template",
-        json_schema_extra={"pattern": VISIBLE_LINE_PATTERN},
+        json_schema_extra=_without_default(pattern=VISIBLE_LINE_PATTERN),
     )
-    body: Annotated[str, Field(min_length=1), bounded_utf8(MAX_BODY_BYTES, "body")] | None = Field(
-        default=None, description="HTML body, 1 byte to 256 KiB; required without a template"
+    body: Annotated[
+        Annotated[str, Field(min_length=1), bounded_utf8(MAX_BODY_BYTES, "body")] | None,
+        WithJsonSchema(_STRING),
+    ] = Field(
+        default=None,
+        description="HTML body, 1 byte to 256 KiB; required without a template",
+        json_schema_extra=_without_default(),
     )
     text: Annotated[str, bounded_utf8(MAX_BODY_BYTES, "text")] | None = Field(
         default=None, description="Plain-text alternative, up to 256 KiB"
@@ -387,7 +409,8 @@ class EmailRequest(StrictBody):
 
     @model_validator(mode="after")
     def _content(self) -> EmailRequest:
-        written = [name for name in ("subject", "body", "text") if getattr(self, name) is not None]
+        # Written, even as null: a template goes without them.
+        written = [name for name in ("subject", "body", "text") if name in self.model_fields_set]
         if self.template is not None and written:
             raise PydanticCustomError(
                 "template_or_content",
