@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, Literal, cast
 
+from annotated_types import Ge
 from pydantic import (
     AfterValidator,
     AwareDatetime,
@@ -293,10 +294,15 @@ def _without_default(**extra: JsonValue) -> Callable[[JsonDict], None]:
     return edit
 
 
+# A template's version. The bound sits on the integer itself, before the whole-number validator: on
+# WholeNumber inside an optional type, pydantic would state it as "ge", which JSON Schema ignores.
+TemplateVersionNumber = Annotated[StrictInt, Ge(1), BeforeValidator(_whole_number)]
+
+
 class TemplateCall(StrictBody):
     id: str = Field(min_length=1, max_length=40, description="The template's id (tpl_…)")
-    version: WholeNumber | None = Field(
-        default=None, ge=1, description="A kept version (a draft too); default: the published one"
+    version: TemplateVersionNumber | None = Field(
+        default=None, description="A kept version (a draft too); default: the published one"
     )
     data: dict[str, Any] = Field(
         default_factory=dict, description="The template's variables (any JSON values)"

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from herald.domain.templates import MAX_NAME_LENGTH, MAX_SOURCE_BYTES, MAX_SUBJECT_LENGTH, TemplateContent
-from herald.http.requests import StrictBody, WholeNumber, bounded_utf8
+from herald.http.requests import StrictBody, TemplateVersionNumber, bounded_utf8
 
 # The parts' sources; what they render to is checked at rendering (herald.services.templates).
 Source = Annotated[str, Field(min_length=1), bounded_utf8(MAX_SOURCE_BYTES, "a template part")]
@@ -41,11 +41,11 @@ class TemplateUpdate(_Parts):
 
 
 class PublishRequest(StrictBody):
-    version: WholeNumber | None = Field(default=None, ge=1, description="Default: the latest version")
+    version: TemplateVersionNumber | None = Field(default=None, description="Default: the latest version")
 
 
 class PreviewRequest(StrictBody):
     data: dict[str, Any] = Field(default_factory=dict, description="The variables, as a send's template.data")
-    version: WholeNumber | None = Field(
-        default=None, ge=1, description="Default: the latest version (the draft)"
+    version: TemplateVersionNumber | None = Field(
+        default=None, description="Default: the latest version (the draft)"
     )
