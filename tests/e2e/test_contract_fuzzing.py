@@ -230,6 +230,13 @@ BUSINESS_RULES = (
         "a key's expiresAt lies in the future: a bound that moves with the time of the request",
         r"expiresAt must be in the future\.",
     ),
+    BusinessRule(
+        ("POST /api/v1/account/keys",),
+        400,
+        "validation_error",
+        "a key's name is printable once trimmed: Unicode's categories, unassigned code points among them",
+        r"A key's name is 1-100 printable characters\.",
+    ),
     BusinessRule(TEMPLATE_WRITES, 400, "template_invalid", "a template part must be valid Liquid"),
     BusinessRule(
         (EMAIL, PREVIEW),
