@@ -561,3 +561,28 @@ def test_explicit_examples_take_an_account_through_every_account_operation(
     client.api_key = rotated["apiKey"]
     for path in ("/api/v1/ping", "/api/v1/info", "/api/v1/health", "/api/v1/providers"):
         client.call("GET", path, 200)
+
+
+def test_explicit_examples_take_a_template_through_every_template_operation(
+    local_stack: RunningStack, served_contract: BaseSchema
+) -> None:
+    """Given a paid tenant, When it writes, versions, previews, publishes, sends with and deletes a
+    template, Then every operation answers its documented success."""
+    client = Client(served_contract, paid_tenant(local_stack, "TemplateContract"))
+    body = {"name": "Receipt", "subject": "Receipt {{ number }}", "html": "<p>{{ number }}</p>"}
+    template_id = client.call("POST", "/api/v1/templates", 201, body=body)["id"]
+    path = {"id": template_id}
+    client.call(
+        "PUT", "/api/v1/templates/{id}", 200, path_parameters=path, body={**body, "text": "{{ number }}"}
+    )
+    client.call("POST", "/api/v1/templates/{id}/publish", 200, path_parameters=path, body={"version": 1})
+    preview = client.call(
+        "POST", "/api/v1/templates/{id}/preview", 200, path_parameters=path, body={"data": {"number": "A-1"}}
+    )
+    assert (preview["version"], preview["subject"], preview["text"]) == (2, "Receipt A-1", "A-1")
+    shown = client.call("GET", "/api/v1/templates/{id}", 200, path_parameters=path)
+    assert (shown["version"], shown["publishedVersion"]) == (2, 1)
+    assert [listed["id"] for listed in client.call("GET", "/api/v1/templates", 200)] == [template_id]
+    send = {"to": "someone@example.com", "template": {"id": template_id, "data": {"number": "A-2"}}}
+    client.call("POST", "/api/v1/notifications/email", 202, body=send)
+    client.call("DELETE", "/api/v1/templates/{id}", 200, path_parameters=path)
