@@ -83,6 +83,12 @@ EMAIL_ROUTING = (
     ErrorCode.PROVIDER_NOT_CONFIGURED,
     ErrorCode.FROM_NOT_ALLOWED,
 )
+# A send that names a template: it must exist (published, unless a version is named) and render.
+TEMPLATED = (
+    ErrorCode.TEMPLATE_NOT_FOUND,
+    ErrorCode.TEMPLATE_NOT_PUBLISHED,
+    ErrorCode.TEMPLATE_RENDER_FAILED,
+)
 
 SERVICE_INFO = ServiceInfo(
     name="Herald",
@@ -100,6 +106,7 @@ IdempotencyHeader = Annotated[
 def _account_router() -> Router:
     """Imported on first need: no notification request takes an account route."""
     import access_routes  # noqa: F401 (registers the key, member and audit routes on the same router)
+    import template_routes  # noqa: F401 (registers the template routes on the same router)
     from account_routes import router
 
     return router
@@ -189,7 +196,9 @@ def _docs_page() -> tuple[str, str]:
 @app.post(
     "/api/v1/notifications/email",
     summary="Send an email",
-    responses=answers(202, AcceptedJob, "Accepted", *AUTHENTICATED, *JSON_BODY, *SENDING, *EMAIL_ROUTING),
+    responses=answers(
+        202, AcceptedJob, "Accepted", *AUTHENTICATED, *JSON_BODY, *SENDING, *EMAIL_ROUTING, *TEMPLATED
+    ),
 )
 def send_email(request: Annotated[EmailRequest, Body()], key: IdempotencyHeader = None) -> Response[str]:
     return _accepted(request.to_request(), key)

@@ -65,11 +65,15 @@ CHECKS = [
 MAX_EXAMPLES = 10
 STATEFUL_EXAMPLES = 20
 STEPS = 10
-OPERATIONS = 35
+OPERATIONS = 50
 # One seed for every run: the same requests each time, so a failure found once is found again, and
 # the stateful phase reaches as far on every run instead of most runs.
 SEED = 20261203
 ROTATE_KEY = "/api/v1/account/api-key/rotate"
+# The routes that can end the key the fuzzer calls with (a named key's revocation and rotation):
+# fuzzed with a tenant of their own, like the account key's rotation, so the paid tenant's run keeps
+# its key to the end.
+ENDING_KEYS = (ROTATE_KEY, "/api/v1/account/keys/{id}", "/api/v1/account/keys/{id}/rotate")
 EVERY_PHASE = "examples,coverage,fuzzing,stateful"
 HTTP_TIMEOUT = 20
 FUZZ_TIMEOUT_SECONDS = 600
@@ -105,6 +109,8 @@ UNSUBSCRIBES = "GET /api/v1/account/unsubscribes"
 AUDIT = "GET /api/v1/account/audit"
 KEYS = "POST /api/v1/account/keys"
 MEMBERS = ("POST /api/v1/account/members", "PATCH /api/v1/account/members/{id}")
+TEMPLATE_WRITES = ("POST /api/v1/templates", "PUT /api/v1/templates/{id}")
+PREVIEW = "POST /api/v1/templates/{id}/preview"
 BUSINESS_RULES = (
     BusinessRule(SEND, 400, "url_not_allowed", "the host must resolve to public addresses only, over https"),
     BusinessRule(
@@ -254,6 +260,23 @@ BUSINESS_RULES = (
         "member_exists",
         "an address is invited once; the made-up address may be a member already",
     ),
+    BusinessRule(
+        ("POST /api/v1/account/keys",),
+        400,
+        "validation_error",
+        "a key's name is printable once trimmed: Unicode's categories, unassigned code points among them",
+        r"A key's name is 1-100 printable characters\.",
+    ),
+    BusinessRule(TEMPLATE_WRITES, 400, "template_invalid", "a template part must be valid Liquid"),
+    BusinessRule(
+        (EMAIL, PREVIEW),
+        400,
+        "template_render_failed",
+        "a template renders only with data holding its variables, within its limits",
+    ),
+    BusinessRule(
+        (EMAIL,), 409, "template_not_published", "a send without a version uses the template's published one"
+    ),
 )
 
 
@@ -378,8 +401,9 @@ def test_made_up_requests_of_a_paid_tenant_get_only_answers_the_document_states(
     local_stack: RunningStack, tmp_path: Path
 ) -> None:
     key = paid_tenant(local_stack, "Fuzzed")
-    result = fuzz(local_stack, tmp_path, "paid", "-H", f"X-API-Key: {key}", "--exclude-path", ROTATE_KEY)
-    assert result["operations"]["tested"] == OPERATIONS - 1
+    excluded = [option for path in ENDING_KEYS for option in ("--exclude-path", path)]
+    result = fuzz(local_stack, tmp_path, "paid", "-H", f"X-API-Key: {key}", *excluded)
+    assert result["operations"]["tested"] == OPERATIONS - len(ENDING_KEYS)
     # The tenant's made-up emails went through: accepted answers were checked too.
     assert result["valid_rates"]["POST /api/v1/notifications/email"]["fuzzing"]["accepted"] > 0
     # Sequences went on from what answers gave: a sent job fetched, and several other resources.
@@ -392,10 +416,11 @@ def test_made_up_key_rotations_get_only_answers_the_document_states(
     local_stack: RunningStack, tmp_path: Path
 ) -> None:
     _, key = local_stack.create_tenant(plan="indie", name="Rotated")
-    # One operation has no links to follow: no stateful phase.
-    options = ("-H", f"X-API-Key: {key}", "--include-path", ROTATE_KEY)
+    # Operations that end the key: no stateful phase (a sequence after its first step would run keyless).
+    included = [option for path in ENDING_KEYS for option in ("--include-path", path)]
+    options = ("-H", f"X-API-Key: {key}", *included)
     result = fuzz(local_stack, tmp_path, "rotation", *options, phases="examples,coverage,fuzzing")
-    assert result["operations"]["tested"] == 1
+    assert result["operations"]["tested"] == len(ENDING_KEYS)
 
 
 def test_the_security_page_lists_every_business_rule_the_fuzzer_may_meet() -> None:
@@ -566,3 +591,28 @@ def test_explicit_examples_take_an_account_through_every_account_operation(
     client.api_key = rotated["apiKey"]
     for path in ("/api/v1/ping", "/api/v1/info", "/api/v1/health", "/api/v1/providers"):
         client.call("GET", path, 200)
+
+
+def test_explicit_examples_take_a_template_through_every_template_operation(
+    local_stack: RunningStack, served_contract: BaseSchema
+) -> None:
+    """Given a paid tenant, When it writes, versions, previews, publishes, sends with and deletes a
+    template, Then every operation answers its documented success."""
+    client = Client(served_contract, paid_tenant(local_stack, "TemplateContract"))
+    body = {"name": "Receipt", "subject": "Receipt {{ number }}", "html": "<p>{{ number }}</p>"}
+    template_id = client.call("POST", "/api/v1/templates", 201, body=body)["id"]
+    path = {"id": template_id}
+    client.call(
+        "PUT", "/api/v1/templates/{id}", 200, path_parameters=path, body={**body, "text": "{{ number }}"}
+    )
+    client.call("POST", "/api/v1/templates/{id}/publish", 200, path_parameters=path, body={"version": 1})
+    preview = client.call(
+        "POST", "/api/v1/templates/{id}/preview", 200, path_parameters=path, body={"data": {"number": "A-1"}}
+    )
+    assert (preview["version"], preview["subject"], preview["text"]) == (2, "Receipt A-1", "A-1")
+    shown = client.call("GET", "/api/v1/templates/{id}", 200, path_parameters=path)
+    assert (shown["version"], shown["publishedVersion"]) == (2, 1)
+    assert [listed["id"] for listed in client.call("GET", "/api/v1/templates", 200)] == [template_id]
+    send = {"to": "someone@example.com", "template": {"id": template_id, "data": {"number": "A-2"}}}
+    client.call("POST", "/api/v1/notifications/email", 202, body=send)
+    client.call("DELETE", "/api/v1/templates/{id}", 200, path_parameters=path)

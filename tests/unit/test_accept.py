@@ -80,6 +80,7 @@ class Rig:
             schedules=self.jobs,
             url_guard=url_guard,
             max_attempts=3,
+            render_template=lambda _tenant_id, email: email,
             clock=lambda: now,
         )
 

@@ -31,6 +31,11 @@ LOADED_ON_FIRST_USE = (
     "herald.adapters.health",
     "herald.adapters.ssrf",
     "herald.services.ports",  # the package: any of its modules loads it
+    # Templates: their routes, and the engine only a templated send or a template route imports.
+    "template_routes",
+    "herald.services.templates",
+    "herald.adapters.template_engine",
+    "liquid",
 )
 # Imports the handler (and builds its services if asked), then asks it for a method the first account
 # route does not take.

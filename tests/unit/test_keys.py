@@ -74,6 +74,7 @@ def member(role: Role) -> Grant:
                 Ability.SETTINGS,
                 Ability.MEMBERS,
                 Ability.BILLING,
+                Ability.TEMPLATES,
             },
         ),
         ((Scope.SEND, Scope.READ), {Ability.SEND, Ability.READ}),

@@ -11,12 +11,14 @@ import { providersPage, domainsPage } from "./sending.js";
 import { suppressionsPage, endpointsPage, billingPage } from "./account.js";
 import { keysPage } from "./keys.js";
 import { membersPage, auditPage } from "./team.js";
+import { templatesPage, templatePage } from "./templates.js";
 
 const NAV = [
   ["Overview", "/console"],
   ["Jobs", "/console/jobs"],
   ["Providers", "/console/providers"],
   ["Domains", "/console/domains"],
+  ["Templates", "/console/templates"],
   ["Keys & signing", "/console/keys"],
   ["Members", "/console/members"],
   ["Audit log", "/console/audit"],
@@ -31,6 +33,8 @@ const ROUTES = [
   [/^\/console\/jobs\/([^/]+)$/, jobPage],
   [/^\/console\/providers\/?$/, providersPage],
   [/^\/console\/domains\/?$/, domainsPage],
+  [/^\/console\/templates\/?$/, templatesPage],
+  [/^\/console\/templates\/([^/]+)$/, templatePage],
   [/^\/console\/keys\/?$/, keysPage],
   [/^\/console\/members\/?$/, membersPage],
   [/^\/console\/audit\/?$/, auditPage],

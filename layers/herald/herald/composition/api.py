@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from herald.adapters.health import HealthCheck
     from herald.adapters.store.audit_store import DynamoAuditLog
     from herald.adapters.store.breaker_store import DynamoBreakers
+    from herald.domain.notifications import EmailNotification
     from herald.services.account import AccountService
     from herald.services.activity import ActivityService
     from herald.services.attachment_intake import AttachmentIntake
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from herald.services.keys import KeyService
     from herald.services.members import MemberService
     from herald.services.sessions import SessionAuthenticator
+    from herald.services.templates import TemplateService
     from herald.services.unsubscribes import UnsubscribeList
 
 
@@ -60,7 +62,12 @@ class ApiServices:
             secrets=VaultOnFirstUse(),
             attachments=lambda: self.attachments,
             max_attempts=settings.max_attempts,
+            render_template=self._render_template,
         )
+
+    def _render_template(self, tenant_id: str, email: EmailNotification) -> EmailNotification:
+        # Built on first use: only templated emails render.
+        return self.templates.render_email(tenant_id, email)
 
     def _check_webhook_url(self, url: str) -> object:
         # Imported on first use: only webhook requests carry a URL.
@@ -171,6 +178,16 @@ class ApiServices:
         from herald.services.keys import KeyService
 
         return KeyService(self._tenants, self._keys)
+
+    @cached_property
+    def templates(self) -> TemplateService:
+        """The account's email templates and their rendering (built, with the template engine, on
+        first use of a template route or a templated send)."""
+        from herald.adapters import template_engine
+        from herald.adapters.store.template_store import DynamoTemplateStore
+        from herald.services.templates import TemplateService
+
+        return TemplateService(DynamoTemplateStore(self._base.table), template_engine)
 
     @cached_property
     def members(self) -> MemberService:

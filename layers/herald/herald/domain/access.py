@@ -36,6 +36,8 @@ class Ability(StrEnum):
     KEYS = "keys"
     # Signing secret, suppressions, endpoints: the account's delivery settings.
     SETTINGS = "settings"
+    # Email templates: create, edit, publish, delete (reading and previewing them is READ).
+    TEMPLATES = "templates"
     MEMBERS = "members"
     BILLING = "billing"
     OWNERSHIP = "ownership"
@@ -56,7 +58,15 @@ class Role(StrEnum):
 
 
 _MANAGING = frozenset(
-    {Ability.PROVIDERS, Ability.DOMAINS, Ability.KEYS, Ability.SETTINGS, Ability.MEMBERS, Ability.BILLING}
+    {
+        Ability.PROVIDERS,
+        Ability.DOMAINS,
+        Ability.KEYS,
+        Ability.SETTINGS,
+        Ability.MEMBERS,
+        Ability.BILLING,
+        Ability.TEMPLATES,
+    }
 )
 # Ownership is a person's: no key can transfer an account.
 SCOPE_ABILITIES: Mapping[Scope, frozenset[Ability]] = {
@@ -68,7 +78,9 @@ SCOPE_ABILITIES: Mapping[Scope, frozenset[Ability]] = {
 ROLE_ABILITIES: Mapping[Role, frozenset[Ability]] = {
     Role.OWNER: frozenset(Ability),
     Role.ADMIN: frozenset(Ability) - {Ability.BILLING, Ability.OWNERSHIP},
-    Role.DEVELOPER: frozenset({Ability.SEND, Ability.READ, Ability.PROVIDERS, Ability.DOMAINS, Ability.KEYS}),
+    Role.DEVELOPER: frozenset(
+        {Ability.SEND, Ability.READ, Ability.PROVIDERS, Ability.DOMAINS, Ability.KEYS, Ability.TEMPLATES}
+    ),
     Role.VIEWER: frozenset({Ability.READ}),
 }
 # Roles from the most to the least able: the first that holds an ability is the one a refusal names.

@@ -49,6 +49,10 @@ class AuditAction(StrEnum):
     PLAN_CHANGED = "plan.changed"
     ENDPOINT_ENABLED = "endpoint.enabled"
     ENDPOINT_DISABLED = "endpoint.disabled"
+    TEMPLATE_CREATED = "template.created"
+    TEMPLATE_UPDATED = "template.updated"
+    TEMPLATE_PUBLISHED = "template.published"
+    TEMPLATE_DELETED = "template.deleted"
     JOBS_RECOVERED = "jobs.recovered"
     JOB_RETRIED = "job.retried"
     # The operator reinstated a free tenant's sending on the platform's SES after a reputation pause.

@@ -17,6 +17,7 @@ from msgspec.structs import replace
 from herald.domain.attachments import Attachment, AttachmentUpload
 from herald.domain.jobs import Channel
 from herald.domain.secrets import SealedSecret
+from herald.domain.templates import TemplateUse
 from herald.domain.vendors import ProviderName
 
 # Shown instead of a custom header's value where a copy leaves Herald (the operator's dead-letter copy).
@@ -96,6 +97,9 @@ class EmailNotification(msgspec.Struct, frozen=True):
     unsubscribe_topic: str | None = None
     # Uploads from the request until the accept stores them; references from then on.
     attachments: tuple[Attachment | AttachmentUpload, ...] = ()
+    # The template the send named: until accepted, subject and body are empty and the accept
+    # service renders them from it; afterwards it names the template and version used.
+    template: TemplateUse | None = None
 
     @property
     def channel(self) -> Channel:

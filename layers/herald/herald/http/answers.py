@@ -335,6 +335,18 @@ def _attachments(request: NotificationRequest | None) -> list[JobAttachment] | U
     ]
 
 
+class UsedTemplate(Answer):
+    id: str
+    version: Annotated[int, Meta(description="The version the email was rendered from")]
+
+    @classmethod
+    def of(cls, request: NotificationRequest | None) -> UsedTemplate | None:
+        notification = request.notification if request is not None else None
+        if not isinstance(notification, EmailNotification) or notification.template is None:
+            return None
+        return cls(id=notification.template.template_id, version=notification.template.version or 0)
+
+
 class Job(JobSummary):
     status_detail: Annotated[
         str, Meta(description="One plain sentence: why the job waits, why it failed, or how it ended")
@@ -348,6 +360,10 @@ class Job(JobSummary):
     ]
     send_at: Annotated[Timestamp | None, Meta(description="When it is (or was) to be sent; null: at once")]
     ordering_key: Annotated[str | None, Meta(description="Its ordering key; null: none")]
+    template: Annotated[
+        UsedTemplate | None,
+        Meta(description="The template an email was rendered from at accept (its payload shows the result)"),
+    ]
     payload: Annotated[dict[str, Any] | None, Meta(description="The accepted request, until retention ends")]
     delivery_logs: list[DeliveryLog]
     events: Annotated[list[DeliveryEvent], Meta(description="In the order Herald received them")]
@@ -364,6 +380,7 @@ class Job(JobSummary):
             retryable=view.state.retryable,
             send_at=view.state.send_at or (request.send_at if request is not None else None),
             ordering_key=request.ordering_key if request is not None else None,
+            template=UsedTemplate.of(request),
             payload=_shown_request(request) if request is not None else None,
             delivery_logs=[DeliveryLog.of(entry, request) for entry in view.state.delivery_logs],
             events=[DeliveryEvent.of(event) for event in view.events],

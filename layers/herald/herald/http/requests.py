@@ -10,10 +10,11 @@ import binascii
 import math
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, Literal, cast
 
+from annotated_types import Ge
 from pydantic import (
     AfterValidator,
     AwareDatetime,
@@ -21,11 +22,13 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    JsonValue,
     StrictInt,
     WithJsonSchema,
     field_validator,
     model_validator,
 )
+from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
 from herald.domain.addresses import refused_local_characters
@@ -55,6 +58,7 @@ from herald.domain.notifications import (
 )
 from herald.domain.providers import HEADER_VALUE
 from herald.domain.search import JobSearch
+from herald.domain.templates import TemplateUse
 from herald.domain.unsubscribes import TOPIC_PATTERN
 from herald.domain.vendors import TENANT_PROVIDERS, ProviderName, tenant_provider_names
 from herald.domain.webhooks import HeaderOwner, reserved_header
@@ -124,7 +128,7 @@ def _character_name(char: str) -> str:
     return unicodedata.name(char, f"U+{ord(char):04X}")
 
 
-def _bounded_utf8(limit: int, what: str) -> AfterValidator:
+def bounded_utf8(limit: int, what: str) -> AfterValidator:
     def check(value: str) -> str:
         if len(value.encode()) > limit:
             raise PydanticCustomError(
@@ -294,6 +298,48 @@ def _options(request: NotificationRequest) -> dict[str, Any]:
     }
 
 
+# Subject and body are optional only beside a template: the document states them as strings, with
+# no null and no default to offer.
+_STRING: JsonDict = {"type": "string", "minLength": 1}
+
+
+def _without_default(**extra: JsonValue) -> Callable[[JsonDict], None]:
+    def edit(schema: JsonDict) -> None:
+        schema.pop("default", None)
+        schema.update(extra)
+
+    return edit
+
+
+# A template's version. The bound sits on the integer itself, before the whole-number validator: on
+# WholeNumber inside an optional type, pydantic would state it as "ge", which JSON Schema ignores.
+TemplateVersionNumber = Annotated[StrictInt, Ge(1), BeforeValidator(_whole_number)]
+
+
+class TemplateCall(StrictBody):
+    id: str = Field(min_length=1, max_length=40, description="The template's id (tpl_…)")
+    version: TemplateVersionNumber | None = Field(
+        default=None, description="A kept version (a draft too); default: the published one"
+    )
+    data: dict[str, Any] = Field(
+        default_factory=dict, description="The template's variables (any JSON values)"
+    )
+
+
+# A send names a template, or writes subject and body itself: never both (text goes with them).
+# A null template is none.
+_A_TEMPLATE = {"required": ["template"], "properties": {"template": {"type": "object"}}}
+_TEMPLATE_OR_CONTENT: dict[str, Any] = {
+    "oneOf": [
+        {"required": ["subject", "body"], "not": _A_TEMPLATE},
+        {
+            **_A_TEMPLATE,
+            "not": {"anyOf": [{"required": ["subject"]}, {"required": ["body"]}, {"required": ["text"]}]},
+        },
+    ]
+}
+
+
 def _provider_pair_rule() -> dict[str, Any]:
     """``_provider_pair`` as JSON Schema: a fallback needs a provider, and the two differ. Either may
     be sent as null, which is leaving it out, so this is an if/then on string values rather than
@@ -411,24 +457,36 @@ class EmailRequest(StrictBody):
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
-                {"to": "someone@example.com", "subject": "Your order", "body": "<p>It has shipped.</p>"}
+                {"to": "someone@example.com", "subject": "Your order", "body": "<p>It has shipped.</p>"},
+                {
+                    "to": "someone@example.com",
+                    "template": {"id": "tpl_5f2c9a1e7b3d4c60", "data": {"name": "Ada"}},
+                },
             ],
             **_provider_pair_rule(),
+            **_TEMPLATE_OR_CONTENT,
         }
     )
 
     to: EmailAddress = Field(description="One RFC 5322 address, without a display name")
-    subject: str = Field(
+    subject: Annotated[str | None, WithJsonSchema(_STRING | {"maxLength": 998})] = Field(
+        default=None,
         min_length=1,
         max_length=998,
         description="One line of visible text: no control character, line or paragraph separator, or"
-        " invisible or bidirectional format character (U+200C and U+200D allowed)",
-        json_schema_extra={"pattern": VISIBLE_LINE_PATTERN},
+        " invisible or bidirectional format character (U+200C and U+200D allowed); required without"
+        " a template",
+        json_schema_extra=_without_default(pattern=VISIBLE_LINE_PATTERN),
     )
-    body: Annotated[str, Field(min_length=1), _bounded_utf8(MAX_BODY_BYTES, "body")] = Field(
-        description="HTML body, 1 byte to 256 KiB"
+    body: Annotated[
+        Annotated[str, Field(min_length=1), bounded_utf8(MAX_BODY_BYTES, "body")] | None,
+        WithJsonSchema(_STRING),
+    ] = Field(
+        default=None,
+        description="HTML body, 1 byte to 256 KiB; required without a template",
+        json_schema_extra=_without_default(),
     )
-    text: Annotated[str, _bounded_utf8(MAX_BODY_BYTES, "text")] | None = Field(
+    text: Annotated[str, bounded_utf8(MAX_BODY_BYTES, "text")] | None = Field(
         default=None, description="Plain-text alternative, up to 256 KiB"
     )
     from_: EmailAddress | None = Field(default=None, alias="from")
@@ -450,10 +508,15 @@ class EmailRequest(StrictBody):
         description=f"Up to {MAX_ATTACHMENTS} files; their total size is capped by your providers'"
         " smallest message size (docs/api.md, Attachments)",
     )
+    template: TemplateCall | None = Field(
+        default=None, description="A template of the account, instead of subject, body and text"
+    )
 
     @field_validator("subject")
     @classmethod
-    def _single_line(cls, value: str) -> str:
+    def _single_line(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
         if "\r" in value or "\n" in value:
             raise PydanticCustomError("invalid_subject", "must not contain line breaks")
         found = line_breaking_character(value)
@@ -471,6 +534,25 @@ class EmailRequest(StrictBody):
                 {"found": hidden},
             )
         return value
+
+    @model_validator(mode="after")
+    def _content(self) -> EmailRequest:
+        # Written, even as null: a template goes without them.
+        written = [name for name in ("subject", "body", "text") if name in self.model_fields_set]
+        if self.template is not None and written:
+            raise PydanticCustomError(
+                "template_or_content",
+                "send either a template or subject and body, not both ({fields} beside template)",
+                {"fields": ", ".join(written)},
+            )
+        if self.template is None and (self.subject is None or self.body is None):
+            missing = [name for name in ("subject", "body") if getattr(self, name) is None]
+            raise PydanticCustomError(
+                "template_or_content",
+                "needs subject and body, or a template ({fields} missing)",
+                {"fields": " and ".join(missing)},
+            )
+        return self
 
     @model_validator(mode="after")
     def _provider_pair(self) -> EmailRequest:
@@ -499,10 +581,12 @@ class EmailRequest(StrictBody):
         )
 
     def to_request(self) -> NotificationRequest:
+        call = self.template
         email = EmailNotification(
             to=self.to,
-            subject=self.subject,
-            body=self.body,
+            # A templated email's parts are rendered at accept (herald.services.templates).
+            subject=self.subject or "",
+            body=self.body or "",
             text=self.text,
             sender=self.from_,
             reply_to=self.replyTo,
@@ -510,6 +594,7 @@ class EmailRequest(StrictBody):
             fallback=self.fallback,
             unsubscribe_topic=self.unsubscribe.topic if self.unsubscribe else None,
             attachments=tuple(item.upload() for item in self.attachments or ()),
+            template=TemplateUse(call.id, call.version, call.data) if call is not None else None,
         )
         return NotificationRequest(
             email,

@@ -12,6 +12,9 @@ Per accepted request, 3 AWS calls after warm-up:
    queues it at its time (``herald.services.dispatcher``).
 An email with attachments first stores each file in the attachments bucket (one S3 PutObject each,
 after the charge, so a refused request stores nothing; ``herald.services.attachment_intake``).
+A templated email reads its template's version first (1 GetItem: ``herald.services.templates``) and
+is rendered here, once, so the job stores the mail as sent and the workers, their retries and the
+provider fallback never render.
 Only then is the request accepted. If the send fails, the job is marked FAILED with the reason and
 the client gets 503 with the job id, so nothing is lost between the table and the queue. A duplicate
 costs one more UpdateItem to take its job back off the usage count.
@@ -79,9 +82,12 @@ class AcceptService:
         secrets: SecretBox,
         attachments: Callable[[], AttachmentIntake],
         max_attempts: int,
+        render_template: Callable[[str, EmailNotification], EmailNotification],
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
-        # Built by the first email with attachments: the S3 client stays out of the others' path.
+        """``render_template``: an email with the subject and parts its template renders (the
+        template engine is imported on a templated send's first need); ``attachments``: built by
+        the first email with attachments, so the S3 client stays out of the others' path."""
         self._attachments = attachments
         self._authenticate = authenticate
         self._schedules = schedules
@@ -91,6 +97,7 @@ class AcceptService:
         self._queue = queue
         self._url_guard = url_guard
         self._max_attempts = max_attempts
+        self._render_template = render_template
         self._clock = clock
 
     def accept(
@@ -104,10 +111,14 @@ class AcceptService:
                 "Invalid request: Idempotency-Key: must be 1-255 printable ASCII characters.",
                 ErrorCode.VALIDATION_ERROR,
             )
+        sent = request
         notification = request.notification
         uploads: list[Upload] = []
         if isinstance(notification, EmailNotification):
             _check_email_routing(tenant, notification)
+            if notification.template is not None:
+                rendered = self._render_template(tenant.tenant_id, notification)
+                request = msgspec.structs.replace(request, notification=rendered)
             if notification.attachments:
                 uploads = self._attachments().read(tenant, notification)
         else:
@@ -121,7 +132,8 @@ class AcceptService:
         self._charge(tenant, channel, period_key, period.end, now, minute=minute)
         if uploads:
             request = self._store_attachments(tenant, request, uploads, period_key, minute)
-        job = self._new_job(tenant, request, key, now)
+            sent = _with_stored_files(sent, request)
+        job = self._new_job(tenant, request, key, now, sent)
         self._insert(tenant, job, period_key, minute)
         message = JobMessage(
             job.job_id,
@@ -183,8 +195,15 @@ class AcceptService:
             ) from exc
 
     def _new_job(
-        self, tenant: TenantContext, request: NotificationRequest, key: str | None, now: datetime
+        self,
+        tenant: TenantContext,
+        request: NotificationRequest,
+        key: str | None,
+        now: datetime,
+        sent: NotificationRequest,
     ) -> NewJob:
+        """``sent``: the request as the client sent it (a template's data, not what it rendered),
+        which a retry under the same idempotency key is compared with."""
         requested = request.priority
         priority = LOWEST_PRIORITY if tenant.plan == Plan.FREE else (requested or DEFAULT_PRIORITY)
         return NewJob(
@@ -196,7 +215,7 @@ class AcceptService:
             max_attempts=self._max_attempts,
             created_at=iso(now),
             expires_at=epoch_seconds(retention_end(tenant.plan, now)),
-            keyed_request=request if key else None,
+            keyed_request=sent if key else None,
         )
 
     def _charge(
@@ -351,6 +370,16 @@ def _check_email_routing(tenant: TenantContext, email: EmailNotification) -> Non
                 f"The from address must be on a verified sending domain of this account ({domain} is not).",
                 ErrorCode.FROM_NOT_ALLOWED,
             )
+
+
+def _with_stored_files(sent: NotificationRequest, stored: NotificationRequest) -> NotificationRequest:
+    """The request as the client sent it, its files replaced by the references they were stored as
+    (content-addressed): what a retry under the same idempotency key is compared with."""
+    sent_email, stored_email = sent.notification, stored.notification
+    if not isinstance(sent_email, EmailNotification) or not isinstance(stored_email, EmailNotification):
+        return sent
+    files = msgspec.structs.replace(sent_email, attachments=stored_email.attachments)
+    return msgspec.structs.replace(sent, notification=files)
 
 
 def _due(request: NotificationRequest, now: datetime) -> datetime | None:

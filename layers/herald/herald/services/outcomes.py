@@ -36,6 +36,10 @@ class KeyChanged(Exception):
     """The tenant's current key changed under a concurrent rotation."""
 
 
+class TemplateChanged(Exception):
+    """A template changed (a new version, a publication, its deletion) under a concurrent change."""
+
+
 class DomainTaken(Exception):
     """Another tenant already registered this domain."""
 

@@ -45,6 +45,7 @@ from herald.domain.notifications import (
 )
 from herald.domain.providers import DnsRecord, ProviderDomain, SendingDomain, StoredProvider
 from herald.domain.secrets import FORMAT_VERSION, NONCE_BYTES, TAG_BYTES, SealedSecret
+from herald.domain.templates import TemplateUse
 from herald.domain.vendors import ProviderName
 
 # ---------------------------------------------------------------- the tenant side
@@ -311,6 +312,7 @@ def _document(request: NotificationRequest) -> dict[str, Any]:
             "fallback": notification.fallback,
             "unsubscribe": _unsubscribe_field(notification.unsubscribe_topic),
             "attachments": [_attachment_fields(item) for item in notification.stored_attachments()] or None,
+            "template": _template_fields(notification.template),
         }
     else:
         fields = {"url": notification.url, "method": notification.method, **_headers_fields(notification)}
@@ -333,6 +335,7 @@ def request_from_document(channel: Channel, document: Mapping[str, Any]) -> Noti
             fallback=_provider(document, "fallback"),
             unsubscribe_topic=_unsubscribe_topic(document),
             attachments=tuple(_attachment_from(item) for item in document.get("attachments") or ()),
+            template=_template_from(document.get("template")),
         )
     else:
         payload = document["payload"]
@@ -380,6 +383,22 @@ def _attachment_from(fields: Mapping[str, Any]) -> Attachment:
         sha256=str(fields["sha256"]),
         key=str(fields["key"]),
     )
+
+
+def _template_fields(use: TemplateUse | None) -> dict[str, Any] | None:
+    """The template a job used (its id and version); a request not rendered yet also carries its
+    data, so that two requests under one idempotency key compare by what the client sent."""
+    if use is None:
+        return None
+    fields: dict[str, Any] = {"id": use.template_id, "version": use.version}
+    return fields if use.rendered else fields | {"data": dict(use.data or {})}
+
+
+def _template_from(fields: object) -> TemplateUse | None:
+    if not isinstance(fields, Mapping):
+        return None
+    version = fields.get("version")
+    return TemplateUse(str(fields["id"]), int(version) if version is not None else None)
 
 
 def _headers_fields(webhook: WebhookNotification) -> dict[str, Any]:

@@ -10,6 +10,9 @@ of a key lives here too.
     TENANT#<tenantId>           MEMBER#<memberId>    a member or a pending invitation (role)
     PERSON#<sha256 of address>  TENANT#<tenantId>    an account an address is a member of
     AUDIT#<tenantId>            <at>#<entryId>       an audit entry (TTL: the audit retention)
+    TEMPLATES#<tenantId>        <templateId>         an email template's head (name, latest and published version)
+    TEMPLATE#<tenantId>#<tplId> V#<version, 6 digits> one kept version of the template (subject, html, text)
+    TEMPLATE#<tenantId>#<tplId> PUBLISHED            a copy of the published version: a send reads it in one GetItem
     PLATFORM                    BREAKER#<NAME>       circuit breaker of a platform provider
     ENDPOINTS#<tenantId>        <origin>             circuit breaker of a webhook endpoint
     DOMAIN#<domain>             CLAIM                which tenant owns a domain (unique)
@@ -159,6 +162,23 @@ def audit_sk(at: str, entry_id: str) -> str:
 CODE_SK = "CODE"
 SESSION_SK = "SESSION"
 THROTTLE_SK = "THROTTLE"
+
+
+def templates_pk(tenant_id: str) -> str:
+    """A tenant's template heads, apart from their versions: the listing reads heads only."""
+    return f"TEMPLATES#{tenant_id}"
+
+
+def template_pk(tenant_id: str, template_id: str) -> str:
+    return f"TEMPLATE#{tenant_id}#{template_id}"
+
+
+TEMPLATE_PUBLISHED_SK = "PUBLISHED"
+TEMPLATE_VERSION_PREFIX = "V#"
+
+
+def template_version_sk(version: int) -> str:
+    return f"{TEMPLATE_VERSION_PREFIX}{version:06d}"
 
 
 def email_claim_pk(address_key: str) -> str:
@@ -561,6 +581,28 @@ class AuditItem(HeraldItem, discriminator="audit"):
     actor_name = UnicodeAttribute(attr_name="actorName")
     ip = UnicodeAttribute(null=True)
     details = MapAttribute[str, Any](null=True)
+
+
+class TemplateItem(HeraldItem, discriminator="template"):
+    """A template's head: changed by every new version and publication, so it holds no content."""
+
+    template_id = UnicodeAttribute(attr_name="templateId")
+    name = UnicodeAttribute()
+    latest_version = NumberAttribute(attr_name="latestVersion")
+    published_version = NumberAttribute(null=True, attr_name="publishedVersion")
+    published_at = UnicodeAttribute(null=True, attr_name="publishedAt")
+    created_at = UnicodeAttribute(attr_name="createdAt")
+    updated_at = UnicodeAttribute(attr_name="updatedAt")
+
+
+class TemplateVersionItem(HeraldItem, discriminator="templateversion"):
+    """A version's content, deflated like a job's request (written once; the published copy is
+    rewritten by each publication)."""
+
+    version = NumberAttribute()
+    content = DeflatedJSONAttribute()
+    created_at = UnicodeAttribute(attr_name="createdAt")
+    created_by = UnicodeAttribute(attr_name="createdBy")
 
 
 class DnsRecordAttribute(MapAttribute[str, Any]):
