@@ -38,7 +38,7 @@ from herald.domain.vendors import TENANT_PROVIDERS
 from herald.services.tenants import IssuedKey, TenantAdmin
 from herald_harness.inbound_signers import payment_environment
 from herald_harness.patches import ProcessPatches
-from herald_harness.ses_tenants import imitate_ses_tenants
+from herald_harness.ses_tenants import imitating_ses_tenants
 from herald_local.apigateway.events import ApiContext, HttpRequest, build_event
 from herald_local.apigateway.routes import RouteTable
 from herald_local.aws.atomic_dynamodb import make_dynamodb_atomic
@@ -389,8 +389,7 @@ def template_in_moto(patches: ProcessPatches, deliveries: SnsDeliveries | None =
     patches.setenv("AWS_ACCESS_KEY_ID", "testing")
     patches.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     make_dynamodb_atomic()
-    imitate_ses_tenants()
-    with mock_aws():
+    with imitating_ses_tenants(), mock_aws():
         config = LocalConfig.from_env({"AWS_DEFAULT_REGION": REGION, **PAYMENTS})
         template = load_template(config.template_path)
         parameters = local_parameters(template, config, SANDBOX.format)

@@ -4,12 +4,14 @@ checks a ``SendEmail``'s ``TenantName`` before moto sends it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from herald_local.aws.sdk_calls import Proceed, SdkCall, observe
+from herald_local.aws.sdk_calls import Proceed, SdkCall, observing
 from herald_local.sandbox.ses.tenants import OPERATIONS, SesError, TenantBook
 
 BOOK = TenantBook()
@@ -47,7 +49,10 @@ def _answer(call: SdkCall, proceed: Proceed) -> Any:
     return proceed()
 
 
-def imitate_ses_tenants() -> TenantBook:
-    """From now on in this process (once, however often called); the book, to trip tenants in."""
-    observe(_answer)
-    return BOOK
+@contextmanager
+def imitating_ses_tenants() -> Iterator[TenantBook]:
+    """Inside the block (a moto stack's lifetime): a client stubbed outside it, such as a unit test's
+    botocore Stubber, is answered by its stub, not by this imitation. Yields the book, to trip
+    tenants in."""
+    with observing(_answer):
+        yield BOOK
