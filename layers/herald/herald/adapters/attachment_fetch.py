@@ -15,7 +15,7 @@ from contextlib import ExitStack
 
 from herald import USER_AGENT
 from herald.adapters.ssrf import CheckedTarget, Resolver, check_url, resolve_host
-from herald.adapters.webhook_sender import Watchdog, describe_failure, open_socket, tls_context
+from herald.adapters.webhook_sender import exchange_with_checked_address, tls_context
 from herald.domain.attachments import AttachmentTooLarge, AttachmentUnavailable
 
 FETCH_TIMEOUT_SECONDS = 15.0
@@ -35,25 +35,16 @@ def fetch_attachment(
     ``UrlNotAllowed`` for a URL the guard refuses, ``AttachmentUnavailable`` when no file came."""
     target = check_url(url, local_origin=local_origin, resolve=resolve)
     deadline = time.monotonic() + FETCH_TIMEOUT_SECONDS
-    reason = "the host could not be reached"
-    for address in target.addresses:
-        try:
-            sock = open_socket(address, target.port, deadline)
-        except OSError as exc:
-            reason = describe_failure(exc)
-            continue
-        with Watchdog(sock, deadline - time.monotonic()) as watchdog:
-            sock.settimeout(max(deadline - time.monotonic(), 0.001))
-            try:
-                content: bytes | str = _get(sock, target, limit, ca_bundle)
-            except (OSError, http.client.HTTPException) as exc:
-                content = describe_failure(exc)
-        if watchdog.fired:
-            raise AttachmentUnavailable(_TIMED_OUT)
-        if isinstance(content, str):
-            raise AttachmentUnavailable(content)
-        return content
-    raise AttachmentUnavailable(reason)
+    content = exchange_with_checked_address(
+        target,
+        deadline,
+        lambda sock: _get(sock, target, limit, ca_bundle),
+        unreachable="the host could not be reached",
+        timed_out=_TIMED_OUT,
+    )
+    if isinstance(content, str):
+        raise AttachmentUnavailable(content)
+    return content
 
 
 def _get(sock: socket.socket, target: CheckedTarget, limit: int, ca_bundle: str | None) -> bytes:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack, suppress
 from datetime import UTC
 from functools import lru_cache
+from typing import TypeVar
 
 import msgspec
 from msgspec.structs import replace
@@ -44,6 +45,7 @@ CONNECT_TIMEOUT_SECONDS = 5.0
 METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE", "GET"})
 
 _TIMED_OUT = "the endpoint did not answer in time"
+T = TypeVar("T")
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # an RFC 9110 token
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")  # what http.client can send (latin-1, no CR/LF)
@@ -56,7 +58,7 @@ class _Response(msgspec.Struct, frozen=True):
     headers: list[tuple[str, str]]
 
 
-class Watchdog:
+class _Watchdog:
     """Shuts ``sock`` down when the deadline passes, which wakes any read or handshake blocked on it."""
 
     def __init__(self, sock: socket.socket, seconds: float) -> None:
@@ -66,7 +68,7 @@ class Watchdog:
         self._handle: socket.socket | None = None
         self._timer: threading.Timer | None = None
 
-    def __enter__(self) -> Watchdog:
+    def __enter__(self) -> _Watchdog:
         # A duplicate descriptor, because wrapping the socket in TLS detaches the original object.
         self._handle = self.sock.dup()
         self._timer = threading.Timer(max(self.seconds, 0.0), self._expire)
@@ -147,7 +149,7 @@ def tls_context(ca_bundle: str | None) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=ca_bundle)
 
 
-def open_socket(address: IPAddress, port: int, deadline: float) -> socket.socket:
+def _open_socket(address: IPAddress, port: int, deadline: float) -> socket.socket:
     family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
@@ -190,7 +192,7 @@ _NETWORK_ERRORS: tuple[tuple[type[Exception], str], ...] = (
 )
 
 
-def describe_failure(exc: Exception) -> str:
+def _describe_failure(exc: Exception) -> str:
     if isinstance(exc, ssl.SSLCertVerificationError):
         return f"the endpoint's TLS certificate was rejected: {exc.verify_message}"
     known = (message for kind, message in _NETWORK_ERRORS if isinstance(exc, kind))
@@ -204,23 +206,42 @@ def _deliver(
     ca_bundle: str | None,
     deadline: float,
 ) -> _Response | str:
-    """The response, or why there is none. Addresses are tried in order until one accepts the TCP
-    connection; after that the attempt is final, so a request is never sent twice."""
-    reason = "the endpoint could not be reached"
+    """The response, or why there is none."""
+    return exchange_with_checked_address(
+        target,
+        deadline,
+        lambda sock: _exchange(sock, target, hook, headers, ca_bundle),
+        unreachable="the endpoint could not be reached",
+        timed_out=_TIMED_OUT,
+    )
+
+
+def exchange_with_checked_address(
+    target: CheckedTarget,
+    deadline: float,
+    talk: Callable[[socket.socket], T],
+    *,
+    unreachable: str,
+    timed_out: str,
+) -> T | str:
+    """What ``talk`` makes of a socket to the first of the target's checked addresses that accepts
+    the TCP connection, or why there is none (a sentence). After the connection the attempt is
+    final, so a request is never sent twice; the deadline bounds the whole exchange."""
+    reason = unreachable
     for address in target.addresses:
         try:
-            sock = open_socket(address, target.port, deadline)
+            sock = _open_socket(address, target.port, deadline)
         except OSError as exc:
-            reason = describe_failure(exc)
+            reason = _describe_failure(exc)
             continue
-        with Watchdog(sock, deadline - time.monotonic()) as watchdog:
+        with _Watchdog(sock, deadline - time.monotonic()) as watchdog:
             sock.settimeout(max(deadline - time.monotonic(), 0.001))
             try:
-                outcome: _Response | str = _exchange(sock, target, hook, headers, ca_bundle)
+                outcome: T | str = talk(sock)
             except (OSError, http.client.HTTPException) as exc:
-                outcome = describe_failure(exc)
+                outcome = _describe_failure(exc)
         # A response cut short by the deadline may look complete (EOF ends the headers): distrust it.
-        return _TIMED_OUT if watchdog.fired else outcome
+        return timed_out if watchdog.fired else outcome
     return reason
 
 
