@@ -153,6 +153,9 @@ def test_a_developer_joins_sees_only_what_the_role_can_use_and_a_lowered_role_en
         # the next creation is refused and the console asks them to sign in again.
         theirs.goto(f"{owner.origin}/console/keys")
         form = theirs.get_by_role("form", name="Create a key")
+        # The page has loaded as a developer before the role changes (its own reads would otherwise
+        # meet the ended session first).
+        expect(form.get_by_label("Name")).to_be_visible()
         page = owner.open("/console/members", "Members")
         member_row(page, developer).get_by_label(f"Role of {developer}").select_option("viewer")
         member_row(page, developer).get_by_role("button", name=f"Change {developer}'s role").click()
