@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from account_routes import _tenant, router
+from account_routes import _origin, _tenant, router
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
@@ -19,7 +19,7 @@ from herald.http.access_requests import CreateKeyRequest, InviteMemberRequest, M
 from herald.http.account_requests import RotateKeyRequest
 from herald.http.answers import json_response
 from herald.http.contract import AUTHENTICATED, JSON_BODY, PARAMETERS, PATH_PARAMETERS, answers
-from herald.http.credentials import credentials, stack_origin
+from herald.http.credentials import credentials
 from herald.services.auth import require
 
 KeyId = Annotated[str, Path(max_length=40, description="The key's id (key_…)")]
@@ -103,7 +103,7 @@ def list_members() -> Response[str]:
 )
 def invite_member(request: Annotated[InviteMemberRequest, Body()]) -> Response[str]:
     tenant = _tenant(Ability.MEMBERS)
-    console = f"{stack_origin(router.current_event.raw_event, public_origin())}/console"
+    console = f"{_origin()}/console"
     invited = api().members.invite(tenant.tenant_id, tenant.grant, request.email, request.role, console)
     return json_response(201, NewMember.invited(invited))
 
