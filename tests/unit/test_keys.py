@@ -75,6 +75,7 @@ def member(role: Role) -> Grant:
                 Ability.MEMBERS,
                 Ability.BILLING,
                 Ability.TEMPLATES,
+                Ability.WEBHOOKS,
             },
         ),
         ((Scope.SEND, Scope.READ), {Ability.SEND, Ability.READ}),

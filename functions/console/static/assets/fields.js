@@ -139,16 +139,16 @@ export const PreviewRequest = names("data", "version");
 // Roles from the most to the least able, what each role and scope allows, the audit log's actions.
 export const ROLES = ["owner", "admin", "developer", "viewer"];
 export const ROLE_ABILITIES = Object.freeze({
-  owner: ["send", "read", "providers", "domains", "keys", "settings", "templates", "members", "billing", "ownership"],
-  admin: ["send", "read", "providers", "domains", "keys", "settings", "templates", "members"],
-  developer: ["send", "read", "providers", "domains", "keys", "templates"],
+  owner: ["send", "read", "providers", "domains", "keys", "settings", "templates", "webhooks", "members", "billing", "ownership"],
+  admin: ["send", "read", "providers", "domains", "keys", "settings", "templates", "webhooks", "members"],
+  developer: ["send", "read", "providers", "domains", "keys", "templates", "webhooks"],
   viewer: ["read"],
 });
 export const SCOPE_ABILITIES = Object.freeze({
   send: ["send"],
   read: ["read"],
-  manage: ["providers", "domains", "keys", "settings", "templates", "members", "billing"],
-  full: ["send", "read", "providers", "domains", "keys", "settings", "templates", "members", "billing"],
+  manage: ["providers", "domains", "keys", "settings", "templates", "webhooks", "members", "billing"],
+  full: ["send", "read", "providers", "domains", "keys", "settings", "templates", "webhooks", "members", "billing"],
 });
 export const AUDIT_ACTIONS = [
   "tenant.created", "tenant.changed", "key.created", "key.revoked", "key.rotated", "key.migrated",
@@ -157,5 +157,8 @@ export const AUDIT_ACTIONS = [
   "signing_secret.deleted", "suppression.removed", "unsubscribe.removed", "member.invited", "member.joined",
   "member.role_changed", "member.removed", "ownership.transferred", "plan.changed", "endpoint.enabled",
   "endpoint.disabled", "template.created", "template.updated", "template.published", "template.deleted",
-  "jobs.recovered", "job.retried", "ses.sending_resumed",
+  "event_type.created", "event_type.updated", "event_type.archived", "subscription.created",
+  "subscription.updated", "subscription.deleted", "subscription.enabled", "subscription.disabled",
+  "subscription.secret_rotated", "portal_link.created", "jobs.recovered", "job.retried",
+  "ses.sending_resumed",
 ];

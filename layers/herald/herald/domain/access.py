@@ -38,6 +38,9 @@ class Ability(StrEnum):
     SETTINGS = "settings"
     # Email templates: create, edit, publish, delete (reading and previewing them is READ).
     TEMPLATES = "templates"
+    # Event types, subscriptions and portal links: the account's webhook platform (sending an
+    # event is SEND, reading them READ).
+    WEBHOOKS = "webhooks"
     MEMBERS = "members"
     BILLING = "billing"
     OWNERSHIP = "ownership"
@@ -66,6 +69,7 @@ _MANAGING = frozenset(
         Ability.MEMBERS,
         Ability.BILLING,
         Ability.TEMPLATES,
+        Ability.WEBHOOKS,
     }
 )
 # Ownership is a person's: no key can transfer an account.
@@ -79,7 +83,15 @@ ROLE_ABILITIES: Mapping[Role, frozenset[Ability]] = {
     Role.OWNER: frozenset(Ability),
     Role.ADMIN: frozenset(Ability) - {Ability.BILLING, Ability.OWNERSHIP},
     Role.DEVELOPER: frozenset(
-        {Ability.SEND, Ability.READ, Ability.PROVIDERS, Ability.DOMAINS, Ability.KEYS, Ability.TEMPLATES}
+        {
+            Ability.SEND,
+            Ability.READ,
+            Ability.PROVIDERS,
+            Ability.DOMAINS,
+            Ability.KEYS,
+            Ability.TEMPLATES,
+            Ability.WEBHOOKS,
+        }
     ),
     Role.VIEWER: frozenset({Ability.READ}),
 }

@@ -54,6 +54,16 @@ class AuditAction(StrEnum):
     TEMPLATE_UPDATED = "template.updated"
     TEMPLATE_PUBLISHED = "template.published"
     TEMPLATE_DELETED = "template.deleted"
+    EVENT_TYPE_CREATED = "event_type.created"
+    EVENT_TYPE_UPDATED = "event_type.updated"
+    EVENT_TYPE_ARCHIVED = "event_type.archived"
+    SUBSCRIPTION_CREATED = "subscription.created"
+    SUBSCRIPTION_UPDATED = "subscription.updated"
+    SUBSCRIPTION_DELETED = "subscription.deleted"
+    SUBSCRIPTION_ENABLED = "subscription.enabled"
+    SUBSCRIPTION_DISABLED = "subscription.disabled"
+    SUBSCRIPTION_SECRET_ROTATED = "subscription.secret_rotated"  # noqa: S105 (an action name)
+    PORTAL_LINK_CREATED = "portal_link.created"
     JOBS_RECOVERED = "jobs.recovered"
     JOB_RETRIED = "job.retried"
     # The operator reinstated a free tenant's sending on the platform's SES after a reputation pause.

@@ -35,6 +35,9 @@ class BreakerState(StrEnum):
 class BreakerKind(StrEnum):
     PROVIDER = "provider"
     ENDPOINT = "endpoint"
+    # A subscription's endpoint: one breaker per subscription (its name is the subscription id),
+    # under the endpoint policy; two subscriptions on one origin fail and recover apart.
+    SUBSCRIPTION = "subscription"
 
 
 class BreakerKey(msgspec.Struct, frozen=True):

@@ -131,6 +131,14 @@ class SealedHeaders(msgspec.Struct, frozen=True):
     sealed: SealedSecret
 
 
+class DeliveryRef(msgspec.Struct, frozen=True):
+    """What ties a delivery job to its event and subscription (kept with the job's request)."""
+
+    event_id: str
+    subscription_id: str
+    event_type: str
+
+
 class WebhookNotification(msgspec.Struct, frozen=True):
     url: str
     # The JSON object that is sent as the body.
@@ -138,6 +146,8 @@ class WebhookNotification(msgspec.Struct, frozen=True):
     method: str = "POST"
     # In clear only in memory (as the request brought them, or opened just before sending).
     headers: Mapping[str, str] | SealedHeaders = msgspec.field(default_factory=dict)
+    # A subscription's delivery of an event (None: a webhook the client addressed itself).
+    delivery: DeliveryRef | None = None
 
     @property
     def channel(self) -> Channel:

@@ -24,6 +24,9 @@ class Purpose(StrEnum):
     SIGNING_SECRET = "signing-secret"  # noqa: S105 (a label, not a secret)
     # Custom headers of a webhook job (a receiver's credentials, often), sealed at acceptance.
     WEBHOOK_HEADERS = "webhook-headers"
+    # A subscription's own signing secret (its custom headers are sealed as WEBHOOK_HEADERS, so a
+    # delivery job carries them as they are).
+    SUBSCRIPTION_SECRET = "subscription-secret"  # noqa: S105 (a label, not a secret)
 
 
 class SecretTampered(Exception):

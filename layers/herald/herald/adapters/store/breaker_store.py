@@ -24,6 +24,8 @@ from herald.adapters.store.models import (
     TenantItem,
     endpoints_pk,
     provider_breaker_sk,
+    subscription_breaker_sk,
+    subscriptions_pk,
     tenant_pk,
 )
 from herald.adapters.store.table import ConditionFailed, Table, conditional, transaction, translated
@@ -36,6 +38,8 @@ from herald.services.outcomes import TenantNotFound
 def breaker_item_key(key: BreakerKey) -> tuple[str, str]:
     if key.kind is BreakerKind.ENDPOINT:
         return endpoints_pk(key.tenant_id or ""), key.name
+    if key.kind is BreakerKind.SUBSCRIPTION:
+        return subscriptions_pk(key.tenant_id or ""), subscription_breaker_sk(key.name)
     owner = PLATFORM_PK if key.tenant_id is None else tenant_pk(key.tenant_id)
     return owner, provider_breaker_sk(key.name)
 

@@ -37,6 +37,7 @@ from herald.domain.account import TenantProfile
 from herald.domain.attachments import Attachment
 from herald.domain.jobs import Channel, compact_json
 from herald.domain.notifications import (
+    DeliveryRef,
     EmailNotification,
     Notification,
     NotificationRequest,
@@ -316,7 +317,11 @@ def _document(request: NotificationRequest) -> dict[str, Any]:
         }
     else:
         fields = {"url": notification.url, "method": notification.method, **_headers_fields(notification)}
-        fields |= {"payload": dict(notification.payload), **options}
+        fields |= {
+            "payload": dict(notification.payload),
+            **options,
+            "delivery": _delivery_fields(notification),
+        }
     return {name: value for name, value in fields.items() if value is not None}
 
 
@@ -346,6 +351,7 @@ def request_from_document(channel: Channel, document: Mapping[str, Any]) -> Noti
             payload=payload,
             method=str(document.get("method", "POST")),
             headers=_headers_from(document),
+            delivery=_delivery_from(document.get("delivery")),
         )
     priority = document.get("priority")
     return NotificationRequest(
@@ -362,6 +368,19 @@ def fingerprint(request: NotificationRequest) -> str:
     hash of the request's document without its key."""
     document = {name: value for name, value in request_document(request).items() if name != "idempotencyKey"}
     return hashlib.sha256(request.channel.value.encode() + b"\n" + compact_json(document)).hexdigest()
+
+
+def _delivery_fields(webhook: WebhookNotification) -> dict[str, str] | None:
+    ref = webhook.delivery
+    if ref is None:
+        return None
+    return {"eventId": ref.event_id, "subscriptionId": ref.subscription_id, "eventType": ref.event_type}
+
+
+def _delivery_from(fields: object) -> DeliveryRef | None:
+    if not isinstance(fields, Mapping):
+        return None
+    return DeliveryRef(str(fields["eventId"]), str(fields["subscriptionId"]), str(fields["eventType"]))
 
 
 def _attachment_fields(attachment: Attachment) -> dict[str, Any]:

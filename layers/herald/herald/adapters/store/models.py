@@ -15,6 +15,10 @@ of a key lives here too.
     TEMPLATE#<tenantId>#<tplId> PUBLISHED            a copy of the published version: a send reads it in one GetItem
     PLATFORM                    BREAKER#<NAME>       circuit breaker of a platform provider
     ENDPOINTS#<tenantId>        <origin>             circuit breaker of a webhook endpoint
+    SUBSCRIPTIONS#<tenantId>    <subId>              a subscription (url, event types, channels, sealed secrets)
+    SUBSCRIPTIONS#<tenantId>    <subId>#BREAKER      the subscription's circuit breaker (sorts beside it)
+    EVENT#<tenantId>#<eventId>  EVENT                an event as sent (its payload once, its fan-out pages)
+    RATE#<tenantId>#<subId>     SLOT                 the next free send slot of a rate-limited subscription
     DOMAIN#<domain>             CLAIM                which tenant owns a domain (unique)
     APIKEY#<sha256>             KEY                  API key hash -> tenant and key id
     EMAIL#<sha256 of address>   CLAIM                the tenant that signs in to the console with it
@@ -129,6 +133,39 @@ def endpoints_pk(tenant_id: str) -> str:
     """A tenant's endpoint breakers in a partition of their own: the tenant's partition, read by
     every request's authentication, stays small however many origins it calls."""
     return f"ENDPOINTS#{tenant_id}"
+
+
+def subscriptions_pk(tenant_id: str) -> str:
+    """A tenant's subscriptions and their breakers, each breaker sorted right after its subscription,
+    so a fan-out page (a range of ids) reads both in one Query."""
+    return f"SUBSCRIPTIONS#{tenant_id}"
+
+
+SUBSCRIPTION_BREAKER_SUFFIX = "#BREAKER"
+
+
+def subscription_breaker_sk(subscription_id: str) -> str:
+    return f"{subscription_id}{SUBSCRIPTION_BREAKER_SUFFIX}"
+
+
+EVENT_SK = "EVENT"
+
+
+def event_pk(tenant_id: str, event_id: str) -> str:
+    """Like a job's, an event's key holds its tenant: another tenant's id cannot find it."""
+    return f"EVENT#{tenant_id}#{event_id}"
+
+
+def events_gsi_pk(tenant_id: str) -> str:
+    """gsi1: a tenant's events newest first (gsi1sk = createdAt#eventId)."""
+    return f"EVENTS#{tenant_id}"
+
+
+RATE_SK = "SLOT"
+
+
+def rate_pk(tenant_id: str, subscription_id: str) -> str:
+    return f"RATE#{tenant_id}#{subscription_id}"
 
 
 def domain_claim_pk(domain: str) -> str:
@@ -733,6 +770,47 @@ class BreakerItem(HeraldItem, discriminator="breaker"):
     last_error = UnicodeAttribute(null=True, attr_name="lastError")
     since = NumberAttribute(null=True)
     version = NumberAttribute()
+
+
+class SubscriptionItem(HeraldItem, discriminator="subscription"):
+    """A registered endpoint: what it receives, how fast, and its sealed secrets and headers."""
+
+    url = UnicodeAttribute()
+    event_types = ListAttribute[str](attr_name="eventTypes")
+    channels = ListAttribute[str](null=True)
+    description = UnicodeAttribute(null=True)
+    rate_limit = NumberAttribute(null=True, attr_name="rateLimitPerSecond")
+    secret = SealedAttribute()
+    previous_secret = SealedAttribute(null=True, attr_name="previousSecret")
+    previous_valid_until = UnicodeAttribute(null=True, attr_name="previousValidUntil")
+    header_names = ListAttribute[str](null=True, attr_name="headerNames")
+    headers = SealedAttribute(null=True)
+    subscriber_id = UnicodeAttribute(null=True, attr_name="subscriberId")
+    created_at = UnicodeAttribute(attr_name="createdAt")
+    updated_at = UnicodeAttribute(attr_name="updatedAt")
+    version = NumberAttribute()
+
+
+class EventItem(HeraldItem, discriminator="fanout"):
+    """An event as the tenant sent it, written once at acceptance (a conditional put: the
+    idempotency guard); the payload is stored here once, each delivery job carries its own copy."""
+
+    type = UnicodeAttribute()
+    payload = DeflatedJSONAttribute()
+    channels = ListAttribute[str](null=True)
+    subscriptions = NumberAttribute()
+    page_ends = ListAttribute[str](null=True, attr_name="pageEnds")
+    body_digest = BinaryAttribute(null=True, legacy_encoding=False, attr_name="bodyDigest")
+
+    @property
+    def created_at(self) -> str:
+        return str(self.gsi1sk).split("#", 1)[0]
+
+
+class RateSlotItem(HeraldItem, discriminator="rate"):
+    """A rate-limited subscription's next free send slot (epoch milliseconds), kept a minute."""
+
+    next_at = NumberAttribute(attr_name="nextAt")
 
 
 class JobEventItem(HeraldItem, discriminator="event"):
