@@ -119,6 +119,8 @@ class ActorKind(StrEnum):
     OPERATOR = "operator"
     PROCESSOR = "processor"
     SYSTEM = "system"
+    # A tenant's customer through a portal link (its subscriber id; only its own subscriptions).
+    PORTAL = "portal"
 
 
 class Actor(msgspec.Struct, frozen=True):

@@ -15,6 +15,8 @@ of a key lives here too.
     TEMPLATE#<tenantId>#<tplId> PUBLISHED            a copy of the published version: a send reads it in one GetItem
     PLATFORM                    BREAKER#<NAME>       circuit breaker of a platform provider
     ENDPOINTS#<tenantId>        <origin>             circuit breaker of a webhook endpoint
+    EVENTTYPES#<tenantId>       <name>               an event type (description, current schema, version, state)
+    EVENTTYPE#<tenantId>#<name> V#<version, 6 digits> one kept schema version of the event type
     SUBSCRIPTIONS#<tenantId>    <subId>              a subscription (url, event types, channels, sealed secrets)
     SUBSCRIPTIONS#<tenantId>    <subId>#BREAKER      the subscription's circuit breaker (sorts beside it)
     EVENT#<tenantId>#<eventId>  EVENT                an event as sent (its payload once, its fan-out pages)
@@ -133,6 +135,14 @@ def endpoints_pk(tenant_id: str) -> str:
     """A tenant's endpoint breakers in a partition of their own: the tenant's partition, read by
     every request's authentication, stays small however many origins it calls."""
     return f"ENDPOINTS#{tenant_id}"
+
+
+def event_types_pk(tenant_id: str) -> str:
+    return f"EVENTTYPES#{tenant_id}"
+
+
+def event_type_versions_pk(tenant_id: str, name: str) -> str:
+    return f"EVENTTYPE#{tenant_id}#{name}"
 
 
 def subscriptions_pk(tenant_id: str) -> str:
@@ -770,6 +780,18 @@ class BreakerItem(HeraldItem, discriminator="breaker"):
     last_error = UnicodeAttribute(null=True, attr_name="lastError")
     since = NumberAttribute(null=True)
     version = NumberAttribute()
+
+
+class EventTypeItem(HeraldItem, discriminator="eventtype"):
+    """An event type's head: its current schema (compact JSON) and state."""
+
+    description = UnicodeAttribute(null=True)
+    schema = UnicodeAttribute(null=True)
+    version = NumberAttribute()
+    deprecated = BooleanAttribute(default=False)
+    archived = BooleanAttribute(default=False)
+    created_at = UnicodeAttribute(attr_name="createdAt")
+    updated_at = UnicodeAttribute(attr_name="updatedAt")
 
 
 class SubscriptionItem(HeraldItem, discriminator="subscription"):
