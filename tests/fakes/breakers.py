@@ -8,6 +8,7 @@ from herald.domain.account import TenantProfile
 from herald.domain.audit import AuditEntry
 from herald.domain.breakers import Breaker, BreakerKey, BreakerKind
 from herald.domain.errors import DependencyError
+from herald.domain.events import Subscription
 from tests.fakes.tenants import FakeTenantTable
 
 
@@ -15,6 +16,8 @@ class FakeBreakers:
     def __init__(self, tenants: FakeTenantTable | None = None) -> None:
         self.tenants = tenants or FakeTenantTable()
         self.stored: dict[BreakerKey, Breaker] = self.tenants.breakers
+        # The subscriptions a delivery of an event reads, by (tenant, subscription id).
+        self.subscriptions: dict[tuple[str, str], Subscription] = {}
         self.writes = 0
         self.reads = 0
         self.unavailable = False
@@ -30,6 +33,15 @@ class FakeBreakers:
         self._check()
         self.reads += 1
         return self.tenants.profile(tenant_id), self.stored.get(key)
+
+    def with_subscription(
+        self, tenant_id: str, subscription_id: str
+    ) -> tuple[TenantProfile, Subscription | None, Breaker | None]:
+        self._check()
+        self.reads += 1
+        key = BreakerKey(BreakerKind.SUBSCRIPTION, tenant_id, subscription_id)
+        found = self.subscriptions.get((tenant_id, subscription_id))
+        return self.tenants.profile(tenant_id), found, self.stored.get(key)
 
     def save(self, breaker: Breaker) -> bool:
         self._check()

@@ -28,6 +28,7 @@ def settings_for_tests(**overrides: Any) -> Settings:
             channel: f"https://sqs.test/{channel.value}-ordered.fifo" for channel in Channel
         },
         "dlq_url": "https://sqs.test/dlq",
+        "fanout_queue_url": "https://sqs.test/fanout",
         "alert_topic_arn": "arn:aws:sns:us-east-1:123456789012:herald-test-alerts",
         "region": "us-east-1",
         "stage": "test",
@@ -67,6 +68,7 @@ def settings_environment(**overrides: str) -> dict[str, str]:
         "HERALD_TABLE": settings.table_name,
         "HERALD_KMS_KEY_ID": settings.kms_key_id,
         "HERALD_DLQ": settings.dlq_url,
+        "HERALD_QUEUE_FANOUT": settings.fanout_queue_url,
         "HERALD_ALERT_TOPIC": settings.alert_topic_arn,
         "AWS_DEFAULT_REGION": settings.region,
         "HERALD_STAGE": settings.stage,

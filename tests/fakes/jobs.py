@@ -562,23 +562,26 @@ class FakeCounters(Recorder):
         *,
         rate_limit: int,
         quota: Quota | None,
+        jobs: int = 1,
     ) -> None:
         self._called("charge")
         if quota is not None:
             used = self.jobs.get((tenant_id, period, quota.counter), 0)
-            if used >= quota.limit:
+            if used + jobs > quota.limit:
                 raise QuotaExhausted(used)
         if self.requests.get((tenant_id, minute), 0) >= rate_limit:
             raise RateLimited
         self.requests[(tenant_id, minute)] = self.requests.get((tenant_id, minute), 0) + 1
-        self._add(tenant_id, period, channel, 1)
-        self._day(tenant_id, minute)[f"accepted_{channel.value}"] += 1
+        self._add(tenant_id, period, channel, jobs)
+        self._day(tenant_id, minute)[f"accepted_{channel.value}"] += jobs
 
-    def refund(self, tenant_id: str, period: str, channel: Channel, minute: str | None) -> None:
+    def refund(
+        self, tenant_id: str, period: str, channel: Channel, minute: str | None, jobs: int = 1
+    ) -> None:
         self._called("refund")
-        self._add(tenant_id, period, channel, -1)
+        self._add(tenant_id, period, channel, -jobs)
         if minute is not None:
-            self._day(tenant_id, minute)[f"accepted_{channel.value}"] -= 1
+            self._day(tenant_id, minute)[f"accepted_{channel.value}"] -= jobs
 
     def _day(self, tenant_id: str, minute: str) -> Counter[str]:
         day = date(int(minute[:4]), int(minute[4:6]), int(minute[6:8]))

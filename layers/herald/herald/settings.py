@@ -62,6 +62,8 @@ class Settings(msgspec.Struct, frozen=True):
     # The FIFO queue of each channel, for jobs with an ordering key.
     ordered_queue_urls: Mapping[Channel, str]
     dlq_url: str
+    # An event's fan-out pages (template.yaml, FanoutQueue).
+    fanout_queue_url: str
     alert_topic_arn: str
     region: str
     stage: str
@@ -85,7 +87,8 @@ class Settings(msgspec.Struct, frozen=True):
 
     def queues_by_name(self) -> dict[str, str]:
         """Every queue's URL by its name (what CloudWatch's dimensions call a queue), the DLQ's too."""
-        return {url.rsplit("/", 1)[-1]: url for url in [*self.queue_urls.values(), self.dlq_url]}
+        urls = [*self.queue_urls.values(), self.fanout_queue_url, self.dlq_url]
+        return {url.rsplit("/", 1)[-1]: url for url in urls}
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -106,6 +109,7 @@ class Settings(msgspec.Struct, frozen=True):
                 for channel in Channel
             },
             dlq_url=_required(env, "HERALD_DLQ"),
+            fanout_queue_url=_required(env, "HERALD_QUEUE_FANOUT"),
             alert_topic_arn=_required(env, "HERALD_ALERT_TOPIC"),
             # Lambda sets AWS_REGION; the CLI and tests set AWS_DEFAULT_REGION.
             region=env.get("AWS_REGION") or _required(env, "AWS_DEFAULT_REGION"),

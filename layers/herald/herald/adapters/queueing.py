@@ -18,11 +18,13 @@ from herald.domain.ordering import ordering_group
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.type_defs import SendMessageBatchRequestEntryTypeDef
 
 # Inline requests spare the worker a read; larger ones (long emails) are read from the table.
 # SQS accepts 256 KiB per message by default; leave room for the envelope fields.
 INLINE_PAYLOAD_LIMIT = 200 * 1024
 MESSAGE_VERSION = 1
+_BATCH_ENTRIES = 10
 
 
 def encode_message(message: JobMessage) -> str:
@@ -109,6 +111,17 @@ class SqsJobQueue:
                 f"queue {message.channel.value}-{priority.value} unavailable: {exc}"
             ) from exc
 
+    def enqueue_batch(self, messages: Sequence[JobMessage], priority: QueuePriority) -> None:
+        """Unkeyed messages of one channel, ten per SendMessageBatch; DependencyError if SQS refused
+        any of them (sending all again is safe: a job queued twice is claimed once)."""
+        bodies = [(message.tenant_id, encode_message(message)) for message in messages]
+        if not messages:
+            return
+        channel = messages[0].channel
+        send_batches(
+            self._sqs, self._queue_urls[(channel, priority)], bodies, f"{channel.value}-{priority.value}"
+        )
+
     def _enqueue_ordered(self, message: JobMessage, key: str) -> None:
         """A keyed job joins its key's message group, behind the key's earlier jobs, whatever its
         priority. FIFO queues take no per-message delay: keyed jobs are only queued when due (a
@@ -127,6 +140,25 @@ class SqsJobQueue:
             )
         except (ClientError, BotoCoreError) as exc:
             raise DependencyError(f"queue {message.channel.value}-ordered unavailable: {exc}") from exc
+
+
+def send_batches(
+    sqs: Callable[[], SQSClient], url: str, bodies: Sequence[tuple[str, str]], name: str
+) -> None:
+    """Send (message group, body) pairs to ``url`` ten at a time (SQS's batch size); DependencyError
+    naming the queue if a call or any entry failed."""
+    for start in range(0, len(bodies), _BATCH_ENTRIES):
+        chunk = bodies[start : start + _BATCH_ENTRIES]
+        entries: list[SendMessageBatchRequestEntryTypeDef] = [
+            {"Id": str(number), "MessageBody": body, "MessageGroupId": group}
+            for number, (group, body) in enumerate(chunk)
+        ]
+        try:
+            failed = sqs().send_message_batch(QueueUrl=url, Entries=entries).get("Failed", [])
+        except (ClientError, BotoCoreError) as exc:
+            raise DependencyError(f"queue {name} unavailable: {exc}") from exc
+        if failed:
+            raise DependencyError(f"queue {name} refused {len(failed)} messages: {failed[0].get('Message')}")
 
 
 class SqsMessageReturns:

@@ -73,6 +73,7 @@ class ErrorCode(StrEnum):
     TEMPLATE_CHANGED = "template_changed"
     TEMPLATE_LIMIT_REACHED = "template_limit_reached"
     PAYLOAD_TOO_LARGE = "payload_too_large"
+    EVENT_NOT_FOUND = "event_not_found"
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
     RATE_LIMIT_EXCEEDED = "rate_limit_exceeded"
     INTERNAL_ERROR = "internal_error"

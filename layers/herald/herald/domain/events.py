@@ -97,6 +97,20 @@ class Subscription(msgspec.Struct, frozen=True):
             return False
         return not self.channels or not channels or bool(set(self.channels) & set(channels))
 
+    def audience_of(self, event: Event) -> bool:
+        """Whether ``event`` is for this subscription: a subscription created after the event was
+        accepted is not (so a fan-out run again later reaches the same subscriptions)."""
+        return self.created_at <= event.created_at and self.receives(event.type, event.channels)
+
+
+class EventRequest(msgspec.Struct, frozen=True):
+    """An event as a client sends it."""
+
+    type: str
+    payload: Mapping[str, Any]
+    channels: tuple[str, ...] = ()
+    idempotency_key: str | None = None
+
 
 class Event(msgspec.Struct, frozen=True):
     """One event the tenant sent: stored once, delivered to each subscription that receives it."""

@@ -28,7 +28,15 @@ class Listed(msgspec.Struct, frozen=True):
     def of(cls, notification: Notification) -> Listed:
         if isinstance(notification, EmailNotification):
             return cls(notification.to, notification.to.lower(), notification.subject[:SUBJECT_KEPT])
+        if notification.delivery is not None:
+            return cls(notification.url, subscription_term(notification.delivery.subscription_id), None)
         return cls(notification.url, host_of(notification.url), None)
+
+
+def subscription_term(subscription_id: str) -> str:
+    """What a subscription's deliveries are found by (its history): not a host, so a search by host
+    never mixes them in."""
+    return f"subscription:{subscription_id}"
 
 
 def host_of(url: str) -> str:

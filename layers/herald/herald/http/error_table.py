@@ -46,6 +46,7 @@ STATUS: Mapping[ErrorCode, int] = {
     ErrorCode.SUPPRESSION_NOT_FOUND: 404,
     ErrorCode.UNSUBSCRIBE_NOT_FOUND: 404,
     ErrorCode.WEBHOOK_NOT_FOUND: 404,
+    ErrorCode.EVENT_NOT_FOUND: 404,
     ErrorCode.ENDPOINT_NOT_FOUND: 404,
     ErrorCode.KEY_NOT_FOUND: 404,
     ErrorCode.MEMBER_NOT_FOUND: 404,

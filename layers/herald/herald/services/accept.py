@@ -106,11 +106,7 @@ class AcceptService:
         """Accept ``request`` for the tenant ``caller`` authenticates as; ``header_key`` is the
         Idempotency-Key header's value, if the request had one."""
         tenant = self._authenticate(caller)
-        if header_key is not None and not IDEMPOTENCY_KEY.fullmatch(header_key):
-            raise HeraldError(
-                "Invalid request: Idempotency-Key: must be 1-255 printable ASCII characters.",
-                ErrorCode.VALIDATION_ERROR,
-            )
+        key = idempotency_key_of(request.idempotency_key, header_key)
         sent = request
         notification = request.notification
         uploads: list[Upload] = []
@@ -123,13 +119,11 @@ class AcceptService:
                 uploads = self._attachments().read(tenant, notification)
         else:
             self._check_url(notification.url)
-        key = _idempotency_key(request.idempotency_key, header_key)
         now = self._clock()
         due = _due(request, now)
         channel = request.channel
-        period = tenant.period(now)
-        period_key, minute = period.key, now.strftime("%Y%m%d%H%M")
-        self._charge(tenant, channel, period_key, period.end, now, minute=minute)
+        charged = charge_or_refuse(self._counters, tenant, channel, now)
+        period_key, minute = charged.period, charged.minute
         if uploads:
             request = self._store_attachments(tenant, request, uploads, period_key, minute)
             sent = _with_stored_files(sent, request)
@@ -168,7 +162,7 @@ class AcceptService:
         except DependencyError as exc:
             logger.error("attachment store failed", extra={"tenant_id": tenant.tenant_id, "reason": str(exc)})
             self._refund(tenant, request.channel, period, minute)
-            raise _storage_unavailable() from exc
+            raise storage_unavailable() from exc
 
     def _hand_over(
         self, job: NewJob, message: JobMessage, queue: QueuePriority, due: datetime | None
@@ -218,44 +212,6 @@ class AcceptService:
             keyed_request=sent if key else None,
         )
 
-    def _charge(
-        self,
-        tenant: TenantContext,
-        channel: Channel,
-        period: str,
-        period_end: datetime,
-        now: datetime,
-        *,
-        minute: str,
-    ) -> None:
-        quota = tenant.quota(channel)
-        try:
-            self._counters.charge(
-                tenant.tenant_id,
-                period,
-                minute,
-                channel,
-                rate_limit=tenant.requests_per_minute,
-                quota=quota,
-            )
-        except RateLimited as exc:
-            retry_after = 60 - now.second
-            raise HeraldError(
-                f"Rate limit of {tenant.requests_per_minute} requests per minute exceeded; retry in {retry_after} s.",
-                ErrorCode.RATE_LIMIT_EXCEEDED,
-                extra={"retryAfter": retry_after},
-            ) from exc
-        except QuotaExhausted as exc:
-            limit = quota.limit if quota else 0
-            raise HeraldError(
-                f"The monthly quota of your plan is used up ({exc.used} of {limit}); it resets at {iso(period_end)}.",
-                ErrorCode.QUOTA_EXCEEDED,
-                extra={"usage": exc.used, "limit": limit, "resetsAt": iso(period_end)},
-            ) from exc
-        except DependencyError as exc:
-            logger.error("counter write failed", extra={"tenant_id": tenant.tenant_id, "reason": str(exc)})
-            raise _storage_unavailable() from exc
-
     def _insert(self, tenant: TenantContext, job: NewJob, period: str, minute: str) -> None:
         try:
             self._jobs.insert(job)
@@ -275,16 +231,71 @@ class AcceptService:
             logger.error("job table write failed", extra={"tenant_id": job.tenant_id, "reason": str(exc)})
             # Undercount rather than overcharge when the write's fate is unknown (a timeout).
             self._refund(tenant, job.request.channel, period, minute)
-            raise _storage_unavailable() from exc
+            raise storage_unavailable() from exc
 
     def _refund(self, tenant: TenantContext, channel: Channel, period: str, minute: str) -> None:
-        try:
-            self._counters.refund(tenant.tenant_id, period, channel, minute)
-        except DependencyError as exc:
-            logger.error("usage refund failed", extra={"tenant_id": tenant.tenant_id, "reason": str(exc)})
+        refund_quietly(self._counters, tenant, channel, Charged(period, minute))
 
 
-def _storage_unavailable() -> HeraldError:
+class Charged(msgspec.Struct, frozen=True):
+    """Where an accepted request was counted: its billing period and its minute."""
+
+    period: str
+    minute: str
+
+
+def charge_or_refuse(
+    counters: Counters, tenant: TenantContext, channel: Channel, now: datetime, *, jobs: int = 1
+) -> Charged:
+    """Count the request (rate limit) and its ``jobs`` (quota), or refuse it with the sentence and
+    fields a client needs (when to retry, what is used up)."""
+    period = tenant.period(now)
+    charged = Charged(period.key, now.strftime("%Y%m%d%H%M"))
+    quota = tenant.quota(channel)
+    try:
+        counters.charge(
+            tenant.tenant_id,
+            charged.period,
+            charged.minute,
+            channel,
+            rate_limit=tenant.requests_per_minute,
+            quota=quota,
+            jobs=jobs,
+        )
+    except RateLimited as exc:
+        retry_after = 60 - now.second
+        raise HeraldError(
+            f"Rate limit of {tenant.requests_per_minute} requests per minute exceeded; retry in {retry_after} s.",
+            ErrorCode.RATE_LIMIT_EXCEEDED,
+            extra={"retryAfter": retry_after},
+        ) from exc
+    except QuotaExhausted as exc:
+        limit = quota.limit if quota else 0
+        needs = "" if jobs == 1 else f"; this request needs {jobs}"
+        raise HeraldError(
+            f"The monthly quota of your plan is used up ({exc.used} of {limit}{needs}); it resets at"
+            f" {iso(period.end)}.",
+            ErrorCode.QUOTA_EXCEEDED,
+            extra={"usage": exc.used, "limit": limit, "resetsAt": iso(period.end)},
+        ) from exc
+    except DependencyError as exc:
+        logger.error("counter write failed", extra={"tenant_id": tenant.tenant_id, "reason": str(exc)})
+        raise storage_unavailable() from exc
+    return charged
+
+
+def refund_quietly(
+    counters: Counters, tenant: TenantContext, channel: Channel, charged: Charged, jobs: int = 1
+) -> None:
+    """Take back what a request that was not accepted was charged (a failed refund is logged: it
+    undercounts nothing, it leaves the count one too high)."""
+    try:
+        counters.refund(tenant.tenant_id, charged.period, channel, charged.minute, jobs)
+    except DependencyError as exc:
+        logger.error("usage refund failed", extra={"tenant_id": tenant.tenant_id, "reason": str(exc)})
+
+
+def storage_unavailable() -> HeraldError:
     return HeraldError(
         "Herald could not store the request right now; it was not accepted. Retry it.",
         ErrorCode.STORAGE_UNAVAILABLE,
@@ -394,7 +405,13 @@ def _due(request: NotificationRequest, now: datetime) -> datetime | None:
         ) from exc
 
 
-def _idempotency_key(body_key: str | None, header_key: str | None) -> str | None:
+def idempotency_key_of(body_key: str | None, header_key: str | None) -> str | None:
+    """The request's idempotency key, from its body or its Idempotency-Key header (both: the same)."""
+    if header_key is not None and not IDEMPOTENCY_KEY.fullmatch(header_key):
+        raise HeraldError(
+            "Invalid request: Idempotency-Key: must be 1-255 printable ASCII characters.",
+            ErrorCode.VALIDATION_ERROR,
+        )
     if body_key and header_key and body_key != header_key:
         raise HeraldError(
             "The Idempotency-Key header and idempotencyKey field differ.", ErrorCode.IDEMPOTENCY_KEY_MISMATCH

@@ -38,6 +38,7 @@ from herald.domain.breakers import (
 )
 from herald.domain.clock import iso
 from herald.domain.errors import DependencyError, ErrorCode, HeraldError
+from herald.domain.events import Subscription
 from herald.observability import count, logger
 from herald.services.ports.platform import PlatformMail
 from herald.services.ports.providers import Breakers
@@ -222,6 +223,14 @@ class EndpointPass(msgspec.Struct, frozen=True):
     breaker: Breaker
 
 
+class SubscriptionPass(msgspec.Struct, frozen=True):
+    """What a subscription's delivery reads before it sends (subscription None: deleted since)."""
+
+    profile: TenantProfile
+    subscription: Subscription | None
+    breaker: Breaker
+
+
 class EndpointHealth:
     """The webhook endpoints' breakers: which jobs go out, and what the tenant is told."""
 
@@ -238,6 +247,12 @@ class EndpointHealth:
         key = BreakerKey(BreakerKind.ENDPOINT, tenant_id, endpoint_origin(url))
         profile, breaker = self._board.breakers.with_profile(tenant_id, key)
         return EndpointPass(profile, breaker or Breaker(key))
+
+    def for_subscription(self, tenant_id: str, subscription_id: str) -> SubscriptionPass:
+        """The tenant's profile, the subscription and its breaker, in one read."""
+        key = BreakerKey(BreakerKind.SUBSCRIPTION, tenant_id, subscription_id)
+        profile, subscription, breaker = self._board.breakers.with_subscription(tenant_id, subscription_id)
+        return SubscriptionPass(profile, subscription, breaker or Breaker(key))
 
     def endpoints(self, tenant_id: str) -> list[Breaker]:
         return self._board.breakers.endpoints(tenant_id)

@@ -18,16 +18,17 @@ from herald.domain.account import ACTIVE, TenantProfile, TenantRecords
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.clock import parse_iso, utc_now
 from herald.domain.errors import DependencyError
+from herald.domain.events import SubscriptionSecrets
 from herald.domain.notifications import WebhookNotification
 from herald.domain.providers import Credential, StoredProvider
-from herald.domain.secrets import Purpose
+from herald.domain.secrets import Purpose, SealedSecret
 from herald.services.outcomes import TenantNotFound
 from herald.services.ports.platform import SecretBox
 from herald.services.ports.tenants import TenantStore
 from herald.services.webhook_headers import opened
 
 if TYPE_CHECKING:
-    from herald.services.health import EndpointPass
+    from herald.services.health import EndpointPass, SubscriptionPass
 
 
 class TenantDirectory:
@@ -59,23 +60,43 @@ class TenantDirectory:
     def signing_secrets(self, profile: TenantProfile) -> list[str]:
         """Oldest first: the previous secret while its overlap lasts, then the current one (both
         signatures are promised during a rotation)."""
-        tenant_id = profile.tenant_id
-        secrets: list[str] = []
-        previous = profile.previous_signing_secret
-        if (
-            previous is not None
-            and profile.previous_valid_until
-            and parse_iso(profile.previous_valid_until) > self._clock()
-        ):
-            secrets.append(self._secrets.open(tenant_id, Purpose.SIGNING_SECRET, previous))
-        if profile.signing_secret is not None:
-            secrets.append(self._secrets.open(tenant_id, Purpose.SIGNING_SECRET, profile.signing_secret))
-        return secrets
+        return self._opened_secrets(
+            profile.tenant_id,
+            Purpose.SIGNING_SECRET,
+            profile.signing_secret,
+            profile.previous_signing_secret,
+            profile.previous_valid_until,
+        )
+
+    def subscription_secrets(self, tenant_id: str, secrets: SubscriptionSecrets) -> list[str]:
+        """A subscription's secrets, as ``signing_secrets`` orders the account's."""
+        return self._opened_secrets(
+            tenant_id,
+            Purpose.SUBSCRIPTION_SECRET,
+            secrets.current,
+            secrets.previous,
+            secrets.previous_valid_until,
+        )
+
+    def _opened_secrets(
+        self,
+        tenant_id: str,
+        purpose: Purpose,
+        current: SealedSecret | None,
+        previous: SealedSecret | None,
+        previous_valid_until: str | None,
+    ) -> list[str]:
+        opened: list[str] = []
+        if previous is not None and previous_valid_until and parse_iso(previous_valid_until) > self._clock():
+            opened.append(self._secrets.open(tenant_id, purpose, previous))
+        if current is not None:
+            opened.append(self._secrets.open(tenant_id, purpose, current))
+        return opened
 
 
 # The reason a job of a disabled tenant ends with; the tenant's operator decided, nobody must act.
 TENANT_DISABLED = "the tenant is disabled (tenant_disabled); the job was not sent"
-T = TypeVar("T", TenantProfile, TenantRecords, "EndpointPass")
+T = TypeVar("T", TenantProfile, TenantRecords, "EndpointPass", "SubscriptionPass")
 
 
 def tenant_for_pass(read: Callable[[], T], unavailable: str) -> T | AttemptOutcome:

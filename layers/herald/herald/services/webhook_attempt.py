@@ -6,12 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from msgspec.structs import replace
+
 from herald.domain.account import TenantProfile
 from herald.domain.attempts import AttemptOutcome
+from herald.domain.breakers import Breaker
 from herald.domain.errors import DependencyError
 from herald.domain.job_records import Claim, JobMessage
 from herald.domain.jobs import compact_json
-from herald.domain.notifications import NotificationRequest, SealedHeaders, WebhookNotification
+from herald.domain.notifications import DeliveryRef, NotificationRequest, SealedHeaders, WebhookNotification
 from herald.domain.secrets import SecretTampered
 from herald.domain.webhooks import OutboundWebhook
 from herald.services.health import EndpointHealth, Gate
@@ -23,6 +26,11 @@ ENDPOINT_DISABLED = (
     "the webhook endpoint is disabled, by the tenant or after a long outage (endpoint_disabled);"
     " the job was not sent"
 )
+SUBSCRIPTION_DISABLED = (
+    "the subscription is disabled, by the tenant, its customer or after a long outage"
+    " (subscription_disabled); the delivery was not sent"
+)
+SUBSCRIPTION_DELETED = "the subscription was deleted (subscription_deleted); the delivery was not sent"
 
 
 class WebhookAttempt:
@@ -37,6 +45,8 @@ class WebhookAttempt:
         stored = request.notification
         if not isinstance(stored, WebhookNotification):
             raise TypeError(f"job {message.job_id} is not a webhook")
+        if stored.delivery is not None:
+            return self._deliver_event(message, stored, stored.delivery)
         if self._health is None or not self._health.enabled:
             profile = tenant_for_pass(
                 lambda: self._directory.profile(message.tenant_id), "signing secret unavailable"
@@ -50,21 +60,45 @@ class WebhookAttempt:
         )
         if isinstance(view, AttemptOutcome):
             return view
-        gate = health.gate(view.breaker)
-        if not gate.send:
-            return _held_back(gate)
-        outcome = self._attempt(message, stored, view.profile)
-        if outcome.delivered:
-            health.succeeded(view.breaker)
-        elif outcome.receiver_outage:
-            after = health.failed(
-                view.breaker, outcome.error_message or "delivery failed", gate, view.profile.email
+        return _through_gate(
+            health,
+            view.breaker,
+            view.profile.email,
+            lambda: self._attempt(message, stored, view.profile),
+            ENDPOINT_DISABLED,
+        )
+
+    def _deliver_event(
+        self, message: JobMessage, stored: WebhookNotification, ref: DeliveryRef
+    ) -> AttemptOutcome:
+        """A subscription's delivery: to the subscription's URL and headers as they are now, signed
+        with its own secrets, through its own breaker (its history, not its origin's)."""
+        health = self._health
+        if health is None:
+            raise TypeError("a delivery of an event needs the endpoint health")
+        view = tenant_for_pass(
+            lambda: health.for_subscription(message.tenant_id, ref.subscription_id),
+            "subscription unavailable",
+        )
+        if isinstance(view, AttemptOutcome):
+            return view
+        subscription = view.subscription
+        if subscription is None:
+            return AttemptOutcome(
+                delivered=False, error_message=SUBSCRIPTION_DELETED, final=True, caused_by_tenant=True
             )
-            if gate.probing and after is not None:
-                # A failed probe tried for every waiting job of the endpoint: this job waits with
-                # them again, its attempt handed back, instead of running out of attempts probing.
-                return _held_back(health.gate(after))
-        return outcome
+        webhook = replace(stored, url=subscription.url, headers=subscription.headers or {})
+
+        def send() -> AttemptOutcome:
+            secrets = _opened(
+                lambda: self._directory.subscription_secrets(message.tenant_id, subscription.secrets),
+                "subscription's signing secret",
+            )
+            if isinstance(secrets, AttemptOutcome):
+                return secrets
+            return self._signed(message, webhook, secrets)
+
+        return _through_gate(health, view.breaker, view.profile.email, send, SUBSCRIPTION_DISABLED)
 
     def _attempt(
         self, message: JobMessage, stored: WebhookNotification, profile: TenantProfile
@@ -72,6 +106,10 @@ class WebhookAttempt:
         secrets = _opened(lambda: self._directory.signing_secrets(profile), "signing secret")
         if isinstance(secrets, AttemptOutcome):
             return secrets
+        return self._signed(message, stored, secrets)
+
+    def _signed(self, message: JobMessage, stored: WebhookNotification, secrets: list[str]) -> AttemptOutcome:
+        """One exchange: the headers opened, the body signed with ``secrets``, sent once."""
         webhook = _opened(
             lambda: self._directory.webhook_headers(stored, message.tenant_id), "webhook's headers"
         )
@@ -101,14 +139,37 @@ class WebhookAttempt:
         )
 
 
+def _through_gate(
+    health: EndpointHealth,
+    breaker: Breaker,
+    tenant_email: str,
+    send: Callable[[], AttemptOutcome],
+    disabled_reason: str,
+) -> AttemptOutcome:
+    """``send`` if the breaker lets it, and what its outcome does to the breaker."""
+    gate = health.gate(breaker)
+    if not gate.send:
+        return _held_back(gate, disabled_reason)
+    outcome = send()
+    if outcome.delivered:
+        health.succeeded(breaker)
+    elif outcome.receiver_outage:
+        after = health.failed(breaker, outcome.error_message or "delivery failed", gate, tenant_email)
+        if gate.probing and after is not None:
+            # A failed probe tried for every waiting job of the endpoint: this job waits with
+            # them again, its attempt handed back, instead of running out of attempts probing.
+            return _held_back(health.gate(after), disabled_reason)
+    return outcome
+
+
 T = TypeVar("T")
 
 
-def _held_back(gate: Gate) -> AttemptOutcome:
+def _held_back(gate: Gate, disabled_reason: str) -> AttemptOutcome:
     """The outcome of a job its endpoint's breaker keeps from being sent: fail (disabled) or wait."""
     if gate.disabled:
         return AttemptOutcome(
-            delivered=False, error_message=ENDPOINT_DISABLED, final=True, caused_by_tenant=True
+            delivered=False, error_message=disabled_reason, final=True, caused_by_tenant=True
         )
     return AttemptOutcome(
         delivered=False, error_message="endpoint breaker open", defer_seconds=gate.defer_seconds

@@ -21,6 +21,7 @@ from herald.adapters.store.models import (
     PLATFORM_PK,
     PROFILE_SK,
     BreakerItem,
+    SubscriptionItem,
     TenantItem,
     endpoints_pk,
     provider_breaker_sk,
@@ -32,6 +33,7 @@ from herald.adapters.store.table import ConditionFailed, Table, conditional, tra
 from herald.domain.account import TenantProfile
 from herald.domain.audit import AuditEntry
 from herald.domain.breakers import Breaker, BreakerKey, BreakerKind, BreakerState, Slot
+from herald.domain.events import Subscription
 from herald.services.outcomes import TenantNotFound
 
 
@@ -97,6 +99,31 @@ class DynamoBreakers:
             raise TenantNotFound(tenant_id)
         breaker = next((item for item in items if isinstance(item, BreakerItem)), None)
         return profile_from(profile), None if breaker is None else breaker_from(breaker, key)
+
+    def with_subscription(
+        self, tenant_id: str, subscription_id: str
+    ) -> tuple[TenantProfile, Subscription | None, Breaker | None]:
+        # Imported here: only a delivery of an event reads a subscription (no import cycle either).
+        from herald.adapters.store.subscription_items import subscription_breaker_key, subscription_from
+
+        key = subscription_breaker_key(tenant_id, subscription_id)
+        wanted = [
+            (tenant_pk(tenant_id), PROFILE_SK),
+            (subscriptions_pk(tenant_id), subscription_id),
+            breaker_item_key(key),
+        ]
+        with translated("tenant table read"):
+            items = list(self._table.item.batch_get(wanted, consistent_read=True))
+        profile = next((item for item in items if isinstance(item, TenantItem)), None)
+        if profile is None:
+            raise TenantNotFound(tenant_id)
+        subscription = next((item for item in items if isinstance(item, SubscriptionItem)), None)
+        breaker = next((item for item in items if isinstance(item, BreakerItem)), None)
+        return (
+            profile_from(profile),
+            None if subscription is None else subscription_from(subscription),
+            None if breaker is None else breaker_from(breaker, key),
+        )
 
     def save(self, breaker: Breaker) -> bool:
         try:

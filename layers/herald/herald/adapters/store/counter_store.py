@@ -47,6 +47,7 @@ class DynamoCounters:
         *,
         rate_limit: int,
         quota: Quota | None,
+        jobs: int = 1,
     ) -> None:
         if rate_limit < 1:
             raise RateLimited
@@ -55,10 +56,10 @@ class DynamoCounters:
             same_minute = self._minutes.get(key) == minute
         for _ in range(MAX_TRIES):
             try:
-                self._update(key, minute, channel, rate_limit, quota, same_minute=same_minute)
+                self._update(key, minute, channel, rate_limit, quota, same_minute=same_minute, jobs=jobs)
             except ConditionFailed:
                 item = self._read(key)
-                _raise_refusal(item, minute, rate_limit, quota)
+                _raise_refusal(item, minute, rate_limit, quota, jobs)
                 # Not refused: the other update fits (a new minute began, or another container began it).
                 same_minute = item is not None and item.minute is not None and item.minute >= minute
                 minute = item.minute if same_minute and item is not None and item.minute else minute
@@ -77,14 +78,15 @@ class DynamoCounters:
         quota: Quota | None,
         *,
         same_minute: bool,
+        jobs: int,
     ) -> None:
         counted = getattr(CounterItem, channel_counter(channel))
         # The day's count rides on this write (no call or write unit of its own).
         today = accepted_on(minute, channel)
         actions: list[Any] = [
-            CounterItem.total.set((CounterItem.total | 0) + 1),
-            counted.set((counted | 0) + 1),
-            today.set((today | 0) + 1),
+            CounterItem.total.set((CounterItem.total | 0) + jobs),
+            counted.set((counted | 0) + jobs),
+            today.set((today | 0) + jobs),
         ]
         condition: Condition
         if same_minute:
@@ -104,7 +106,8 @@ class DynamoCounters:
             condition = CounterItem.minute.does_not_exist() | (CounterItem.minute < minute)
         if quota is not None:
             limited = getattr(CounterItem, quota.counter)
-            condition = condition & (limited.does_not_exist() | (limited < quota.limit))
+            # Room for all ``jobs``: used + jobs <= limit (a condition cannot add, so the limit moves).
+            condition = condition & (limited.does_not_exist() | (limited <= quota.limit - jobs))
         with conditional("counter write"):
             self._table[CounterItem](*key).update(actions=actions, condition=condition)
 
@@ -116,11 +119,13 @@ class DynamoCounters:
                 return None
         return item
 
-    def refund(self, tenant_id: str, period: str, channel: Channel, minute: str | None) -> None:
+    def refund(
+        self, tenant_id: str, period: str, channel: Channel, minute: str | None, jobs: int = 1
+    ) -> None:
         counted = getattr(CounterItem, channel_counter(channel))
-        actions = [CounterItem.total.add(-1), counted.add(-1)]
+        actions = [CounterItem.total.add(-jobs), counted.add(-jobs)]
         if minute is not None:
-            actions.append(accepted_on(minute, channel).add(-1))
+            actions.append(accepted_on(minute, channel).add(-jobs))
         with translated("counter write"):
             self._table[CounterItem](usage_pk(tenant_id), period_sk(period)).update(
                 actions=actions, condition=CounterItem.pk.exists()
@@ -143,10 +148,12 @@ def accepted_attribute(month_day: str, channel: Channel) -> str:
     return f"a{channel.value[0]}{month_day}"
 
 
-def _raise_refusal(item: CounterItem | None, minute: str, rate_limit: int, quota: Quota | None) -> None:
+def _raise_refusal(
+    item: CounterItem | None, minute: str, rate_limit: int, quota: Quota | None, jobs: int
+) -> None:
     if quota is not None:
         used = int(getattr(item, quota.counter) or 0) if item is not None else 0
-        if used >= quota.limit:
+        if used + jobs > quota.limit:
             raise QuotaExhausted(used)
     if item is not None and item.minute == minute and int(item.requests) >= rate_limit:
         raise RateLimited

@@ -20,6 +20,7 @@ DynamoDB calls per operation (measured by the benchmark):
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from typing import Any, cast
 
@@ -49,13 +50,15 @@ from herald.adapters.store.table import ConditionFailed, Table, conditional, tra
 from herald.domain.errors import DependencyError
 from herald.domain.job_records import JobMessage, JobPage, JobState, JobView, NewJob
 from herald.domain.jobs import Channel, JobStatus
-from herald.domain.notifications import NotificationRequest
+from herald.domain.notifications import DeliveryRef, NotificationRequest, WebhookNotification
 from herald.domain.search import JobSearch, Listed
 from herald.services.outcomes import DuplicateRequest
 
 # In-flight filters read status items of the newest jobs; this many at most per request.
 IN_FLIGHT_SCAN_BUDGET = 1000
 _BATCH_GET = 100
+# A fan-out page's conditional puts run side by side (each waits on its own round trip).
+_PARALLEL_PUTS = 16
 # Index entries a search reads per call beyond its page when a filter (type, status, subject) may
 # drop entries: its reads stay bounded whatever the history, and its cursor goes on from there.
 SEARCH_SCAN_BUDGET = 200
@@ -72,8 +75,52 @@ class DynamoJobStore:
 
     def insert(self, job: NewJob) -> None:
         digest = _digest(job.keyed_request)
+        try:
+            with conditional("job table write"):
+                self._job_item(job, digest).save(condition=JobItem.pk.does_not_exist())
+        except ConditionFailed as exc:
+            raise self._duplicate(job, digest) from exc
+
+    def insert_deliveries(self, jobs: Sequence[NewJob]) -> list[str]:
+        """Write an event's delivery jobs, each only if it does not exist yet (their ids derive from
+        the event and the subscription): one conditional PutItem each, side by side. The ids to
+        queue: the jobs written now, and those written before that no worker has claimed yet (a
+        fan-out page run again after a crash between its writes and its messages; a second message
+        of such a job is dropped by the worker's claim)."""
+        if not jobs:
+            return []
+        with ThreadPoolExecutor(max_workers=min(_PARALLEL_PUTS, len(jobs))) as pool:
+            written = list(pool.map(self._put_new, jobs))
+        existing = [job for job, new in zip(jobs, written, strict=True) if not new]
+        claimed = self._claimed(existing)
+        return [job.job_id for job in jobs if job.job_id not in claimed]
+
+    def _put_new(self, job: NewJob) -> bool:
+        try:
+            with conditional("job table write"):
+                self._job_item(job, None).save(condition=JobItem.pk.does_not_exist())
+        except ConditionFailed:
+            return False
+        return True
+
+    def _claimed(self, jobs: Sequence[NewJob]) -> set[str]:
+        """The ids among ``jobs`` that have a status item (a worker claimed them, or they failed)."""
+        keys = [(job_pk(job.tenant_id, job.job_id), STATUS_SK) for job in jobs]
+        found: set[str] = set()
+        for start in range(0, len(keys), _BATCH_GET):
+            with translated("job table read"):
+                items = self._table[JobStatusItem].batch_get(
+                    keys[start : start + _BATCH_GET], consistent_read=True
+                )
+                found.update(job_ids(item.pk)[1] for item in items)
+        return found
+
+    def _job_item(self, job: NewJob, digest: bytes | None) -> JobItem:
+        """The request item. An event's delivery has no listing entry (gsi1: the job list shows what
+        clients sent, and each entry costs a write unit): it is found by its subscription (gsi4)."""
         listed = Listed.of(job.request.notification)
-        item = self._table[JobItem](
+        delivery = _delivery_of(job.request)
+        return self._table[JobItem](
             job_pk(job.tenant_id, job.job_id),
             JOB_SK,
             type=job.request.channel.value,
@@ -84,15 +131,10 @@ class DynamoJobStore:
             expires_at=job.expires_at,
             target=listed.target if job.request.channel is Channel.EMAIL else None,
             subject=listed.subject,
-            gsi1pk=jobs_gsi_pk(job.tenant_id),
+            gsi1pk=None if delivery else jobs_gsi_pk(job.tenant_id),
             gsi1sk=job_sort_key(job.created_at, job.job_id),
             gsi4pk=find_gsi_pk(job.tenant_id, listed.term),
         )
-        try:
-            with conditional("job table write"):
-                item.save(condition=JobItem.pk.does_not_exist())
-        except ConditionFailed as exc:
-            raise self._duplicate(job, digest) from exc
 
     def _duplicate(self, job: NewJob, digest: bytes | None) -> Exception:
         if digest is None:
@@ -351,6 +393,11 @@ class DynamoJobStore:
         except ConditionFailed:
             return None
         return state_of(None, item)
+
+
+def _delivery_of(request: NotificationRequest) -> DeliveryRef | None:
+    notification = request.notification
+    return notification.delivery if isinstance(notification, WebhookNotification) else None
 
 
 def _digest(keyed_request: NotificationRequest | None) -> bytes | None:

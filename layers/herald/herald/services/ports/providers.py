@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from herald.domain.account import TenantProfile
     from herald.domain.audit import AuditEntry
     from herald.domain.breakers import Breaker, BreakerKey
+    from herald.domain.events import Subscription
     from herald.domain.inbound import DeliveryEvent, IgnoredEvent, Processor, SubscriptionEvent
     from herald.domain.notifications import EmailNotification
     from herald.domain.providers import (
@@ -69,6 +70,12 @@ class Breakers(Protocol):
     def with_profile(self, tenant_id: str, key: BreakerKey) -> tuple[TenantProfile, Breaker | None]:
         """The tenant's profile and one of its breakers, read together (1 BatchGetItem);
         ``TenantNotFound`` when there is no such tenant."""
+
+    def with_subscription(
+        self, tenant_id: str, subscription_id: str
+    ) -> tuple[TenantProfile, Subscription | None, Breaker | None]:
+        """The tenant's profile, one of its subscriptions (None: deleted) and that subscription's
+        breaker, read together (1 BatchGetItem); ``TenantNotFound`` when there is no such tenant."""
 
     def save(self, breaker: Breaker) -> bool:
         """Store ``breaker`` if the stored one is still at ``breaker.version - 1`` (absent for 1);

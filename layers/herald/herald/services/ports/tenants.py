@@ -167,12 +167,15 @@ class Counters(Protocol):
         *,
         rate_limit: int,
         quota: Quota | None,
+        jobs: int = 1,
     ) -> None:
-        """Count one request in ``minute`` and one job in ``period`` and on the day of ``minute``
-        (``YYYYmmddHHMM``), within their limits, or raise ``RateLimited`` / ``QuotaExhausted`` and
-        count nothing."""
+        """Count one request in ``minute`` and ``jobs`` jobs in ``period`` and on the day of
+        ``minute`` (``YYYYmmddHHMM``), within their limits, or raise ``RateLimited`` /
+        ``QuotaExhausted`` and count nothing. An event counts each of its deliveries as a job."""
 
-    def refund(self, tenant_id: str, period: str, channel: Channel, minute: str | None) -> None:
+    def refund(
+        self, tenant_id: str, period: str, channel: Channel, minute: str | None, jobs: int = 1
+    ) -> None:
         """Take back the job of a request that turned out to be a duplicate (charged in ``minute``),
         or, with ``minute`` None, only the quota of a job that stays among its day's (a cancelled one)."""
 
