@@ -42,6 +42,7 @@ def encode_message(message: JobMessage) -> str:
         "correlationId": message.correlation_id,
         "sendAt": message.send_at,
         "orderingKey": message.ordering_key,
+        "rateSlot": message.rate_slot,
     }
     body |= {name: value for name, value in optional.items() if value is not None}
     if message.request is not None:
@@ -67,6 +68,7 @@ def decode_message(raw: str) -> JobMessage:
     correlation = body.get("correlationId")
     send_at = body.get("sendAt")
     ordering_key = body.get("orderingKey")
+    rate_slot = body.get("rateSlot")
     return JobMessage(
         job_id=str(body["jobId"]),
         tenant_id=str(body["tenantId"]),
@@ -79,6 +81,7 @@ def decode_message(raw: str) -> JobMessage:
         correlation_id=str(correlation) if correlation is not None else None,
         send_at=str(send_at) if send_at is not None else None,
         ordering_key=str(ordering_key) if ordering_key is not None else None,
+        rate_slot=int(rate_slot) if rate_slot is not None else None,
     )
 
 

@@ -22,6 +22,7 @@ from herald.services.health import BreakerBoard, EndpointHealth, ProviderHealth
 from herald.services.tenant_directory import TenantDirectory
 
 if TYPE_CHECKING:
+    from herald.services.pacing import Pacer
     from herald.services.unsubscribes import UnsubscribeGate
 
 # How much time a record needs left to start: a full pass over every vendor timing out (the email
@@ -38,7 +39,7 @@ def email_record_budget_millis() -> int:
     return math.ceil(FULL_PASS_SECONDS + WRITES_SECONDS) * 1000
 
 
-def _worker(attempt: ChannelAttempt, record_budget_millis: int) -> Worker:
+def _worker(attempt: ChannelAttempt, record_budget_millis: int, pacer: Pacer | None = None) -> Worker:
     base = foundation()
     settings = base.settings
     dead_letters = SqsDeadLetters(settings.dlq_url, base.clients.sqs)
@@ -49,6 +50,7 @@ def _worker(attempt: ChannelAttempt, record_budget_millis: int) -> Worker:
         dead_letters=dead_letters,
         alerts=job_alerts(),
         attempt=attempt,
+        pacer=pacer,
     )
     returns = SqsMessageReturns(
         [*settings.queue_urls.values(), *settings.ordered_queue_urls.values()], base.clients.sqs
@@ -110,7 +112,9 @@ def email_worker() -> Worker:
 
 def _webhook_worker() -> Worker:
     from herald.adapters.platform_mail import SesPlatformMail
+    from herald.adapters.store.rate_store import DynamoRateSlots
     from herald.adapters.webhook_sender import send_webhook
+    from herald.services.pacing import Pacer
     from herald.services.webhook_attempt import WebhookAttempt
 
     base = foundation()
@@ -119,7 +123,9 @@ def _webhook_worker() -> Worker:
     mail = SesPlatformMail(base.clients.sesv2, base.settings.platform_sender)
     health = EndpointHealth(_board(ENDPOINT_POLICY), mail)
     return _worker(
-        WebhookAttempt(directory=_directory(), sender=sender, health=health), WEBHOOK_RECORD_BUDGET_MILLIS
+        WebhookAttempt(directory=_directory(), sender=sender, health=health),
+        WEBHOOK_RECORD_BUDGET_MILLIS,
+        Pacer(DynamoRateSlots(base.table)),
     )
 
 

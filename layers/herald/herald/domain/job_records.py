@@ -41,6 +41,8 @@ class JobMessage(msgspec.Struct, frozen=True):
     send_at: str | None = None
     # A keyed job travels in its channel's FIFO queue, in the message group of its tenant and key.
     ordering_key: str | None = None
+    # A paced delivery's reserved send slot (epoch milliseconds): it waits for it, and takes no other.
+    rate_slot: int | None = None
 
     def expires_at(self, now: datetime) -> int:
         """The end of the job's retention (epoch seconds), counted from its acceptance like its

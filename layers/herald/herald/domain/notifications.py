@@ -137,6 +137,8 @@ class DeliveryRef(msgspec.Struct, frozen=True):
     event_id: str
     subscription_id: str
     event_type: str
+    # The subscription's rate when the event was fanned out: its deliveries are paced to it.
+    rate_limit_per_second: int | None = None
 
 
 class WebhookNotification(msgspec.Struct, frozen=True):

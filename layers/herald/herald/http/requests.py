@@ -646,12 +646,20 @@ def _finite(value: Any) -> bool:
     return True
 
 
-def _compact_payload(value: dict[str, Any]) -> dict[str, Any]:
-    if not _finite(value):
-        raise PydanticCustomError("invalid_number", "NaN and Infinity are not JSON numbers")
-    if len(compact_json(value)) > MAX_WEBHOOK_PAYLOAD_BYTES:
-        raise PydanticCustomError(TOO_LARGE, "payload is larger than 10240 bytes as compact JSON")
-    return value
+def json_object_within(limit: int) -> AfterValidator:
+    """A JSON object's check: finite numbers only, and at most ``limit`` bytes as compact JSON (what
+    is stored and sent)."""
+
+    def check(value: dict[str, Any]) -> dict[str, Any]:
+        if not _finite(value):
+            raise PydanticCustomError("invalid_number", "NaN and Infinity are not JSON numbers")
+        if len(compact_json(value)) > limit:
+            raise PydanticCustomError(
+                TOO_LARGE, "payload is larger than {limit} bytes as compact JSON", {"limit": limit}
+            )
+        return value
+
+    return AfterValidator(check)
 
 
 WebhookMethod = Literal["POST", "PUT", "PATCH", "DELETE", "GET"]
@@ -682,7 +690,7 @@ class WebhookRequest(StrictBody):
             "additionalProperties": {"type": "string", "pattern": _HEADER_VALUE.pattern},
         },
     )
-    payload: Annotated[dict[str, Any], AfterValidator(_compact_payload)] = Field(
+    payload: Annotated[dict[str, Any], json_object_within(MAX_WEBHOOK_PAYLOAD_BYTES)] = Field(
         description="JSON object, at most 10 240 bytes as compact JSON"
     )
     priority: Priority | None = None

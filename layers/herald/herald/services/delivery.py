@@ -29,6 +29,7 @@ from herald.domain.jobs import JobStatus, queue_priority
 from herald.domain.notifications import NotificationRequest
 from herald.domain.scheduling import delay_seconds
 from herald.observability import MetricUnit, count, logger
+from herald.services.pacing import Pacer
 from herald.services.ports.jobs import DeadLetters, DeliveryStore, JobQueue
 from herald.services.ports.platform import Alerts
 
@@ -55,7 +56,7 @@ class Handled(msgspec.Struct, frozen=True):
     """What happened to one message (for logs, metrics and tests)."""
 
     job_id: str
-    # "completed", "retrying", "deferred", "failed", "duplicate", "lost-lease", "early", or
+    # "completed", "retrying", "deferred", "failed", "duplicate", "lost-lease", "early", "paced", or
     # "holding": a keyed job's message is to stay in flight for ``delay_seconds`` (its retry, or the
     # rest of its wait).
     result: str
@@ -78,6 +79,7 @@ class DeliveryEngine:
         dead_letters: DeadLetters,
         alerts: Alerts,
         attempt: ChannelAttempt,
+        pacer: Pacer | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._policy = policy
@@ -86,11 +88,13 @@ class DeliveryEngine:
         self._dead_letters = dead_letters
         self._alerts = alerts
         self._attempt = attempt
+        self._pacer = pacer
         self._clock = clock
 
     def handle(self, message: JobMessage) -> Handled:
-        if message.send_at is not None and (wait := delay_seconds(message.send_at, self._moment())) > 0:
-            return self._too_early(message, wait)
+        waiting = self._waiting(message)
+        if waiting is not None:
+            return waiting
         claim = self._store.claim(
             message,
             now=int(self._clock()),
@@ -128,6 +132,16 @@ class DeliveryEngine:
                 message, request, log, claim.max_attempts, outcome.caused_by_tenant or outcome.receiver_outage
             )
         return self._retry(message, claim, log, outcome)
+
+    def _waiting(self, message: JobMessage) -> Handled | None:
+        """A message that is not to be claimed yet: before its sendAt, or before its rate's slot
+        (back to its queue before any claim: a wait spends no attempt)."""
+        if message.send_at is not None and (wait := delay_seconds(message.send_at, self._moment())) > 0:
+            return self._too_early(message, wait)
+        if self._pacer is not None and (paced := self._pacer.pace(message)) is not None:
+            self._queue.enqueue(paced.message, queue_priority(message.priority), paced.delay_seconds)
+            return Handled(message.job_id, "paced", delay_seconds=paced.delay_seconds)
+        return None
 
     def _moment(self) -> datetime:
         return datetime.fromtimestamp(self._clock(), UTC)
@@ -178,7 +192,9 @@ class DeliveryEngine:
         # Re-send first: if it fails, this message is redelivered after the visibility timeout
         # and re-claims the job through its expired lease, so the retry is never lost.
         self._queue.enqueue(
-            replace(message, seen_attempts=log.attempt), queue_priority(message.priority), delay
+            replace(message, seen_attempts=log.attempt, rate_slot=None),
+            queue_priority(message.priority),
+            delay,
         )
         if not self._store.release_for_retry(message, log, reason, skip, due_at):
             return self._lost_lease(message, log)
@@ -199,7 +215,9 @@ class DeliveryEngine:
         count("Deferred", metric_dimensions(message))
         if message.ordering_key is not None:
             return Handled(message.job_id, HOLDING, unspent, delay)
-        self._queue.enqueue(replace(message, seen_attempts=unspent), queue_priority(message.priority), delay)
+        self._queue.enqueue(
+            replace(message, seen_attempts=unspent, rate_slot=None), queue_priority(message.priority), delay
+        )
         return Handled(message.job_id, "deferred", unspent, delay)
 
     def _fail(

@@ -72,7 +72,9 @@ class FanoutWorker:
             url=subscription.url,
             payload=delivery_body(event),
             headers=subscription.headers or {},
-            delivery=DeliveryRef(event.event_id, subscription.subscription_id, event.type),
+            delivery=DeliveryRef(
+                event.event_id, subscription.subscription_id, event.type, subscription.rate_limit_per_second
+            ),
         )
         return NewJob(
             job_id=delivery_job_id(event.tenant_id, event.event_id, subscription.subscription_id),

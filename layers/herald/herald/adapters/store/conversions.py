@@ -370,17 +370,30 @@ def fingerprint(request: NotificationRequest) -> str:
     return hashlib.sha256(request.channel.value.encode() + b"\n" + compact_json(document)).hexdigest()
 
 
-def _delivery_fields(webhook: WebhookNotification) -> dict[str, str] | None:
+def _delivery_fields(webhook: WebhookNotification) -> dict[str, Any] | None:
     ref = webhook.delivery
     if ref is None:
         return None
-    return {"eventId": ref.event_id, "subscriptionId": ref.subscription_id, "eventType": ref.event_type}
+    fields: dict[str, Any] = {
+        "eventId": ref.event_id,
+        "subscriptionId": ref.subscription_id,
+        "eventType": ref.event_type,
+    }
+    if ref.rate_limit_per_second is not None:
+        fields["rateLimitPerSecond"] = ref.rate_limit_per_second
+    return fields
 
 
 def _delivery_from(fields: object) -> DeliveryRef | None:
     if not isinstance(fields, Mapping):
         return None
-    return DeliveryRef(str(fields["eventId"]), str(fields["subscriptionId"]), str(fields["eventType"]))
+    rate = fields.get("rateLimitPerSecond")
+    return DeliveryRef(
+        str(fields["eventId"]),
+        str(fields["subscriptionId"]),
+        str(fields["eventType"]),
+        int(rate) if rate is not None else None,
+    )
 
 
 def _attachment_fields(attachment: Attachment) -> dict[str, Any]:
