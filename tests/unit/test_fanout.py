@@ -131,7 +131,8 @@ def test_given_three_subscriptions_when_an_event_is_sent_then_each_receiving_one
         "timestamp": "2026-12-05T09:30:00.000Z",
         "data": PAID,
     }
-    assert webhook.delivery is not None and webhook.delivery.subscription_id == "sub_0000000000000001"
+    assert webhook.delivery is not None
+    assert webhook.delivery.subscription_id == "sub_0000000000000001"
 
 
 def test_given_channels_when_sent_then_only_subscriptions_sharing_one_or_naming_none_receive_it(

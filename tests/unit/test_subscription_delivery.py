@@ -10,6 +10,7 @@ from msgspec.structs import replace
 
 from herald.adapters.data_key_cache import DataKeyCache
 from herald.adapters.vault import Vault
+from herald.domain.attempts import AttemptOutcome
 from herald.domain.breakers import ENDPOINT_POLICY, Breaker, BreakerKey, BreakerKind, BreakerState
 from herald.domain.events import Subscription, SubscriptionSecrets
 from herald.domain.job_records import Claim, JobMessage
@@ -81,7 +82,7 @@ class Rig:
         self.breakers.subscriptions[(TENANT, SUB)] = subscription
         return subscription
 
-    def run(self) -> object:
+    def run(self) -> AttemptOutcome:
         webhook = WebhookNotification(
             url="https://hooks.example.com/then",
             payload=BODY,
@@ -169,4 +170,5 @@ def test_given_five_failures_then_the_subscriptions_breaker_opens_not_its_origin
     assert opened.state is BreakerState.OPEN
     assert not any(key.kind is BreakerKind.ENDPOINT for key in rig.breakers.stored)
     deferred = rig.run()
-    assert deferred.defer_seconds is not None and len(rig.sender.calls) == 5
+    assert deferred.defer_seconds is not None
+    assert len(rig.sender.calls) == 5
