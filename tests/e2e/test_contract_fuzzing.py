@@ -65,7 +65,7 @@ CHECKS = [
 MAX_EXAMPLES = 10
 STATEFUL_EXAMPLES = 20
 STEPS = 10
-OPERATIONS = 53
+OPERATIONS = 59
 # One seed for every run: the same requests each time, so a failure found once is found again, and
 # the stateful phase reaches as far on every run instead of most runs.
 SEED = 20261203
@@ -111,6 +111,7 @@ KEYS = "POST /api/v1/account/keys"
 MEMBERS = ("POST /api/v1/account/members", "PATCH /api/v1/account/members/{id}")
 TEMPLATE_WRITES = ("POST /api/v1/templates", "PUT /api/v1/templates/{id}")
 PREVIEW = "POST /api/v1/templates/{id}/preview"
+EVENT_TYPE_WRITES = ("POST /api/v1/event-types", "PATCH /api/v1/event-types/{name}")
 BUSINESS_RULES = (
     BusinessRule(SEND, 400, "url_not_allowed", "the host must resolve to public addresses only, over https"),
     BusinessRule(
@@ -259,6 +260,22 @@ BUSINESS_RULES = (
         409,
         "member_exists",
         "an address is invited once; the made-up address may be a member already",
+    ),
+    BusinessRule(
+        EVENT_TYPE_WRITES,
+        400,
+        "event_type_invalid",
+        "a schema is JSON Schema 2020-12 referring only inside itself, with RE2 patterns, within its bounds",
+    ),
+    BusinessRule(
+        ("POST /api/v1/event-types",),
+        400,
+        "validation_error",
+        "openapi.json is a name the catalog's own document takes",
+        r"An event type's name is .* \('openapi\.json' is not one, it is reserved\)\.",
+    ),
+    BusinessRule(
+        ("POST /api/v1/event-types",), 409, "event_type_exists", "a name is the account's once: account data"
     ),
     BusinessRule(
         ("POST /api/v1/account/keys",),
@@ -616,3 +633,28 @@ def test_explicit_examples_take_a_template_through_every_template_operation(
     send = {"to": "someone@example.com", "template": {"id": template_id, "data": {"number": "A-2"}}}
     client.call("POST", "/api/v1/notifications/email", 202, body=send)
     client.call("DELETE", "/api/v1/templates/{id}", 200, path_parameters=path)
+
+
+def test_explicit_examples_take_an_event_type_through_every_event_type_operation(
+    local_stack: RunningStack, served_contract: BaseSchema
+) -> None:
+    """Given a paid tenant, When it declares, versions, deprecates, archives and un-archives an
+    event type and reads its catalog's document, Then every operation answers its documented success."""
+    client = Client(served_contract, paid_tenant(local_stack, "EventTypeContract"))
+    schema = {"type": "object", "properties": {"amount": {"type": "integer", "minimum": 0}}}
+    body = {"name": "order.paid", "description": "An order was paid", "schema": schema}
+    assert client.call("POST", "/api/v1/event-types", 201, body=body)["version"] == 1
+    path = {"name": "order.paid"}
+    changed = {"schema": {**schema, "required": ["amount"]}, "deprecated": True}
+    assert (
+        client.call("PATCH", "/api/v1/event-types/{name}", 200, path_parameters=path, body=changed)["version"]
+        == 2
+    )
+    kept = client.call("GET", "/api/v1/event-types/{name}", 200, path_parameters=path, query={"version": 1})
+    assert kept["schema"] == schema
+    assert client.call("DELETE", "/api/v1/event-types/{name}", 200, path_parameters=path)["archived"] is True
+    listed = client.call("GET", "/api/v1/event-types", 200, query={"includeArchived": True})
+    assert [kind["name"] for kind in listed] == ["order.paid"]
+    client.call("PATCH", "/api/v1/event-types/{name}", 200, path_parameters=path, body={"archived": False})
+    document = client.download("/api/v1/event-types/openapi.json")
+    assert list(json.loads(document)["webhooks"]) == ["order.paid"]

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from herald.services.attachment_intake import AttachmentIntake
     from herald.services.audit import AuditService
     from herald.services.checkout import CheckoutService
+    from herald.services.event_types import EventTypes
     from herald.services.health import EndpointAccount
     from herald.services.job_queries import JobQueries
     from herald.services.keys import KeyService
@@ -188,6 +189,16 @@ class ApiServices:
         from herald.services.templates import TemplateService
 
         return TemplateService(DynamoTemplateStore(self._base.table), template_engine)
+
+    @cached_property
+    def event_types(self) -> EventTypes:
+        """The account's event type catalog and the check of an event's payload against its type
+        (built, with jsonschema, on first use of an event type route or an event)."""
+        from herald.adapters import event_schemas
+        from herald.adapters.store.event_type_store import DynamoEventTypeStore
+        from herald.services.event_types import EventTypes
+
+        return EventTypes(DynamoEventTypeStore(self._base.table), event_schemas)
 
     @cached_property
     def members(self) -> MemberService:

@@ -40,6 +40,10 @@ class TemplateChanged(Exception):
     """A template changed (a new version, a publication, its deletion) under a concurrent change."""
 
 
+class EventTypeChanged(Exception):
+    """An event type was created or changed under a concurrent change (or its name is taken)."""
+
+
 class DomainTaken(Exception):
     """Another tenant already registered this domain."""
 
