@@ -11,9 +11,10 @@ from urllib.parse import urlencode
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from headers import IdempotencyHeader
 
 import herald
 from herald.composition import startup
@@ -58,7 +59,6 @@ from herald.http.errors import client_error
 from herald.http.export import EXPORT_LIMIT, MEDIA_TYPES, exported
 from herald.http.guards import ScreenedBodies, as_resolver_reads
 from herald.http.requests import (
-    IDEMPOTENCY_KEY_RULE,
     SEARCHED_ADDRESS,
     SEARCHED_HOST,
     UTC_DAY,
@@ -97,15 +97,11 @@ SERVICE_INFO = ServiceInfo(
     documentation="/api/v1/docs",
 )
 
-# Checked by the accept service, after the API key, with the body field's rule and message.
-IdempotencyHeader = Annotated[
-    str | None, Header(alias="Idempotency-Key", json_schema_extra=IDEMPOTENCY_KEY_RULE)
-]
-
 
 def _account_router() -> Router:
     """Imported on first need: no notification request takes an account route."""
     import access_routes  # noqa: F401 (registers the key, member and audit routes on the same router)
+    import event_routes  # noqa: F401 (registers the event routes on the same router)
     import event_type_routes  # noqa: F401 (registers the event type routes on the same router)
     import template_routes  # noqa: F401 (registers the template routes on the same router)
     from account_routes import router

@@ -6,7 +6,6 @@ endless recursion, huge or deep documents); and the webhooks the OpenAPI documen
 from __future__ import annotations
 
 import socket
-import time
 import urllib.request
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -250,12 +249,11 @@ EVIL = ("a" * 27 + "!", "a" * 100_000 + "!")
 )
 def test_catastrophic_patterns_run_in_linear_time(schema: dict[str, Any], refused: bool) -> None:
     """The evil strings match none of the patterns, which is what makes a backtracking engine try
-    every way to split them."""
+    every way to split them: with one, this test would not finish (no clock is asserted; a busy
+    machine passes it as fast)."""
     event_schemas.check(schema)
     for evil in EVIL:
-        started = time.perf_counter()
         problems = event_schemas.problems(schema, {"s": evil, evil: 1})
-        assert time.perf_counter() - started < 0.5
         assert bool(problems) is refused
 
 
@@ -297,9 +295,8 @@ def _multiplying(levels: int) -> dict[str, Any]:
 
 
 def test_combinators_that_multiply_are_refused_within_the_step_budget() -> None:
-    started = time.perf_counter()
+    # The step budget, not a clock, bounds the work: a busy machine refuses it the same way.
     message = fault(_multiplying(40))
-    assert time.perf_counter() - started < 2
     assert message == (
         "Validating against the schema takes more than 50000 steps (combinators that multiply through references)."
     )
@@ -310,9 +307,7 @@ def test_a_payload_that_exhausts_the_budget_is_refused_not_run_for_ever(catalog:
     schema multiplies for any other: that payload is refused within the budget."""
     schema = {"$defs": _multiplying(40)["$defs"], "properties": {"a": {"$ref": "#/$defs/l0"}}}
     create(catalog, "costly", schema)
-    started = time.perf_counter()
     error = refused(catalog.checked, TENANT, "costly", {"a": 1})
-    assert time.perf_counter() - started < 2
     assert (error.code, error.extra) == (ErrorCode.EVENT_PAYLOAD_INVALID, {"errors": []})
     assert error.message == (
         "The payload cannot be checked against event type costly's schema (version 1): Validating against "
@@ -337,9 +332,8 @@ def test_recursion_that_follows_the_payload_is_a_tree_and_is_fine() -> None:
 
 def test_unique_items_compares_by_value_in_linear_time() -> None:
     schema = {"properties": {"l": {"uniqueItems": True}}}
-    started = time.perf_counter()
+    # 10 000 items: pairwise comparison would take minutes, hashing by value milliseconds.
     assert event_schemas.problems(schema, {"l": [{"n": i} for i in range(10_000)]}) == []
-    assert time.perf_counter() - started < 1
     assert [
         p.message for p in event_schemas.problems(schema, {"l": [1, True, {"a": [1]}, {"a": [1.0]}]})
     ] == ["item 3 repeats an earlier item (uniqueItems)"]

@@ -22,6 +22,7 @@ from herald.domain.jobs import Channel, QueuePriority
 from herald.domain.notifications import WebhookNotification
 from herald.domain.plans import Plan
 from herald.domain.secrets import SealedSecret
+from herald.services.auth import Credentials
 from herald.services.events import EventService
 from herald.services.fanout import FanoutWorker
 from tests.fakes.common import full_grant
@@ -40,6 +41,7 @@ NOW = datetime(2026, 12, 5, 9, 30, tzinfo=UTC)
 EARLIER = "2026-12-01T08:00:00.000Z"
 SEALED = SealedSecret(1, b"wrapped", b"nonce-12byte", b"ciphertext")
 PAID = {"orderId": "o_42", "amount": 2900}
+KEY = Credentials(api_key="hk_test")
 
 
 def subscription(
@@ -81,7 +83,7 @@ class Rig:
         self.worker = FanoutWorker(events=self.store, jobs=self.jobs, queue=self.queue, max_attempts=3)
 
     def send(self, request: EventRequest | None = None, key: str | None = None) -> str:
-        accepted = self.service.send(object(), request or EventRequest("order.paid", PAID), key)
+        accepted = self.service.send(KEY, request or EventRequest("order.paid", PAID), key)
         return accepted.event_id
 
     def fan_out(self) -> None:
@@ -116,7 +118,7 @@ def test_given_three_subscriptions_when_an_event_is_sent_then_each_receiving_one
     rig.store.add(TENANT, subscription(2))
     rig.store.add(TENANT, subscription(3, types=("order.refunded",)))
 
-    accepted = rig.service.send(object(), EventRequest("order.paid", PAID))
+    accepted = rig.service.send(KEY, EventRequest("order.paid", PAID))
     rig.fan_out()
 
     assert (accepted.type, accepted.subscriptions) == ("order.paid", 2)
@@ -142,7 +144,7 @@ def test_given_channels_when_sent_then_only_subscriptions_sharing_one_or_naming_
     rig.store.add(TENANT, subscription(2, channels=("cust_2",)))
     rig.store.add(TENANT, subscription(3))
 
-    accepted = rig.service.send(object(), EventRequest("order.paid", PAID, ("cust_1",)))
+    accepted = rig.service.send(KEY, EventRequest("order.paid", PAID, ("cust_1",)))
     rig.fan_out()
 
     assert accepted.subscriptions == 2
@@ -154,7 +156,7 @@ def test_given_a_disabled_subscription_when_sent_then_it_is_neither_counted_nor_
     rig.store.add(TENANT, subscription(2), state=BreakerState.DISABLED)
     rig.store.add(TENANT, subscription(3), state=BreakerState.OPEN)
 
-    accepted = rig.service.send(object(), EventRequest("order.paid", PAID))
+    accepted = rig.service.send(KEY, EventRequest("order.paid", PAID))
     rig.fan_out()
 
     # An open breaker delays deliveries (the worker's gate); only a disabled one stops them.
@@ -203,7 +205,7 @@ def test_given_a_quota_too_small_for_every_delivery_when_sent_then_it_is_refused
 
 
 def test_given_no_subscription_when_sent_then_the_event_is_kept_with_nothing_to_fan_out(rig: Rig) -> None:
-    accepted = rig.service.send(object(), EventRequest("order.paid", PAID))
+    accepted = rig.service.send(KEY, EventRequest("order.paid", PAID))
 
     assert accepted.subscriptions == 0
     assert rig.fanout_queue.pages == []

@@ -5,9 +5,10 @@
 // `.venv/bin/python -m herald_harness.console_fields`; do not edit.
 const names = (...fields) => Object.freeze(Object.fromEntries(fields.map((field) => [field, field])));
 
+export const PayloadError = names("path", "message");
 export const ErrorEnvelope = names(
   "success", "error", "code", "timestamp", "details", "message", "retryAfter", "jobId", "usage", "limit",
-  "resetsAt", "provider", "requiredScope",
+  "resetsAt", "provider", "requiredScope", "errors",
 );
 export const Pong = names("message");
 export const ServiceInfo = names("name", "version", "description", "documentation");

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from herald.services.audit import AuditService
     from herald.services.checkout import CheckoutService
     from herald.services.event_types import EventTypes
+    from herald.services.events import EventService
     from herald.services.health import EndpointAccount
     from herald.services.job_queries import JobQueries
     from herald.services.keys import KeyService
@@ -189,6 +190,22 @@ class ApiServices:
         from herald.services.templates import TemplateService
 
         return TemplateService(DynamoTemplateStore(self._base.table), template_engine)
+
+    @cached_property
+    def events(self) -> EventService:
+        """Sending events and reading them (built on first use of an event route): the payload is
+        checked by the catalog, the fan-out queued on the fan-out queue."""
+        from herald.adapters.fanout_queue import SqsFanoutQueue
+        from herald.adapters.store.event_store import DynamoEvents
+        from herald.services.events import EventService
+
+        return EventService(
+            authenticate=partial(self.callers.authenticate, ability=Ability.SEND),
+            catalog=lambda: self.event_types,
+            events=DynamoEvents(self._base.table),
+            counters=self._counters,
+            fanout=SqsFanoutQueue(self._base.settings.fanout_queue_url, self._base.clients.sqs),
+        )
 
     @cached_property
     def event_types(self) -> EventTypes:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -38,6 +39,9 @@ from herald.services.accept import charge_or_refuse, idempotency_key_of, refund_
 from herald.services.outcomes import DuplicateRequest
 from herald.services.ports.events import EventCatalog, EventStore, FanoutQueue
 from herald.services.ports.tenants import Counters
+
+if TYPE_CHECKING:
+    from herald.services.auth import Credentials
 
 # Deliveries an event's page shows at once (each costs a request and a status item read).
 DELIVERIES_PER_PAGE = 50
@@ -69,7 +73,7 @@ class EventService:
     def __init__(
         self,
         *,
-        authenticate: Callable[[object], TenantContext],
+        authenticate: Callable[[Credentials], TenantContext],
         catalog: Callable[[], EventCatalog],
         events: EventStore,
         counters: Counters,
@@ -84,7 +88,9 @@ class EventService:
         self._fanout = fanout
         self._clock = clock
 
-    def send(self, caller: object, request: EventRequest, header_key: str | None = None) -> AcceptedEvent:
+    def send(
+        self, caller: Credentials, request: EventRequest, header_key: str | None = None
+    ) -> AcceptedEvent:
         tenant = self._authenticate(caller)
         key = idempotency_key_of(request.idempotency_key, header_key)
         self._catalog().checked(tenant.tenant_id, request.type, request.payload)
