@@ -65,7 +65,7 @@ CHECKS = [
 MAX_EXAMPLES = 10
 STATEFUL_EXAMPLES = 20
 STEPS = 10
-OPERATIONS = 59
+OPERATIONS = 62
 # One seed for every run: the same requests each time, so a failure found once is found again, and
 # the stateful phase reaches as far on every run instead of most runs.
 SEED = 20261203
@@ -112,6 +112,7 @@ MEMBERS = ("POST /api/v1/account/members", "PATCH /api/v1/account/members/{id}")
 TEMPLATE_WRITES = ("POST /api/v1/templates", "PUT /api/v1/templates/{id}")
 PREVIEW = "POST /api/v1/templates/{id}/preview"
 EVENT_TYPE_WRITES = ("POST /api/v1/event-types", "PATCH /api/v1/event-types/{name}")
+EVENTS = "POST /api/v1/events"
 BUSINESS_RULES = (
     BusinessRule(SEND, 400, "url_not_allowed", "the host must resolve to public addresses only, over https"),
     BusinessRule(
@@ -152,9 +153,12 @@ BUSINESS_RULES = (
         (EMAIL,), 400, "provider_not_configured", "provider and fallback must be providers the tenant stored"
     ),
     BusinessRule(
-        SEND, 400, "idempotency_key_mismatch", "the Idempotency-Key header and the field must be equal"
+        (*SEND, EVENTS),
+        400,
+        "idempotency_key_mismatch",
+        "the Idempotency-Key header and the field must be equal",
     ),
-    BusinessRule(SEND, 422, "idempotency_key_reused", "an idempotency key names one request body"),
+    BusinessRule((*SEND, EVENTS), 422, "idempotency_key_reused", "an idempotency key names one request body"),
     BusinessRule(
         SEND,
         400,
@@ -162,13 +166,13 @@ BUSINESS_RULES = (
         "sendAt lies between now and 30 days ahead: a window that moves with the time of the request",
     ),
     BusinessRule(
-        SEND,
+        (*SEND, EVENTS),
         413,
         "payload_too_large",
         "limits in bytes of UTF-8 or compact JSON that JSON Schema cannot state (body, text, payload, headers)",
     ),
     BusinessRule(
-        (*SEARCH, RECOVER, UNSUBSCRIBES, AUDIT),
+        (*SEARCH, RECOVER, UNSUBSCRIBES, AUDIT, "GET /api/v1/events"),
         400,
         "invalid_cursor",
         "a cursor is opaque: only one Herald made reads",
@@ -276,6 +280,13 @@ BUSINESS_RULES = (
     ),
     BusinessRule(
         ("POST /api/v1/event-types",), 409, "event_type_exists", "a name is the account's once: account data"
+    ),
+    BusinessRule((EVENTS,), 404, "event_type_not_found", "an event names a type of the account's catalog"),
+    BusinessRule(
+        (EVENTS,), 409, "event_type_archived", "an archived type takes no new events: account state"
+    ),
+    BusinessRule(
+        (EVENTS,), 400, "event_payload_invalid", "a payload meets the JSON Schema the account gave its type"
     ),
     BusinessRule(
         ("POST /api/v1/account/keys",),
