@@ -645,3 +645,32 @@ def test_explicit_examples_take_a_template_through_every_template_operation(
     send = {"to": "someone@example.com", "template": {"id": template_id, "data": {"number": "A-2"}}}
     client.call("POST", "/api/v1/notifications/email", 202, body=send)
     client.call("DELETE", "/api/v1/templates/{id}", 200, path_parameters=path)
+
+
+def test_explicit_examples_take_a_subscription_through_every_subscription_operation(
+    local_stack: RunningStack, served_contract: BaseSchema
+) -> None:
+    """Given a paid tenant with an event type, When it registers, reads, changes, tests, disables,
+    enables, rotates, reads the deliveries of, recovers and deletes a subscription, Then every
+    operation answers its documented success (skipped where the stack serves no event types yet)."""
+    client = Client(served_contract, paid_tenant(local_stack, "SubscriptionContract"))
+    if "/api/v1/event-types" not in served_contract.raw_schema["paths"]:
+        pytest.skip("this stack serves no POST /api/v1/event-types yet")
+    client.call("POST", "/api/v1/event-types", 201, body={"name": "order.paid"})
+    body = {
+        "url": f"{local_stack.sandbox_url}/hooks/contract-{uuid.uuid4().hex}",
+        "eventTypes": ["order.paid"],
+    }
+    created = client.call("POST", "/api/v1/subscriptions", 201, body=body)
+    path = {"id": created["id"]}
+    assert [listed["id"] for listed in client.call("GET", "/api/v1/subscriptions", 200)] == [created["id"]]
+    client.call("GET", "/api/v1/subscriptions/{id}", 200, path_parameters=path)
+    client.call("PATCH", "/api/v1/subscriptions/{id}", 200, path_parameters=path, body={"description": "ERP"})
+    assert client.call("POST", "/api/v1/subscriptions/{id}/test", 200, path_parameters=path, body={})["ok"]
+    client.call("POST", "/api/v1/subscriptions/{id}/disable", 200, path_parameters=path)
+    client.call("POST", "/api/v1/subscriptions/{id}/enable", 200, path_parameters=path)
+    client.call("POST", "/api/v1/subscriptions/{id}/secret/rotate", 200, path_parameters=path)
+    client.call("GET", "/api/v1/subscriptions/{id}/deliveries", 200, path_parameters=path)
+    recover = {"since": "2026-01-01T00:00:00Z"}
+    client.call("POST", "/api/v1/subscriptions/{id}/recover", 200, path_parameters=path, body=recover)
+    client.call("DELETE", "/api/v1/subscriptions/{id}", 200, path_parameters=path)
