@@ -6,6 +6,7 @@ subscription's secrets, and the notice that names a disabled subscription."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -98,7 +99,7 @@ class Rig:
             )
         return url
 
-    def _send(self, hook: OutboundWebhook, *, secrets: list[str]) -> WebhookOutcome:
+    def _send(self, hook: OutboundWebhook, *, secrets: Sequence[str]) -> WebhookOutcome:
         self.sent.append((hook, list(secrets)))
         return self.answer
 
