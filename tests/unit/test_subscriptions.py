@@ -325,6 +325,12 @@ def test_a_patch_changes_only_the_fields_it_names_and_null_clears_the_rate(rig: 
     )
 
 
+def test_an_empty_patch_writes_nothing(rig: Rig) -> None:
+    sub_id = rig.create()
+    assert rig.service.update(CALLER, sub_id, SubscriptionChange()).subscription.version == 1
+    assert len(rig.store.audit) == 1
+
+
 def test_a_patch_is_held_to_the_rules_of_a_registration(rig: Rig) -> None:
     sub_id = rig.create()
     rig.refused.add("https://169.254.169.254/latest")
