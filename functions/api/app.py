@@ -103,6 +103,7 @@ def _account_router() -> Router:
     import access_routes  # noqa: F401 (registers the key, member and audit routes on the same router)
     import event_routes  # noqa: F401 (registers the event routes on the same router)
     import event_type_routes  # noqa: F401 (registers the event type routes on the same router)
+    import subscription_routes  # noqa: F401 (registers the subscription routes on the same router)
     import template_routes  # noqa: F401 (registers the template routes on the same router)
     from account_routes import router
 
@@ -306,7 +307,7 @@ def export_jobs(
         channel=type,
         status=status,
     )
-    found = api().jobs.search(tenant(Ability.READ), search, limit=EXPORT_LIMIT, cursor=cursor)
+    found = api().jobs.search(tenant(Ability.READ).tenant_id, search, limit=EXPORT_LIMIT, cursor=cursor)
     jobs = [ListedJob.listed(state) for state in found.items]
     headers = {"Content-Disposition": f'attachment; filename="herald-jobs.{format}"'}
     if found.next_cursor:
@@ -362,7 +363,7 @@ def list_jobs(
             channel=type,
             status=status,
         )
-        found = api().jobs.search(tenant(Ability.READ), search, limit=limit, cursor=cursor)
+        found = api().jobs.search(tenant(Ability.READ).tenant_id, search, limit=limit, cursor=cursor)
         return json_response(200, JobPage.found(found, limit=limit))
     listing = api().jobs.list(
         tenant(Ability.READ),

@@ -44,6 +44,10 @@ class EventTypeChanged(Exception):
     """An event type was created or changed under a concurrent change (or its name is taken)."""
 
 
+class SubscriptionChanged(Exception):
+    """A subscription changed (an edit, a rotation, its deletion) under a concurrent change."""
+
+
 class DomainTaken(Exception):
     """Another tenant already registered this domain."""
 
