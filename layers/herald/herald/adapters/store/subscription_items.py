@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from herald.adapters.store.breaker_store import breaker_from
 from herald.adapters.store.conversions import from_attribute, optional_from
-from herald.adapters.store.models import SUBSCRIPTION_BREAKER_SUFFIX, BreakerItem, SubscriptionItem
+from herald.adapters.store.models import BreakerItem, SubscriptionItem
 from herald.domain.breakers import Breaker, BreakerKey, BreakerKind
 from herald.domain.events import Subscription, SubscriptionSecrets
 from herald.domain.notifications import SealedHeaders
@@ -39,18 +39,23 @@ def subscription_breaker_key(tenant_id: str, subscription_id: str) -> BreakerKey
     return BreakerKey(BreakerKind.SUBSCRIPTION, tenant_id, subscription_id)
 
 
-def with_breakers(tenant_id: str, items: Iterable[object]) -> list[tuple[Subscription, Breaker]]:
-    """The subscriptions among ``items`` (a Query of the partition, in key order: each breaker
-    follows its subscription), each with its breaker (a fresh closed one where none is stored)."""
-    subscriptions: dict[str, Subscription] = {}
-    breakers: dict[str, Breaker] = {}
-    for item in items:
+def paired(tenant_id: str, items: Iterable[object]) -> list[tuple[Subscription, Breaker | None]]:
+    """Each subscription among ``items`` (a range of the partition, by sort key) with its stored
+    breaker, if it has one."""
+    listed = list(items)
+    breakers = {item.name: item for item in listed if isinstance(item, BreakerItem)}
+    pairs: list[tuple[Subscription, Breaker | None]] = []
+    for item in listed:
         if isinstance(item, SubscriptionItem):
-            subscriptions[item.sk] = subscription_from(item)
-        elif isinstance(item, BreakerItem):
-            owner = item.sk.removesuffix(SUBSCRIPTION_BREAKER_SUFFIX)
-            breakers[owner] = breaker_from(item, subscription_breaker_key(tenant_id, owner))
+            stored = breakers.get(item.sk)
+            key = subscription_breaker_key(tenant_id, item.sk)
+            pairs.append((subscription_from(item), None if stored is None else breaker_from(stored, key)))
+    return pairs
+
+
+def with_breakers(tenant_id: str, items: Iterable[object]) -> list[tuple[Subscription, Breaker]]:
+    """``paired``, a fresh closed breaker standing in for one never stored."""
     return [
-        (subscription, breakers.get(sid) or Breaker(subscription_breaker_key(tenant_id, sid)))
-        for sid, subscription in subscriptions.items()
+        (subscription, breaker or Breaker(subscription_breaker_key(tenant_id, subscription.subscription_id)))
+        for subscription, breaker in paired(tenant_id, items)
     ]

@@ -16,8 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from herald.adapters.store.audit_items import AUDIT_ONCE, audit_item
-from herald.adapters.store.breaker_store import breaker_from
-from herald.adapters.store.conversions import from_attribute, optional_from, optional_to, to_attribute
+from herald.adapters.store.conversions import optional_to, to_attribute
 from herald.adapters.store.models import (
     BreakerItem,
     EventTypeItem,
@@ -26,11 +25,11 @@ from herald.adapters.store.models import (
     subscription_breaker_sk,
     subscriptions_pk,
 )
+from herald.adapters.store.subscription_items import paired
 from herald.adapters.store.table import ConditionFailed, Table, conditional, transaction, translated
 from herald.domain.audit import AuditEntry
-from herald.domain.breakers import Breaker, BreakerKey, BreakerKind
-from herald.domain.events import Subscription, SubscriptionSecrets
-from herald.domain.notifications import SealedHeaders
+from herald.domain.breakers import Breaker
+from herald.domain.events import Subscription
 from herald.services.outcomes import SubscriptionChanged
 
 WHAT = "subscription write"
@@ -48,7 +47,7 @@ class DynamoSubscriptionStore:
     def list(self, tenant_id: str) -> list[tuple[Subscription, Breaker | None]]:
         with translated(READ):
             items = list(self._table.item.query(subscriptions_pk(tenant_id), consistent_read=True))
-        return _paired(tenant_id, items)
+        return paired(tenant_id, items)
 
     def get(self, tenant_id: str, subscription_id: str) -> tuple[Subscription, Breaker | None] | None:
         with translated(READ):
@@ -59,7 +58,7 @@ class DynamoSubscriptionStore:
                     consistent_read=True,
                 )
             )
-        found = [pair for pair in _paired(tenant_id, items) if pair[0].subscription_id == subscription_id]
+        found = [pair for pair in paired(tenant_id, items) if pair[0].subscription_id == subscription_id]
         return found[0] if found else None
 
     def create(self, tenant_id: str, subscription: Subscription, audit: AuditEntry) -> None:
@@ -127,40 +126,3 @@ class DynamoSubscriptionStore:
             updated_at=subscription.updated_at,
             version=subscription.version,
         )
-
-
-def _paired(tenant_id: str, items: list[Any]) -> list[tuple[Subscription, Breaker | None]]:
-    """Each subscription of ``items`` (a range of the partition, by sort key) with its breaker."""
-    breakers = {item.name: item for item in items if isinstance(item, BreakerItem)}
-    pairs = []
-    for item in items:
-        if not isinstance(item, SubscriptionItem):
-            continue
-        stored = breakers.get(item.sk)
-        key = BreakerKey(BreakerKind.SUBSCRIPTION, tenant_id, item.sk)
-        pairs.append((subscription_from(item), None if stored is None else breaker_from(stored, key)))
-    return pairs
-
-
-def subscription_from(item: SubscriptionItem) -> Subscription:
-    rate = item.rate_limit
-    return Subscription(
-        subscription_id=item.sk,
-        url=item.url,
-        event_types=tuple(item.event_types),
-        secrets=SubscriptionSecrets(
-            from_attribute(item.secret), optional_from(item.previous_secret), item.previous_valid_until
-        ),
-        created_at=item.created_at,
-        updated_at=item.updated_at,
-        description=item.description,
-        channels=tuple(item.channels or ()),
-        rate_limit_per_second=None if rate is None else int(rate),
-        headers=(
-            SealedHeaders(tuple(item.header_names or ()), from_attribute(item.headers))
-            if item.headers is not None
-            else None
-        ),
-        subscriber_id=item.subscriber_id,
-        version=int(item.version),
-    )
