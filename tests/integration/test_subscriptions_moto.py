@@ -21,7 +21,7 @@ from herald.domain.clock import iso
 from herald.domain.job_records import JobMessage, NewJob
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import DeliveryRef, NotificationRequest, WebhookNotification
-from herald.domain.subscriptions import delivery_term
+from herald.domain.search import subscription_term
 from herald_harness.in_moto import HeraldInMoto, client, herald_in_moto
 
 PUBLIC_URL = "https://93.184.216.34/orders"  # a public address: the guard resolves no name
@@ -107,7 +107,9 @@ def delivery_job(herald: HeraldInMoto, tenant_id: str, subscription_id: str, *, 
         TableName=herald.topology.outputs["TableName"],
         Key={"pk": {"S": job_pk(tenant_id, job_id)}, "sk": {"S": "JOB"}},
         UpdateExpression="SET gsi4pk = :term REMOVE gsi1pk",
-        ExpressionAttributeValues={":term": {"S": find_gsi_pk(tenant_id, delivery_term(subscription_id))}},
+        ExpressionAttributeValues={
+            ":term": {"S": find_gsi_pk(tenant_id, subscription_term(subscription_id))}
+        },
     )
     if failed:
         message = JobMessage(job_id, tenant_id, Channel.WEBHOOK, "startup", 0, None, 5, created_at)

@@ -34,7 +34,7 @@ from herald.domain.events import (
     SubscriptionSecrets,
 )
 from herald.domain.jobs import compact_json
-from herald.domain.search import JobSearch, host_of
+from herald.domain.search import JobSearch, host_of, subscription_term
 from herald.domain.secrets import Purpose, SealedSecret
 from herald.domain.signing import SIGNING_OVERLAP, new_signing_secret
 from herald.domain.subscriptions import (
@@ -47,7 +47,6 @@ from herald.domain.subscriptions import (
     SubscriptionDraft,
     SubscriptionView,
     TestDelivery,
-    delivery_term,
 )
 from herald.domain.webhooks import OutboundWebhook, UrlNotAllowed
 from herald.services.health import DISABLE, ENABLE, Turn, turn_breaker
@@ -113,7 +112,7 @@ class Subscriptions:
     ) -> JobPage:
         """The subscription's delivery jobs, newest first (the job search by its term)."""
         self.get(tenant_id, subscription_id, subscriber_id=subscriber_id)
-        search = JobSearch(term=delivery_term(subscription_id))
+        search = JobSearch(term=subscription_term(subscription_id))
         return self._jobs.search(tenant_id, search, limit=limit, cursor=cursor)
 
     # ------------------------------------------------------------ changes
@@ -247,7 +246,7 @@ class Subscriptions:
         as POST /notifications/jobs/recover does for all jobs (and audited as it is)."""
         self.get(tenant.tenant_id, subscription_id, subscriber_id=subscriber_id)
         window = (parse_iso(since), parse_iso(until) if until else self._clock())
-        return self._jobs.recover(tenant, window, None, cursor, term=delivery_term(subscription_id))
+        return self._jobs.recover(tenant, window, None, cursor, term=subscription_term(subscription_id))
 
     # ------------------------------------------------------------ test
 
