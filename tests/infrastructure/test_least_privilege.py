@@ -185,6 +185,10 @@ def test_queues_parameters_and_keys_are_named_by_their_arns() -> None:
     assert resources("sqs", "GetQueueAttributes", {"QueueUrl": queue_url}, None, REGION) == [
         ("GetQueueAttributes", DLQ)
     ]
+    # IAM has no batch actions: a batch is allowed by its entries' action.
+    assert resources("sqs", "SendMessageBatch", {"QueueUrl": queue_url}, None, REGION) == [
+        ("SendMessage", DLQ)
+    ]
     assert resources("ssm", "GetParameter", {"Name": "/herald/slack"}, None, REGION) == [
         ("GetParameter", f"arn:aws:ssm:{REGION}:{ACCOUNT_ID}:parameter/herald/slack")
     ]

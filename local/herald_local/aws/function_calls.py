@@ -36,6 +36,13 @@ _TRANSACTION_PARTS = {
 }
 
 
+_SQS_BATCH_ACTIONS = {
+    "SendMessageBatch": "SendMessage",
+    "DeleteMessageBatch": "DeleteMessage",
+    "ChangeMessageVisibilityBatch": "ChangeMessageVisibility",
+}
+
+
 @dataclass(frozen=True)
 class AwsCall:
     """One permission a call needed: the action, the resource and the condition keys it sets."""
@@ -77,6 +84,9 @@ def _dynamodb(operation: str, params: Mapping[str, Any], region: str) -> list[tu
 
 
 def _sqs(operation: str, params: Mapping[str, Any], region: str) -> list[tuple[str, str]]:
+    # SQS authorises a batch call by the action of one of its entries (sqs:SendMessage for
+    # SendMessageBatch): IAM has no batch actions.
+    operation = _SQS_BATCH_ACTIONS.get(operation, operation)
     if "QueueUrl" in params:
         account, name = urlsplit(params["QueueUrl"]).path.strip("/").split("/")[-2:]
         return [(operation, _arn("sqs", region, name, account))]
