@@ -11,66 +11,28 @@ audit entry.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from pynamodb.expressions.condition import Condition
 
 from herald.adapters.store.audit_items import AUDIT_ONCE, audit_item
+from herald.adapters.store.breaker_items import breaker_from, breaker_item_key
 from herald.adapters.store.conversions import profile_from
 from herald.adapters.store.models import (
-    PLATFORM_PK,
     PROFILE_SK,
     BreakerItem,
     SubscriptionItem,
     TenantItem,
     endpoints_pk,
-    provider_breaker_sk,
-    subscription_breaker_sk,
     subscriptions_pk,
     tenant_pk,
 )
+from herald.adapters.store.subscription_items import subscription_breaker_key, subscription_from
 from herald.adapters.store.table import ConditionFailed, Table, conditional, transaction, translated
 from herald.domain.account import TenantProfile
 from herald.domain.audit import AuditEntry
-from herald.domain.breakers import Breaker, BreakerKey, BreakerKind, BreakerState, Slot
+from herald.domain.breakers import Breaker, BreakerKey, BreakerKind
 from herald.domain.events import Subscription
 from herald.services.outcomes import TenantNotFound
-
-
-def breaker_item_key(key: BreakerKey) -> tuple[str, str]:
-    if key.kind is BreakerKind.ENDPOINT:
-        return endpoints_pk(key.tenant_id or ""), key.name
-    if key.kind is BreakerKind.SUBSCRIPTION:
-        return subscriptions_pk(key.tenant_id or ""), subscription_breaker_sk(key.name)
-    owner = PLATFORM_PK if key.tenant_id is None else tenant_pk(key.tenant_id)
-    return owner, provider_breaker_sk(key.name)
-
-
-def breaker_from(item: BreakerItem, key: BreakerKey) -> Breaker:
-    return Breaker(
-        key=key,
-        state=BreakerState(item.state),
-        slots=tuple(
-            Slot(int(start), int(failures), int(successes)) for start, failures, successes in item.slots or ()
-        ),
-        consecutive=int(item.consecutive or 0),
-        opened_at=_int(item.opened_at),
-        open_until=_int(item.open_until),
-        cooldown_seconds=int(item.cooldown_seconds or 0),
-        probe_until=_int(item.probe_until),
-        last_error=item.last_error,
-        since=_int(item.since),
-        version=int(item.version),
-    )
-
-
-def tenant_breaker_from(item: BreakerItem, tenant_id: str) -> Breaker:
-    """A provider breaker found in the tenant's partition."""
-    return breaker_from(item, BreakerKey(BreakerKind.PROVIDER, tenant_id, item.name))
-
-
-def _int(value: Any) -> int | None:
-    return None if value is None else int(value)
 
 
 class DynamoBreakers:
@@ -103,9 +65,6 @@ class DynamoBreakers:
     def with_subscription(
         self, tenant_id: str, subscription_id: str
     ) -> tuple[TenantProfile, Subscription | None, Breaker | None]:
-        # Imported here: only a delivery of an event reads a subscription (no import cycle either).
-        from herald.adapters.store.subscription_items import subscription_breaker_key, subscription_from
-
         key = subscription_breaker_key(tenant_id, subscription_id)
         wanted = [
             (tenant_pk(tenant_id), PROFILE_SK),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from herald.adapters.store.breaker_store import breaker_from
+from herald.adapters.store.breaker_items import breaker_from
 from herald.adapters.store.conversions import from_attribute, optional_from
 from herald.adapters.store.models import BreakerItem, SubscriptionItem
 from herald.domain.breakers import Breaker, BreakerKey, BreakerKind

@@ -27,7 +27,7 @@ from herald.adapters.store.access_items import (
     membership_item,
 )
 from herald.adapters.store.audit_items import AUDIT_ONCE, audit_item
-from herald.adapters.store.breaker_store import tenant_breaker_from
+from herald.adapters.store.breaker_items import tenant_breaker_from
 from herald.adapters.store.conversions import domain_from, profile_from, profile_item, provider_from
 from herald.adapters.store.models import (
     CLAIM_SK,
