@@ -15,6 +15,7 @@ from herald.domain.job_records import JobMessage
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.plans import Plan
 from herald.services.dead_letter_desk import DeadLetterDesk, Outcome
+from tests.fakes.events import FakeFanoutQueue
 from tests.fakes.jobs import FakeCounters, FakeJobTable
 from tests.fakes.queues import FakeDeadLetterInbox, FakeQueue
 from tests.fakes.tenants import FakeTenantTable
@@ -27,12 +28,14 @@ class Desk:
     def __init__(self) -> None:
         self.inbox, self.jobs, self.queue = FakeDeadLetterInbox(), FakeJobTable(), FakeQueue()
         self.tenants, self.counters = FakeTenantTable(), FakeCounters()
+        self.fanout = FakeFanoutQueue()
         self.tenants.add_tenant(TENANT, Plan.INDIE)
         self.desk = DeadLetterDesk(
             self.inbox,
             jobs=self.jobs,
             tenants=self.tenants,
             queue=self.queue,
+            fanout=self.fanout,
             max_attempts=3,
             clock=lambda: "T",
         )
@@ -156,3 +159,26 @@ def test_redrive_since_a_time_takes_only_the_copies_of_jobs_that_failed_since(de
     assert desk.jobs.state(TENANT, "job-new").status is JobStatus.PENDING
     assert desk.jobs.state(TENANT, "job-old").status is JobStatus.FAILED
     assert desk.inbox.deleted == ["m-job-new"]
+
+
+def test_a_fan_out_page_is_listed_by_its_event_and_redriven_to_the_fan_out_queue(desk: Desk) -> None:
+    page = {"tenant_id": TENANT, "event_id": "evt_1", "last": "sub_00000000000000ff", "plan": "indie"}
+    desk.inbox.put("m-page", page)
+
+    [listed] = desk.desk.letter("evt_1")
+    [result] = desk.desk.redrive("evt_1")
+
+    assert (listed.kind, listed.tenant_id, listed.summary()["eventId"]) == (
+        LetterKind.FANOUT,
+        TENANT,
+        "evt_1",
+    )
+    assert listed.error == "its fan-out page failed on every delivery of this message"
+    assert (result.outcome, result.detail) == (
+        Outcome.REDRIVEN,
+        "fan-out page queued again (writes only what is missing)",
+    )
+    assert [(p.event_id, p.last, p.after) for p in desk.fanout.pages] == [
+        ("evt_1", "sub_00000000000000ff", None)
+    ]
+    assert desk.desk.letters() == []

@@ -9,6 +9,7 @@ from functools import cached_property
 
 from herald.adapters.aws_clients import AwsClients
 from herald.adapters.dead_letters import SqsDeadLetterInbox
+from herald.adapters.fanout_queue import SqsFanoutQueue
 from herald.adapters.providers.ses_tenants import SesTenants
 from herald.adapters.queueing import SqsJobQueue
 from herald.adapters.store.audit_store import DynamoAuditLog
@@ -126,6 +127,7 @@ class OperatorServices:
             ),
             jobs=self.jobs,
             tenants=self.tenants,
+            fanout=SqsFanoutQueue(_output(self._outputs, "FanoutQueueUrl"), self._clients.sqs),
             queue=SqsJobQueue(
                 _queue_urls(self._outputs), self._clients.sqs, _ordered_queue_urls(self._outputs)
             ),

@@ -40,6 +40,8 @@ class UnreadableMessage(msgspec.Struct, frozen=True):
 class LetterKind(StrEnum):
     COPY = "copy"
     REDRIVEN = "redriven"
+    # A page of an event's fan-out that failed on every receive (``herald.domain.events.FanoutPage``).
+    FANOUT = "fanout"
     UNREADABLE = "unreadable"
 
 
@@ -63,9 +65,13 @@ class DeadLetter(msgspec.Struct, frozen=True):
     # When the job failed (a copy), else when SQS received the message.
     at: str
     body: Any
+    # A fan-out page's event.
+    event_id: str | None = None
 
     def summary(self) -> dict[str, Any]:
+        event = {} if self.event_id is None else {"eventId": self.event_id}
         return {
+            **event,
             "messageId": self.message_id,
             "kind": self.kind.value,
             "jobId": self.job_id,
@@ -80,7 +86,7 @@ class DeadLetter(msgspec.Struct, frozen=True):
         return {**self.summary(), "body": self.body}
 
     def matches(self, ident: str) -> bool:
-        return ident in (self.job_id, self.message_id)
+        return ident in (self.job_id, self.message_id, self.event_id)
 
 
 def _int(value: Any) -> int | None:
@@ -96,6 +102,19 @@ def read_dead_letter(held: HeldMessage) -> DeadLetter:
         body: Any = json.loads(held.body)
     except ValueError:
         body = held.body
+    if isinstance(body, dict) and {"event_id", "tenant_id", "last"} <= body.keys():
+        return DeadLetter(
+            held.message_id,
+            LetterKind.FANOUT,
+            None,
+            str(body["tenant_id"]),
+            "fanout",
+            None,
+            "its fan-out page failed on every delivery of this message",
+            held.sent_at,
+            body,
+            event_id=str(body["event_id"]),
+        )
     if not isinstance(body, dict) or "jobId" not in body or "tenantId" not in body:
         error = body.get("error") if isinstance(body, dict) else None
         return DeadLetter(

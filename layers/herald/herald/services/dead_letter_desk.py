@@ -4,6 +4,8 @@ A redrive does what POST /notifications/jobs/{id}/retry does for the tenant (the
 PENDING with a fresh attempt budget, queued again; attempt numbers go on growing), then deletes the
 copy. A copy whose job is no longer failed (the tenant retried it, or it is moving again) has
 nothing left to act on and is deleted too; a copy whose job is gone, or that is no job at all, stays.
+A page of an event's fan-out goes back to the fan-out queue: run again, it writes only the
+deliveries it had not written.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from enum import StrEnum
 import msgspec
 
 from herald.domain.clock import now_iso
-from herald.domain.dead_letters import DeadLetter, HeldMessage, read_dead_letter
+from herald.domain.dead_letters import DeadLetter, HeldMessage, LetterKind, read_dead_letter
 from herald.domain.errors import DependencyError, HeraldError
+from herald.domain.events import FanoutPage
 from herald.services.job_queries import requeue_failed
 from herald.services.outcomes import TenantNotFound
+from herald.services.ports.events import FanoutQueue
 from herald.services.ports.jobs import DeadLetterInbox, JobQueue, JobStore
 from herald.services.ports.tenants import TenantStore
 
@@ -45,6 +49,7 @@ class DeadLetterDesk:
         jobs: JobStore,
         tenants: TenantStore,
         queue: JobQueue,
+        fanout: FanoutQueue,
         max_attempts: int,
         clock: Callable[[], str] = now_iso,
     ) -> None:
@@ -52,6 +57,7 @@ class DeadLetterDesk:
         self._jobs = jobs
         self._tenants = tenants
         self._queue = queue
+        self._fanout = fanout
         self._max_attempts = max_attempts
         self._clock = clock
 
@@ -73,7 +79,9 @@ class DeadLetterDesk:
         results = []
         try:
             for message in chosen:
-                result = self._redrive_one(message)
+                letter = read_dead_letter(message)
+                page = letter.kind is LetterKind.FANOUT
+                result = self._redrive_page(message, letter) if page else self._redrive_job(message, letter)
                 results.append(result)
                 if result.outcome is Outcome.KEPT:
                     untouched.append(message)
@@ -81,8 +89,7 @@ class DeadLetterDesk:
             self._inbox.release(untouched)
         return results
 
-    def _redrive_one(self, message: HeldMessage) -> Redrive:
-        letter = read_dead_letter(message)
+    def _redrive_job(self, message: HeldMessage, letter: DeadLetter) -> Redrive:
         if letter.job_id is None or letter.tenant_id is None:
             return Redrive(letter, Outcome.KEPT, "not a job message; read it with herald dlq show")
         try:
@@ -108,6 +115,16 @@ class DeadLetterDesk:
             return Redrive(letter, Outcome.KEPT, "the job no longer exists (past its retention)")
         self._inbox.delete(message)
         return Redrive(letter, Outcome.REMOVED, f"the job is {view.state.status.value} already; copy removed")
+
+    def _redrive_page(self, message: HeldMessage, letter: DeadLetter) -> Redrive:
+        try:
+            self._fanout.enqueue_pages([msgspec.convert(letter.body, FanoutPage)])
+        except msgspec.ValidationError as exc:
+            return Redrive(letter, Outcome.KEPT, f"not a fan-out page Herald can read: {exc}")
+        except DependencyError as exc:
+            return Redrive(letter, Outcome.KEPT, str(exc))
+        self._inbox.delete(message)
+        return Redrive(letter, Outcome.REDRIVEN, "fan-out page queued again (writes only what is missing)")
 
 
 def _chosen(letter: DeadLetter, job_id: str | None, since: str | None) -> bool:
