@@ -23,11 +23,6 @@ TEST_INTERVAL_SECONDS = 10
 TEST_EVENT_PREFIX = "evt_test"
 
 
-def delivery_term(subscription_id: str) -> str:
-    """The job search term of a subscription's delivery jobs (their gsi4 entry): its history."""
-    return f"subscription:{subscription_id}"
-
-
 class SubscriptionState(StrEnum):
     """What the console and the API say of a subscription, from its breaker."""
 
