@@ -2,10 +2,7 @@
 an event type, send it a test event that arrives signed with the subscription's own secret (and,
 after a rotation, with the previous one too), change, disable, enable and delete it; another
 tenant's id, a private address, an unknown event type and a read-only key are refused with their
-sentences.
-
-Event types are made through ``POST /api/v1/event-types``; where the stack does not serve that route
-yet, the tests that need one are skipped (the refusals that need none still run)."""
+sentences."""
 
 from __future__ import annotations
 
@@ -47,12 +44,9 @@ def refused(tenant: Tenant, method: str, path: str, body: Any, status: int) -> t
 
 
 def with_event_type(local_stack: RunningStack) -> Tenant:
-    """A tenant with the event type ``order.paid`` (skipped where the stack has no event-type route)."""
+    """A tenant with the event type ``order.paid``, made as a tenant makes it."""
     tenant = new_tenant(local_stack, [])
-    answer = tenant.call("POST", "/event-types", ORDER_PAID)
-    if answer.status_code == 404 and answer.json().get("code") == "not_found":
-        pytest.skip("this stack serves no POST /api/v1/event-types yet")
-    assert answer.status_code == 201, answer.text
+    answered(tenant, "POST", "/event-types", ORDER_PAID, 201)
     return tenant
 
 

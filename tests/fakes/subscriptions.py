@@ -1,5 +1,5 @@
 """An in-memory subscription table with the adapter's version conditions, beside a breaker fake's
-breakers (a deletion removes the subscription's), and the tenant's event types."""
+breakers (a deletion removes the subscription's); and a catalog of event types."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from herald.domain.audit import AuditEntry
 from herald.domain.breakers import Breaker, BreakerKey, BreakerKind
-from herald.domain.events import Subscription
+from herald.domain.events import EventType, Subscription
 from herald.services.outcomes import SubscriptionChanged
 from tests.fakes.breakers import FakeBreakers
 
@@ -18,8 +18,6 @@ class FakeSubscriptionStore:
         self.breakers = breakers or FakeBreakers()
         self.stored: dict[tuple[str, str], Subscription] = {}
         self.audit: list[AuditEntry] = []
-        # tenant -> name -> schema (None: any object); archived types are left out, as the adapter does.
-        self.types: dict[str, dict[str, Mapping[str, Any] | None]] = {}
         self.tests: dict[tuple[str, str], int] = {}
         # Called before each save: a test plays a concurrent writer here.
         self.before_save: Callable[[], None] = lambda: None
@@ -60,12 +58,23 @@ class FakeSubscriptionStore:
         self.tests[(tenant_id, subscription_id)] = now
         return True
 
-    def event_types(self, tenant_id: str) -> Mapping[str, Mapping[str, Any] | None]:
-        return self.types.get(tenant_id, {})
-
     def _breaker(self, tenant_id: str, subscription_id: str) -> Breaker | None:
         return self.breakers.stored.get(_key(tenant_id, subscription_id))
 
 
 def _key(tenant_id: str, subscription_id: str) -> BreakerKey:
     return BreakerKey(BreakerKind.SUBSCRIPTION, tenant_id, subscription_id)
+
+
+class FakeCatalog:
+    """The tenant's event types (archived ones left out, as the event type service lists them)."""
+
+    def __init__(self) -> None:
+        self.types: dict[str, list[EventType]] = {}
+
+    def add(self, tenant_id: str, name: str, schema: Mapping[str, Any] | None = None) -> None:
+        at = "2026-12-01T00:00:00.000Z"
+        self.types.setdefault(tenant_id, []).append(EventType(name, at, at, schema=schema))
+
+    def list(self, tenant_id: str) -> tuple[EventType, ...]:
+        return tuple(self.types.get(tenant_id, ()))

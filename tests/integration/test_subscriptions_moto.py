@@ -16,12 +16,10 @@ import pytest
 from boto3.dynamodb.types import TypeDeserializer
 
 from herald.adapters.store.job_store import DynamoJobStore
-from herald.adapters.store.models import EventTypeItem, event_types_pk, find_gsi_pk, job_pk
 from herald.domain.clock import iso
 from herald.domain.job_records import JobMessage, NewJob
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import DeliveryRef, NotificationRequest, WebhookNotification
-from herald.domain.search import subscription_term
 from herald_harness.in_moto import HeraldInMoto, client, herald_in_moto
 
 PUBLIC_URL = "https://93.184.216.34/orders"  # a public address: the guard resolves no name
@@ -57,32 +55,15 @@ def audit(herald: HeraldInMoto, tenant_id: str) -> list[tuple[str, str, dict[str
     return [(item["action"], item["target"], dict(item.get("details") or {})) for item in entries]
 
 
-def event_type(
-    herald: HeraldInMoto,
-    tenant_id: str,
-    name: str,
-    schema: dict[str, Any] | None = None,
-    *,
-    archived: bool = False,
-) -> None:
-    """An event type as the event-type routes store it."""
-    herald.table[EventTypeItem](
-        event_types_pk(tenant_id),
-        name,
-        schema=json.dumps(schema) if schema else None,
-        version=1,
-        archived=archived,
-        created_at="2026-12-01T00:00:00.000Z",
-        updated_at="2026-12-01T00:00:00.000Z",
-    ).save()
-
-
 def tenant(herald: HeraldInMoto) -> tuple[str, str]:
+    """A tenant with the event type ``order.paid`` (with an example) and ``order.gone``, archived."""
     key = herald.new_key()
-    tenant_id = herald.tenant_of(key)
-    event_type(herald, tenant_id, "order.paid", {"type": "object", "examples": [{"orderId": "ord_1"}]})
-    event_type(herald, tenant_id, "order.gone", archived=True)
-    return key, tenant_id
+    schema = {"type": "object", "examples": [{"orderId": "ord_1"}]}
+    for name, body in (("order.paid", {"schema": schema}), ("order.gone", {})):
+        answer = herald.api("POST", "/api/v1/event-types", {"name": name, **body}, key=key)
+        assert answer.status == 201, answer.text
+    assert herald.api("DELETE", "/api/v1/event-types/order.gone", key=key).status == 200
+    return key, herald.tenant_of(key)
 
 
 def created(herald: HeraldInMoto, key: str, **changes: Any) -> dict[str, Any]:
@@ -93,7 +74,8 @@ def created(herald: HeraldInMoto, key: str, **changes: Any) -> dict[str, Any]:
 
 
 def delivery_job(herald: HeraldInMoto, tenant_id: str, subscription_id: str, *, failed: bool) -> str:
-    """A delivery job as the fan-out writes it: no gsi1 entry, found by the subscription's term."""
+    """A delivery job as the fan-out writes it (found by the subscription's term, not in the jobs
+    list), failed as the store fails a job when asked."""
     job_id = str(uuid.uuid4())
     created_at = iso(datetime.now(UTC))
     webhook = WebhookNotification(
@@ -102,14 +84,8 @@ def delivery_job(herald: HeraldInMoto, tenant_id: str, subscription_id: str, *, 
         delivery=DeliveryRef("evt_1", subscription_id, "order.paid"),
     )
     store = DynamoJobStore(herald.table, 3)
-    store.insert(NewJob(job_id, tenant_id, NotificationRequest(webhook), 5, 3, created_at, 2_000_000_000))
-    client("dynamodb").update_item(
-        TableName=herald.topology.outputs["TableName"],
-        Key={"pk": {"S": job_pk(tenant_id, job_id)}, "sk": {"S": "JOB"}},
-        UpdateExpression="SET gsi4pk = :term REMOVE gsi1pk",
-        ExpressionAttributeValues={
-            ":term": {"S": find_gsi_pk(tenant_id, subscription_term(subscription_id))}
-        },
+    store.insert_deliveries(
+        [NewJob(job_id, tenant_id, NotificationRequest(webhook), 5, 3, created_at, 2_000_000_000)]
     )
     if failed:
         message = JobMessage(job_id, tenant_id, Channel.WEBHOOK, "startup", 0, None, 5, created_at)

@@ -172,3 +172,26 @@ def test_given_five_failures_then_the_subscriptions_breaker_opens_not_its_origin
     deferred = rig.run()
     assert deferred.defer_seconds is not None
     assert len(rig.sender.calls) == 5
+
+
+def test_given_five_days_of_failures_then_the_notice_names_the_subscription_and_its_url(rig: Rig) -> None:
+    rig.subscribe()
+    key = BreakerKey(BreakerKind.SUBSCRIPTION, TENANT, SUB)
+    opened_at = int(rig.clock.now) - 5 * 86400 - 60
+    rig.breakers.stored[key] = Breaker(
+        key, state=BreakerState.OPEN, opened_at=opened_at, open_until=opened_at + 60, version=3
+    )
+    rig.sender.outcomes = [
+        WebhookOutcome(ok=False, status_code=503, error_class="transient", error_message="503")
+    ]
+
+    outcome = rig.run()
+
+    assert rig.breakers.stored[key].state is BreakerState.DISABLED
+    assert outcome.error_message == SUBSCRIPTION_DISABLED
+    [(_, subject, text)] = rig.mail.sent
+    assert subject == f"Webhook subscription disabled: {SUB}"
+    assert text.startswith(
+        f"Herald disabled your webhook subscription {SUB} (https://hooks.example.com/now): "
+    )
+    assert f"POST /api/v1/subscriptions/{SUB}/enable" in text

@@ -37,12 +37,13 @@ from herald.http.subscription_answers import Subscription as SubscriptionAnswer
 from herald.http.subscription_requests import SubscriptionBody, SubscriptionPatch
 from herald.services import subscriptions as subscription_service
 from herald.services.health import BreakerBoard, EndpointHealth, Gate
-from herald.services.subscriptions import Subscriptions, signing_secrets
+from herald.services.subscriptions import Subscriptions
+from herald.services.tenant_directory import opened_subscription_secrets
 from tests.fakes.breakers import FakeBreakers
 from tests.fakes.common import ManualClock, full_grant
 from tests.fakes.console import FakeMail
 from tests.fakes.key_manager import InMemoryKeyManager
-from tests.fakes.subscriptions import FakeSubscriptionStore
+from tests.fakes.subscriptions import FakeCatalog, FakeSubscriptionStore
 
 NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
 TENANT = "tenant-subs"
@@ -72,7 +73,9 @@ class Rig:
         self.now = NOW
         self.breakers = FakeBreakers()
         self.store = FakeSubscriptionStore(self.breakers)
-        self.store.types[TENANT] = {"order.paid": SCHEMA, "order.refunded": None}
+        self.catalog = FakeCatalog()
+        self.catalog.add(TENANT, "order.paid", SCHEMA)
+        self.catalog.add(TENANT, "order.refunded")
         self.vault = Vault(InMemoryKeyManager(), DataKeyCache())
         self.refused: set[str] = set()
         self.sent: list[tuple[OutboundWebhook, list[str]]] = []
@@ -87,6 +90,7 @@ class Rig:
             url_guard=self._guard,
             sender=self._send,
             jobs=self.jobs,  # type: ignore[arg-type]
+            catalog=lambda: self.catalog,
             clock=lambda: self.now,
         )
 
@@ -224,7 +228,7 @@ def test_each_rule_of_a_registration_is_a_sentence_naming_its_field(
 
 
 def test_an_archived_event_type_cannot_be_subscribed_to(rig: Rig) -> None:
-    del rig.store.types[TENANT]["order.refunded"]  # the adapter leaves archived types out
+    rig.catalog.types[TENANT].pop()  # the catalog leaves archived types out
     error = refusal(lambda: rig.service.create(CALLER, replace(DRAFT, event_types=("order.refunded",))))
     assert "there is no event type order.refunded (or it is archived)" in str(error)
 
@@ -456,8 +460,8 @@ def test_rotation_keeps_the_previous_secret_signing_for_the_accounts_overlap(rig
     assert timedelta(hours=24) == SIGNING_OVERLAP
     assert rotated.previous_valid_until == "2026-12-05T12:00:00.000Z"
     secrets = rotated.view.subscription.secrets
-    assert signing_secrets(rig.vault, TENANT, secrets, NOW) == [created.secret, rotated.secret]
-    assert signing_secrets(rig.vault, TENANT, secrets, NOW + SIGNING_OVERLAP) == [rotated.secret]
+    assert opened_subscription_secrets(rig.vault, TENANT, secrets, NOW) == [created.secret, rotated.secret]
+    assert opened_subscription_secrets(rig.vault, TENANT, secrets, NOW + SIGNING_OVERLAP) == [rotated.secret]
     audit = rig.store.audit[-1]
     assert (audit.action, dict(audit.details)) == (
         AuditAction.SUBSCRIPTION_SECRET_ROTATED,

@@ -235,6 +235,7 @@ class ApiServices:
             url_guard=self._check_webhook_url,
             sender=partial(send_webhook, local_origin=origin, user_agent=USER_AGENT),
             jobs=self.jobs,
+            catalog=lambda: self.event_types,
         )
 
     @cached_property

@@ -298,7 +298,7 @@ class EndpointHealth:
             subject = f"Webhook subscription disabled: {name}"
             text = (
                 f"Herald disabled your webhook subscription {name}{f' ({url})' if url else ''}: {failing}"
-                " Its deliveries fail at once with endpoint_disabled until it is enabled again: in the"
+                " Its deliveries fail at once with subscription_disabled until it is enabled again: in the"
                 f" console, or with POST /api/v1/subscriptions/{name}/enable once it answers again."
             )
         else:

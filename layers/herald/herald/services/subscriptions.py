@@ -30,6 +30,7 @@ from herald.domain.events import (
     MAX_RATE_PER_SECOND,
     MAX_SUBSCRIPTIONS,
     MIN_RATE_PER_SECOND,
+    EventType,
     Subscription,
     SubscriptionSecrets,
 )
@@ -51,17 +52,16 @@ from herald.domain.subscriptions import (
 from herald.domain.webhooks import OutboundWebhook, UrlNotAllowed
 from herald.services.health import DISABLE, ENABLE, Turn, turn_breaker
 from herald.services.outcomes import SubscriptionChanged
+from herald.services.tenant_directory import opened_subscription_secrets
 from herald.services.webhook_headers import opened_headers, sealed_headers
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from herald.domain.account import TenantContext
     from herald.domain.job_records import JobPage
     from herald.services.job_queries import JobQueries, Recovery
     from herald.services.ports.platform import SecretBox, UrlGuard
     from herald.services.ports.providers import Breakers, WebhookSender
-    from herald.services.ports.subscriptions import SubscriptionStore
+    from herald.services.ports.subscriptions import EventTypeCatalog, SubscriptionStore
 
 
 class Subscriptions:
@@ -74,9 +74,12 @@ class Subscriptions:
         url_guard: UrlGuard,
         sender: WebhookSender,
         jobs: JobQueries,
+        catalog: Callable[[], EventTypeCatalog],
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
+        """``catalog``: the tenant's event types, built on first need (a change naming types, a test)."""
         self._store = store
+        self._catalog = catalog
         self._breakers = breakers
         self._secrets = secrets
         self._url_guard = url_guard
@@ -284,14 +287,14 @@ class Subscriptions:
             "id": event_id,
             "type": chosen,
             "timestamp": iso(now),
-            "data": _example(self._store.event_types(tenant_id).get(chosen)),
+            "data": _example(self._live_types(tenant_id).get(chosen)),
         }
         headers = (
             opened_headers(self._secrets, tenant_id, subscription.headers) if subscription.headers else {}
         )
         hook = OutboundWebhook(event_id, subscription.url, "POST", headers, compact_json(body))
         outcome = self._sender(
-            hook, secrets=signing_secrets(self._secrets, tenant_id, subscription.secrets, now)
+            hook, secrets=opened_subscription_secrets(self._secrets, tenant_id, subscription.secrets, now)
         )
         return TestDelivery(
             event_id=event_id,
@@ -331,7 +334,7 @@ class Subscriptions:
             raise _invalid(
                 "eventTypes", f"name 1 to {MAX_EVENT_TYPES_PER_SUBSCRIPTION} event types to receive"
             )
-        known = self._store.event_types(tenant_id)
+        known = self._live_types(tenant_id)
         unknown = [name for name in chosen if name not in known]
         if unknown:
             raise _invalid(
@@ -339,6 +342,9 @@ class Subscriptions:
                 f"there is no event type {', '.join(unknown[:5])} (or it is archived); create it first",
             )
         return chosen
+
+    def _live_types(self, tenant_id: str) -> dict[str, EventType]:
+        return {event_type.name: event_type for event_type in self._catalog().list(tenant_id)}
 
     def _seal(self, tenant_id: str, secret: str) -> SealedSecret:
         return self._secrets.seal(tenant_id, Purpose.SUBSCRIPTION_SECRET, secret)
@@ -363,20 +369,6 @@ class Subscriptions:
             subscription.subscription_id,
             **details,
         )
-
-
-def signing_secrets(box: SecretBox, tenant_id: str, secrets: SubscriptionSecrets, now: datetime) -> list[str]:
-    """A subscription's secrets in clear, oldest first: the previous one while its overlap lasts,
-    then the current one (``signature_headers``'s order)."""
-    opened = []
-    if (
-        secrets.previous is not None
-        and secrets.previous_valid_until
-        and parse_iso(secrets.previous_valid_until) > now
-    ):
-        opened.append(box.open(tenant_id, Purpose.SUBSCRIPTION_SECRET, secrets.previous))
-    opened.append(box.open(tenant_id, Purpose.SUBSCRIPTION_SECRET, secrets.current))
-    return opened
 
 
 def not_found(subscription_id: str) -> HeraldError:
@@ -435,9 +427,10 @@ def _changed_fields(change: SubscriptionChange) -> list[str]:
     return [wire for name, wire in _FIELD_NAMES.items() if getattr(change, name) is not msgspec.UNSET]
 
 
-def _example(schema: Mapping[str, Any] | None) -> Any:
-    """The first of the schema's ``examples``, else an empty object."""
-    examples = (schema or {}).get("examples")
+def _example(event_type: EventType | None) -> Any:
+    """The first of the type's schema's ``examples``, else an empty object (no schema, or the type
+    archived since the subscription named it)."""
+    examples = ((event_type and event_type.schema) or {}).get("examples")
     return examples[0] if isinstance(examples, list) and examples else {}
 
 

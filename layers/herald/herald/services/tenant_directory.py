@@ -60,38 +60,43 @@ class TenantDirectory:
     def signing_secrets(self, profile: TenantProfile) -> list[str]:
         """Oldest first: the previous secret while its overlap lasts, then the current one (both
         signatures are promised during a rotation)."""
-        return self._opened_secrets(
+        return opened_secrets(
+            self._secrets,
             profile.tenant_id,
             Purpose.SIGNING_SECRET,
-            profile.signing_secret,
-            profile.previous_signing_secret,
-            profile.previous_valid_until,
+            (profile.signing_secret, profile.previous_signing_secret, profile.previous_valid_until),
+            self._clock(),
         )
 
     def subscription_secrets(self, tenant_id: str, secrets: SubscriptionSecrets) -> list[str]:
-        """A subscription's secrets, as ``signing_secrets`` orders the account's."""
-        return self._opened_secrets(
-            tenant_id,
-            Purpose.SUBSCRIPTION_SECRET,
-            secrets.current,
-            secrets.previous,
-            secrets.previous_valid_until,
-        )
+        return opened_subscription_secrets(self._secrets, tenant_id, secrets, self._clock())
 
-    def _opened_secrets(
-        self,
-        tenant_id: str,
-        purpose: Purpose,
-        current: SealedSecret | None,
-        previous: SealedSecret | None,
-        previous_valid_until: str | None,
-    ) -> list[str]:
-        opened: list[str] = []
-        if previous is not None and previous_valid_until and parse_iso(previous_valid_until) > self._clock():
-            opened.append(self._secrets.open(tenant_id, purpose, previous))
-        if current is not None:
-            opened.append(self._secrets.open(tenant_id, purpose, current))
-        return opened
+
+def opened_subscription_secrets(
+    box: SecretBox, tenant_id: str, secrets: SubscriptionSecrets, now: datetime
+) -> list[str]:
+    """A subscription's secrets, as ``signing_secrets`` orders the account's (a delivery's and a
+    test send's)."""
+    kept = (secrets.current, secrets.previous, secrets.previous_valid_until)
+    return opened_secrets(box, tenant_id, Purpose.SUBSCRIPTION_SECRET, kept, now)
+
+
+def opened_secrets(
+    box: SecretBox,
+    tenant_id: str,
+    purpose: Purpose,
+    kept: tuple[SealedSecret | None, SealedSecret | None, str | None],
+    now: datetime,
+) -> list[str]:
+    """``kept`` (the current secret, the previous one and until when it signs) in clear, oldest
+    first: the previous one while its overlap lasts, then the current one."""
+    current, previous, previous_valid_until = kept
+    opened: list[str] = []
+    if previous is not None and previous_valid_until and parse_iso(previous_valid_until) > now:
+        opened.append(box.open(tenant_id, purpose, previous))
+    if current is not None:
+        opened.append(box.open(tenant_id, purpose, current))
+    return opened
 
 
 # The reason a job of a disabled tenant ends with; the tenant's operator decided, nobody must act.

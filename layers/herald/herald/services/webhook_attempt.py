@@ -98,7 +98,9 @@ class WebhookAttempt:
                 return secrets
             return self._signed(message, webhook, secrets)
 
-        return _through_gate(health, view.breaker, view.profile.email, send, SUBSCRIPTION_DISABLED)
+        return _through_gate(
+            health, view.breaker, view.profile.email, send, SUBSCRIPTION_DISABLED, url=subscription.url
+        )
 
     def _attempt(
         self, message: JobMessage, stored: WebhookNotification, profile: TenantProfile
@@ -145,8 +147,11 @@ def _through_gate(
     tenant_email: str,
     send: Callable[[], AttemptOutcome],
     disabled_reason: str,
+    *,
+    url: str | None = None,
 ) -> AttemptOutcome:
-    """``send`` if the breaker lets it, and what its outcome does to the breaker."""
+    """``send`` if the breaker lets it, and what its outcome does to the breaker (``url``: what the
+    notice of a subscription disabled after days of failures names)."""
     gate = health.gate(breaker)
     if not gate.send:
         return _held_back(gate, disabled_reason)
@@ -154,7 +159,9 @@ def _through_gate(
     if outcome.delivered:
         health.succeeded(breaker)
     elif outcome.receiver_outage:
-        after = health.failed(breaker, outcome.error_message or "delivery failed", gate, tenant_email)
+        after = health.failed(
+            breaker, outcome.error_message or "delivery failed", gate, tenant_email, url=url
+        )
         if gate.probing and after is not None:
             # A failed probe tried for every waiting job of the endpoint: this job waits with
             # them again, its attempt handed back, instead of running out of attempts probing.

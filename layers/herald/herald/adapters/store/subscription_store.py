@@ -11,17 +11,11 @@ with 1 Query of the tenant's event types (``EVENTTYPES#<tenantId>``).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from typing import Any
-
 from herald.adapters.store.audit_items import AUDIT_ONCE, audit_item
 from herald.adapters.store.conversions import optional_to, to_attribute
 from herald.adapters.store.models import (
     BreakerItem,
-    EventTypeItem,
     SubscriptionItem,
-    event_types_pk,
     subscription_breaker_sk,
     subscriptions_pk,
 )
@@ -98,13 +92,6 @@ class DynamoSubscriptionStore:
         except ConditionFailed:
             return False
         return True
-
-    def event_types(self, tenant_id: str) -> Mapping[str, Mapping[str, Any] | None]:
-        with translated("event type read"):
-            items = list(self._table[EventTypeItem].query(event_types_pk(tenant_id)))
-        return {
-            item.sk: json.loads(item.schema) if item.schema else None for item in items if not item.archived
-        }
 
     def _item(self, tenant_id: str, subscription: Subscription) -> SubscriptionItem:
         secrets, headers = subscription.secrets, subscription.headers

@@ -1,15 +1,14 @@
-"""Port of the subscriptions' storage: each subscription beside its breaker, every change with its
-audit entry, and the tenant's event types as a subscription names them."""
+"""Ports of the subscriptions: their storage (each subscription beside its breaker, every change with
+its audit entry) and the tenant's event types a subscription names."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from herald.domain.audit import AuditEntry
     from herald.domain.breakers import Breaker
-    from herald.domain.events import Subscription
+    from herald.domain.events import EventType, Subscription
 
 
 class SubscriptionStore(Protocol):
@@ -32,6 +31,7 @@ class SubscriptionStore(Protocol):
         """Note a test send at ``now`` (epoch seconds) unless one was noted in the last
         ``interval`` seconds (then False)."""
 
-    def event_types(self, tenant_id: str) -> Mapping[str, Mapping[str, Any] | None]:
-        """The tenant's event types that are not archived, each with its JSON Schema (None: any
-        object), by name (1 Query)."""
+
+class EventTypeCatalog(Protocol):
+    def list(self, tenant_id: str) -> tuple[EventType, ...]:
+        """The tenant's event types that are not archived."""
