@@ -107,6 +107,12 @@ def test_another_tenants_event_is_not_found(herald: HeraldInMoto) -> None:
     theirs = herald.api("GET", f"/api/v1/events/{event_id}", key=other)
 
     assert (mine.status, mine.data["subscriptions"], mine.data["deliveries"]) == (200, 0, [])
+    listed = herald.api("GET", "/api/v1/events?limit=1", key=key)
+    assert listed.status == 200, listed.text
+    assert [(e["id"], e["type"], e["subscriptions"]) for e in listed.data["data"]] == [
+        (event_id, "order.paid", 0)
+    ]
+    assert herald.api("GET", "/api/v1/events", key=other).data == {"data": [], "nextCursor": None}
     assert (theirs.status, theirs.body["code"], theirs.body["error"]) == (
         404,
         "event_not_found",

@@ -7,7 +7,7 @@ DynamoDB calls per operation (measured by the benchmark):
 - audience (at accept) and page (per fan-out message): 1 Query of the tenant's subscription
   partition (subscriptions and their breakers; a page reads only its range of ids), paged by
   DynamoDB at 1 MB;
-- get: 1 GetItem; listing: 1 Query of gsi1;
+- get: 1 GetItem; listing: 1 Query of gsi1 and 1 BatchGetItem of the page's events;
 - deliveries: 1 BatchGetItem per 50 deliveries (request and status item of each).
 """
 
@@ -96,7 +96,8 @@ class DynamoEvents:
         return _event_from(tenant_id, item)
 
     def listing(self, tenant_id: str, cursor: str | None, limit: int) -> tuple[list[Event], str | None]:
-        """Newest first; ``cursor``: the sort key of the last event of the previous page."""
+        """Newest first; ``cursor``: the sort key of the last event of the previous page. The index
+        carries the jobs list's few attributes, so the page's events are read by key."""
         if cursor is not None and not _EVENT_SORT_KEY.match(cursor):
             raise ValueError("not a cursor")
         condition = HeraldItem.gsi1sk < cursor if cursor else None
@@ -104,10 +105,14 @@ class DynamoEvents:
             query = self._table.item.by_tenant.query(
                 events_gsi_pk(tenant_id), condition, scan_index_forward=False, limit=limit
             )
-            items = [item for item in query if isinstance(item, EventItem)]
-        events = [_event_from(tenant_id, item) for item in items]
-        more = len(items) == limit and query.last_evaluated_key is not None
-        return events, (str(items[-1].gsi1sk) if more else None)
+            entries = list(query)
+            found = {
+                item.pk: item
+                for item in self._table[EventItem].batch_get([(entry.pk, EVENT_SK) for entry in entries])
+            }
+        events = [_event_from(tenant_id, found[entry.pk]) for entry in entries if entry.pk in found]
+        more = len(entries) == limit and query.last_evaluated_key is not None
+        return events, (str(entries[-1].gsi1sk) if more else None)
 
     def subscriptions(self, tenant_id: str) -> list[tuple[Subscription, Breaker]]:
         """Every subscription of the tenant with its breaker (1 Query, paged at 1 MB)."""
