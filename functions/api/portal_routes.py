@@ -1,0 +1,96 @@
+"""Portal routes: the tenant makes a one-time portal link (``POST /api/v1/portal-links``, its key or
+a member's session), and the portal page's own routes under ``/api/v1/portal``, which its customer's
+browser calls with the portal cookie, registered on the account routes' router (docs/api.md,
+"Portal").
+
+A portal route takes the portal cookie and nothing else: no API key, no console session. Every other
+route of the API never takes the portal cookie (``herald.http.credentials`` reads the console's
+cookie only), and the browser sends it to this path alone. The page's routes are the page's own, not
+part of the OpenAPI document, as the console's sign-in routes are not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from account_routes import _origin, _tenant, router
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Body
+
+from herald.composition.api import api
+from herald.composition.common import public_origin
+from herald.domain.access import Ability
+from herald.domain.portal import PORTAL_API_PREFIX, PORTAL_SESSION_PATH
+from herald.http.account_answers import SignedOut
+from herald.http.answers import json_response
+from herald.http.contract import AUTHENTICATED, JSON_BODY, answers
+from herald.http.credentials import (
+    UNSAFE_METHODS,
+    client_ip,
+    portal_cookie,
+    portal_token,
+    require_same_origin,
+    stack_origin,
+)
+from herald.http.portal_answers import PortalEventType, PortalLink, PortalSession
+from herald.http.portal_requests import PortalLinkRequest, PortalSessionRequest
+from herald.services.portal import PortalCaller, portal_ended
+
+
+@router.post(
+    "/api/v1/portal-links",
+    summary="A one-time link to the portal, where a customer manages its own subscriptions",
+    responses=answers(201, PortalLink, "The link (shown this once)", *AUTHENTICATED, *JSON_BODY),
+)
+def create_portal_link(request: Annotated[PortalLinkRequest, Body()]) -> Response[str]:
+    tenant = _tenant(Ability.WEBHOOKS)
+    link = api().portal.create_link(tenant, request.subscriberId, request.ttlSeconds, _origin())
+    return json_response(201, PortalLink.of(link))
+
+
+def portal_caller(event: Mapping[str, Any]) -> PortalCaller:
+    """The request's portal session (its cookie; a state change must come from the portal's own
+    origin). Also asked by the body validation, which answers who before what."""
+    token = portal_token(event)
+    if token is None:
+        raise portal_ended()
+    _same_origin_for_changes(event)
+    return api().portal.authenticate(token, client_ip(event))
+
+
+def _caller() -> PortalCaller:
+    return portal_caller(router.current_event.raw_event)
+
+
+def _same_origin_for_changes(event: Mapping[str, Any]) -> None:
+    if str(event["requestContext"]["http"]["method"]).upper() in UNSAFE_METHODS:
+        require_same_origin(event, stack_origin(event, public_origin()))
+
+
+@router.post(PORTAL_SESSION_PATH, include_in_schema=False)
+def open_portal(request: Annotated[PortalSessionRequest, Body()]) -> Response[str]:
+    """The page exchanges its link's token for the session cookie; the link is used up."""
+    _same_origin_for_changes(router.current_event.raw_event)
+    opened = api().portal.open(request.token)
+    answer = json_response(200, PortalSession.of(opened))
+    answer.cookies.append(portal_cookie(opened.token))
+    return answer
+
+
+@router.delete(PORTAL_SESSION_PATH, include_in_schema=False)
+def close_portal() -> Response[str]:
+    event = router.current_event.raw_event
+    token = portal_token(event)
+    if token is not None:
+        _same_origin_for_changes(event)
+        api().portal.end(token)
+    answer = json_response(200, SignedOut(signed_out=True))
+    answer.cookies.append(portal_cookie("", max_age=-1))
+    return answer
+
+
+@router.get(f"{PORTAL_API_PREFIX}/event-types", include_in_schema=False)
+def portal_event_types() -> Response[str]:
+    caller = _caller()
+    return json_response(200, [PortalEventType.of(entry) for entry in api().portal.catalog(caller)])

@@ -1,0 +1,45 @@
+"""The answers of the portal routes (imported with those routes only)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated
+
+from msgspec import Meta
+
+from herald.domain.clock import iso
+from herald.http.envelope import Answer, Timestamp
+
+if TYPE_CHECKING:
+    from herald.domain.portal import CatalogEntry
+    from herald.services.portal import CreatedLink, OpenedPortal
+
+
+class PortalLink(Answer):
+    url: Annotated[str, Meta(description="The one-time link to hand the customer (shown this once)")]
+    expires_at: Annotated[Timestamp, Meta(description="Until when it can be opened")]
+
+    @classmethod
+    def of(cls, link: CreatedLink) -> PortalLink:
+        return cls(url=link.url, expires_at=link.expires_at)
+
+
+class PortalSession(Answer):
+    subscriber_id: str | None
+    expires_at: Timestamp
+
+    @classmethod
+    def of(cls, opened: OpenedPortal) -> PortalSession:
+        session = opened.session
+        expires_at = iso(datetime.fromtimestamp(session.expires_at, UTC))
+        return cls(subscriber_id=session.subscriber_id, expires_at=expires_at)
+
+
+class PortalEventType(Answer):
+    name: str
+    description: str | None
+    deprecated: bool
+
+    @classmethod
+    def of(cls, entry: CatalogEntry) -> PortalEventType:
+        return cls(name=entry.name, description=entry.description, deprecated=entry.deprecated)
