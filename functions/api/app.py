@@ -465,7 +465,7 @@ def _caller_of(path: str) -> None:
     other route's key or console session."""
     if not path.startswith(f"{PORTAL_API_PREFIX}/"):
         tenant(None)
-    elif path != PORTAL_SESSION_PATH:
+    elif path != PORTAL_SESSION_PATH or app.current_event.http_method != "POST":
         from portal_routes import portal_caller
 
         portal_caller(app.current_event.raw_event)

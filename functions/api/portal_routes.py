@@ -73,9 +73,15 @@ def open_portal(request: Annotated[PortalSessionRequest, Body()]) -> Response[st
     """The page exchanges its link's token for the session cookie; the link is used up."""
     _same_origin_for_changes(router.current_event.raw_event)
     opened = api().portal.open(request.token)
-    answer = json_response(200, PortalSession.of(opened))
+    answer = json_response(200, PortalSession.of(opened.session))
     answer.cookies.append(portal_cookie(opened.token))
     return answer
+
+
+@router.get(PORTAL_SESSION_PATH, include_in_schema=False)
+def portal_session() -> Response[str]:
+    """Who the page is for, and until when (a reload of the page after the link was opened)."""
+    return json_response(200, PortalSession.of(_caller().session))
 
 
 @router.delete(PORTAL_SESSION_PATH, include_in_schema=False)

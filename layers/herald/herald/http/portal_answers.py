@@ -12,7 +12,8 @@ from herald.http.envelope import Answer, Timestamp
 
 if TYPE_CHECKING:
     from herald.domain.portal import CatalogEntry
-    from herald.services.portal import CreatedLink, OpenedPortal
+    from herald.domain.portal import PortalSession as PortalSessionRecord
+    from herald.services.portal import CreatedLink
 
 
 class PortalLink(Answer):
@@ -29,8 +30,7 @@ class PortalSession(Answer):
     expires_at: Timestamp
 
     @classmethod
-    def of(cls, opened: OpenedPortal) -> PortalSession:
-        session = opened.session
+    def of(cls, session: PortalSessionRecord) -> PortalSession:
         expires_at = iso(datetime.fromtimestamp(session.expires_at, UTC))
         return cls(subscriber_id=session.subscriber_id, expires_at=expires_at)
 

@@ -68,11 +68,15 @@ class OpenedPortal(msgspec.Struct, frozen=True):
 
 
 class PortalCaller(msgspec.Struct, frozen=True):
-    """A portal request's caller: its tenant (with the portal actor) and the subscriber it is scoped
-    to (None: every subscription of the tenant)."""
+    """A portal request's caller: its tenant (with the portal actor) and its session, scoped to the
+    session's subscriber (None: every subscription of the tenant)."""
 
     tenant: TenantContext
-    subscriber_id: str | None
+    session: PortalSession
+
+    @property
+    def subscriber_id(self) -> str | None:
+        return self.session.subscriber_id
 
 
 class PortalService:
@@ -134,7 +138,7 @@ class PortalService:
         who = session.subscriber_id or EVERY_SUBSCRIBER
         logger.append_keys(tenant_id=session.tenant_id, subscriber_id=who)
         grant = Grant(actor=Actor(ActorKind.PORTAL, who, who, ip), abilities=PORTAL_ABILITIES)
-        return PortalCaller(tenant_context(records, grant), session.subscriber_id)
+        return PortalCaller(tenant_context(records, grant), session)
 
     def end(self, token: str) -> None:
         self._store.end(token_digest(token))

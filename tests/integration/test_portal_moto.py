@@ -1,0 +1,176 @@
+"""The portal against moto, through the real handlers and the real table: a link on the stack's own
+origin (never the request's Host), stored as its hash with its audit entry in one transaction,
+opened once for a cookie the portal's routes alone take; the cookie reaches nothing else of the
+account; the page is served under the console's rules."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from boto3.dynamodb.types import TypeDeserializer
+
+from herald_harness.in_moto import ApiAnswer, HeraldInMoto, client, herald_in_moto
+
+FORGED_HOST = {"host": "evil.example", "x-forwarded-proto": "http"}
+SPENT = "This portal link has expired or was already used; ask for a new one."
+ENDED = "The portal session has ended; open a new portal link."
+
+
+@pytest.fixture
+def herald(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeraldInMoto]:
+    with herald_in_moto(monkeypatch) as running:
+        yield running
+
+
+def items(herald: HeraldInMoto, prefix: str) -> list[dict[str, Any]]:
+    raw = client("dynamodb").scan(TableName=herald.topology.outputs["TableName"])["Items"]
+    found = [{name: TypeDeserializer().deserialize(value) for name, value in item.items()} for item in raw]
+    return [item for item in found if str(item["pk"]).startswith(prefix)]
+
+
+def new_link(herald: HeraldInMoto, key: str, subscriber_id: str | None = "cust_1", ttl: int = 3600) -> str:
+    body: dict[str, Any] = {"ttlSeconds": ttl}
+    if subscriber_id is not None:
+        body["subscriberId"] = subscriber_id
+    answer = herald.api("POST", "/api/v1/portal-links", body, key=key, headers=FORGED_HOST)
+    assert answer.status == 201, answer.text
+    url: str = answer.data["url"]
+    return url
+
+
+def token_of(url: str) -> str:
+    return url.split("#", 1)[1]
+
+
+def open_link(herald: HeraldInMoto, token: str, headers: dict[str, str] | None = None) -> ApiAnswer:
+    proof = {"origin": herald.origin} if headers is None else headers
+    return herald.api("POST", "/api/v1/portal/session", {"token": token}, headers=proof)
+
+
+def portal_cookie(answer: ApiAnswer) -> str:
+    cookie = next(value for value in answer.cookies if value.startswith("herald_portal="))
+    return cookie.split(";", 1)[0]
+
+
+def test_a_link_is_on_the_stacks_origin_stored_as_its_hash_with_its_audit_entry(herald: HeraldInMoto) -> None:
+    key = herald.new_key()
+    tenant_id = herald.tenant_of(key)
+    url = new_link(herald, key)
+    assert url.startswith(f"{herald.origin}/portal#")
+    assert "evil.example" not in url
+    token = token_of(url)
+    (link,) = items(herald, "PORTAL#")
+    assert (link["pk"], link["sk"]) == (f"PORTAL#{hashlib.sha256(token.encode()).hexdigest()}", "LINK")
+    assert (link["tenantId"], link["subscriberId"]) == (tenant_id, "cust_1")
+    assert token not in str(link)
+    (entry,) = [
+        item for item in items(herald, f"AUDIT#{tenant_id}") if item["action"] == "portal_link.created"
+    ]
+    assert (entry["target"], entry["actorKind"]) == ("cust_1", "key")
+    assert token not in str(entry)
+
+
+@pytest.mark.parametrize(
+    ("body", "sentence"),
+    [
+        ({"ttlSeconds": 59}, "ttlSeconds: Input should be greater than or equal to 60"),
+        ({"ttlSeconds": 604801}, "ttlSeconds: Input should be less than or equal to 604800"),
+        ({}, "ttlSeconds"),
+        (
+            {"ttlSeconds": 60, "subscriberId": "a b"},
+            "subscriberId: is not written in the form this field takes.",
+        ),
+    ],
+)
+def test_a_link_request_out_of_bounds_is_refused_naming_the_field(
+    herald: HeraldInMoto, body: dict[str, Any], sentence: str
+) -> None:
+    answer = herald.api("POST", "/api/v1/portal-links", body, key=herald.new_key())
+    assert (answer.status, answer.body["code"]) == (400, "validation_error")
+    assert sentence in answer.body["error"]
+
+
+def test_a_key_without_the_webhooks_ability_cannot_make_a_link(herald: HeraldInMoto) -> None:
+    key = herald.new_key()
+    made = herald.api("POST", "/api/v1/account/keys", {"name": "sender", "scopes": ["send"]}, key=key)
+    answer = herald.api("POST", "/api/v1/portal-links", {"ttlSeconds": 60}, key=made.data["key"])
+    assert (answer.status, answer.body["code"]) == (403, "insufficient_scope")
+    assert "manage" in answer.body["error"]
+
+
+def test_a_link_opens_once_for_an_http_only_strict_cookie_scoped_to_the_portals_routes(
+    herald: HeraldInMoto,
+) -> None:
+    token = token_of(new_link(herald, herald.new_key()))
+    opened = open_link(herald, token)
+    assert opened.status == 200, opened.text
+    assert opened.data["subscriberId"] == "cust_1"
+    (cookie,) = opened.cookies
+    assert cookie.startswith("herald_portal=")
+    for attribute in ("HttpOnly", "Secure", "SameSite=Strict", "Path=/api/v1/portal", "Max-Age=7200"):
+        assert attribute in cookie
+    again = open_link(herald, token)
+    assert (again.status, again.body["code"], again.body["error"]) == (401, "portal_link_invalid", SPENT)
+    assert [item["sk"] for item in items(herald, "PORTAL#")] == ["SESSION"]
+
+
+def test_a_link_is_opened_only_from_the_portals_own_page(herald: HeraldInMoto) -> None:
+    token = token_of(new_link(herald, herald.new_key()))
+    forged = open_link(herald, token, {"origin": "https://evil.example"})
+    assert (forged.status, forged.body["code"]) == (403, "cross_origin_request")
+    # The refused attempt did not use the link up.
+    assert open_link(herald, token).status == 200
+
+
+def test_the_portal_cookie_reaches_no_other_route(herald: HeraldInMoto) -> None:
+    key = herald.new_key()
+    cookie = portal_cookie(open_link(herald, token_of(new_link(herald, key))))
+    proof = {"cookie": cookie, "origin": herald.origin}
+    for method, path in [
+        ("GET", "/api/v1/account/keys"),
+        ("GET", "/api/v1/notifications/jobs"),
+        ("GET", "/api/v1/account"),
+        ("GET", "/api/v1/account/audit"),
+        ("POST", "/api/v1/portal-links"),
+    ]:
+        answer = herald.api(method, path, {"ttlSeconds": 60} if method == "POST" else None, headers=proof)
+        assert (answer.status, answer.body["code"]) == (401, "missing_api_key"), path
+        assert answer.body["error"] == "An API key is required (X-API-Key header)."
+    # Nor is a console session cookie of that name's value taken as one.
+    forged = herald.api(
+        "GET", "/api/v1/account", headers={"cookie": cookie.replace("herald_portal", "herald_session")}
+    )
+    assert (forged.status, forged.body["code"]) == (401, "invalid_session")
+
+
+def test_the_portals_routes_take_nothing_but_the_portal_cookie(herald: HeraldInMoto) -> None:
+    key = herald.new_key()
+    by_key = herald.api("GET", "/api/v1/portal/event-types", key=key)
+    assert (by_key.status, by_key.body["code"], by_key.body["error"]) == (401, "invalid_session", ENDED)
+    forged = herald.api("GET", "/api/v1/portal/event-types", headers={"cookie": "herald_portal=" + "A" * 43})
+    assert (forged.status, forged.body["error"]) == (401, ENDED)
+    # A link's own token is not a session.
+    token = token_of(new_link(herald, key))
+    as_session = herald.api("GET", "/api/v1/portal/event-types", headers={"cookie": f"herald_portal={token}"})
+    assert as_session.status == 401
+
+
+def test_signing_out_ends_the_portal_session(herald: HeraldInMoto) -> None:
+    cookie = portal_cookie(open_link(herald, token_of(new_link(herald, herald.new_key()))))
+    assert herald.api("GET", "/api/v1/portal/event-types", headers={"cookie": cookie}).status == 200
+    out = herald.api("DELETE", "/api/v1/portal/session", headers={"cookie": cookie, "origin": herald.origin})
+    assert out.status == 200
+    assert "Max-Age=0" in out.cookies[0] or "Max-Age=-1" in out.cookies[0]
+    assert herald.api("GET", "/api/v1/portal/event-types", headers={"cookie": cookie}).status == 401
+
+
+def test_the_portal_page_is_served_with_the_consoles_security_headers(herald: HeraldInMoto) -> None:
+    page = herald.api("GET", "/portal", content_type=None)
+    assert page.status == 200
+    assert page.headers["Content-Type"] == "text/html; charset=utf-8"
+    assert "script-src 'self'" in page.headers["Content-Security-Policy"]
+    assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
+    assert '<script type="module" src="/console/assets/portal.js"></script>' in page.body
