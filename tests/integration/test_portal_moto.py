@@ -173,4 +173,4 @@ def test_the_portal_page_is_served_with_the_consoles_security_headers(herald: He
     assert page.headers["Content-Type"] == "text/html; charset=utf-8"
     assert "script-src 'self'" in page.headers["Content-Security-Policy"]
     assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
-    assert '<script type="module" src="/console/assets/portal.js"></script>' in page.body
+    assert '<script type="module" src="/console/assets/portal.js"></script>' in page.text
