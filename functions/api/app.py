@@ -108,6 +108,7 @@ def _account_router() -> Router:
     """Imported on first need: no notification request takes an account route."""
     import access_routes  # noqa: F401 (registers the key, member and audit routes on the same router)
     import portal_routes  # noqa: F401 (registers the portal link and the portal page's routes)
+    import subscription_routes  # noqa: F401 (registers the subscription routes on the same router)
     import template_routes  # noqa: F401 (registers the template routes on the same router)
     from account_routes import router
 
@@ -311,7 +312,7 @@ def export_jobs(
         channel=type,
         status=status,
     )
-    found = api().jobs.search(tenant(Ability.READ), search, limit=EXPORT_LIMIT, cursor=cursor)
+    found = api().jobs.search(tenant(Ability.READ).tenant_id, search, limit=EXPORT_LIMIT, cursor=cursor)
     jobs = [ListedJob.listed(state) for state in found.items]
     headers = {"Content-Disposition": f'attachment; filename="herald-jobs.{format}"'}
     if found.next_cursor:
@@ -367,7 +368,7 @@ def list_jobs(
             channel=type,
             status=status,
         )
-        found = api().jobs.search(tenant(Ability.READ), search, limit=limit, cursor=cursor)
+        found = api().jobs.search(tenant(Ability.READ).tenant_id, search, limit=limit, cursor=cursor)
         return json_response(200, JobPage.found(found, limit=limit))
     listing = api().jobs.list(
         tenant(Ability.READ),

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from herald.services.members import MemberService
     from herald.services.portal import PortalService
     from herald.services.sessions import SessionAuthenticator
+    from herald.services.subscriptions import Subscriptions
     from herald.services.templates import TemplateService
     from herald.services.unsubscribes import UnsubscribeList
 
@@ -198,6 +199,25 @@ class ApiServices:
         from herald.services.templates import TemplateService
 
         return TemplateService(DynamoTemplateStore(self._base.table), template_engine)
+
+    @cached_property
+    def subscriptions(self) -> Subscriptions:
+        """The account's subscriptions (built on first use of a subscription or portal route), with
+        the webhook sender their test sends go through."""
+        from herald import USER_AGENT
+        from herald.adapters.store.subscription_store import DynamoSubscriptionStore
+        from herald.adapters.webhook_sender import send_webhook
+        from herald.services.subscriptions import Subscriptions
+
+        origin = self._base.settings.local_webhook_origin
+        return Subscriptions(
+            DynamoSubscriptionStore(self._base.table),
+            breakers=self._breakers,
+            secrets=VaultOnFirstUse(),
+            url_guard=self._check_webhook_url,
+            sender=partial(send_webhook, local_origin=origin, user_agent=USER_AGENT),
+            jobs=self.jobs,
+        )
 
     @cached_property
     def members(self) -> MemberService:

@@ -18,7 +18,11 @@ import hashlib
 import hmac
 import secrets as token_source
 from collections.abc import Sequence
+from datetime import timedelta
 
+# How long the previous secret keeps signing after a rotation (an account's or a subscription's):
+# a day for receivers to take the new one.
+SIGNING_OVERLAP = timedelta(hours=24)
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the format's marker, not a secret
 _SECRET_BYTES = 32
 

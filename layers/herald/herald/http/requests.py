@@ -655,6 +655,14 @@ def _compact_payload(value: dict[str, Any]) -> dict[str, Any]:
 
 
 WebhookMethod = Literal["POST", "PUT", "PATCH", "DELETE", "GET"]
+# A webhook's custom headers (a job's, a subscription's): checked, then sealed before they are stored.
+WebhookHeaders = Annotated[dict[str, str], AfterValidator(_webhook_headers)]
+WEBHOOK_HEADERS_SCHEMA: JsonDict = {
+    "maxProperties": MAX_WEBHOOK_HEADERS,
+    "propertyNames": {"pattern": _HEADER_NAME.pattern},
+    "additionalProperties": {"type": "string", "pattern": _HEADER_VALUE.pattern},
+}
+WEBHOOK_HEADERS_TEXT = "Up to 20 headers, 8 KiB in all; names Herald or the connection owns are refused"
 
 
 class WebhookRequest(StrictBody):
@@ -673,14 +681,8 @@ class WebhookRequest(StrictBody):
         json_schema_extra={"pattern": ONE_LINE_PATTERN},
     )
     method: WebhookMethod = "POST"
-    headers: Annotated[dict[str, str], AfterValidator(_webhook_headers)] | None = Field(
-        default=None,
-        description="Up to 20 headers, 8 KiB in all; names Herald or the connection owns are refused",
-        json_schema_extra={
-            "maxProperties": MAX_WEBHOOK_HEADERS,
-            "propertyNames": {"pattern": _HEADER_NAME.pattern},
-            "additionalProperties": {"type": "string", "pattern": _HEADER_VALUE.pattern},
-        },
+    headers: WebhookHeaders | None = Field(
+        default=None, description=WEBHOOK_HEADERS_TEXT, json_schema_extra=WEBHOOK_HEADERS_SCHEMA
     )
     payload: Annotated[dict[str, Any], AfterValidator(_compact_payload)] = Field(
         description="JSON object, at most 10 240 bytes as compact JSON"

@@ -11,7 +11,7 @@ so every change holds from the next request in every container.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from msgspec.structs import replace
 
@@ -34,15 +34,13 @@ from herald.domain.jobs import Channel
 from herald.domain.plans import Plan, current_period, limits_for, quota_for
 from herald.domain.providers import Credential, ProviderDomain, ProviderFailure, SendingDomain, StoredProvider
 from herald.domain.secrets import Purpose, SealedSecret, SecretTampered, last_four
-from herald.domain.signing import new_signing_secret
+from herald.domain.signing import SIGNING_OVERLAP, new_signing_secret
 from herald.domain.vendors import ProviderName, tenant_provider_names, vendor_of
 from herald.observability import logger
 from herald.services.outcomes import AlreadyExists, DomainTaken
 from herald.services.ports.platform import PlatformTenants, SecretBox
 from herald.services.ports.providers import DomainProviders
 from herald.services.ports.tenants import AccountStore, Counters, Suppressions, TenantStore
-
-SIGNING_OVERLAP = timedelta(hours=24)
 
 
 def tenant_provider(name: str) -> ProviderName:

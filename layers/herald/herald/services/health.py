@@ -257,10 +257,12 @@ class EndpointHealth:
         if self.enabled:
             self._board.apply(breaker, lambda current: succeeded(current, self._board.now()))
 
-    def failed(self, breaker: Breaker, error: str, gate: Gate, tenant_email: str) -> Breaker | None:
+    def failed(
+        self, breaker: Breaker, error: str, gate: Gate, tenant_email: str, *, url: str | None = None
+    ) -> Breaker | None:
         """A transient failure of the endpoint (the receiver's outage): the breaker as stored now
         (None: unchanged). The tenant hears once, when it turns disabled (the one worker whose
-        conditional write made it so sends the mail)."""
+        conditional write made it so sends the mail). ``url``: the delivery's, named in that mail."""
         if not self.enabled:
             return None
         stored = self._board.apply(
@@ -270,19 +272,29 @@ class EndpointHealth:
             ),
         )
         if stored is not None and stored.state is BreakerState.DISABLED:
-            self._tell_disabled(stored, tenant_email)
+            self._tell_disabled(stored, tenant_email, url)
         return stored
 
-    def _tell_disabled(self, breaker: Breaker, tenant_email: str) -> None:
-        origin = breaker.key.name
+    def _tell_disabled(self, breaker: Breaker, tenant_email: str, url: str | None) -> None:
+        name = breaker.key.name
         opened = iso(datetime.fromtimestamp(breaker.opened_at or self._board.now(), UTC))
-        text = (
-            f"Herald disabled your webhook endpoint {origin}: it has failed every delivery since {opened}"
-            f" (last error: {breaker.last_error}). New webhooks to it fail at once with endpoint_disabled."
-            " Re-enable it in the console or through the API once it answers again."
-        )
+        failing = f"it has failed every delivery since {opened} (last error: {breaker.last_error})."
+        if breaker.key.kind is BreakerKind.SUBSCRIPTION:
+            subject = f"Webhook subscription disabled: {name}"
+            text = (
+                f"Herald disabled your webhook subscription {name}{f' ({url})' if url else ''}: {failing}"
+                " Its deliveries fail at once with endpoint_disabled until it is enabled again: in the"
+                f" console, or with POST /api/v1/subscriptions/{name}/enable once it answers again."
+            )
+        else:
+            subject = f"Webhook endpoint disabled: {name}"
+            text = (
+                f"Herald disabled your webhook endpoint {name}: {failing}"
+                " New webhooks to it fail at once with endpoint_disabled."
+                " Re-enable it in the console or through the API once it answers again."
+            )
         try:
-            self._mail.send(tenant_email, f"Webhook endpoint disabled: {origin}", text)
+            self._mail.send(tenant_email, subject, text)
         except DependencyError as exc:
             logger.error("could not tell the tenant its endpoint is disabled", extra={"reason": str(exc)})
         count("EndpointDisabled", {})
@@ -305,41 +317,57 @@ class EndpointAccount:
     def enable(self, tenant: TenantContext, origin: str) -> Breaker:
         """Closed with a clean record, whatever its state (a closed one is left as it is).
         ``origin``: the endpoint's origin, or its host[:port] alone."""
-        return self._turn(tenant, origin, BreakerState.CLOSED, closed)
+        return self._turn(tenant, origin, ENABLE)
 
     def disable(self, tenant: TenantContext, origin: str) -> Breaker:
         """Disabled by hand (a receiver the tenant knows is down or gone): its webhooks fail at once
         with endpoint_disabled, the same gate the automatic disabling uses, until it is enabled."""
-        return self._turn(tenant, origin, BreakerState.DISABLED, disabled)
+        return self._turn(tenant, origin, DISABLE)
 
-    def _turn(
-        self,
-        tenant: TenantContext,
-        origin: str,
-        target: BreakerState,
-        change: Callable[[Breaker, int], Breaker],
-    ) -> Breaker:
-        """Recorded in the audit log as the caller's change, only when the state does change."""
+    def _turn(self, tenant: TenantContext, origin: str, turn: Turn) -> Breaker:
         known = next((item for item in self.list(tenant.tenant_id) if _names(item, origin)), None)
         if known is None:
             raise HeraldError("No webhook endpoint with this origin.", ErrorCode.ENDPOINT_NOT_FOUND)
-        action = (
-            AuditAction.ENDPOINT_ENABLED if target is BreakerState.CLOSED else AuditAction.ENDPOINT_DISABLED
-        )
-        found = known
-        for _ in range(3):
-            if found.state is target:
-                return found
-            now = self._clock()
-            turned = change(found, int(now))
-            at = iso(datetime.fromtimestamp(now, UTC))
-            audit = entry(
-                tenant.tenant_id, at, tenant.actor, action, known.key.name, previous=found.state.value
-            )
-            if self._breakers.turn(turned, audit):
-                return turned
-            found = self._breakers.read([known.key]).get(known.key) or known
-        raise HeraldError("The endpoint changed meanwhile; try again.", ErrorCode.DEPENDENCY_UNAVAILABLE)
+        return turn_breaker(self._breakers, tenant, known, turn, self._clock)
+
+
+# The audit action of a tenant turning a breaker of each kind closed or disabled by hand.
+_TURNED = {
+    (BreakerKind.ENDPOINT, BreakerState.CLOSED): AuditAction.ENDPOINT_ENABLED,
+    (BreakerKind.ENDPOINT, BreakerState.DISABLED): AuditAction.ENDPOINT_DISABLED,
+    (BreakerKind.SUBSCRIPTION, BreakerState.CLOSED): AuditAction.SUBSCRIPTION_ENABLED,
+    (BreakerKind.SUBSCRIPTION, BreakerState.DISABLED): AuditAction.SUBSCRIPTION_DISABLED,
+}
+# A turn by hand: the state it ends in, and the change that gets it there.
+Turn = tuple[BreakerState, Callable[[Breaker, int], Breaker]]
+ENABLE: Turn = (BreakerState.CLOSED, closed)
+DISABLE: Turn = (BreakerState.DISABLED, disabled)
+
+
+def turn_breaker(
+    breakers: Breakers,
+    tenant: TenantContext,
+    known: Breaker,
+    turn: Turn,
+    clock: Callable[[], float] = time.time,
+) -> Breaker:
+    """``known`` (an endpoint's or a subscription's breaker) turned by the tenant to ``turn``'s
+    state (``ENABLE``, ``DISABLE``), with the caller's audit entry in the same transaction, only
+    when the state does change; a concurrent worker's write is read again and built on."""
+    target, change = turn
+    action = _TURNED[(known.key.kind, target)]
+    found = known
+    for _ in range(3):
+        if found.state is target:
+            return found
+        now = clock()
+        turned = change(found, int(now))
+        at = iso(datetime.fromtimestamp(now, UTC))
+        audit = entry(tenant.tenant_id, at, tenant.actor, action, known.key.name, previous=found.state.value)
+        if breakers.turn(turned, audit):
+            return turned
+        found = breakers.read([known.key]).get(known.key) or known
+    raise HeraldError("It changed meanwhile; try again.", ErrorCode.DEPENDENCY_UNAVAILABLE)
 
 
 def _names(breaker: Breaker, origin: str) -> bool:

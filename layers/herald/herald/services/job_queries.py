@@ -126,13 +126,13 @@ class JobQueries:
         # The day counters hold the totals, so no listing reads a tenant's whole history.
         return replace(result, total=self._activity.total(tenant, channel, status, day))
 
-    def search(self, tenant: TenantContext, search: JobSearch, *, limit: int, cursor: str | None) -> JobPage:
+    def search(self, tenant_id: str, search: JobSearch, *, limit: int, cursor: str | None) -> JobPage:
         """A page of the tenant's jobs that ``search`` finds (no total: counters count days, not
         recipients or subjects)."""
         if search.since is not None and search.until is not None and search.since >= search.until:
             raise HeraldError("Invalid request: since: must be before until.", ErrorCode.VALIDATION_ERROR)
         try:
-            return self._store.search(tenant.tenant_id, search, limit=limit, cursor=cursor)
+            return self._store.search(tenant_id, search, limit=limit, cursor=cursor)
         except ValueError as exc:
             raise HeraldError("The cursor is not valid.", ErrorCode.INVALID_CURSOR) from exc
 
@@ -201,9 +201,12 @@ class JobQueries:
         window: tuple[datetime, datetime],
         channel: Channel | None,
         cursor: str | None,
+        *,
+        term: str | None = None,
     ) -> Recovery:
-        """One audit entry per call, with the window, the channel and how many jobs went back (a
-        call that re-queued none changed nothing and records nothing)."""
+        """One audit entry per call, with the window, the channel (or the search ``term``: a
+        subscription's deliveries) and how many jobs went back (a call that re-queued none changed
+        nothing and records nothing)."""
         recovery = recover_failed(
             self._store,
             self._queue,
@@ -214,12 +217,15 @@ class JobQueries:
             cursor=cursor,
             max_attempts=self._max_attempts,
             now=self._clock(),
+            term=term,
         )
         if recovery.requeued:
             since, until = window
             details = {"since": iso(since), "until": iso(until), "requeued": str(recovery.requeued)}
             if channel is not None:
                 details["type"] = channel.value
+            if term is not None:
+                details["term"] = term
             audit = entry(
                 tenant.tenant_id, self._clock(), tenant.actor, AuditAction.JOBS_RECOVERED, "jobs", **details
             )
@@ -248,16 +254,24 @@ def recover_failed(
     cursor: str | None,
     max_attempts: int,
     now: str,
+    term: str | None = None,
 ) -> Recovery:
     """Re-queue the tenant's failed jobs accepted in ``window`` ([since, until)), newest first, at
-    most ``RECOVER_LIMIT``; each as ``requeue_failed`` does (attempts go on, no quota charged)."""
+    most ``RECOVER_LIMIT``; each as ``requeue_failed`` does (attempts go on, no quota charged).
+    With ``term``, only the failed jobs the job search finds by it (a subscription's deliveries)."""
     since, until = window
     if since >= until:
         raise HeraldError("Invalid request: since: must be before until.", ErrorCode.VALIDATION_ERROR)
     try:
-        page = store.failed_between(
-            tenant_id, iso(since), iso(until), channel=channel, cursor=cursor, limit=RECOVER_LIMIT
-        )
+        if term is None:
+            page = store.failed_between(
+                tenant_id, iso(since), iso(until), channel=channel, cursor=cursor, limit=RECOVER_LIMIT
+            )
+        else:
+            found = JobSearch(
+                term, since=iso(since), until=iso(until), channel=channel, status=JobStatus.FAILED
+            )
+            page = store.search(tenant_id, found, limit=RECOVER_LIMIT, cursor=cursor)
     except ValueError as exc:
         raise HeraldError("The cursor is not valid.", ErrorCode.INVALID_CURSOR) from exc
     requeued = 0

@@ -40,6 +40,10 @@ class TemplateChanged(Exception):
     """A template changed (a new version, a publication, its deletion) under a concurrent change."""
 
 
+class SubscriptionChanged(Exception):
+    """A subscription changed (an edit, a rotation, its deletion) under a concurrent change."""
+
+
 class DomainTaken(Exception):
     """Another tenant already registered this domain."""
 

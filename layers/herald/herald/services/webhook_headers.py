@@ -5,6 +5,7 @@ credentials, never rest in clear in the table or a queue)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from msgspec.structs import replace
@@ -22,9 +23,14 @@ def sealed(secrets: SecretBox, tenant_id: str, request: NotificationRequest) -> 
     clear = request.clear_headers
     if clear is None:
         return request
-    values = compact_json(dict(clear)).decode()
-    headers = SealedHeaders(tuple(clear), secrets.seal(tenant_id, Purpose.WEBHOOK_HEADERS, values))
+    headers = sealed_headers(secrets, tenant_id, clear)
     return replace(request, notification=replace(request.notification, headers=headers))
+
+
+def sealed_headers(secrets: SecretBox, tenant_id: str, clear: Mapping[str, str]) -> SealedHeaders:
+    """Header values sealed together, their names in clear (a webhook job's, a subscription's)."""
+    values = compact_json(dict(clear)).decode()
+    return SealedHeaders(tuple(clear), secrets.seal(tenant_id, Purpose.WEBHOOK_HEADERS, values))
 
 
 def opened(secrets: SecretBox, tenant_id: str, webhook: WebhookNotification) -> WebhookNotification:
@@ -32,5 +38,10 @@ def opened(secrets: SecretBox, tenant_id: str, webhook: WebhookNotification) -> 
     headers = webhook.headers
     if not isinstance(headers, SealedHeaders):
         return webhook
+    return replace(webhook, headers=opened_headers(secrets, tenant_id, headers))
+
+
+def opened_headers(secrets: SecretBox, tenant_id: str, headers: SealedHeaders) -> dict[str, str]:
+    """Sealed header values in clear (``SecretTampered`` when they are not this tenant's)."""
     values = json.loads(secrets.open(tenant_id, Purpose.WEBHOOK_HEADERS, headers.sealed))
-    return replace(webhook, headers={str(name): str(value) for name, value in values.items()})
+    return {str(name): str(value) for name, value in values.items()}

@@ -836,6 +836,8 @@ class SubscriptionItem(HeraldItem, discriminator="subscription"):
     created_at = UnicodeAttribute(attr_name="createdAt")
     updated_at = UnicodeAttribute(attr_name="updatedAt")
     version = NumberAttribute()
+    # When its last test send went out (epoch seconds): tests are spaced (TEST_INTERVAL_SECONDS).
+    last_test_at = NumberAttribute(null=True, attr_name="lastTestAt")
 
 
 class EventItem(HeraldItem, discriminator="fanout"):
