@@ -16,14 +16,14 @@ from typing import Annotated, Any
 
 from account_routes import _origin, _tenant, router
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from herald.composition.api import api
 from herald.composition.common import public_origin
 from herald.domain.access import Ability
 from herald.domain.portal import PORTAL_API_PREFIX, PORTAL_SESSION_PATH
-from herald.http.account_answers import SignedOut
-from herald.http.answers import json_response
+from herald.http.account_answers import DELETED, SignedOut
+from herald.http.answers import JobPage, json_response
 from herald.http.contract import AUTHENTICATED, JSON_BODY, answers
 from herald.http.credentials import (
     UNSAFE_METHODS,
@@ -35,6 +35,8 @@ from herald.http.credentials import (
 )
 from herald.http.portal_answers import PortalEventType, PortalLink, PortalSession
 from herald.http.portal_requests import PortalLinkRequest, PortalSessionRequest
+from herald.http.subscription_answers import NewSubscription, Subscription, TestDelivery
+from herald.http.subscription_requests import SubscriptionBody, SubscriptionPatch, TestRequest
 from herald.services.portal import PortalCaller, portal_ended
 
 
@@ -100,3 +102,99 @@ def close_portal() -> Response[str]:
 def portal_event_types() -> Response[str]:
     caller = _caller()
     return json_response(200, [PortalEventType.of(entry) for entry in api().portal.catalog(caller)])
+
+
+# ---------------------------------------------------------------- the session's subscriptions
+# The answers and bodies of /api/v1/subscriptions, with the session's subscriber id passed to every
+# call: the service finds no other subscriber's subscription (404 subscription_not_found).
+
+PortalSubscriptionId = Annotated[str, Path(max_length=40)]
+SUBSCRIPTIONS = f"{PORTAL_API_PREFIX}/subscriptions"
+ONE = f"{SUBSCRIPTIONS}/<id>"
+
+
+@router.get(SUBSCRIPTIONS, include_in_schema=False)
+def portal_subscriptions() -> Response[str]:
+    caller = _caller()
+    views = api().subscriptions.list(caller.tenant.tenant_id, subscriber_id=caller.subscriber_id)
+    return json_response(200, [Subscription.of(view) for view in views])
+
+
+@router.post(SUBSCRIPTIONS, include_in_schema=False)
+def portal_create_subscription(request: Annotated[SubscriptionBody, Body()]) -> Response[str]:
+    caller = _caller()
+    created = api().subscriptions.create(caller.tenant, request.draft(), subscriber_id=caller.subscriber_id)
+    return json_response(201, NewSubscription.created(created))
+
+
+@router.get(ONE, include_in_schema=False)
+def portal_subscription(id: PortalSubscriptionId) -> Response[str]:  # noqa: A002 (the route's {id})
+    caller = _caller()
+    view = api().subscriptions.get(caller.tenant.tenant_id, id, subscriber_id=caller.subscriber_id)
+    return json_response(200, Subscription.of(view))
+
+
+@router.patch(ONE, include_in_schema=False)
+def portal_update_subscription(
+    id: PortalSubscriptionId,  # noqa: A002 (the route's {id})
+    request: Annotated[SubscriptionPatch, Body()],
+) -> Response[str]:
+    caller = _caller()
+    changed = api().subscriptions.update(
+        caller.tenant, id, request.change(), subscriber_id=caller.subscriber_id
+    )
+    return json_response(200, Subscription.of(changed))
+
+
+@router.delete(ONE, include_in_schema=False)
+def portal_delete_subscription(id: PortalSubscriptionId) -> Response[str]:  # noqa: A002 (the route's {id})
+    caller = _caller()
+    api().subscriptions.delete(caller.tenant, id, subscriber_id=caller.subscriber_id)
+    return json_response(200, DELETED)
+
+
+@router.post(f"{ONE}/enable", include_in_schema=False)
+def portal_enable_subscription(id: PortalSubscriptionId) -> Response[str]:  # noqa: A002 (the route's {id})
+    caller = _caller()
+    enabled = api().subscriptions.enable(caller.tenant, id, subscriber_id=caller.subscriber_id)
+    return json_response(200, Subscription.of(enabled))
+
+
+@router.post(f"{ONE}/disable", include_in_schema=False)
+def portal_disable_subscription(id: PortalSubscriptionId) -> Response[str]:  # noqa: A002 (the route's {id})
+    caller = _caller()
+    disabled = api().subscriptions.disable(caller.tenant, id, subscriber_id=caller.subscriber_id)
+    return json_response(200, Subscription.of(disabled))
+
+
+@router.post(f"{ONE}/test", include_in_schema=False)
+def portal_test_subscription(
+    id: PortalSubscriptionId,  # noqa: A002 (the route's {id})
+    request: Annotated[TestRequest, Body()],
+) -> Response[str]:
+    caller = _caller()
+    outcome = api().subscriptions.test(
+        caller.tenant, id, event_type=request.eventType, subscriber_id=caller.subscriber_id
+    )
+    return json_response(200, TestDelivery.of(outcome))
+
+
+@router.post(f"{ONE}/secret/rotate", include_in_schema=False)
+def portal_rotate_secret(id: PortalSubscriptionId) -> Response[str]:  # noqa: A002 (the route's {id})
+    caller = _caller()
+    rotated = api().subscriptions.rotate_secret(caller.tenant, id, subscriber_id=caller.subscriber_id)
+    return json_response(200, NewSubscription.created(rotated))
+
+
+@router.get(f"{ONE}/deliveries", include_in_schema=False)
+def portal_deliveries(
+    id: PortalSubscriptionId,  # noqa: A002 (the route's {id})
+    *,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> Response[str]:
+    caller = _caller()
+    page = api().subscriptions.deliveries(
+        caller.tenant.tenant_id, id, cursor=cursor, limit=limit, subscriber_id=caller.subscriber_id
+    )
+    return json_response(200, JobPage.found(page, limit=limit))

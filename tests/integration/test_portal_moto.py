@@ -12,17 +12,35 @@ from typing import Any
 import pytest
 from boto3.dynamodb.types import TypeDeserializer
 
+from herald.adapters.store.models import EventTypeItem, event_types_pk
+from herald_harness.dns import resolve_publicly
 from herald_harness.in_moto import ApiAnswer, HeraldInMoto, client, herald_in_moto
 
 FORGED_HOST = {"host": "evil.example", "x-forwarded-proto": "http"}
 SPENT = "This portal link has expired or was already used; ask for a new one."
 ENDED = "The portal session has ended; open a new portal link."
+CREATED_AT = "2026-12-01T00:00:00.000Z"
+ENDPOINT = {"url": "https://hooks.example.com/cust-1", "eventTypes": ["order.paid"]}
 
 
 @pytest.fixture
 def herald(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeraldInMoto]:
+    resolve_publicly(monkeypatch)  # no DNS here: the endpoints' hosts resolve publicly
     with herald_in_moto(monkeypatch) as running:
         yield running
+
+
+def event_types(herald: HeraldInMoto, tenant_id: str, *names: str) -> None:
+    """The tenant's catalog, written as its event type heads (the event type routes' items)."""
+    for name in names:
+        herald.table[EventTypeItem](
+            event_types_pk(tenant_id),
+            name,
+            description=f"About {name}",
+            version=1,
+            created_at=CREATED_AT,
+            updated_at=CREATED_AT,
+        ).save()
 
 
 def items(herald: HeraldInMoto, prefix: str) -> list[dict[str, Any]]:
@@ -174,3 +192,132 @@ def test_the_portal_page_is_served_with_the_consoles_security_headers(herald: He
     assert "script-src 'self'" in page.headers["Content-Security-Policy"]
     assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
     assert '<script type="module" src="/console/assets/portal.js"></script>' in page.text
+
+
+def portal_of(herald: HeraldInMoto, key: str, subscriber_id: str | None = "cust_1") -> dict[str, str]:
+    """The headers of the customer's browser: its portal cookie, from the stack's own origin."""
+    cookie = portal_cookie(open_link(herald, token_of(new_link(herald, key, subscriber_id))))
+    return {"cookie": cookie, "origin": herald.origin}
+
+
+def subscribe(herald: HeraldInMoto, key: str, url: str, subscriber_id: str | None) -> str:
+    body: dict[str, Any] = {"url": url, "eventTypes": ["order.paid"]}
+    if subscriber_id is not None:
+        body["subscriberId"] = subscriber_id
+    answer = herald.api("POST", "/api/v1/subscriptions", body, key=key)
+    assert answer.status == 201, answer.text
+    subscription_id: str = answer.data["id"]
+    return subscription_id
+
+
+def test_a_customer_adds_its_own_endpoint_and_sees_only_its_own(herald: HeraldInMoto) -> None:
+    key = herald.new_key()
+    tenant_id = herald.tenant_of(key)
+    event_types(herald, tenant_id, "order.paid", "order.refunded")
+    theirs = subscribe(herald, key, "https://hooks.example.com/cust-2", "cust_2")
+    subscribe(herald, key, "https://hooks.example.com/unowned", None)
+    browser = portal_of(herald, key)
+
+    catalog = herald.api("GET", "/api/v1/portal/event-types", headers=browser).data
+    assert [(entry["name"], entry["description"]) for entry in catalog] == [
+        ("order.paid", "About order.paid"),
+        ("order.refunded", "About order.refunded"),
+    ]
+    # The body names another subscriber: the subscription is the session's all the same.
+    added = herald.api(
+        "POST", "/api/v1/portal/subscriptions", {**ENDPOINT, "subscriberId": "cust_2"}, headers=browser
+    )
+    assert added.status == 201, added.text
+    assert added.data["subscriberId"] == "cust_1"
+    assert added.data["secret"].startswith("whsec_")
+    listed = herald.api("GET", "/api/v1/portal/subscriptions", headers=browser).data
+    assert [(item["id"], item["subscriberId"]) for item in listed] == [(added.data["id"], "cust_1")]
+    assert "secret" not in listed[0]
+    assert theirs not in str(listed)
+
+    # What the customer did is audited as the portal.
+    created = [
+        item for item in items(herald, f"AUDIT#{tenant_id}") if item["action"] == "subscription.created"
+    ]
+    assert {(item["actorKind"], item["actorId"]) for item in created} >= {("portal", "cust_1")}
+
+
+def test_every_portal_route_answers_another_subscribers_subscription_as_unknown(herald: HeraldInMoto) -> None:
+    key = herald.new_key()
+    event_types(herald, herald.tenant_of(key), "order.paid")
+    theirs = subscribe(herald, key, "https://hooks.example.com/cust-2", "cust_2")
+    unowned = subscribe(herald, key, "https://hooks.example.com/unowned", None)
+    other_key = herald.new_key()
+    event_types(herald, herald.tenant_of(other_key), "order.paid")
+    elsewhere = subscribe(herald, other_key, "https://hooks.example.com/other-tenant", "cust_1")
+    browser = portal_of(herald, key)
+    for target in (theirs, unowned, elsewhere):
+        base = f"/api/v1/portal/subscriptions/{target}"
+        for method, path, body in [
+            ("GET", base, None),
+            ("PATCH", base, {"description": "mine now"}),
+            ("POST", f"{base}/disable", None),
+            ("POST", f"{base}/enable", None),
+            ("POST", f"{base}/test", {}),
+            ("POST", f"{base}/secret/rotate", None),
+            ("GET", f"{base}/deliveries", None),
+            ("DELETE", base, None),
+        ]:
+            answer = herald.api(method, path, body, headers=browser)
+            assert (answer.status, answer.body["code"]) == (404, "subscription_not_found"), (method, path)
+            assert answer.body["error"] == f"There is no subscription {target}."
+    # All three still stand, unchanged.
+    for target, owner_key in ((theirs, key), (unowned, key), (elsewhere, other_key)):
+        kept = herald.api("GET", f"/api/v1/subscriptions/{target}", key=owner_key)
+        assert (kept.status, kept.data["state"], kept.data["description"]) == (200, "enabled", None)
+
+
+def test_a_customer_manages_its_own_endpoint(herald: HeraldInMoto) -> None:
+    key = herald.new_key()
+    event_types(herald, herald.tenant_of(key), "order.paid")
+    browser = portal_of(herald, key)
+    added = herald.api("POST", "/api/v1/portal/subscriptions", ENDPOINT, headers=browser).data
+    base = f"/api/v1/portal/subscriptions/{added['id']}"
+    assert herald.api("POST", f"{base}/disable", headers=browser).data["state"] == "disabled"
+    assert herald.api("POST", f"{base}/enable", headers=browser).data["state"] == "enabled"
+    rotated = herald.api("POST", f"{base}/secret/rotate", headers=browser).data
+    assert rotated["secret"].startswith("whsec_")
+    assert rotated["secret"] != added["secret"]
+    patched = herald.api("PATCH", base, {"description": "Orders"}, headers=browser).data
+    assert patched["description"] == "Orders"
+    assert herald.api("GET", f"{base}/deliveries", headers=browser).data["data"] == []
+    assert herald.api("DELETE", base, headers=browser).status == 200
+    assert herald.api("GET", "/api/v1/portal/subscriptions", headers=browser).data == []
+
+
+def test_a_link_without_a_subscriber_manages_every_subscription(herald: HeraldInMoto) -> None:
+    key = herald.new_key()
+    event_types(herald, herald.tenant_of(key), "order.paid")
+    ids = {
+        subscribe(herald, key, f"https://hooks.example.com/{n}", owner) for n, owner in enumerate(["a", None])
+    }
+    browser = portal_of(herald, key, None)
+    listed = herald.api("GET", "/api/v1/portal/subscriptions", headers=browser).data
+    assert {item["id"] for item in listed} == ids
+
+
+def test_a_portal_change_from_another_origin_or_without_a_session_is_refused(herald: HeraldInMoto) -> None:
+    key = herald.new_key()
+    event_types(herald, herald.tenant_of(key), "order.paid")
+    browser = portal_of(herald, key)
+    forged = herald.api(
+        "POST",
+        "/api/v1/portal/subscriptions",
+        ENDPOINT,
+        headers={**browser, "origin": "https://evil.example"},
+    )
+    assert (forged.status, forged.body["code"]) == (403, "cross_origin_request")
+    # Who before what: a bad body without a session is a 401, with one a 400 naming the field.
+    anonymous = herald.api(
+        "POST", "/api/v1/portal/subscriptions", {"url": 5}, headers={"origin": herald.origin}
+    )
+    assert (anonymous.status, anonymous.body["error"]) == (401, ENDED)
+    invalid = herald.api("POST", "/api/v1/portal/subscriptions", {"url": 5}, headers=browser)
+    assert invalid.status == 400
+    assert "url" in invalid.body["error"]
+    assert herald.api("GET", "/api/v1/portal/subscriptions", headers=browser).data == []

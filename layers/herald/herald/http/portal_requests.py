@@ -5,16 +5,14 @@ from __future__ import annotations
 from pydantic import Field
 
 from herald.domain.portal import MAX_LINK_TTL_SECONDS, MIN_LINK_TTL_SECONDS
+from herald.domain.subscriptions import SUBSCRIBER_ID
 from herald.http.requests import StrictBody
-
-# The tenant's own id for one of its customers, as its subscriptions carry it.
-SUBSCRIBER_ID = r"^[A-Za-z0-9_.:@-]{1,128}$"
 
 
 class PortalLinkRequest(StrictBody):
     subscriberId: str | None = Field(  # noqa: N815 (the wire name)
         default=None,
-        pattern=SUBSCRIBER_ID,
+        pattern=f"^{SUBSCRIBER_ID.pattern}$",
         description="The customer the link is for: it sees and manages only subscriptions with this "
         "subscriberId, and the ones it adds carry it. Absent: every subscription of the account",
     )
