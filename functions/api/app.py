@@ -107,6 +107,7 @@ IdempotencyHeader = Annotated[
 def _account_router() -> Router:
     """Imported on first need: no notification request takes an account route."""
     import access_routes  # noqa: F401 (registers the key, member and audit routes on the same router)
+    import event_type_routes  # noqa: F401 (registers the event type routes on the same router)
     import portal_routes  # noqa: F401 (registers the portal link and the portal page's routes)
     import subscription_routes  # noqa: F401 (registers the subscription routes on the same router)
     import template_routes  # noqa: F401 (registers the template routes on the same router)

@@ -100,8 +100,9 @@ def close_portal() -> Response[str]:
 
 @router.get(f"{PORTAL_API_PREFIX}/event-types", include_in_schema=False)
 def portal_event_types() -> Response[str]:
-    caller = _caller()
-    return json_response(200, [PortalEventType.of(entry) for entry in api().portal.catalog(caller)])
+    """The account's event types a new subscription may choose (not archived), by name."""
+    catalog = api().event_types.list(_caller().tenant.tenant_id)
+    return json_response(200, [PortalEventType.of(event_type) for event_type in catalog])
 
 
 # ---------------------------------------------------------------- the session's subscriptions

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from herald.domain.audit import AuditEntry
-from herald.domain.portal import CatalogEntry, PortalLink, PortalSession
+from herald.domain.portal import PortalLink, PortalSession
 
 
 @dataclass
@@ -14,7 +14,6 @@ class FakePortal:
     links: dict[str, PortalLink] = field(default_factory=dict)
     sessions: dict[str, PortalSession] = field(default_factory=dict)
     audit: list[AuditEntry] = field(default_factory=list)
-    event_types: dict[str, tuple[CatalogEntry, ...]] = field(default_factory=dict)
     # Called between reading a link and using it up: a test plays a racing request here.
     before_open: Callable[[], None] = lambda: None
 
@@ -39,6 +38,3 @@ class FakePortal:
 
     def end(self, token_digest: str) -> None:
         self.sessions.pop(token_digest, None)
-
-    def catalog(self, tenant_id: str) -> tuple[CatalogEntry, ...]:
-        return self.event_types.get(tenant_id, ())

@@ -12,14 +12,12 @@ from typing import Any
 import pytest
 from boto3.dynamodb.types import TypeDeserializer
 
-from herald.adapters.store.models import EventTypeItem, event_types_pk
 from herald_harness.dns import resolve_publicly
 from herald_harness.in_moto import ApiAnswer, HeraldInMoto, client, herald_in_moto
 
 FORGED_HOST = {"host": "evil.example", "x-forwarded-proto": "http"}
 SPENT = "This portal link has expired or was already used; ask for a new one."
 ENDED = "The portal session has ended; open a new portal link."
-CREATED_AT = "2026-12-01T00:00:00.000Z"
 ENDPOINT = {"url": "https://hooks.example.com/cust-1", "eventTypes": ["order.paid"]}
 
 
@@ -30,17 +28,13 @@ def herald(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeraldInMoto]:
         yield running
 
 
-def event_types(herald: HeraldInMoto, tenant_id: str, *names: str) -> None:
-    """The tenant's catalog, written as its event type heads (the event type routes' items)."""
+def event_types(herald: HeraldInMoto, key: str, *names: str) -> None:
+    """The account's catalog, made through the event type routes."""
     for name in names:
-        herald.table[EventTypeItem](
-            event_types_pk(tenant_id),
-            name,
-            description=f"About {name}",
-            version=1,
-            created_at=CREATED_AT,
-            updated_at=CREATED_AT,
-        ).save()
+        made = herald.api(
+            "POST", "/api/v1/event-types", {"name": name, "description": f"About {name}"}, key=key
+        )
+        assert made.status == 201, made.text
 
 
 def items(herald: HeraldInMoto, prefix: str) -> list[dict[str, Any]]:
@@ -213,7 +207,7 @@ def subscribe(herald: HeraldInMoto, key: str, url: str, subscriber_id: str | Non
 def test_a_customer_adds_its_own_endpoint_and_sees_only_its_own(herald: HeraldInMoto) -> None:
     key = herald.new_key()
     tenant_id = herald.tenant_of(key)
-    event_types(herald, tenant_id, "order.paid", "order.refunded")
+    event_types(herald, key, "order.paid", "order.refunded")
     theirs = subscribe(herald, key, "https://hooks.example.com/cust-2", "cust_2")
     subscribe(herald, key, "https://hooks.example.com/unowned", None)
     browser = portal_of(herald, key)
@@ -244,11 +238,11 @@ def test_a_customer_adds_its_own_endpoint_and_sees_only_its_own(herald: HeraldIn
 
 def test_every_portal_route_answers_another_subscribers_subscription_as_unknown(herald: HeraldInMoto) -> None:
     key = herald.new_key()
-    event_types(herald, herald.tenant_of(key), "order.paid")
+    event_types(herald, key, "order.paid")
     theirs = subscribe(herald, key, "https://hooks.example.com/cust-2", "cust_2")
     unowned = subscribe(herald, key, "https://hooks.example.com/unowned", None)
     other_key = herald.new_key()
-    event_types(herald, herald.tenant_of(other_key), "order.paid")
+    event_types(herald, other_key, "order.paid")
     elsewhere = subscribe(herald, other_key, "https://hooks.example.com/other-tenant", "cust_1")
     browser = portal_of(herald, key)
     for target in (theirs, unowned, elsewhere):
@@ -274,7 +268,7 @@ def test_every_portal_route_answers_another_subscribers_subscription_as_unknown(
 
 def test_a_customer_manages_its_own_endpoint(herald: HeraldInMoto) -> None:
     key = herald.new_key()
-    event_types(herald, herald.tenant_of(key), "order.paid")
+    event_types(herald, key, "order.paid")
     browser = portal_of(herald, key)
     added = herald.api("POST", "/api/v1/portal/subscriptions", ENDPOINT, headers=browser).data
     base = f"/api/v1/portal/subscriptions/{added['id']}"
@@ -292,7 +286,7 @@ def test_a_customer_manages_its_own_endpoint(herald: HeraldInMoto) -> None:
 
 def test_a_link_without_a_subscriber_manages_every_subscription(herald: HeraldInMoto) -> None:
     key = herald.new_key()
-    event_types(herald, herald.tenant_of(key), "order.paid")
+    event_types(herald, key, "order.paid")
     ids = {
         subscribe(herald, key, f"https://hooks.example.com/{n}", owner) for n, owner in enumerate(["a", None])
     }
@@ -303,7 +297,7 @@ def test_a_link_without_a_subscriber_manages_every_subscription(herald: HeraldIn
 
 def test_a_portal_change_from_another_origin_or_without_a_session_is_refused(herald: HeraldInMoto) -> None:
     key = herald.new_key()
-    event_types(herald, herald.tenant_of(key), "order.paid")
+    event_types(herald, key, "order.paid")
     browser = portal_of(herald, key)
     forged = herald.api(
         "POST",

@@ -36,6 +36,12 @@ LOADED_ON_FIRST_USE = (
     "herald.services.templates",
     "herald.adapters.template_engine",
     "liquid",
+    # Event types: their routes, and the schema engine only an event type route or an event imports.
+    "event_type_routes",
+    "herald.services.event_types",
+    "herald.adapters.event_schemas",
+    "jsonschema",
+    "re2",
 )
 # Imports the handler (and builds its services if asked), then asks it for a method the first account
 # route does not take.

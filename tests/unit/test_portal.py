@@ -14,7 +14,7 @@ from herald.domain.access import ActorKind
 from herald.domain.account import DISABLED
 from herald.domain.audit import AuditAction
 from herald.domain.errors import ErrorCode, HeraldError
-from herald.domain.portal import MAX_LINK_TTL_SECONDS, PORTAL_SESSION_SECONDS, CatalogEntry
+from herald.domain.portal import MAX_LINK_TTL_SECONDS, PORTAL_SESSION_SECONDS
 from herald.services.auth import tenant_context
 from herald.services.portal import PortalService
 from tests.fakes.common import ManualClock, full_grant
@@ -163,13 +163,3 @@ def test_a_disabled_tenant_and_an_account_that_ended_its_sessions_refuse_the_por
         rig.tenants.profiles["t1"], status="active", sessions_valid_from="2027-01-15T08:00:01.000Z"
     )
     assert refusal(rig.service.authenticate, opened.token).message == ENDED
-
-
-def test_the_catalog_is_the_sessions_own_tenants() -> None:
-    rig = Rig()
-    rig.store.event_types = {
-        "t1": (CatalogEntry("order.paid", "An order was paid"),),
-        "t2": (CatalogEntry("x.y"),),
-    }
-    caller = rig.service.authenticate(rig.service.open(rig.link()).token)
-    assert [entry.name for entry in rig.service.catalog(caller)] == ["order.paid"]

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from herald.services.attachment_intake import AttachmentIntake
     from herald.services.audit import AuditService
     from herald.services.checkout import CheckoutService
+    from herald.services.event_types import EventTypes
     from herald.services.health import EndpointAccount
     from herald.services.job_queries import JobQueries
     from herald.services.keys import KeyService
@@ -218,6 +219,16 @@ class ApiServices:
             sender=partial(send_webhook, local_origin=origin, user_agent=USER_AGENT),
             jobs=self.jobs,
         )
+
+    @cached_property
+    def event_types(self) -> EventTypes:
+        """The account's event type catalog and the check of an event's payload against its type
+        (built, with jsonschema, on first use of an event type route or an event)."""
+        from herald.adapters import event_schemas
+        from herald.adapters.store.event_type_store import DynamoEventTypeStore
+        from herald.services.event_types import EventTypes
+
+        return EventTypes(DynamoEventTypeStore(self._base.table), event_schemas)
 
     @cached_property
     def members(self) -> MemberService:

@@ -65,14 +65,6 @@ class PortalSession(msgspec.Struct, frozen=True):
         return now < self.expires_at
 
 
-class CatalogEntry(msgspec.Struct, frozen=True):
-    """An event type as the portal offers it: its name and description, never its schema."""
-
-    name: str
-    description: str | None = None
-    deprecated: bool = False
-
-
 def link_url(origin: str, token: str) -> str:
     """The token rides in the fragment: browsers never send it to a server, so it is in no access
     log or Referer; the page's script reads it and exchanges it."""

@@ -19,6 +19,11 @@ class Answer(msgspec.Struct, forbid_unknown_fields=True, rename="camel"):
     """Every field a body has is declared: the schema forbids any other (the contract checks)."""
 
 
+class PayloadError(Answer):
+    path: Annotated[str, Meta(description="A JSON Pointer into the payload; empty: the payload itself")]
+    message: str
+
+
 class ErrorEnvelope(Answer):
     success: Literal[False]
     error: Annotated[
@@ -47,6 +52,10 @@ class ErrorEnvelope(Answer):
     required_scope: Annotated[
         str | UnsetType,
         Meta(description="On insufficient_scope: the narrowest scope that allows the request"),
+    ] = UNSET
+    errors: Annotated[
+        list[PayloadError] | UnsetType,
+        Meta(description="On event_payload_invalid: how the payload breaks its type's schema (10 at most)"),
     ] = UNSET
 
 

@@ -4,10 +4,11 @@ Powertools describes each route's parameters and request model, and the response
 declares through ``herald.http.contract``. This module adds what those declarations name: the
 schemas of the answer models the routes serialise (``herald.http.answers``), each inside the
 success envelope, and of the error envelope, generated from the very models that write the answers;
-the two ways to present an API key, ``security: []`` on the public routes, and the links between
+the two ways to present an API key, ``security: []`` on the public routes, the links between
 operations (what a client does next with an answer: fetch the job it sent, reorder the provider it
-stored), which a stateful test follows. It also takes out the 422 ``HTTPValidationError`` Powertools adds to
-every route: Herald answers invalid input with 400 in its error envelope.
+stored), which a stateful test follows, and the ``webhooks`` a subscription receives
+(``herald.http.event_webhooks``). It also takes out the 422 ``HTTPValidationError`` Powertools adds
+to every route: Herald answers invalid input with 400 in its error envelope.
 
 Imported only when the document is first asked for, so no send pays for these schemas.
 """
@@ -28,6 +29,7 @@ from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate
 
 from herald.http.contract import BODIES, ENVELOPE_SUFFIX, PUBLIC_PATHS, SCHEMAS, ref
 from herald.http.envelope import ErrorEnvelope
+from herald.http.event_webhooks import api_webhooks
 
 SECURITY_SCHEMES = {
     "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
@@ -180,6 +182,7 @@ def finish(generated: dict[str, Any]) -> dict[str, Any]:
     schemas.update(_schemas())
     components["securitySchemes"] = SECURITY_SCHEMES
     document["security"] = SECURITY
+    document["webhooks"] = api_webhooks()
     return document
 
 

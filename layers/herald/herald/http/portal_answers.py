@@ -11,7 +11,7 @@ from herald.domain.clock import iso
 from herald.http.envelope import Answer, Timestamp
 
 if TYPE_CHECKING:
-    from herald.domain.portal import CatalogEntry
+    from herald.domain.events import EventType
     from herald.domain.portal import PortalSession as PortalSessionRecord
     from herald.services.portal import CreatedLink
 
@@ -36,10 +36,12 @@ class PortalSession(Answer):
 
 
 class PortalEventType(Answer):
+    """An event type as the portal offers it to choose from: never its schema."""
+
     name: str
     description: str | None
     deprecated: bool
 
     @classmethod
-    def of(cls, entry: CatalogEntry) -> PortalEventType:
-        return cls(name=entry.name, description=entry.description, deprecated=entry.deprecated)
+    def of(cls, event_type: EventType) -> PortalEventType:
+        return cls(name=event_type.name, description=event_type.description, deprecated=event_type.deprecated)

@@ -44,6 +44,10 @@ class SubscriptionChanged(Exception):
     """A subscription changed (an edit, a rotation, its deletion) under a concurrent change."""
 
 
+class EventTypeChanged(Exception):
+    """An event type was created or changed under a concurrent change (or its name is taken)."""
+
+
 class DomainTaken(Exception):
     """Another tenant already registered this domain."""
 

@@ -24,7 +24,6 @@ from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.portal import (
     EVERY_SUBSCRIBER,
     PORTAL_SESSION_SECONDS,
-    CatalogEntry,
     PortalLink,
     PortalSession,
     link_url,
@@ -142,10 +141,6 @@ class PortalService:
 
     def end(self, token: str) -> None:
         self._store.end(token_digest(token))
-
-    def catalog(self, caller: PortalCaller) -> tuple[CatalogEntry, ...]:
-        """The event types the caller's tenant offers (what a new subscription may choose)."""
-        return self._store.catalog(caller.tenant.tenant_id)
 
 
 def _iso(epoch: float) -> str:

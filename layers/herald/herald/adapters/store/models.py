@@ -230,6 +230,10 @@ def template_version_sk(version: int) -> str:
     return f"{TEMPLATE_VERSION_PREFIX}{version:06d}"
 
 
+# An event type's kept schema versions sort as a template's do (V#000001, V#000002, ...).
+event_type_version_sk = template_version_sk
+
+
 def email_claim_pk(address_key: str) -> str:
     return f"EMAIL#{address_key}"
 

@@ -3,8 +3,7 @@
 DynamoDB calls: a new link = 1 transaction (the link and its audit entry); opening it = 1 consistent
 GetItem + 1 transaction (delete the link, on the condition that it is still there and unexpired, and
 put the session): two requests racing with one link start one session. A portal request = 1
-consistent GetItem of its session; signing out = 1 DeleteItem; the catalog = 1 Query of the event
-type heads (at most ``MAX_EVENT_TYPES`` small items, their schemas left out). Each item expires by TTL; readers
+consistent GetItem of its session; signing out = 1 DeleteItem. Each item expires by TTL; readers
 check the expiry themselves too (TTL deletion is lazy).
 """
 
@@ -13,18 +12,10 @@ from __future__ import annotations
 from pynamodb.exceptions import DoesNotExist
 
 from herald.adapters.store.audit_items import AUDIT_ONCE, audit_item
-from herald.adapters.store.models import (
-    LINK_SK,
-    SESSION_SK,
-    EventTypeItem,
-    PortalLinkItem,
-    PortalSessionItem,
-    event_types_pk,
-    portal_pk,
-)
+from herald.adapters.store.models import LINK_SK, SESSION_SK, PortalLinkItem, PortalSessionItem, portal_pk
 from herald.adapters.store.table import Table, transaction, translated
 from herald.domain.audit import AuditEntry
-from herald.domain.portal import CatalogEntry, PortalLink, PortalSession
+from herald.domain.portal import PortalLink, PortalSession
 
 WHAT = "portal write"
 
@@ -97,17 +88,3 @@ class DynamoPortal:
     def end(self, token_digest: str) -> None:
         with translated("portal write"):
             self._table[PortalSessionItem](portal_pk(token_digest), SESSION_SK).delete()
-
-    def catalog(self, tenant_id: str) -> tuple[CatalogEntry, ...]:
-        with translated("portal read"):
-            items = list(
-                self._table[EventTypeItem].query(
-                    event_types_pk(tenant_id),
-                    attributes_to_get=["pk", "sk", "kind", "description", "deprecated", "archived"],
-                )
-            )
-        return tuple(
-            CatalogEntry(item.sk, item.description, bool(item.deprecated))
-            for item in items
-            if not item.archived
-        )

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from herald.domain.audit import AuditEntry
-    from herald.domain.portal import CatalogEntry, PortalLink, PortalSession
+    from herald.domain.portal import PortalLink, PortalSession
 
 
 class PortalStore(Protocol):
@@ -22,6 +22,3 @@ class PortalStore(Protocol):
     def session(self, token_digest: str) -> PortalSession | None: ...
 
     def end(self, token_digest: str) -> None: ...
-
-    def catalog(self, tenant_id: str) -> tuple[CatalogEntry, ...]:
-        """The tenant's event types a subscription may choose (not archived), by name."""
