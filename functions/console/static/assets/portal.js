@@ -4,6 +4,10 @@
 // the customer wrote (URLs, descriptions, event type names, errors) goes in through textContent.
 import { api, ApiError } from "./api.js";
 import { badge, field, h, replace, secretOnce, toast, when } from "./dom.js";
+import {
+  JobPage, ListedJob, NewSubscription, PortalEventType, PortalSession, PortalSessionRequest, Subscription, SubscriptionBody,
+  TestDelivery,
+} from "./fields.js";
 
 const main = document.getElementById("main");
 const state = { session: null, catalog: [], subscriptions: [], secret: null, deliveries: null };
@@ -13,7 +17,7 @@ async function start() {
   if (token) history.replaceState(null, "", location.pathname);
   try {
     state.session = token
-      ? await api("POST", "/portal/session", { token })
+      ? await api("POST", "/portal/session", { [PortalSessionRequest.token]: token })
       : await api("GET", "/portal/session");
     await load();
   } catch (error) {
@@ -52,7 +56,7 @@ async function act(work, done) {
 }
 
 function render() {
-  const who = state.session.subscriberId;
+  const who = state.session[PortalSession.subscriberId];
   replace(main,
     h("div", { class: "page-head" },
       h("div", {},
@@ -80,26 +84,30 @@ function endpoints() {
 }
 
 function row(subscription) {
-  const { id, url, eventTypes, state: status, description } = subscription;
+  const id = subscription[Subscription.id];
+  const url = subscription[Subscription.url];
+  const status = subscription[Subscription.state];
+  const description = subscription[Subscription.description];
   const path = `/portal/subscriptions/${encodeURIComponent(id)}`;
   const on = status !== "disabled";
   return h("tr", { "data-subscription": id },
     h("td", { class: "target" }, h("code", {}, url), description ? h("span", { class: "sub muted" }, description) : null),
-    h("td", {}, eventTypes.join(", ")),
+    h("td", {}, subscription[Subscription.eventTypes].join(", ")),
     h("td", {}, badge(status)),
     h("td", {}, h("div", { class: "actions" },
       button("Send test", () => act(async () => {
         const outcome = await api("POST", `${path}/test`, {});
-        toast(outcome.ok ? `Test delivered: HTTP ${outcome.statusCode}.` : `Test failed: ${outcome.error}`, outcome.ok ? "info" : "error");
+        const ok = outcome[TestDelivery.ok];
+        toast(ok ? `Test delivered: HTTP ${outcome[TestDelivery.statusCode]}.` : `Test failed: ${outcome[TestDelivery.error]}`, ok ? "info" : "error");
       })),
       button(on ? "Disable" : "Enable", () => act(() => api("POST", `${path}/${on ? "disable" : "enable"}`), on ? "Endpoint disabled." : "Endpoint enabled.")),
       button("Rotate secret", () => act(async () => {
         const rotated = await api("POST", `${path}/secret/rotate`);
-        state.secret = { url, value: rotated.secret };
+        state.secret = { url, value: rotated[NewSubscription.secret] };
       }, "New secret made; the previous one keeps signing for a while.")),
       button("Deliveries", () => act(async () => {
         const page = await api("GET", `${path}/deliveries?limit=20`);
-        state.deliveries = { url, jobs: page.data };
+        state.deliveries = { url, jobs: page[JobPage.data] };
       })),
       button("Delete", () => {
         if (!confirm(`Delete the endpoint ${url}? It receives nothing more.`)) return;
@@ -122,28 +130,32 @@ function deliveries() {
       ? h("table", { class: "table table-compact" },
         h("thead", {}, h("tr", {}, ["Sent", "Status", "Attempts", "Error"].map((name) => h("th", { scope: "col" }, name)))),
         h("tbody", {}, jobs.map((job) => h("tr", {},
-          h("td", {}, when(job.createdAt)),
-          h("td", {}, badge(job.status)),
-          h("td", {}, `${job.attempts} of ${job.maxAttempts}`),
-          h("td", { class: "error-text" }, job.errorMessage || "")))))
+          h("td", {}, when(job[ListedJob.createdAt])),
+          h("td", {}, badge(job[ListedJob.status])),
+          h("td", {}, `${job[ListedJob.attempts]} of ${job[ListedJob.maxAttempts]}`),
+          h("td", { class: "error-text" }, job[ListedJob.errorMessage] || "")))))
       : h("p", { class: "empty" }, "No delivery yet."));
 }
 
 function addForm() {
   const url = h("input", { type: "url", name: "url", required: true, placeholder: "https://example.com/webhooks", autocomplete: "off" });
   const description = h("input", { type: "text", name: "description", maxlength: 200 });
-  const boxes = state.catalog.map((type) => h("label", { class: "check" },
-    h("input", { type: "checkbox", name: "eventTypes", value: type.name }),
-    h("span", {}, h("code", {}, type.name), type.description ? ` — ${type.description}` : "", type.deprecated ? " (deprecated)" : "")));
+  const boxes = state.catalog.map((type) => {
+    const name = type[PortalEventType.name];
+    const about = type[PortalEventType.description];
+    return h("label", { class: "check" },
+      h("input", { type: "checkbox", name: "eventTypes", value: name }),
+      h("span", {}, h("code", {}, name), about ? ` — ${about}` : "", type[PortalEventType.deprecated] ? " (deprecated)" : ""));
+  });
   const submit = async (event) => {
     event.preventDefault();
     const eventTypes = boxes.map((label) => label.querySelector("input")).filter((box) => box.checked).map((box) => box.value);
     if (!eventTypes.length) return toast("Choose at least one event type.", "error");
-    const body = { url: url.value.trim(), eventTypes };
-    if (description.value.trim()) body.description = description.value.trim();
+    const body = { [SubscriptionBody.url]: url.value.trim(), [SubscriptionBody.eventTypes]: eventTypes };
+    if (description.value.trim()) body[SubscriptionBody.description] = description.value.trim();
     await act(async () => {
       const created = await api("POST", "/portal/subscriptions", body);
-      state.secret = { url: created.url, value: created.secret };
+      state.secret = { url: created[NewSubscription.url], value: created[NewSubscription.secret] };
     }, "Endpoint added.");
   };
   return h("section", { class: "card", "aria-labelledby": "add" },
