@@ -65,7 +65,7 @@ CHECKS = [
 MAX_EXAMPLES = 10
 STATEFUL_EXAMPLES = 20
 STEPS = 10
-OPERATIONS = 54
+OPERATIONS = 71
 # One seed for every run: the same requests each time, so a failure found once is found again, and
 # the stateful phase reaches as far on every run instead of most runs.
 SEED = 20261203
@@ -111,8 +111,17 @@ KEYS = "POST /api/v1/account/keys"
 MEMBERS = ("POST /api/v1/account/members", "PATCH /api/v1/account/members/{id}")
 TEMPLATE_WRITES = ("POST /api/v1/templates", "PUT /api/v1/templates/{id}")
 PREVIEW = "POST /api/v1/templates/{id}/preview"
+SUBSCRIPTION_WRITES = ("POST /api/v1/subscriptions", "PATCH /api/v1/subscriptions/{id}")
+SUBSCRIPTION_TEST = "POST /api/v1/subscriptions/{id}/test"
+SUBSCRIPTION_RECOVER = "POST /api/v1/subscriptions/{id}/recover"
+DELIVERIES = "GET /api/v1/subscriptions/{id}/deliveries"
 BUSINESS_RULES = (
-    BusinessRule(SEND, 400, "url_not_allowed", "the host must resolve to public addresses only, over https"),
+    BusinessRule(
+        (*SEND, *SUBSCRIPTION_WRITES),
+        400,
+        "url_not_allowed",
+        "the host must resolve to public addresses only, over https",
+    ),
     BusinessRule(
         (EMAIL,), 400, "attachment_unavailable", "an attachment URL must give a file when Herald fetches it"
     ),
@@ -130,7 +139,7 @@ BUSINESS_RULES = (
         r"Invalid request: attachments\.\d+\.filename: file name .* holds no usable character\.",
     ),
     BusinessRule(
-        (WEBHOOK,),
+        (WEBHOOK, *SUBSCRIPTION_WRITES),
         400,
         "validation_error",
         "header names Herald sets or that concern the connection are refused in any letter case",
@@ -161,13 +170,13 @@ BUSINESS_RULES = (
         "sendAt lies between now and 30 days ahead: a window that moves with the time of the request",
     ),
     BusinessRule(
-        SEND,
+        (*SEND, *SUBSCRIPTION_WRITES),
         413,
         "payload_too_large",
         "limits in bytes of UTF-8 or compact JSON that JSON Schema cannot state (body, text, payload, headers)",
     ),
     BusinessRule(
-        (*SEARCH, RECOVER, UNSUBSCRIBES, AUDIT),
+        (*SEARCH, RECOVER, UNSUBSCRIBES, AUDIT, DELIVERIES, SUBSCRIPTION_RECOVER),
         400,
         "invalid_cursor",
         "a cursor is opaque: only one Herald made reads",
@@ -180,21 +189,21 @@ BUSINESS_RULES = (
         r"Invalid request: host: give recipient or host, not both \(a job has one\)\.",
     ),
     BusinessRule(
-        (*SEARCH, RECOVER),
+        (*SEARCH, RECOVER, SUBSCRIPTION_RECOVER),
         400,
         "validation_error",
         "the window's since comes before its until (JSON Schema cannot compare two fields)",
         r"Invalid request: since: must be before until\.",
     ),
     BusinessRule(
-        (*SEND, *SEARCH, RECOVER),
+        (*SEND, *SEARCH, RECOVER, SUBSCRIPTION_RECOVER),
         400,
         "validation_error",
         "format date-time allows a leap second, which no calendar of Herald's holds",
         r"Invalid request: (sendAt|since|until): must not be a leap second \(second 60\)\.",
     ),
     BusinessRule(
-        (*SEARCH, RECOVER),
+        (*SEARCH, RECOVER, SUBSCRIPTION_RECOVER),
         400,
         "validation_error",
         "a window's edge must be a time UTC can hold (0001-01-01T00:00:00+14:00 is not)",
@@ -276,6 +285,26 @@ BUSINESS_RULES = (
     ),
     BusinessRule(
         (EMAIL,), 409, "template_not_published", "a send without a version uses the template's published one"
+    ),
+    BusinessRule(
+        SUBSCRIPTION_WRITES,
+        400,
+        "validation_error",
+        "a subscription's event types are the account's, not archived: account data",
+        r"Invalid request: eventTypes: there is no event type .* \(or it is archived\); create it first\.",
+    ),
+    BusinessRule(
+        (SUBSCRIPTION_TEST,),
+        400,
+        "validation_error",
+        "a test's event type is one the subscription receives: the stored subscription",
+        r"Invalid request: eventType: subscription \S+ does not receive .*\.",
+    ),
+    BusinessRule(
+        (SUBSCRIPTION_TEST,),
+        429,
+        "rate_limit_exceeded",
+        "tests of one subscription are 10 seconds apart: the time of the one before",
     ),
 )
 
@@ -616,3 +645,32 @@ def test_explicit_examples_take_a_template_through_every_template_operation(
     send = {"to": "someone@example.com", "template": {"id": template_id, "data": {"number": "A-2"}}}
     client.call("POST", "/api/v1/notifications/email", 202, body=send)
     client.call("DELETE", "/api/v1/templates/{id}", 200, path_parameters=path)
+
+
+def test_explicit_examples_take_a_subscription_through_every_subscription_operation(
+    local_stack: RunningStack, served_contract: BaseSchema
+) -> None:
+    """Given a paid tenant with an event type, When it registers, reads, changes, tests, disables,
+    enables, rotates, reads the deliveries of, recovers and deletes a subscription, Then every
+    operation answers its documented success (skipped where the stack serves no event types yet)."""
+    client = Client(served_contract, paid_tenant(local_stack, "SubscriptionContract"))
+    if "/api/v1/event-types" not in served_contract.raw_schema["paths"]:
+        pytest.skip("this stack serves no POST /api/v1/event-types yet")
+    client.call("POST", "/api/v1/event-types", 201, body={"name": "order.paid"})
+    body = {
+        "url": f"{local_stack.sandbox_url}/hooks/contract-{uuid.uuid4().hex}",
+        "eventTypes": ["order.paid"],
+    }
+    created = client.call("POST", "/api/v1/subscriptions", 201, body=body)
+    path = {"id": created["id"]}
+    assert [listed["id"] for listed in client.call("GET", "/api/v1/subscriptions", 200)] == [created["id"]]
+    client.call("GET", "/api/v1/subscriptions/{id}", 200, path_parameters=path)
+    client.call("PATCH", "/api/v1/subscriptions/{id}", 200, path_parameters=path, body={"description": "ERP"})
+    assert client.call("POST", "/api/v1/subscriptions/{id}/test", 200, path_parameters=path, body={})["ok"]
+    client.call("POST", "/api/v1/subscriptions/{id}/disable", 200, path_parameters=path)
+    client.call("POST", "/api/v1/subscriptions/{id}/enable", 200, path_parameters=path)
+    client.call("POST", "/api/v1/subscriptions/{id}/secret/rotate", 200, path_parameters=path)
+    client.call("GET", "/api/v1/subscriptions/{id}/deliveries", 200, path_parameters=path)
+    recover = {"since": "2026-01-01T00:00:00Z"}
+    client.call("POST", "/api/v1/subscriptions/{id}/recover", 200, path_parameters=path, body=recover)
+    client.call("DELETE", "/api/v1/subscriptions/{id}", 200, path_parameters=path)

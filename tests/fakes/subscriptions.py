@@ -3,7 +3,7 @@ breakers (a deletion removes the subscription's), and the tenant's event types."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from herald.domain.audit import AuditEntry
@@ -22,7 +22,7 @@ class FakeSubscriptionStore:
         self.types: dict[str, dict[str, Mapping[str, Any] | None]] = {}
         self.tests: dict[tuple[str, str], int] = {}
         # Called before each save: a test plays a concurrent writer here.
-        self.before_save = lambda: None
+        self.before_save: Callable[[], None] = lambda: None
 
     def list(self, tenant_id: str) -> list[tuple[Subscription, Breaker | None]]:
         found = [sub for (tenant, _), sub in sorted(self.stored.items()) if tenant == tenant_id]

@@ -33,6 +33,7 @@ SUCCESS = {
     ("post", "/api/v1/account/members"): "201",
     ("post", "/api/v1/templates"): "201",
     ("post", "/api/v1/portal-links"): "201",
+    ("post", "/api/v1/subscriptions"): "201",
 }
 PUBLIC = {"/api/v1/ping", "/api/v1/info", "/api/v1/health", "/api/v1/providers"}
 

@@ -6,6 +6,7 @@ subscription's secrets, and the notice that names a disabled subscription."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -98,7 +99,7 @@ class Rig:
             )
         return url
 
-    def _send(self, hook: OutboundWebhook, *, secrets: list[str]) -> WebhookOutcome:
+    def _send(self, hook: OutboundWebhook, *, secrets: Sequence[str]) -> WebhookOutcome:
         self.sent.append((hook, list(secrets)))
         return self.answer
 
@@ -322,6 +323,12 @@ def test_a_patch_changes_only_the_fields_it_names_and_null_clears_the_rate(rig: 
         AuditAction.SUBSCRIPTION_UPDATED,
         {"fields": "eventTypes,rateLimitPerSecond"},
     )
+
+
+def test_an_empty_patch_writes_nothing(rig: Rig) -> None:
+    sub_id = rig.create()
+    assert rig.service.update(CALLER, sub_id, SubscriptionChange()).subscription.version == 1
+    assert len(rig.store.audit) == 1
 
 
 def test_a_patch_is_held_to_the_rules_of_a_registration(rig: Rig) -> None:
@@ -549,8 +556,8 @@ def test_a_patch_body_tells_absent_from_null() -> None:
     change = SubscriptionPatch.model_validate({"description": None, "rateLimitPerSecond": 3}).change()
     assert change == SubscriptionChange(description=None, rate_limit_per_second=3)
     assert SubscriptionPatch.model_validate({}).change() == SubscriptionChange()
-    with pytest.raises(HeraldError, match="Invalid request: url: a subscription always has one"):
-        SubscriptionPatch.model_validate({"url": None}).change()
+    with pytest.raises(ValidationError, match="a subscription always has one; leave it out to keep it"):
+        SubscriptionPatch.model_validate({"url": None})
 
 
 def test_a_body_refuses_headers_herald_sets_as_a_webhook_job_does() -> None:

@@ -7,12 +7,13 @@ the subscription service, which the portal's routes call too.
 
 from __future__ import annotations
 
-from typing import Annotated, TypeVar
+from typing import Annotated, TypeVar, cast
 
 from msgspec import UNSET, UnsetType
-from pydantic import Field, StrictInt
+from pydantic import ConfigDict, Field, StrictInt, field_validator
+from pydantic.config import JsonDict
+from pydantic_core import PydanticCustomError
 
-from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.events import (
     CHANNEL_NAME,
     EVENT_TYPE_NAME,
@@ -82,6 +83,20 @@ Headers = Annotated[
 ]
 
 
+# The PATCH fields that are optional but take no null (the document says so; the model's type
+# admits None only as "absent").
+NOT_NULL = ("url", "eventTypes")
+
+
+def _without_null(schema: JsonDict) -> None:
+    properties = cast("dict[str, JsonDict]", schema["properties"])
+    for name in NOT_NULL:
+        field = properties[name]
+        branches = cast("list[JsonDict]", field.pop("anyOf"))
+        field.pop("default", None)
+        field.update(next(branch for branch in branches if branch.get("type") != "null"))
+
+
 class SubscriptionBody(StrictBody):
     url: Url
     eventTypes: EventTypes  # noqa: N815
@@ -110,7 +125,10 @@ class SubscriptionBody(StrictBody):
 
 
 class SubscriptionPatch(StrictBody):
-    """The fields to change; an absent field stays as it is, null clears one that may be empty."""
+    """The fields to change; an absent field stays as it is, null clears one that may be empty (a
+    subscription always has a URL and event types: those take no null)."""
+
+    model_config = ConfigDict(**StrictBody.model_config, json_schema_extra=_without_null)
 
     url: Url | None = None
     eventTypes: EventTypes | None = None  # noqa: N815
@@ -119,14 +137,15 @@ class SubscriptionPatch(StrictBody):
     rateLimitPerSecond: Rate | None = None  # noqa: N815
     headers: Headers | None = None
 
+    @field_validator("url", "eventTypes")
+    @classmethod
+    def _kept(cls, value: T | None) -> T:
+        if value is None:
+            raise PydanticCustomError("not_null", "a subscription always has one; leave it out to keep it")
+        return value
+
     def change(self) -> SubscriptionChange:
         given = self.model_fields_set
-        for required in ("url", "eventTypes"):
-            if required in given and getattr(self, required) is None:
-                raise HeraldError(
-                    f"Invalid request: {required}: a subscription always has one; leave it out to keep it.",
-                    ErrorCode.VALIDATION_ERROR,
-                )
 
         def field(name: str, value: T) -> T | UnsetType:
             return value if name in given else UNSET

@@ -165,6 +165,8 @@ class Subscriptions:
         tenant_id = tenant.tenant_id
         view = self.get(tenant_id, subscription_id, subscriber_id=subscriber_id)
         fields = _changed_fields(change)
+        if not fields:
+            return view  # nothing to change, nothing written
         updates: dict[str, Any] = {}
         if isinstance(change.url, str):
             self._check_url(change.url)
