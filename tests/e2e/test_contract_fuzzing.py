@@ -115,6 +115,7 @@ SUBSCRIPTION_WRITES = ("POST /api/v1/subscriptions", "PATCH /api/v1/subscription
 SUBSCRIPTION_TEST = "POST /api/v1/subscriptions/{id}/test"
 SUBSCRIPTION_RECOVER = "POST /api/v1/subscriptions/{id}/recover"
 DELIVERIES = "GET /api/v1/subscriptions/{id}/deliveries"
+EVENT_TYPE_WRITES = ("POST /api/v1/event-types", "PATCH /api/v1/event-types/{name}")
 BUSINESS_RULES = (
     BusinessRule(
         (*SEND, *SUBSCRIPTION_WRITES),
@@ -268,6 +269,22 @@ BUSINESS_RULES = (
         409,
         "member_exists",
         "an address is invited once; the made-up address may be a member already",
+    ),
+    BusinessRule(
+        EVENT_TYPE_WRITES,
+        400,
+        "event_type_invalid",
+        "a schema is JSON Schema 2020-12 referring only inside itself, with RE2 patterns, within its bounds",
+    ),
+    BusinessRule(
+        ("POST /api/v1/event-types",),
+        400,
+        "validation_error",
+        "openapi.json is a name the catalog's own document takes",
+        r"An event type's name is .* \('openapi\.json' is not one, it is reserved\)\.",
+    ),
+    BusinessRule(
+        ("POST /api/v1/event-types",), 409, "event_type_exists", "a name is the account's once: account data"
     ),
     BusinessRule(
         ("POST /api/v1/account/keys",),
@@ -674,3 +691,28 @@ def test_explicit_examples_take_a_subscription_through_every_subscription_operat
     recover = {"since": "2026-01-01T00:00:00Z"}
     client.call("POST", "/api/v1/subscriptions/{id}/recover", 200, path_parameters=path, body=recover)
     client.call("DELETE", "/api/v1/subscriptions/{id}", 200, path_parameters=path)
+
+
+def test_explicit_examples_take_an_event_type_through_every_event_type_operation(
+    local_stack: RunningStack, served_contract: BaseSchema
+) -> None:
+    """Given a paid tenant, When it declares, versions, deprecates, archives and un-archives an
+    event type and reads its catalog's document, Then every operation answers its documented success."""
+    client = Client(served_contract, paid_tenant(local_stack, "EventTypeContract"))
+    schema = {"type": "object", "properties": {"amount": {"type": "integer", "minimum": 0}}}
+    body = {"name": "order.paid", "description": "An order was paid", "schema": schema}
+    assert client.call("POST", "/api/v1/event-types", 201, body=body)["version"] == 1
+    path = {"name": "order.paid"}
+    changed = {"schema": {**schema, "required": ["amount"]}, "deprecated": True}
+    assert (
+        client.call("PATCH", "/api/v1/event-types/{name}", 200, path_parameters=path, body=changed)["version"]
+        == 2
+    )
+    kept = client.call("GET", "/api/v1/event-types/{name}", 200, path_parameters=path, query={"version": 1})
+    assert kept["schema"] == schema
+    assert client.call("DELETE", "/api/v1/event-types/{name}", 200, path_parameters=path)["archived"] is True
+    listed = client.call("GET", "/api/v1/event-types", 200, query={"includeArchived": True})
+    assert [kind["name"] for kind in listed] == ["order.paid"]
+    client.call("PATCH", "/api/v1/event-types/{name}", 200, path_parameters=path, body={"archived": False})
+    document = client.download("/api/v1/event-types/openapi.json")
+    assert list(json.loads(document)["webhooks"]) == ["order.paid"]

@@ -34,6 +34,7 @@ SUCCESS = {
     ("post", "/api/v1/templates"): "201",
     ("post", "/api/v1/portal-links"): "201",
     ("post", "/api/v1/subscriptions"): "201",
+    ("post", "/api/v1/event-types"): "201",
 }
 PUBLIC = {"/api/v1/ping", "/api/v1/info", "/api/v1/health", "/api/v1/providers"}
 
@@ -108,8 +109,11 @@ def test_every_route_the_template_serves_is_documented(
     assert documented <= guide
 
 
-# Routes whose success is a file: the media types they answer.
-DOWNLOADS = {("get", "/api/v1/notifications/jobs/export"): {"text/csv", "application/x-ndjson"}}
+# Routes whose success is a file or a document of its own, not an envelope: the media types they answer.
+DOWNLOADS = {
+    ("get", "/api/v1/notifications/jobs/export"): {"text/csv", "application/x-ndjson"},
+    ("get", "/api/v1/event-types/openapi.json"): {"application/json"},
+}
 
 
 def test_every_route_answers_in_an_envelope_with_its_real_success_status(document: dict[str, Any]) -> None:
@@ -149,6 +153,26 @@ def test_each_error_status_lists_codes_the_error_table_gives_that_status(documen
     email = document["paths"]["/api/v1/notifications/email"]["post"]["responses"]
     assert email["429"]["headers"]["Retry-After"]["required"] is True
     assert {"400", "401", "403", "409", "413", "422", "429", "503"} <= set(email)
+
+
+def test_the_document_describes_what_a_subscription_receives_as_webhooks(document: dict[str, Any]) -> None:
+    assert document["openapi"].startswith("3.1")
+    [(name, item)] = document["webhooks"].items()
+    operation = item["post"]
+    body = operation["requestBody"]["content"]["application/json"]["schema"]
+    assert (name, body["required"]) == ("event", ["id", "type", "timestamp", "data"])
+    assert body["properties"]["timestamp"]["format"] == "date-time"
+    assert body["properties"]["data"]["type"] == "object"
+    headers = {parameter["name"]: parameter for parameter in operation["parameters"]}
+    assert set(headers) == {
+        "webhook-id",
+        "webhook-timestamp",
+        "webhook-signature",
+        "X-Webhook-Timestamp",
+        "X-Webhook-Signature",
+    }
+    assert all(parameter["in"] == "header" and parameter["required"] for parameter in headers.values())
+    assert set(operation["responses"]) == {"2XX", "default"}
 
 
 def test_the_key_schemes_are_declared_once_and_public_routes_need_none(document: dict[str, Any]) -> None:

@@ -8,7 +8,7 @@ from msgspec import UNSET
 from pydantic import Field
 
 from herald.domain.event_types import MAX_DESCRIPTION_LENGTH, EventTypeChange
-from herald.domain.events import MAX_EVENT_TYPE_NAME
+from herald.domain.events import EVENT_TYPE_NAME, MAX_EVENT_TYPE_NAME
 from herald.http.requests import StrictBody
 
 _SCHEMA = "A JSON Schema 2020-12 document each event's payload must meet (64 KiB at most; null: any object)"
@@ -16,10 +16,13 @@ _DESCRIPTION = "What the event means, for the people who subscribe to it"
 
 
 class EventTypeBody(StrictBody):
+    # The document states the name's pattern; the service checks it, with a sentence that says how
+    # a name is written rather than a pattern.
     name: str = Field(
         min_length=1,
         max_length=MAX_EVENT_TYPE_NAME,
         description="Lower-case words joined by dots, like order.paid",
+        json_schema_extra={"pattern": f"^{EVENT_TYPE_NAME.pattern}$"},
     )
     description: str | None = Field(default=None, max_length=MAX_DESCRIPTION_LENGTH, description=_DESCRIPTION)
     # "schema" would shadow BaseModel.schema: the field takes its name in the API from its alias.

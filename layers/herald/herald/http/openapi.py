@@ -84,6 +84,7 @@ DOMAIN = "/api/v1/account/domains/{domain}"
 VERIFY_DOMAIN = "/api/v1/account/domains/{domain}/verify"
 SIGNING_PATH = "/api/v1/account/webhook-secret"
 SIGNING_ROTATION_PATH = "/api/v1/account/webhook-secret/rotate"
+EVENT_TYPE = "/api/v1/event-types/{name}"
 # A link: the operation (method, path) it leads to, and where its path parameters come from.
 Link = tuple[str, str, dict[str, str]]
 
@@ -107,6 +108,14 @@ def _domain(name: str) -> dict[str, Link]:
     return {
         "VerifyDomain": ("post", VERIFY_DOMAIN, {"domain": name}),
         "DeleteDomain": ("delete", DOMAIN, {"domain": name}),
+    }
+
+
+def _event_type(name: str) -> dict[str, Link]:
+    return {
+        "GetEventType": ("get", EVENT_TYPE, {"name": name}),
+        "UpdateEventType": ("patch", EVENT_TYPE, {"name": name}),
+        "ArchiveEventType": ("delete", EVENT_TYPE, {"name": name}),
     }
 
 
@@ -147,6 +156,8 @@ LINKS: dict[tuple[str, str, str], dict[str, Link]] = {
             {"email": "$response.body#/data/data/0/email", "topic": "$response.body#/data/data/0/topic"},
         )
     },
+    ("post", "/api/v1/event-types", "201"): _event_type("$response.body#/data/name"),
+    ("get", "/api/v1/event-types", "200"): _event_type("$response.body#/data/0/name"),
     ("post", SIGNING_PATH, "201"): _SIGNING_SECRET_LINKS,
     ("post", SIGNING_ROTATION_PATH, "200"): _SIGNING_SECRET_LINKS,
 }
