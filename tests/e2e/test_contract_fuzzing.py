@@ -716,3 +716,12 @@ def test_explicit_examples_take_an_event_type_through_every_event_type_operation
     client.call("PATCH", "/api/v1/event-types/{name}", 200, path_parameters=path, body={"archived": False})
     document = client.download("/api/v1/event-types/openapi.json")
     assert list(json.loads(document)["webhooks"]) == ["order.paid"]
+
+
+def test_explicit_examples_make_a_portal_link(local_stack: RunningStack, served_contract: BaseSchema) -> None:
+    """Given a paid tenant, When it makes portal links for a customer and for every subscription,
+    Then each answers its documented success, a link on the stack's own origin."""
+    client = Client(served_contract, paid_tenant(local_stack, "PortalContract"))
+    for body in ({"subscriberId": "cust_1", "ttlSeconds": 60}, {"ttlSeconds": 604800}):
+        link = client.call("POST", "/api/v1/portal-links", 201, body=body)
+        assert link["url"].startswith(f"{local_stack.base_url}/portal#")
