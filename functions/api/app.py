@@ -25,6 +25,7 @@ from herald.domain.account import TenantContext
 from herald.domain.errors import ErrorCode, HeraldError
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import NotificationRequest
+from herald.domain.portal import PORTAL_API_PREFIX, PORTAL_SESSION_PATH
 from herald.domain.search import SUBJECT_KEPT
 from herald.domain.vendors import TENANT_PROVIDERS
 from herald.http.answers import (
@@ -103,6 +104,7 @@ def _account_router() -> Router:
     import access_routes  # noqa: F401 (registers the key, member and audit routes on the same router)
     import event_routes  # noqa: F401 (registers the event routes on the same router)
     import event_type_routes  # noqa: F401 (registers the event type routes on the same router)
+    import portal_routes  # noqa: F401 (registers the portal link and the portal page's routes)
     import subscription_routes  # noqa: F401 (registers the subscription routes on the same router)
     import template_routes  # noqa: F401 (registers the template routes on the same router)
     from account_routes import router
@@ -450,10 +452,21 @@ def invalid_request(error: RequestValidationError) -> Response[str]:
     # The caller's identity is checked before their input: 401/403 win over body problems.
     if app.current_event.path not in PUBLIC_PATHS:
         try:
-            tenant(None)
+            _caller_of(app.current_event.path)
         except Exception as auth_error:  # noqa: BLE001 - answered like any failure of the route
             return error_response(client_error(auth_error))
     return error_response(validation_error(error.errors()))
+
+
+def _caller_of(path: str) -> None:
+    """Who the request is: a portal route's portal session (the link's exchange has none yet), any
+    other route's key or console session."""
+    if not path.startswith(f"{PORTAL_API_PREFIX}/"):
+        tenant(None)
+    elif path != PORTAL_SESSION_PATH or app.current_event.http_method != "POST":
+        from portal_routes import portal_caller
+
+        portal_caller(app.current_event.raw_event)
 
 
 @traced

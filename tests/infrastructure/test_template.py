@@ -120,15 +120,23 @@ def test_provisioned_capacity_scales_the_table_and_each_index_for_reads_and_writ
 
 def test_every_route_of_the_api_guide_goes_to_the_api_function(template: dict[str, Any]) -> None:
     """Each route docs/api.md lists reaches ApiFunction: the ones the SDK calls (and the jobs export,
-    beside them) by a route of their own, the others (account, templates, documentation, the
-    providers Herald supports) through the catch-all under /api/v1."""
+    beside them) by a route of their own, the others (account, templates, event types, portal links,
+    documentation, the providers Herald supports) through the catch-all under /api/v1."""
     events = template["Resources"]["ApiFunction"]["Properties"]["Events"].values()
     served = {(event["Properties"]["Method"], event["Properties"]["Path"]) for event in events}
     documented = documented_routes()
     sdk_routes = {
         (method, path)
         for method, path in documented
-        if not path.startswith(("/api/v1/account", "/api/v1/templates", "/api/v1/subscriptions"))
+        if not path.startswith(
+            (
+                "/api/v1/account",
+                "/api/v1/templates",
+                "/api/v1/event-types",
+                "/api/v1/subscriptions",
+                "/api/v1/portal-links",
+            )
+        )
     }
     sdk_routes -= {("GET", "/api/v1/openapi.json"), ("GET", "/api/v1/docs"), ("GET", "/api/v1/providers")}
     assert len(sdk_routes) == 11

@@ -35,6 +35,7 @@ SUCCESS = {
     ("post", "/api/v1/event-types"): "201",
     ("post", "/api/v1/events"): "202",
     ("post", "/api/v1/subscriptions"): "201",
+    ("post", "/api/v1/portal-links"): "201",
 }
 PUBLIC = {"/api/v1/ping", "/api/v1/info", "/api/v1/health", "/api/v1/providers"}
 

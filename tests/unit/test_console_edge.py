@@ -16,6 +16,8 @@ from herald.http.console_pages import CONTENT_SECURITY_POLICY, console_answer
 from herald.http.credentials import (
     cleared_cookie,
     credentials,
+    portal_cookie,
+    portal_token,
     same_origin,
     session_cookie,
     session_token,
@@ -148,6 +150,26 @@ def test_the_page_and_its_assets_carry_the_security_headers() -> None:
     assert script["headers"]["Content-Type"].startswith("text/javascript")
 
 
+def test_the_portal_page_is_its_own_file_under_the_same_headers() -> None:
+    page = console_answer(STATIC, "GET", "/portal")
+    assert page["statusCode"] == 200
+    assert '<script type="module" src="/console/assets/portal.js">' in page["body"]
+    assert page["headers"]["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+    assert page["headers"]["Cache-Control"] == "no-cache"
+
+
+def test_the_portal_cookie_goes_to_the_portals_routes_only_and_is_no_credential_elsewhere(rig: Rig) -> None:
+    cookie = str(portal_cookie("token-value"))
+    assert cookie.startswith("herald_portal=token-value; Path=/api/v1/portal; Max-Age=7200")
+    for attribute in ("HttpOnly", "Secure", "SameSite=Strict"):
+        assert attribute in cookie
+    request = {**event(), "cookies": [f"herald_portal={rig.token}"]}
+    assert portal_token(request) == rig.token
+    assert session_token(request) is None
+    # Even a console session's token, sent under the portal's name, is not taken by the API.
+    assert rig.refused(request) is ErrorCode.MISSING_API_KEY
+
+
 @pytest.mark.parametrize(
     "path",
     [
@@ -163,7 +185,7 @@ def test_nothing_outside_the_asset_folder_is_served(path: str) -> None:
 
 
 def test_every_inline_script_or_style_would_be_blocked_so_none_is_shipped() -> None:
-    for asset in [STATIC / "index.html", *sorted((STATIC / "assets").iterdir())]:
+    for asset in [*sorted(STATIC.glob("*.html")), *sorted((STATIC / "assets").iterdir())]:
         text = asset.read_text(encoding="utf-8")
         assert "<script>" not in text
         assert 'style="' not in text

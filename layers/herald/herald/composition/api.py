@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from herald.services.job_queries import JobQueries
     from herald.services.keys import KeyService
     from herald.services.members import MemberService
+    from herald.services.portal import PortalService
     from herald.services.sessions import SessionAuthenticator
     from herald.services.subscriptions import Subscriptions
     from herald.services.templates import TemplateService
@@ -97,6 +98,15 @@ class ApiServices:
         from herald.services.sessions import SessionAuthenticator
 
         return SessionAuthenticator(DynamoSessions(self._base.table), self._tenants)
+
+    @cached_property
+    def portal(self) -> PortalService:
+        """Portal links and sessions, built on first use of a portal route: a session is read with
+        its tenant on every request, like a console session."""
+        from herald.adapters.store.portal_store import DynamoPortal
+        from herald.services.portal import PortalService
+
+        return PortalService(DynamoPortal(self._base.table), self._tenants)
 
     @cached_property
     def activity(self) -> ActivityService:

@@ -33,6 +33,7 @@ class ErrorCode(StrEnum):
     INVALID_SIGNATURE = "invalid_signature"
     INVALID_SESSION = "invalid_session"
     INVALID_CODE = "invalid_code"
+    PORTAL_LINK_INVALID = "portal_link_invalid"
     CROSS_ORIGIN_REQUEST = "cross_origin_request"
     PROCESSOR_NOT_AVAILABLE = "processor_not_available"
     TENANT_DISABLED = "tenant_disabled"

@@ -133,7 +133,12 @@ class SwitchedAccount(Answer):
 
 
 class AuditActor(Answer):
-    type: Annotated[ActorKind, Meta(description="key, member, operator, processor or system")]
+    type: Annotated[
+        ActorKind,
+        Meta(
+            description="key, member, operator, processor, system or portal (a customer through a portal link: its subscriber id, or all)"
+        ),
+    ]
     id: Annotated[str, Meta(description="The key's or member's id, the operator's user, the processor")]
     name: Annotated[str, Meta(description="The key's name, the member's address, …")]
 

@@ -1,7 +1,9 @@
 """The console's page and assets, served from the files shipped in the ConsoleFunction's folder.
 
 ``/console`` and every path under it that names no asset answer the one page (the front end routes
-itself); ``/console/assets/<file>`` answers that file. Only files of the asset folder with a known
+itself); ``/console/assets/<file>`` answers that file. ``/portal`` answers the portal's page (a
+tenant's customer managing its own subscriptions, ``herald.domain.portal``), built from the same
+assets under the same rules. Only files of the asset folder with a known
 type are served, never anything outside it. Every answer carries the console's security headers.
 """
 
@@ -9,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+from herald.domain.portal import PORTAL_PAGE
 
 # The console's pages and assets: scripts and styles only from its own files (no inline script or
 # style, nothing from a third party), never framed, no referrer sent anywhere.
@@ -27,6 +31,7 @@ PAGE_HEADERS = {
 
 ASSETS_PREFIX = "/console/assets/"
 PAGE = "index.html"
+PORTAL_FILE = "portal.html"
 MEDIA_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
@@ -36,7 +41,7 @@ MEDIA_TYPES = {
 
 
 def is_console_path(path: str) -> bool:
-    return path == "/console" or path.startswith("/console/")
+    return path in ("/console", PORTAL_PAGE) or path.startswith("/console/")
 
 
 def _answer(status: int, media_type: str, body: str, cache: str) -> dict[str, Any]:
@@ -58,7 +63,8 @@ def console_answer(folder: Path, method: str, path: str) -> dict[str, Any]:
 def _got(folder: Path, path: str) -> dict[str, Any]:
     if not path.startswith(ASSETS_PREFIX):
         # The page holds no data of its own: everything comes from the API after it loaded.
-        return _answer(200, MEDIA_TYPES[".html"], (folder / PAGE).read_text(encoding="utf-8"), "no-cache")
+        page = PORTAL_FILE if path == PORTAL_PAGE else PAGE
+        return _answer(200, MEDIA_TYPES[".html"], (folder / page).read_text(encoding="utf-8"), "no-cache")
     name = path.removeprefix(ASSETS_PREFIX)
     asset = folder / "assets" / name
     media_type = MEDIA_TYPES.get(asset.suffix)

@@ -19,6 +19,7 @@ from aws_lambda_powertools.shared.cookies import Cookie, SameSite
 
 from herald.domain.account import API_KEY_PATTERN
 from herald.domain.errors import ErrorCode, HeraldError
+from herald.domain.portal import PORTAL_API_PREFIX, PORTAL_COOKIE, PORTAL_SESSION_SECONDS
 from herald.domain.signin import SESSION_COOKIE, SESSION_TTL_SECONDS
 from herald.services.auth import Credentials
 
@@ -54,9 +55,19 @@ def require_same_origin(event: Mapping[str, Any], origin: str) -> None:
 
 
 def session_token(event: Mapping[str, Any]) -> str | None:
+    return _cookie(event, SESSION_COOKIE)
+
+
+def portal_token(event: Mapping[str, Any]) -> str | None:
+    """The portal's session cookie: read by the portal's routes only, never taken as a console
+    session or an API key anywhere else."""
+    return _cookie(event, PORTAL_COOKIE)
+
+
+def _cookie(event: Mapping[str, Any], wanted: str) -> str | None:
     for cookie in event.get("cookies") or []:
         name, _, value = str(cookie).partition("=")
-        if name.strip() == SESSION_COOKIE and value.strip():
+        if name.strip() == wanted and value.strip():
             return value.strip()
     return None
 
@@ -111,6 +122,20 @@ def session_cookie(token: str, max_age: int = SESSION_TTL_SECONDS) -> Cookie:
         SESSION_COOKIE,
         token,
         path="/",
+        secure=True,
+        http_only=True,
+        max_age=max_age,
+        same_site=SameSite.STRICT_MODE,
+    )
+
+
+def portal_cookie(token: str, max_age: int = PORTAL_SESSION_SECONDS) -> Cookie:
+    """Like the console's cookie, but sent only to the portal's API routes (its path), so no other
+    route of the API ever receives it."""
+    return Cookie(
+        PORTAL_COOKIE,
+        token,
+        path=PORTAL_API_PREFIX,
         secure=True,
         http_only=True,
         max_age=max_age,

@@ -26,6 +26,7 @@ STATUS: Mapping[ErrorCode, int] = {
     ErrorCode.INVALID_SIGNATURE: 401,
     ErrorCode.INVALID_SESSION: 401,
     ErrorCode.INVALID_CODE: 401,
+    ErrorCode.PORTAL_LINK_INVALID: 401,
     ErrorCode.CROSS_ORIGIN_REQUEST: 403,
     ErrorCode.PROCESSOR_NOT_AVAILABLE: 400,
     ErrorCode.TEMPLATE_INVALID: 400,

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from msgspec import UNSET
-from msgspec.structs import asdict, replace
+from msgspec.structs import replace
 
 from herald.domain.access import Grant
 from herald.domain.audit import AuditAction, AuditEntry, entry
@@ -139,23 +139,19 @@ class EventTypes:
         return event_type
 
     def _save(self, tenant_id: str, grant: Grant, before: EventType, after: EventType) -> EventType:
+        """``after`` stored with an audit entry naming what changed (nothing changed: no write)."""
         changed = {
-            field: str(value).lower() if isinstance(value, bool) else str(value)
-            for field, value in asdict(after).items()
-            if field in ("version", "deprecated", "archived") and value != getattr(before, field)
+            field: _detail(getattr(after, field))
+            for field in ("version", "deprecated", "archived", "description")
+            if getattr(after, field) != getattr(before, field)
         }
-        if after.description != before.description:
-            changed["description"] = after.description or ""
         if not changed:
             return before
-        action = (
-            AuditAction.EVENT_TYPE_ARCHIVED
-            if changed.get("archived") == "true"
-            else AuditAction.EVENT_TYPE_UPDATED
-        )
+        archiving = changed.get("archived") == "true"
+        action = AuditAction.EVENT_TYPE_ARCHIVED if archiving else AuditAction.EVENT_TYPE_UPDATED
         audit = self._entry(tenant_id, grant, action, after, **changed)
-        version = after.version - MAX_VERSIONS_KEPT
-        dropped = version if after.version != before.version and version >= 1 else None
+        oldest = after.version - MAX_VERSIONS_KEPT
+        dropped = oldest if "version" in changed and oldest >= 1 else None
         with _concurrent():
             self._store.update(tenant_id, before, after, dropped, audit)
         return after
@@ -212,6 +208,13 @@ def payload_invalid(event_type: EventType, problems: list[PayloadProblem]) -> He
         ErrorCode.EVENT_PAYLOAD_INVALID,
         extra={"errors": [{"path": problem.path, "message": problem.message} for problem in problems]},
     )
+
+
+def _detail(value: object) -> str:
+    """A changed field as an audit entry's detail: flags as JSON writes them, no description as ""."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
 
 
 def _valid_name(name: str) -> None:

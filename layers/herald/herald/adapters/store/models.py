@@ -26,6 +26,8 @@ of a key lives here too.
     EMAIL#<sha256 of address>   CLAIM                the tenant that signs in to the console with it
     SIGNIN#<sha256 of address>  CODE                 the address's pending one-time code (TTL)
     SESSION#<sha256 of token>   SESSION              a console session (TTL)
+    PORTAL#<sha256 of token>    LINK                 a portal link not yet opened: tenant, subscriber (TTL)
+    PORTAL#<sha256 of token>    SESSION              a portal session: tenant, subscriber (TTL)
     THROTTLE#<scope>#<window>   THROTTLE             code requests of an address or client IP (TTL)
     JOB#<tenantId>#<jobId>      JOB                  the accepted request and its routing, written once
     JOB#<tenantId>#<jobId>      STATUS               small delivery state, from the first claim on
@@ -242,6 +244,12 @@ def signin_pk(address_key: str) -> str:
 
 def session_pk(token_digest: str) -> str:
     return f"SESSION#{token_digest}"
+
+
+def portal_pk(token_digest: str) -> str:
+    """A portal link's or a portal session's partition (each token has its own; the sort key says
+    which it is: ``LINK_SK`` or ``SESSION_SK``)."""
+    return f"PORTAL#{token_digest}"
 
 
 def throttle_pk(scope: str, window: int) -> str:
@@ -562,6 +570,23 @@ class SessionItem(HeraldItem, discriminator="session"):
     tenant_id = UnicodeAttribute(attr_name="tenantId")
     created_at = UnicodeAttribute(attr_name="createdAt")
     member_id = UnicodeAttribute(null=True, attr_name="memberId")
+
+
+class PortalLinkItem(HeraldItem, discriminator="portallink"):
+    """A portal link not yet opened, keyed by its token's hash (TTL: its expiry); opening it deletes
+    it, on the condition that it is still there."""
+
+    tenant_id = UnicodeAttribute(attr_name="tenantId")
+    created_at = UnicodeAttribute(attr_name="createdAt")
+    subscriber_id = UnicodeAttribute(null=True, attr_name="subscriberId")
+
+
+class PortalSessionItem(HeraldItem, discriminator="portalsession"):
+    """A portal session, keyed by its token's hash (TTL: its expiry)."""
+
+    tenant_id = UnicodeAttribute(attr_name="tenantId")
+    created_at = UnicodeAttribute(attr_name="createdAt")
+    subscriber_id = UnicodeAttribute(null=True, attr_name="subscriberId")
 
 
 class ThrottleItem(HeraldItem, discriminator="throttle"):
