@@ -120,7 +120,7 @@ def test_provisioned_capacity_scales_the_table_and_each_index_for_reads_and_writ
 
 def test_every_route_of_the_api_guide_goes_to_the_api_function(template: dict[str, Any]) -> None:
     """Each route docs/api.md lists reaches ApiFunction: the ones the SDK calls (and the jobs export,
-    beside them) by a route of their own, the others (account, templates, event types, portal links,
+    beside them) by a route of their own, the others (account, templates, event types, events, subscriptions, portal links,
     documentation, the providers Herald supports) through the catch-all under /api/v1."""
     events = template["Resources"]["ApiFunction"]["Properties"]["Events"].values()
     served = {(event["Properties"]["Method"], event["Properties"]["Path"]) for event in events}
@@ -133,6 +133,7 @@ def test_every_route_of_the_api_guide_goes_to_the_api_function(template: dict[st
                 "/api/v1/account",
                 "/api/v1/templates",
                 "/api/v1/event-types",
+                "/api/v1/events",
                 "/api/v1/subscriptions",
                 "/api/v1/portal-links",
             )
