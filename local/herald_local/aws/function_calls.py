@@ -35,6 +35,14 @@ _TRANSACTION_PARTS = {
     "ConditionCheck": "ConditionCheckItem",
 }
 
+# SQS authorises a batch as its single-message action: IAM has no sqs:SendMessageBatch, and a policy
+# granting sqs:SendMessage allows SendMessageBatch too.
+_SQS_BATCH_ACTIONS = {
+    "SendMessageBatch": "SendMessage",
+    "DeleteMessageBatch": "DeleteMessage",
+    "ChangeMessageVisibilityBatch": "ChangeMessageVisibility",
+}
+
 
 @dataclass(frozen=True)
 class AwsCall:
@@ -77,10 +85,11 @@ def _dynamodb(operation: str, params: Mapping[str, Any], region: str) -> list[tu
 
 
 def _sqs(operation: str, params: Mapping[str, Any], region: str) -> list[tuple[str, str]]:
+    action = _SQS_BATCH_ACTIONS.get(operation, operation)
     if "QueueUrl" in params:
         account, name = urlsplit(params["QueueUrl"]).path.strip("/").split("/")[-2:]
-        return [(operation, _arn("sqs", region, name, account))]
-    return [(operation, _arn("sqs", region, params["QueueName"]) if "QueueName" in params else "*")]
+        return [(action, _arn("sqs", region, name, account))]
+    return [(action, _arn("sqs", region, params["QueueName"]) if "QueueName" in params else "*")]
 
 
 def _kms(params: Mapping[str, Any], region: str, response: Mapping[str, Any]) -> str:
