@@ -196,6 +196,24 @@ def test_queues_parameters_and_keys_are_named_by_their_arns() -> None:
     assert resources("kms", "Decrypt", {"CiphertextBlob": b"x"}, {"KeyId": key}, REGION) == [("Decrypt", key)]
 
 
+def test_a_batch_of_messages_is_authorised_as_its_single_message_action(
+    permissions: dict[str, tuple[dict[str, Any], ...]],
+) -> None:
+    """IAM has no sqs:SendMessageBatch: sqs:SendMessage grants the batch too (likewise for delete
+    and visibility), so a function that sends batches needs no other grant."""
+    queue_url = f"http://127.0.0.1:5000/{ACCOUNT_ID}/herald-local-webhook-normal"
+    for batch, single in [
+        ("SendMessageBatch", "SendMessage"),
+        ("DeleteMessageBatch", "DeleteMessage"),
+        ("ChangeMessageVisibilityBatch", "ChangeMessageVisibility"),
+    ]:
+        assert resources("sqs", batch, {"QueueUrl": queue_url}, None, REGION) == [
+            (single, f"arn:aws:sqs:{REGION}:{ACCOUNT_ID}:herald-local-webhook-normal")
+        ]
+    [(action, queue)] = resources("sqs", "SendMessageBatch", {"QueueUrl": queue_url}, None, REGION)
+    assert allows(permissions["FanoutFunction"], AwsCall("FanoutFunction", f"sqs:{action}", queue))
+
+
 def test_a_fault_hits_only_its_function_action_and_matching_calls() -> None:
     fault = Fault("dynamodb:UpdateItem", "ApiFunction", '"STATUS"')
     status_write = {"Key": {"pk": {"S": "JOB#t#j"}, "sk": {"S": "STATUS"}}}
