@@ -9,7 +9,7 @@ from typing import Any
 from herald.domain.audit import AuditEntry
 from herald.domain.breakers import Breaker, BreakerKey, BreakerKind
 from herald.domain.events import EventType, Subscription
-from herald.services.outcomes import SubscriptionChanged
+from herald.services.outcomes import SubscriptionChanged, SubscriptionLimit
 from tests.fakes.breakers import FakeBreakers
 
 
@@ -30,8 +30,10 @@ class FakeSubscriptionStore:
         sub = self.stored.get((tenant_id, subscription_id))
         return None if sub is None else (sub, self._breaker(tenant_id, subscription_id))
 
-    def create(self, tenant_id: str, subscription: Subscription, audit: AuditEntry) -> None:
+    def create(self, tenant_id: str, subscription: Subscription, audit: AuditEntry, limit: int) -> None:
         assert (tenant_id, subscription.subscription_id) not in self.stored
+        if sum(1 for tenant, _ in self.stored if tenant == tenant_id) >= limit:
+            raise SubscriptionLimit
         self.stored[(tenant_id, subscription.subscription_id)] = subscription
         self.audit.append(audit)
 

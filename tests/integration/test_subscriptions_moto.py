@@ -16,11 +16,16 @@ import pytest
 from boto3.dynamodb.types import TypeDeserializer
 
 from herald.adapters.store.job_store import DynamoJobStore
+from herald.adapters.store.subscription_store import DynamoSubscriptionStore
+from herald.domain.audit import AuditAction, AuditEntry
 from herald.domain.clock import iso
+from herald.domain.events import Subscription, SubscriptionSecrets
 from herald.domain.job_records import JobMessage, NewJob
 from herald.domain.jobs import Channel, JobStatus
 from herald.domain.notifications import DeliveryRef, NotificationRequest, WebhookNotification
-from herald_harness.in_moto import HeraldInMoto, client, herald_in_moto
+from herald.domain.secrets import SealedSecret
+from herald.services.outcomes import SubscriptionLimit
+from herald_harness.in_moto import HeraldInMoto, client, harness_entry, herald_in_moto
 
 PUBLIC_URL = "https://93.184.216.34/orders"  # a public address: the guard resolves no name
 BODY = {
@@ -150,7 +155,7 @@ def test_the_breaker_sits_beside_the_subscription_and_is_turned_with_its_audit_e
     assert (disabled.data["state"], disabled.data["breaker"]["state"]) == ("disabled", "disabled")
     assert listed.data[0]["state"] == "disabled"
     partition = sorted(item["sk"] for item in scan(herald) if item["pk"] == f"SUBSCRIPTIONS#{tenant_id}")
-    assert partition == [sub_id, f"{sub_id}#BREAKER"]
+    assert partition == ["#COUNT", sub_id, f"{sub_id}#BREAKER"]
     enabled = herald.api("POST", f"/api/v1/subscriptions/{sub_id}/enable", key=key)
     assert enabled.data["state"] == "enabled"
     assert [entry[:2] for entry in audit(herald, tenant_id)][1:] == [
@@ -158,7 +163,8 @@ def test_the_breaker_sits_beside_the_subscription_and_is_turned_with_its_audit_e
         ("subscription.enabled", sub_id),
     ]
     herald.api("DELETE", f"/api/v1/subscriptions/{sub_id}", key=key)
-    assert [item for item in scan(herald) if item["pk"] == f"SUBSCRIPTIONS#{tenant_id}"] == []
+    left = [item for item in scan(herald) if item["pk"] == f"SUBSCRIPTIONS#{tenant_id}"]
+    assert [(item["sk"], item["total"]) for item in left] == [("#COUNT", 0)]
 
 
 def test_another_tenants_subscription_is_answered_as_an_unknown_one(herald: HeraldInMoto) -> None:
@@ -289,3 +295,40 @@ def test_deliveries_and_recovery_follow_the_subscriptions_own_jobs(herald: Heral
     )
     # The jobs list does not show delivery jobs (no gsi1 entry).
     assert herald.api("GET", "/api/v1/notifications/jobs", key=key).data["data"] == []
+
+
+def test_the_cap_is_a_condition_on_the_accounts_count_kept_by_creations_and_deletions(
+    herald: HeraldInMoto,
+) -> None:
+    """The store's own guard, without a read of the partition: at the limit a creation is refused
+    whole (no item, no entry), and a deletion makes room again."""
+    store, tenant_id = DynamoSubscriptionStore(herald.table), str(uuid.uuid4())
+    sealed = SealedSecret(1, b"wrapped", b"nonce-12byte", b"ciphertext and its 16-byte tag")
+
+    def subscription(number: int) -> Subscription:
+        at = "2026-12-05T00:00:00.000Z"
+        return Subscription(
+            f"sub_{number:016x}", PUBLIC_URL, ("order.paid",), SubscriptionSecrets(sealed), at, at
+        )
+
+    def entry(number: int) -> AuditEntry:
+        return harness_entry(tenant_id, AuditAction.SUBSCRIPTION_CREATED, f"sub_{number:016x}")
+
+    store.create(tenant_id, subscription(1), entry(1), 2)
+    store.create(tenant_id, subscription(2), entry(2), 2)
+    with pytest.raises(SubscriptionLimit):
+        store.create(tenant_id, subscription(3), entry(3), 2)
+    assert [sub.subscription_id for sub, _ in store.list(tenant_id)] == [
+        "sub_0000000000000001",
+        "sub_0000000000000002",
+    ]
+
+    store.delete(
+        tenant_id, subscription(1), harness_entry(tenant_id, AuditAction.SUBSCRIPTION_DELETED, "sub_1")
+    )
+    store.create(tenant_id, subscription(3), entry(3), 2)
+
+    assert [sub.subscription_id for sub, _ in store.list(tenant_id)] == [
+        "sub_0000000000000002",
+        "sub_0000000000000003",
+    ]

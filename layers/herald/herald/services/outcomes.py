@@ -48,6 +48,10 @@ class SubscriptionChanged(Exception):
     """A subscription changed (an edit, a rotation, its deletion) under a concurrent change."""
 
 
+class SubscriptionLimit(Exception):
+    """The tenant has as many subscriptions as it may have."""
+
+
 class DomainTaken(Exception):
     """Another tenant already registered this domain."""
 

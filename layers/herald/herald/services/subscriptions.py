@@ -51,7 +51,7 @@ from herald.domain.subscriptions import (
 )
 from herald.domain.webhooks import OutboundWebhook, UrlNotAllowed
 from herald.services.health import DISABLE, ENABLE, Turn, turn_breaker
-from herald.services.outcomes import SubscriptionChanged
+from herald.services.outcomes import SubscriptionChanged, SubscriptionLimit
 from herald.services.tenant_directory import opened_subscription_secrets
 from herald.services.webhook_headers import opened_headers, sealed_headers
 
@@ -131,11 +131,6 @@ class Subscriptions:
         if owner is not None and not SUBSCRIBER_ID.fullmatch(owner):
             raise _invalid("subscriberId", "1-128 letters, digits or _ . : @ -")
         event_types = self._known_types(tenant_id, draft.event_types)
-        if len(self._store.list(tenant_id)) >= MAX_SUBSCRIPTIONS:
-            raise HeraldError(
-                f"This account has {MAX_SUBSCRIPTIONS} subscriptions, the most it may have; delete one first.",
-                ErrorCode.SUBSCRIPTION_LIMIT_REACHED,
-            )
         now = iso(self._clock())
         secret = new_signing_secret()
         subscription = Subscription(
@@ -152,7 +147,13 @@ class Subscriptions:
             subscriber_id=owner,
         )
         audit = self._entry(tenant, AuditAction.SUBSCRIPTION_CREATED, subscription, host=host_of(draft.url))
-        self._store.create(tenant_id, subscription, audit)
+        try:
+            self._store.create(tenant_id, subscription, audit, MAX_SUBSCRIPTIONS)
+        except SubscriptionLimit as exc:
+            raise HeraldError(
+                f"This account has {MAX_SUBSCRIPTIONS} subscriptions, the most it may have; delete one first.",
+                ErrorCode.SUBSCRIPTION_LIMIT_REACHED,
+            ) from exc
         return CreatedSubscription(_view(tenant_id, subscription, None), secret)
 
     def update(

@@ -19,6 +19,7 @@ of a key lives here too.
     EVENTTYPE#<tenantId>#<name> V#<version, 6 digits> one kept schema version of the event type
     SUBSCRIPTIONS#<tenantId>    <subId>              a subscription (url, event types, channels, sealed secrets)
     SUBSCRIPTIONS#<tenantId>    <subId>#BREAKER      the subscription's circuit breaker (sorts beside it)
+    SUBSCRIPTIONS#<tenantId>    #COUNT               how many subscriptions the tenant has (the cap's guard)
     EVENT#<tenantId>#<eventId>  EVENT                an event as sent (its payload once, its fan-out pages)
     RATE#<tenantId>#<subId>     SLOT                 the next free send slot of a rate-limited subscription
     DOMAIN#<domain>             CLAIM                which tenant owns a domain (unique)
@@ -154,6 +155,8 @@ def subscriptions_pk(tenant_id: str) -> str:
 
 
 SUBSCRIPTION_BREAKER_SUFFIX = "#BREAKER"
+# Sorts before every subscription id ("sub_…"): a fan-out page's range never holds it.
+SUBSCRIPTION_COUNT_SK = "#COUNT"
 
 
 def subscription_breaker_sk(subscription_id: str) -> str:
@@ -842,6 +845,13 @@ class SubscriptionItem(HeraldItem, discriminator="subscription"):
     version = NumberAttribute()
     # When its last test send went out (epoch seconds): tests are spaced (TEST_INTERVAL_SECONDS).
     last_test_at = NumberAttribute(null=True, attr_name="lastTestAt")
+
+
+class SubscriptionCountItem(HeraldItem, discriminator="subscriptioncount"):
+    """The tenant's number of subscriptions, changed in each creation's and deletion's transaction:
+    the cap is a condition on it, not a count of the partition."""
+
+    total = NumberAttribute(default=0)
 
 
 class EventItem(HeraldItem, discriminator="fanout"):

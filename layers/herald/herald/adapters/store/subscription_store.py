@@ -14,7 +14,9 @@ from __future__ import annotations
 from herald.adapters.store.audit_items import AUDIT_ONCE, audit_item
 from herald.adapters.store.conversions import optional_to, to_attribute
 from herald.adapters.store.models import (
+    SUBSCRIPTION_COUNT_SK,
     BreakerItem,
+    SubscriptionCountItem,
     SubscriptionItem,
     subscription_breaker_sk,
     subscriptions_pk,
@@ -24,7 +26,7 @@ from herald.adapters.store.table import ConditionFailed, Table, conditional, tra
 from herald.domain.audit import AuditEntry
 from herald.domain.breakers import Breaker
 from herald.domain.events import Subscription
-from herald.services.outcomes import SubscriptionChanged
+from herald.services.outcomes import SubscriptionChanged, SubscriptionLimit
 
 WHAT = "subscription write"
 READ = "subscription read"
@@ -55,9 +57,23 @@ class DynamoSubscriptionStore:
         found = [pair for pair in paired(tenant_id, items) if pair[0].subscription_id == subscription_id]
         return found[0] if found else None
 
-    def create(self, tenant_id: str, subscription: Subscription, audit: AuditEntry) -> None:
-        with transaction(self._table.connection, WHAT, _changed) as tx:
+    def create(self, tenant_id: str, subscription: Subscription, audit: AuditEntry, limit: int) -> None:
+        """The subscription, the tenant's count one up (refused at ``limit``: ``SubscriptionLimit``)
+        and the audit entry, in 1 transaction."""
+
+        def refine(codes: list[str | None]) -> Exception | None:
+            # PynamoDB sends a transaction's deletes, then its puts, then its updates: the
+            # subscription, the entry, the count.
+            return SubscriptionLimit() if codes[2:3] == ["ConditionalCheckFailed"] else _changed(codes)
+
+        total = SubscriptionCountItem.total
+        with transaction(self._table.connection, WHAT, refine) as tx:
             tx.save(self._item(tenant_id, subscription), condition=SubscriptionItem.pk.does_not_exist())
+            tx.update(
+                self._count(tenant_id),
+                actions=[total.set((total | 0) + 1)],
+                condition=total.does_not_exist() | (total < limit),
+            )
             tx.save(audit_item(self._table, audit), condition=AUDIT_ONCE)
 
     def save(self, tenant_id: str, subscription: Subscription, audit: AuditEntry) -> None:
@@ -76,6 +92,7 @@ class DynamoSubscriptionStore:
                 condition=SubscriptionItem.version == subscription.version,
             )
             tx.delete(self._table[BreakerItem](pk, subscription_breaker_sk(sub_id)))
+            tx.update(self._count(tenant_id), actions=[SubscriptionCountItem.total.add(-1)])
             tx.save(audit_item(self._table, audit), condition=AUDIT_ONCE)
 
     def claim_test(self, tenant_id: str, subscription_id: str, now: int, interval: int) -> bool:
@@ -92,6 +109,9 @@ class DynamoSubscriptionStore:
         except ConditionFailed:
             return False
         return True
+
+    def _count(self, tenant_id: str) -> SubscriptionCountItem:
+        return self._table[SubscriptionCountItem](subscriptions_pk(tenant_id), SUBSCRIPTION_COUNT_SK)
 
     def _item(self, tenant_id: str, subscription: Subscription) -> SubscriptionItem:
         secrets, headers = subscription.secrets, subscription.headers

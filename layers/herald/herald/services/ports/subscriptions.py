@@ -18,7 +18,8 @@ class SubscriptionStore(Protocol):
     def get(self, tenant_id: str, subscription_id: str) -> tuple[Subscription, Breaker | None] | None:
         """One subscription and its stored breaker (1 Query); None when there is none."""
 
-    def create(self, tenant_id: str, subscription: Subscription, audit: AuditEntry) -> None: ...
+    def create(self, tenant_id: str, subscription: Subscription, audit: AuditEntry, limit: int) -> None:
+        """Store a new subscription; ``SubscriptionLimit`` when the tenant has ``limit`` already."""
 
     def save(self, tenant_id: str, subscription: Subscription, audit: AuditEntry) -> None:
         """Store ``subscription`` over its ``version - 1``; ``SubscriptionChanged`` when another
