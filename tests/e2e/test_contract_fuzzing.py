@@ -348,6 +348,17 @@ class Failure:
     error: str
 
 
+# Deletes that archive: the resource stays readable, and a PATCH brings it back (docs/api.md, "Event
+# types"), where use_after_free expects 404 after any delete.
+ARCHIVES = frozenset({"DELETE /api/v1/event-types/{name}"})
+
+
+def explained(failure: Failure) -> bool:
+    if failure.check == "use_after_free":
+        return failure.operation in ARCHIVES
+    return any(rule.covers(failure) for rule in BUSINESS_RULES)
+
+
 def _answer(interaction: dict[str, Any]) -> tuple[int | None, dict[str, Any]]:
     response = interaction.get("response") or {}
     content = base64.b64decode((response.get("content") or {}).get("$base64", ""))
@@ -440,7 +451,7 @@ def fuzz(
     assert finished.returncode == (1 if found else 0), finished.stdout[-6000:] + finished.stderr[-2000:]
     result: dict[str, Any] = json.loads(report.read_text())
     assert result["errors"] == [], result["errors"]
-    unexplained = [failure for failure in found if not any(rule.covers(failure) for rule in BUSINESS_RULES)]
+    unexplained = [failure for failure in found if not explained(failure)]
     assert unexplained == [], unexplained
     refused = Counter((failure.operation, failure.code) for failure in found)
     print(f"schemathesis, {name}: {result['test_cases']}; refused by business rules: {dict(refused)}")

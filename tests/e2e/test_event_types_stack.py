@@ -104,7 +104,7 @@ def test_hostile_schemas_are_refused_when_saved_and_another_tenant_sees_nothing(
     lookahead = {**ORDER_PAID, "schema": {"properties": {"a": {"pattern": "(?=a)a"}}}}
     assert answered(tenant, "POST", "/event-types", lookahead, 400)["error"] == (
         "The schema's pattern at /properties/a/pattern is not an RE2 regular expression (no lookaround, no "
-        'backreferences): "(?=a)a".'
+        'backreferences, at most 2 MiB once compiled): "(?=a)a".'
     )
     bad_name = answered(tenant, "POST", "/event-types", {"name": "Order.Paid"}, 400)
     assert bad_name["code"] == "validation_error"

@@ -159,6 +159,10 @@ def test_invalid_input_is_refused_with_a_sentence_naming_it(herald: HeraldInMoto
     )
     extra = herald.api("PATCH", "/api/v1/event-types/nope", {"version": 3}, key=key)
     assert (extra.status, extra.body["code"]) == (400, "validation_error")
+    for flag in ("true", 1):
+        loose = herald.api("PATCH", "/api/v1/event-types/order.paid", {"archived": flag}, key=key)
+        assert (loose.status, loose.body["code"]) == (400, "validation_error"), flag
+        assert loose.body["details"][0]["field"] == "archived"
 
 
 def test_the_accept_check_is_one_strongly_consistent_read_and_names_the_payloads_problems(

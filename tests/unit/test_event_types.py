@@ -273,8 +273,14 @@ def test_patterns_are_matched_as_json_schema_says_unanchored() -> None:
 )
 def test_patterns_re2_cannot_run_in_linear_time_are_refused(pattern: str, where: str) -> None:
     assert fault({"properties": {"s": {"pattern": pattern}}}) == (
-        f"The schema's pattern at {where} is not an RE2 regular expression (no lookaround, no backreferences): "
-        f'"{pattern.replace(chr(92), chr(92) * 2)}".'
+        f"The schema's pattern at {where} is not an RE2 regular expression (no lookaround, no backreferences, "
+        f'at most 2 MiB once compiled): "{pattern.replace(chr(92), chr(92) * 2)}".'
+    )
+
+
+def test_a_pattern_too_large_once_compiled_is_refused() -> None:
+    assert fault({"properties": {"s": {"pattern": "(\\p{L}{1,100}){1,100}"}}}).startswith(
+        "The schema's pattern at /properties/s/pattern is not an RE2 regular expression"
     )
 
 

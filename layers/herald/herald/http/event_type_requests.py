@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from msgspec import UNSET
-from pydantic import Field
+from pydantic import Field, Strict
 
 from herald.domain.event_types import MAX_DESCRIPTION_LENGTH, EventTypeChange
 from herald.domain.events import EVENT_TYPE_NAME, MAX_EVENT_TYPE_NAME
@@ -13,6 +13,8 @@ from herald.http.requests import StrictBody
 
 _SCHEMA = "A JSON Schema 2020-12 document each event's payload must meet (64 KiB at most; null: any object)"
 _DESCRIPTION = "What the event means, for the people who subscribe to it"
+# true or false, never "true" or 1.
+Flag = Annotated[bool, Strict()]
 
 
 class EventTypeBody(StrictBody):
@@ -34,8 +36,8 @@ class EventTypeUpdate(StrictBody):
 
     description: str | None = Field(default=None, max_length=MAX_DESCRIPTION_LENGTH, description=_DESCRIPTION)
     event_schema: dict[str, Any] | None = Field(default=None, alias="schema", description=_SCHEMA)
-    deprecated: bool | None = Field(default=None, description="Still accepted, but marked for retirement")
-    archived: bool | None = Field(
+    deprecated: Flag | None = Field(default=None, description="Still accepted, but marked for retirement")
+    archived: Flag | None = Field(
         default=None, description="false: take events again after DELETE archived it"
     )
 
