@@ -311,3 +311,27 @@ def test_deliveries_and_recovery_follow_the_subscriptions_own_jobs(herald: Heral
     )
     # The jobs list does not show delivery jobs (no gsi1 entry).
     assert herald.api("GET", "/api/v1/notifications/jobs", key=key).data["data"] == []
+
+
+def test_the_events_list_reads_each_events_subscriptions_and_channels(herald: HeraldInMoto) -> None:
+    """The list is queried on an index that projects neither the count nor the channels."""
+    key, _ = tenant(herald)
+    created(herald, key)
+    sent = herald.api(
+        "POST",
+        "/api/v1/events",
+        {"type": "order.paid", "payload": {"orderId": "o"}, "channels": ["eu"]},
+        key=key,
+    )
+    assert sent.status == 202, sent.text
+
+    listed = herald.api("GET", "/api/v1/events", key=key)
+
+    assert listed.status == 200, listed.text
+    [event] = listed.data["data"]
+    assert (event["id"], event["type"], event["subscriptions"], event["channels"]) == (
+        sent.data["eventId"],
+        "order.paid",
+        1,
+        ["eu"],
+    )

@@ -76,7 +76,16 @@ def _dynamodb(operation: str, params: Mapping[str, Any], region: str) -> list[tu
     return [(operation, "*")]
 
 
+# SQS's batch calls have no IAM actions of their own: each is allowed by its single call's action.
+_SQS_BATCH_ACTIONS = {
+    "SendMessageBatch": "SendMessage",
+    "DeleteMessageBatch": "DeleteMessage",
+    "ChangeMessageVisibilityBatch": "ChangeMessageVisibility",
+}
+
+
 def _sqs(operation: str, params: Mapping[str, Any], region: str) -> list[tuple[str, str]]:
+    operation = _SQS_BATCH_ACTIONS.get(operation, operation)
     if "QueueUrl" in params:
         account, name = urlsplit(params["QueueUrl"]).path.strip("/").split("/")[-2:]
         return [(operation, _arn("sqs", region, name, account))]

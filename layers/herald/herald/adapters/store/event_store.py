@@ -105,7 +105,13 @@ class DynamoEvents:
                 events_gsi_pk(tenant_id), condition, scan_index_forward=False, limit=limit
             )
             items = [item for item in query if isinstance(item, EventItem)]
-        events = [_event_from(tenant_id, item) for item in items]
+            # The index projects a few attributes (template.yaml), not an event's count or
+            # channels: the page's events are read whole, by key (1 BatchGetItem).
+            whole = {
+                item.pk: item
+                for item in self._table[EventItem].batch_get([(item.pk, item.sk) for item in items])
+            }
+        events = [_event_from(tenant_id, whole[item.pk]) for item in items if item.pk in whole]
         more = len(items) == limit and query.last_evaluated_key is not None
         return events, (str(items[-1].gsi1sk) if more else None)
 
