@@ -13,8 +13,13 @@ import { EventDelivery, EventDocument, EventPage, EventSummary } from "./fields.
 const IN_FLIGHT = new Set([null, "scheduled", "pending", "processing"]);
 const POLL_MS = 3000;
 
-export const jobLink = (jobId) => link(`/console/jobs/${encodeURIComponent(jobId)}`, h("code", {}, jobId.slice(0, 12)),
-  h("span", { class: "visually-hidden" }, ` job ${jobId}`));
+// A short id that links to the page; its accessible name is the whole id (an aria-label, not hidden
+// text: hidden text in a table's last column would widen a phone's page beyond its scrolling box).
+function idLink(path, id, what, shown = 8) {
+  return h("a", { href: path, "data-route": "", "aria-label": `${what} ${id}` }, h("code", {}, id.slice(0, shown)));
+}
+
+export const jobLink = (jobId) => idLink(`/console/jobs/${encodeURIComponent(jobId)}`, jobId, "Job");
 
 // "← first" and "next →" over a cursor kept in the page's own address (?cursor=).
 export function cursorPager(path, cursor, next, [first, later]) {
@@ -45,8 +50,7 @@ function eventTable(events) {
     h("caption", { class: "visually-hidden" }, "Events, newest first"),
     h("thead", {}, h("tr", {}, ["Event", "Type", "Channels", "Subscriptions", "Accepted"].map((name) => h("th", { scope: "col" }, name)))),
     h("tbody", {}, events.map((event) => h("tr", { "data-event": event[EventSummary.id] },
-      h("td", {}, link(`/console/events/${encodeURIComponent(event[EventSummary.id])}`, h("code", {}, event[EventSummary.id].slice(0, 12)),
-        h("span", { class: "visually-hidden" }, ` event ${event[EventSummary.id]}`))),
+      h("td", {}, idLink(`/console/events/${encodeURIComponent(event[EventSummary.id])}`, event[EventSummary.id], "Event", 12)),
       h("td", {}, h("code", {}, event[EventSummary.type])),
       h("td", { class: "target" }, event[EventSummary.channels].join(", ") || "—"),
       h("td", {}, String(event[EventSummary.subscriptions])),

@@ -114,7 +114,8 @@ export async function eventTypePage(name) {
         type[EventType.schema] === null
           ? h("p", { class: "muted" }, "None: any JSON object is accepted.")
           : h("pre", { class: "code", "data-schema": "" }, JSON.stringify(type[EventType.schema], null, 2))),
-      may("webhooks") ? editCard(type) : h("section", { class: "card" }, h("p", { class: "muted", "data-refused": "" }, refusal("webhooks")))),
+      may("webhooks") ? editCard(type) : h("section", { class: "card", "aria-labelledby": "edit-type" },
+        h("h2", { id: "edit-type" }, "Edit"), h("p", { class: "muted", "data-refused": "" }, refusal("webhooks")))),
     may("webhooks") ? retirementCard(type) : null);
 }
 

@@ -42,13 +42,13 @@ function subscriptionTable(subscriptions) {
   if (!subscriptions.length) return h("p", { class: "empty" }, "No subscription yet.");
   return h("table", { class: "table" },
     h("caption", { class: "visually-hidden" }, "Subscriptions"),
-    h("thead", {}, h("tr", {}, ["Endpoint", "Event types", "Channels", "State", "Subscriber"].map((name) => h("th", { scope: "col" }, name)))),
+    h("thead", {}, h("tr", {}, ["Endpoint", "State", "Event types", "Channels", "Subscriber"].map((name) => h("th", { scope: "col" }, name)))),
     h("tbody", {}, subscriptions.map((subscription) => h("tr", { "data-subscription": subscription[Subscription.id] },
       h("td", { class: "target url-cell" }, link(pagePath(subscription[Subscription.id]), subscription[Subscription.url]),
         subscription[Subscription.description] ? h("span", { class: "muted sub" }, subscription[Subscription.description]) : null),
+      h("td", { "data-state": subscription[Subscription.state] }, stateCell(subscription)),
       h("td", { class: "target" }, typeList(subscription[Subscription.eventTypes])),
       h("td", { class: "target" }, subscription[Subscription.channels].join(", ") || "every channel"),
-      h("td", { "data-state": subscription[Subscription.state] }, stateCell(subscription)),
       h("td", { class: "target" }, subscription[Subscription.subscriberId] || "—")))));
 }
 
@@ -109,7 +109,7 @@ function newSubscriptionCard(types, created) {
   },
   field("URL", url, "https:// on a public host; checked now and at every delivery"),
   h("fieldset", { class: "field scopes" }, h("legend", {}, "Event types"), boxes),
-  h("div", { class: "form-grid" },
+  h("div", { class: "form-grid form-grid-top" },
     field("Channels (optional)", channels, "Separated by commas; empty: events of every channel"),
     field("Rate limit (optional)", rate, "Deliveries per second at most, 1 to 1000"),
     field("Description (optional)", description),
@@ -149,7 +149,8 @@ export async function subscriptionPage(id) {
           ["Updated", when(subscription[Subscription.updatedAt])],
         ])),
       may("webhooks") ? actionsCard(subscription, revealed)
-        : h("section", { class: "card" }, h("p", { class: "muted", "data-refused": "" }, refusal("webhooks")))),
+        : h("section", { class: "card", "aria-labelledby": "subscription-actions" },
+          h("h2", { id: "subscription-actions" }, "Actions"), h("p", { class: "muted", "data-refused": "" }, refusal("webhooks")))),
     deliveriesCard(subscription, history, cursor));
 }
 
