@@ -172,7 +172,7 @@ function stateSentence(subscription) {
 function actionsCard(subscription, revealed) {
   const id = subscription[Subscription.id];
   const state = subscription[Subscription.state];
-  const outcome = h("div", { "aria-live": "polite", "data-test-outcome": "" });
+  const outcome = h("div", { class: "test-outcome", "aria-live": "polite", "data-test-outcome": "" });
   const button = (label, onclick, kind = "") => h("button", { type: "button", class: `button ${kind}`.trim(), onclick }, label);
   const post = (suffix, done) => async () => {
     if (await act(() => api("POST", `${apiPath(id)}/${suffix}`), done)) rerender();
