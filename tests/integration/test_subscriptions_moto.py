@@ -332,3 +332,27 @@ def test_the_cap_is_a_condition_on_the_accounts_count_kept_by_creations_and_dele
         "sub_0000000000000002",
         "sub_0000000000000003",
     ]
+
+
+def test_the_events_list_reads_each_events_subscriptions_and_channels(herald: HeraldInMoto) -> None:
+    """The list is queried on an index that projects neither the count nor the channels."""
+    key, _ = tenant(herald)
+    created(herald, key)
+    sent = herald.api(
+        "POST",
+        "/api/v1/events",
+        {"type": "order.paid", "payload": {"orderId": "o"}, "channels": ["eu"]},
+        key=key,
+    )
+    assert sent.status == 202, sent.text
+
+    listed = herald.api("GET", "/api/v1/events", key=key)
+
+    assert listed.status == 200, listed.text
+    [event] = listed.data["data"]
+    assert (event["id"], event["type"], event["subscriptions"], event["channels"]) == (
+        sent.data["eventId"],
+        "order.paid",
+        1,
+        ["eu"],
+    )

@@ -12,6 +12,9 @@ import { suppressionsPage, endpointsPage, billingPage } from "./account.js";
 import { keysPage } from "./keys.js";
 import { membersPage, auditPage } from "./team.js";
 import { templatesPage, templatePage } from "./templates.js";
+import { eventTypesPage, eventTypePage } from "./eventtypes.js";
+import { subscriptionsPage, subscriptionPage } from "./subscriptions.js";
+import { eventsPage, eventPage } from "./events.js";
 
 const NAV = [
   ["Overview", "/console"],
@@ -19,6 +22,9 @@ const NAV = [
   ["Providers", "/console/providers"],
   ["Domains", "/console/domains"],
   ["Templates", "/console/templates"],
+  ["Event types", "/console/event-types"],
+  ["Subscriptions", "/console/subscriptions"],
+  ["Events", "/console/events"],
   ["Keys & signing", "/console/keys"],
   ["Members", "/console/members"],
   ["Audit log", "/console/audit"],
@@ -35,6 +41,12 @@ const ROUTES = [
   [/^\/console\/domains\/?$/, domainsPage],
   [/^\/console\/templates\/?$/, templatesPage],
   [/^\/console\/templates\/([^/]+)$/, templatePage],
+  [/^\/console\/event-types\/?$/, eventTypesPage],
+  [/^\/console\/event-types\/([^/]+)$/, eventTypePage],
+  [/^\/console\/subscriptions\/?$/, subscriptionsPage],
+  [/^\/console\/subscriptions\/([^/]+)$/, subscriptionPage],
+  [/^\/console\/events\/?$/, eventsPage],
+  [/^\/console\/events\/([^/]+)$/, eventPage],
   [/^\/console\/keys\/?$/, keysPage],
   [/^\/console\/members\/?$/, membersPage],
   [/^\/console\/audit\/?$/, auditPage],

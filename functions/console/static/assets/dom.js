@@ -107,6 +107,12 @@ export function badge(status) {
   return h("span", { class: `badge badge-${status}` }, status);
 }
 
+// Name / value rows; a row without a value is left out.
+export function facts(rows) {
+  return h("dl", { class: "facts" }, rows.filter(([, value]) => value !== undefined && value !== null && value !== "").map(([name, value]) =>
+    [h("dt", {}, name), h("dd", {}, value)]));
+}
+
 export function field(label, input, hint) {
   const id = input.id || `field-${Math.random().toString(36).slice(2)}`;
   input.id = id;

@@ -3,7 +3,7 @@
 // and the suppression that followed). All of it is the tenant's, a recipient's or a receiver's text:
 // shown with textContent only (dom.js).
 import { api, ApiError } from "./api.js";
-import { badge, h, when } from "./dom.js";
+import { badge, facts, h, when } from "./dom.js";
 import { act, link, rerender } from "./app.js";
 import {
   DeliveryEvent, DeliveryLog, EmailRequest, Job, JobAttachment, ProviderTry, ReceivedResponse, SentRequest, SupportedProvider, Suppression,
@@ -75,11 +75,6 @@ function attemptsInWords(job) {
   if (status === "failed") return `${attempts(made)} made, none delivered`;
   if (status === "scheduled" || status === "cancelled") return "None: it was not sent";
   return made === 0 ? `None yet; up to ${most}` : `${attempts(made)} made so far; up to ${most - made} more`;
-}
-
-function facts(rows) {
-  return h("dl", { class: "facts" }, rows.filter(([, value]) => value !== undefined && value !== null && value !== "").map(([name, value]) =>
-    [h("dt", {}, name), h("dd", {}, value)]));
 }
 
 // The payload is the request as accepted: the send bodies' fields.

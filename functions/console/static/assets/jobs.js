@@ -235,7 +235,7 @@ function localInput(moment) {
   return new Date(moment.getTime() - moment.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
 }
 
-function attempts(count) {
+export function attempts(count) {
   return count === 0 ? "none yet" : `${count} attempt${count === 1 ? "" : "s"}`;
 }
 
