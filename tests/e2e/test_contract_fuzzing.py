@@ -68,7 +68,7 @@ STEPS = 10
 OPERATIONS = 74
 # One seed for every run: the same requests each time, so a failure found once is found again, and
 # the stateful phase reaches as far on every run instead of most runs.
-SEED = 20261203
+SEED = 20261205
 ROTATE_KEY = "/api/v1/account/api-key/rotate"
 # The routes that can end the key the fuzzer calls with (a named key's revocation and rotation):
 # fuzzed with a tenant of their own, like the account key's rotation, so the paid tenant's run keeps

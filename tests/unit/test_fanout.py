@@ -352,3 +352,21 @@ def test_given_a_delivery_when_queued_then_it_travels_as_a_webhook_job(rig: Rig)
     rig.fan_out()
 
     assert rig.queue.sent[0][0].channel is Channel.WEBHOOK
+
+
+def test_given_a_delivery_then_its_job_item_holds_no_body_and_its_message_carries_the_events(
+    rig: Rig,
+) -> None:
+    """The event's payload is written once, in the event: each job item refers to it."""
+    rig.store.add(TENANT, subscription(1))
+    event_id = rig.send()
+    rig.fan_out()
+
+    [stored] = rig.jobs.written.values()
+    [(message, _)] = rig.queue.sent
+    assert _webhook(stored.request).payload == {}
+    assert _webhook(message.request).payload["data"] == PAID
+    ref = _webhook(stored.request).delivery
+    assert ref == _webhook(message.request).delivery
+    assert ref is not None
+    assert ref.event_id == event_id

@@ -3,7 +3,7 @@ with the subscription's own secrets, and judged by the subscription's own breake
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import pytest
 from msgspec.structs import replace
@@ -12,7 +12,7 @@ from herald.adapters.data_key_cache import DataKeyCache
 from herald.adapters.vault import Vault
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.breakers import ENDPOINT_POLICY, Breaker, BreakerKey, BreakerKind, BreakerState
-from herald.domain.events import Subscription, SubscriptionSecrets
+from herald.domain.events import Event, Subscription, SubscriptionSecrets
 from herald.domain.job_records import Claim, JobMessage
 from herald.domain.jobs import Channel, compact_json
 from herald.domain.notifications import DeliveryRef, NotificationRequest, SealedHeaders, WebhookNotification
@@ -22,10 +22,16 @@ from herald.domain.webhooks import WebhookOutcome
 from herald.observability import metrics
 from herald.services.health import BreakerBoard, EndpointHealth
 from herald.services.tenant_directory import TenantDirectory
-from herald.services.webhook_attempt import SUBSCRIPTION_DELETED, SUBSCRIPTION_DISABLED, WebhookAttempt
+from herald.services.webhook_attempt import (
+    EVENT_GONE,
+    SUBSCRIPTION_DELETED,
+    SUBSCRIPTION_DISABLED,
+    WebhookAttempt,
+)
 from tests.fakes.breakers import FakeBreakers
 from tests.fakes.common import ManualClock
 from tests.fakes.console import FakeMail
+from tests.fakes.events import FakeEventStore
 from tests.fakes.key_manager import InMemoryKeyManager
 from tests.fakes.tenants import FakeTenantTable
 from tests.unit.test_webhook_attempt import FakeSender
@@ -59,8 +65,12 @@ class Rig:
         self.mail = FakeMail()
         self.sender = FakeSender()
         health = EndpointHealth(BreakerBoard(self.breakers, ENDPOINT_POLICY, clock=self.clock), self.mail)
+        self.events = FakeEventStore()
         self.attempt = WebhookAttempt(
-            directory=TenantDirectory(self.tenants, self.vault), sender=self.sender, health=health
+            directory=TenantDirectory(self.tenants, self.vault),
+            sender=self.sender,
+            health=health,
+            events=self.events,
         )
 
     def subscribe(self, url: str = "https://hooks.example.com/now", **fields: object) -> Subscription:
@@ -82,10 +92,11 @@ class Rig:
         self.breakers.subscriptions[(TENANT, SUB)] = subscription
         return subscription
 
-    def run(self) -> AttemptOutcome:
+    def run(self, body: Mapping[str, object] = BODY) -> AttemptOutcome:
+        """``body``: {} for a delivery read from the table (its job item does not repeat the body)."""
         webhook = WebhookNotification(
             url="https://hooks.example.com/then",
-            payload=BODY,
+            payload=body,
             delivery=DeliveryRef("evt_1", SUB, "order.paid"),
         )
         request = NotificationRequest(webhook)
@@ -195,3 +206,27 @@ def test_given_five_days_of_failures_then_the_notice_names_the_subscription_and_
         f"Herald disabled your webhook subscription {SUB} (https://hooks.example.com/now): "
     )
     assert f"POST /api/v1/subscriptions/{SUB}/enable" in text
+
+
+def test_given_a_delivery_read_from_the_table_then_its_body_is_the_events(rig: Rig) -> None:
+    rig.subscribe()
+    event = Event("evt_1", TENANT, "order.paid", {"orderId": "o_1"}, "2026-12-05T09:30:00.000Z")
+    rig.events.insert(event, None)
+
+    outcome = rig.run(body={})
+
+    assert outcome.delivered is True
+    assert rig.sender.calls[0]["hook"].body == compact_json(BODY)
+
+
+def test_given_a_delivery_whose_event_is_gone_then_it_ends_unsent_saying_so(rig: Rig) -> None:
+    rig.subscribe()
+
+    outcome = rig.run(body={})
+
+    assert rig.sender.calls == []
+    assert (outcome.final, outcome.error_message) == (True, EVENT_GONE)
+    assert (
+        outcome.error_message
+        == "the event is past its retention (event_not_found); the delivery was not sent"
+    )

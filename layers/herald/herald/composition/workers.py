@@ -112,6 +112,7 @@ def email_worker() -> Worker:
 
 def _webhook_worker() -> Worker:
     from herald.adapters.platform_mail import SesPlatformMail
+    from herald.adapters.store.event_store import DynamoEvents
     from herald.adapters.store.rate_store import DynamoRateSlots
     from herald.adapters.webhook_sender import send_webhook
     from herald.services.pacing import Pacer
@@ -123,7 +124,7 @@ def _webhook_worker() -> Worker:
     mail = SesPlatformMail(base.clients.sesv2, base.settings.platform_sender)
     health = EndpointHealth(_board(ENDPOINT_POLICY), mail)
     return _worker(
-        WebhookAttempt(directory=_directory(), sender=sender, health=health),
+        WebhookAttempt(directory=_directory(), sender=sender, health=health, events=DynamoEvents(base.table)),
         WEBHOOK_RECORD_BUDGET_MILLIS,
         Pacer(DynamoRateSlots(base.table)),
     )

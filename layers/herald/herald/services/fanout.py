@@ -17,6 +17,7 @@ page runs again, and 1 SendMessageBatch per 10 deliveries.
 from __future__ import annotations
 
 import msgspec
+from msgspec.structs import replace
 
 from herald.domain.breakers import BreakerState
 from herald.domain.clock import epoch_seconds, parse_iso
@@ -59,16 +60,22 @@ class FanoutWorker:
             if breaker.state is not BreakerState.DISABLED and subscription.audience_of(event)
         ]
         priority = LOWEST_PRIORITY if page.plan == Plan.FREE else DEFAULT_PRIORITY
-        jobs = [self._job(event, subscription, priority, page.plan) for subscription in audience]
+        made = [self._job(event, subscription, priority, page.plan) for subscription in audience]
+        jobs = [job for job, _ in made]
         to_queue = set(self._jobs.insert_deliveries(jobs))
-        messages = [_message(job, page) for job in jobs if job.job_id in to_queue]
+        messages = [_message(job, sent, page) for job, sent in made if job.job_id in to_queue]
         if messages:
             self._queue.enqueue_batch(messages, queue_priority(priority))
         count("FanoutJobsQueued", {}, value=len(messages))
         return FannedOut(event.event_id, len(jobs), len(messages))
 
-    def _job(self, event: Event, subscription: Subscription, priority: int, plan: str) -> NewJob:
-        webhook = WebhookNotification(
+    def _job(
+        self, event: Event, subscription: Subscription, priority: int, plan: str
+    ) -> tuple[NewJob, NotificationRequest]:
+        """The delivery job as it is stored, and its request as its message carries it: the body
+        (the event's payload) travels in the message only; the event item holds it once, and a
+        worker that reads the job from the table reads the event's body with it."""
+        sent = WebhookNotification(
             url=subscription.url,
             payload=delivery_body(event),
             headers=subscription.headers or {},
@@ -76,26 +83,27 @@ class FanoutWorker:
                 event.event_id, subscription.subscription_id, event.type, subscription.rate_limit_per_second
             ),
         )
-        return NewJob(
+        job = NewJob(
             job_id=delivery_job_id(event.tenant_id, event.event_id, subscription.subscription_id),
             tenant_id=event.tenant_id,
-            request=NotificationRequest(webhook),
+            request=NotificationRequest(replace(sent, payload={})),
             priority=priority,
             max_attempts=self._max_attempts,
             # Counted from the event's acceptance: its deliveries' latency is the event's.
             created_at=event.created_at,
             expires_at=event.expires_at or epoch_seconds(retention_end(plan, parse_iso(event.created_at))),
         )
+        return job, NotificationRequest(sent)
 
 
-def _message(job: NewJob, page: FanoutPage) -> JobMessage:
+def _message(job: NewJob, sent: NotificationRequest, page: FanoutPage) -> JobMessage:
     return JobMessage(
         job.job_id,
         job.tenant_id,
         Channel.WEBHOOK,
         page.plan,
         0,
-        job.request,
+        sent,
         job.priority,
         job.created_at,
         page.correlation_id,

@@ -3,8 +3,8 @@ through the SSRF-safe sender."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypeVar
 
 from msgspec.structs import replace
 
@@ -12,6 +12,7 @@ from herald.domain.account import TenantProfile
 from herald.domain.attempts import AttemptOutcome
 from herald.domain.breakers import Breaker
 from herald.domain.errors import DependencyError
+from herald.domain.events import Event, delivery_body
 from herald.domain.job_records import Claim, JobMessage
 from herald.domain.jobs import compact_json
 from herald.domain.notifications import DeliveryRef, NotificationRequest, SealedHeaders, WebhookNotification
@@ -31,15 +32,27 @@ SUBSCRIPTION_DISABLED = (
     " (subscription_disabled); the delivery was not sent"
 )
 SUBSCRIPTION_DELETED = "the subscription was deleted (subscription_deleted); the delivery was not sent"
+EVENT_GONE = "the event is past its retention (event_not_found); the delivery was not sent"
+
+
+class EventReader(Protocol):
+    def get(self, tenant_id: str, event_id: str) -> Event | None: ...
 
 
 class WebhookAttempt:
     def __init__(
-        self, *, directory: TenantDirectory, sender: WebhookSender, health: EndpointHealth | None = None
+        self,
+        *,
+        directory: TenantDirectory,
+        sender: WebhookSender,
+        health: EndpointHealth | None = None,
+        events: EventReader | None = None,
     ) -> None:
+        """``events``: where a delivery read from the table finds its body (the event's payload)."""
         self._directory = directory
         self._send = sender
         self._health = health
+        self._events = events
 
     def run(self, message: JobMessage, request: NotificationRequest, _claim: Claim) -> AttemptOutcome:
         stored = request.notification
@@ -87,7 +100,10 @@ class WebhookAttempt:
             return AttemptOutcome(
                 delivered=False, error_message=SUBSCRIPTION_DELETED, final=True, caused_by_tenant=True
             )
-        webhook = replace(stored, url=subscription.url, headers=subscription.headers or {})
+        body = self._body(message.tenant_id, stored, ref)
+        if isinstance(body, AttemptOutcome):
+            return body
+        webhook = replace(stored, url=subscription.url, headers=subscription.headers or {}, payload=body)
 
         def send() -> AttemptOutcome:
             secrets = _opened(
@@ -101,6 +117,25 @@ class WebhookAttempt:
         return _through_gate(
             health, view.breaker, view.profile.email, send, SUBSCRIPTION_DISABLED, url=subscription.url
         )
+
+    def _body(
+        self, tenant_id: str, stored: WebhookNotification, ref: DeliveryRef
+    ) -> Mapping[str, Any] | AttemptOutcome:
+        """The delivery's body: as its message carried it, or, for a delivery read from the table (a
+        manual retry, a recovery), the event's, which the job item does not repeat."""
+        if stored.payload:
+            return stored.payload
+        events = self._events
+        if events is None:
+            raise TypeError("a delivery read from the table needs the events")
+        event = _opened(lambda: events.get(tenant_id, ref.event_id), "event")
+        if isinstance(event, AttemptOutcome):
+            return event
+        if event is None:
+            return AttemptOutcome(
+                delivered=False, error_message=EVENT_GONE, final=True, caused_by_tenant=True
+            )
+        return delivery_body(event)
 
     def _attempt(
         self, message: JobMessage, stored: WebhookNotification, profile: TenantProfile
