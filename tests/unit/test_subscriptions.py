@@ -576,3 +576,12 @@ def test_a_subscription_struct_round_trips(rig: Rig) -> None:
     sub_id = rig.create()
     stored: Subscription = rig.store.stored[(TENANT, sub_id)]
     assert msgspec.json.decode(msgspec.json.encode(stored), type=Subscription) == stored
+
+
+def test_a_whole_number_rate_written_as_a_float_is_the_integer() -> None:
+    """JSON Schema's integer is any number without a fraction: 5.0 is the rate 5, 5.5 is refused."""
+    body = {"url": "https://hooks.example.com/in", "eventTypes": ["order.paid"]}
+
+    assert SubscriptionBody.model_validate({**body, "rateLimitPerSecond": 5.0}).rateLimitPerSecond == 5
+    with pytest.raises(ValidationError):
+        SubscriptionBody.model_validate({**body, "rateLimitPerSecond": 5.5})

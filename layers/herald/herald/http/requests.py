@@ -169,7 +169,7 @@ IdempotencyKey = Annotated[
 ]
 
 
-def _whole_number(value: Any) -> Any:
+def whole_number(value: Any) -> Any:
     # JSON Schema's "integer" is any number without a fractional part, so 5.0 is the integer 5.
     if isinstance(value, float) and value.is_integer():
         return int(value)
@@ -177,7 +177,7 @@ def _whole_number(value: Any) -> Any:
 
 
 # A JSON Schema integer: a whole number, written 5 or 5.0; never a string, a boolean or 5.5.
-WholeNumber = Annotated[StrictInt, BeforeValidator(_whole_number)]
+WholeNumber = Annotated[StrictInt, BeforeValidator(whole_number)]
 
 
 def _priority(value: int) -> int:
@@ -313,7 +313,7 @@ def _without_default(**extra: JsonValue) -> Callable[[JsonDict], None]:
 
 # A template's version. The bound sits on the integer itself, before the whole-number validator: on
 # WholeNumber inside an optional type, pydantic would state it as "ge", which JSON Schema ignores.
-TemplateVersionNumber = Annotated[StrictInt, Ge(1), BeforeValidator(_whole_number)]
+TemplateVersionNumber = Annotated[StrictInt, Ge(1), BeforeValidator(whole_number)]
 
 
 class TemplateCall(StrictBody):

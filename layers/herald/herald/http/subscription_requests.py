@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated, TypeVar, cast
 
 from msgspec import UNSET, UnsetType
-from pydantic import ConfigDict, Field, StrictInt, field_validator
+from pydantic import BeforeValidator, ConfigDict, Field, StrictInt, field_validator
 from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
@@ -31,6 +31,7 @@ from herald.http.requests import (
     StrictBody,
     WebhookHeaders,
     WindowEdge,
+    whole_number,
 )
 
 T = TypeVar("T")
@@ -70,6 +71,7 @@ Channels = Annotated[
     ),
 ]
 Description = Annotated[str, Field(max_length=MAX_DESCRIPTION)]
+# The bounds sit on the integer itself, before the whole-number validator (JSON's 5.0 is 5).
 Rate = Annotated[
     StrictInt,
     Field(
@@ -77,6 +79,7 @@ Rate = Annotated[
         le=MAX_RATE_PER_SECOND,
         description="Deliveries per second at most; null: as fast as they come",
     ),
+    BeforeValidator(whole_number),
 ]
 Headers = Annotated[
     WebhookHeaders, Field(description=WEBHOOK_HEADERS_TEXT, json_schema_extra=WEBHOOK_HEADERS_SCHEMA)
