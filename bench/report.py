@@ -871,7 +871,8 @@ def _events(results: Mapping[str, Any]) -> str:
         f"**Write units per delivered fan-out job: {_units(per_job)}** ({verdict} the target of"
         f" {TARGET_WRITE_UNITS_PER_DELIVERY}): the fan-out page's conditional put of the job"
         f" ({_units(page['write_units']['total'])}: the job item of {job['bytes_after']} bytes with its 1 KB"
-        f" event, {_units(job['table_units'])} table and {_units(job['index_units'])} index units) and the"
+        f" event{_over_a_unit(job['bytes_after'])}, {_units(job['table_units'])} table and"
+        f" {_units(job['index_units'])} index units) and the"
         f" worker's claim and outcome ({_units(deliver['write_units']['total'])}); plus {_units(fixed)} per"
         " event whatever its width (the usage counter and the event item). A rate-limited subscription's"
         f" delivery writes {_units(limited['write_units']['total'] - deliver['write_units']['total'])} more"
@@ -895,6 +896,12 @@ def _events(results: Mapping[str, Any]) -> str:
             _fanout_costs(results),
         ]
     )
+
+
+def _over_a_unit(size: int) -> str:
+    """How far an item's size is past a whole write unit (1 KB), when that cost it a unit."""
+    over = size % 1024
+    return f", {over} bytes past {size // 1024} KB" if size > 1024 and over else ""
 
 
 def _fanout_timing(results: Mapping[str, Any]) -> str:
@@ -969,8 +976,8 @@ def _fanout_costs(results: Mapping[str, Any]) -> str:
             " signing secret (one KMS call) because every subscription is new to the worker here; a warm"
             " worker that delivered to the subscription recently has its data key cached.",
             _table(["service", *names], rows),
-            f"Svix's list price as of writing: {_usd(svix_usd)} per million messages (from svix.com/pricing,"
-            f" {svix['as_of']}).",
+            f"Svix's list price as of writing: {_usd(svix_usd)} per million messages, from svix.com/pricing"
+            f" (`bench/prices.yaml`: {svix['as_of']}).",
             "What is billed per delivery:",
             _table(["quantity", *names], billed),
         ]

@@ -114,12 +114,15 @@ def test_the_events_section_gives_write_units_per_delivered_job_against_the_targ
     text = _events(results)
 
     assert "**Write units per delivered fan-out job: 5** (above the target of 4)" in text
-    assert "the job item of 1061 bytes with its 1 KB event, 2 table and 1 index units" in text
+    assert (
+        "the job item of 1061 bytes with its 1 KB event, 37 bytes past 1 KB, 2 table and 1 index units"
+        in text
+    )
     assert "plus 3 per event whatever its width" in text
     assert "A rate-limited subscription's delivery writes 1 more (its send slot)" in text
     assert "Read units: 3 / 4 / 15 per event for 1 / 10 / 100 subscriptions" in text
     assert "| 1000 | 61.50 | 61.50 | 40 s, over HTTP for 100, copies for the rest | 0 / 2 |" in text
-    assert "Svix's list price as of writing: $100.00 per million messages (from svix.com/pricing" in text
+    assert "Svix's list price as of writing: $100.00 per million messages, from svix.com/pricing" in text
     total = results["fanout_cost_per_million"][next(iter(FANOUT_DELIVERIES))]["usd_total"]
     assert f"{100 / total:.0f}×" in text
 
