@@ -32,6 +32,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from bench import report
 from bench.cold_start import cold_start_steps, measure_cold_starts
 from bench.costs import Platform, PriceList, cost_per_million
+from bench.fanout import fanout_costs
+from bench.fanout_timing import measure_fanout_timing, timing_steps
 from bench.rig import Rig, table_schemas
 from bench.scenarios import (
     NOTIFICATIONS,
@@ -106,7 +108,8 @@ def summarise(measured: InProcess) -> dict[str, Any]:
     steps = measured.scenarios
     return {
         "calls_per_notification": {
-            key: {"calls": step["calls"], "lambda": step["lambda"]} for key, step in steps.items()
+            key: {name: step[name] for name in ("calls", "lambda", "fair_queues") if name in step}
+            for key, step in steps.items()
         },
         "write_units_per_notification": {
             key: {
@@ -115,6 +118,7 @@ def summarise(measured: InProcess) -> dict[str, Any]:
             for key, step in steps.items()
         },
         "cost_per_million": cost_per_million(steps, NOTIFICATIONS, platform, prices),
+        "fanout_cost_per_million": fanout_costs(steps, platform, prices),
         "prices": dataclasses.asdict(prices),
     }
 
@@ -129,7 +133,7 @@ def remeasure(bar: Bar, only: tuple[str, ...]) -> None:
     # A notification's own steps are measured again too: its costs need all they recorded.
     measured = in_process(bar, only + tuple(key for keys in NOTIFICATIONS.values() for key in keys))
     measured.scenarios = {**steps, **measured.scenarios}
-    kept = {key: previous[key] for key in ("cold_start", "throughput") if key in previous}
+    kept = {key: previous[key] for key in ("cold_start", "throughput", "fanout_timing") if key in previous}
     report.write(report.assemble({**summarise(measured), **kept}, record_baseline=False))
 
 
@@ -139,7 +143,10 @@ def main() -> None:
         "--notifications", type=int, default=2000, help="through the local stack (default 2000)"
     )
     parser.add_argument("--concurrency", type=int, default=8, help="concurrent clients (default 8)")
-    parser.add_argument("--skip-throughput", action="store_true", help="no local stack run")
+    parser.add_argument("--skip-throughput", action="store_true", help="no throughput run (local stack)")
+    parser.add_argument(
+        "--skip-fanout-timing", action="store_true", help="no fan-out timing run (local stack, 1/10/1000)"
+    )
     parser.add_argument(
         "--record-baseline", action="store_true", help="store this run as results.json's baseline block"
     )
@@ -172,6 +179,9 @@ def main() -> None:
         functions: list[FunctionSpec] = list(measured.topology.functions.values())
         with bar.phase("cold start (fresh processes)", cold_start_steps(functions)) as advance:
             results["cold_start"] = measure_cold_starts(functions, REGION, advance)
+        if not args.skip_fanout_timing:
+            with bar.phase("fan-out timing (local stack)", timing_steps()) as advance:
+                results["fanout_timing"] = measure_fanout_timing(advance)
         if not args.skip_throughput:
             totals = {
                 "sent": args.notifications,

@@ -22,6 +22,7 @@ from bench.capacity_modes import compare_capacity, snapstart_costs
 from bench.chart import draw
 from bench.cold_start import AFTER_LIBRARIES, FLOOR_OF, LIBRARIES_ONLY, LIBRARY_FLOOR, SERVICES
 from bench.costs import MILLION, PriceList
+from bench.fanout import ACCEPT_WIDTHS, FANOUT_WIDTH
 from herald_local.cloudformation.template import load_template
 from herald_local.config import project_root
 
@@ -151,6 +152,7 @@ def render(results: Mapping[str, Any]) -> str:
         _snapstart(results),
         _capacity(results),
         _throughput(results),
+        _events(results),
         _health(),
         _prices(results),
     ]
@@ -834,4 +836,149 @@ def _prices(results: Mapping[str, Any]) -> str:
     ]
     return f"## Prices used (compiled {prices['compiled']}, `bench/prices.yaml`)\n\n" + _table(
         ["service", "dimension", "price", "as of", "source", "confidence"], rows
+    )
+
+
+# ---------------------------------------------------------------- events and fan-out
+
+EVENT_DELIVERY_STEPS = ("event_fanout_page", "event_deliver", "event_deliver_rate_limited")
+TARGET_WRITE_UNITS_PER_DELIVERY = 4
+
+
+def _event_row(step: Mapping[str, Any], calls: Mapping[str, Any]) -> list[str]:
+    return [
+        step["title"],
+        ", ".join(f"{name} {_units(count)}" for name, count in calls["calls"].items()),
+        _units(step["write_units"]["total"]),
+        _units(step["read_units"]["total"]),
+        ", ".join(f"{name} {use['ms']:.1f} ms" for name, use in calls["lambda"].items()),
+    ]
+
+
+def _events(results: Mapping[str, Any]) -> str:
+    steps, calls = results["write_units_per_notification"], results["calls_per_notification"]
+    accepts = [f"event_accept_{width}" for width in ACCEPT_WIDTHS]
+    if not all(key in steps for key in (*accepts, *EVENT_DELIVERY_STEPS)):
+        return ""
+    header = ["step", "calls", "write units", "read units", "handler time (warm, this machine)"]
+    page, deliver, limited = (steps[key] for key in EVENT_DELIVERY_STEPS)
+    per_job = page["write_units"]["total"] + deliver["write_units"]["total"]
+    fixed = steps[accepts[-1]]["write_units"]["total"]
+    job = next(item for item in page["write_units"]["by_item"] if item["item"].startswith("JOB#"))
+    verdict = "within" if per_job <= TARGET_WRITE_UNITS_PER_DELIVERY else "above"
+    reads = " / ".join(_units(steps[key]["read_units"]["total"]) for key in accepts)
+    summary = (
+        f"**Write units per delivered fan-out job: {_units(per_job)}** ({verdict} the target of"
+        f" {TARGET_WRITE_UNITS_PER_DELIVERY}): the fan-out page's conditional put of the job"
+        f" ({_units(page['write_units']['total'])}: the job item of {job['bytes_after']} bytes with its 1 KB"
+        f" event{_over_a_unit(job['bytes_after'])}, {_units(job['table_units'])} table and"
+        f" {_units(job['index_units'])} index units) and the"
+        f" worker's claim and outcome ({_units(deliver['write_units']['total'])}); plus {_units(fixed)} per"
+        " event whatever its width (the usage counter and the event item). A rate-limited subscription's"
+        f" delivery writes {_units(limited['write_units']['total'] - deliver['write_units']['total'])} more"
+        f" (its send slot). Read units: {reads} per event for {' / '.join(map(str, ACCEPT_WIDTHS))}"
+        " subscriptions (the accept reads every subscription item of the tenant to count its audience),"
+        f" {_units(page['read_units']['total'])} per delivery at the fan-out (the event and the page's"
+        f" subscriptions), {_units(deliver['read_units']['total'])} per delivery in the worker (profile,"
+        " subscription and its breaker)."
+    )
+    return "\n\n".join(
+        [
+            "## Events and fan-out",
+            "A 1 KB event (`bench/samples.py`'s order, checked against a small JSON Schema) sent to a tenant's"
+            " subscriptions, which point at the sandbox's hook receiver; measured in-process as the steps above.",
+            "Per event (its fixed cost, by fan-out width):",
+            _table(header, [_event_row(steps[key], calls[key]) for key in accepts]),
+            "Per delivery job (the fan-out page of 100: its calls and reads shared by the page's jobs):",
+            _table(header, [_event_row(steps[key], calls[key]) for key in EVENT_DELIVERY_STEPS]),
+            summary,
+            _fanout_timing(results),
+            _fanout_costs(results),
+        ]
+    )
+
+
+def _over_a_unit(size: int) -> str:
+    """How far an item's size is past a whole write unit (1 KB), when that cost it a unit."""
+    over = size % 1024
+    return f", {over} bytes past {size // 1024} KB" if size > 1024 and over else ""
+
+
+def _fanout_timing(results: Mapping[str, Any]) -> str:
+    timing = results.get("fanout_timing")
+    if not timing:
+        return (
+            "Accept → last subscription's first attempt: not measured in this run (`--skip-fanout-timing`)."
+        )
+    rows = [
+        [
+            _units(width["subscriptions"]),
+            f"{width['median_seconds']:.2f}",
+            ", ".join(f"{seconds:.2f}" for seconds in width["runs"]),
+            f"{width['registration_seconds']:.0f} s, {width['registered_by']}",
+            f"{width.get('accept_503s', 0)} / {width.get('fanout_page_timeouts', 0)}",
+        ]
+        for width in timing.values()
+    ]
+    return "\n\n".join(
+        [
+            "### Accept → the last subscription's first attempt, through the local stack",
+            "From the 202 (the client's clock) to the last subscription's first arrival at the sandbox's hook"
+            " receiver (its `receivedAt`), one tenant per width with its subscriptions in place beforehand"
+            " (registration: how, and how long it took); every endpoint answers 200. The local stack runs"
+            " at most 4 environments per function against one moto server, on this machine: a large"
+            " fan-out here measures that ceiling (the throughput section's moto raw rate), not Lambda's"
+            " concurrency.",
+            _table(
+                [
+                    "subscriptions",
+                    "median s",
+                    "each run s",
+                    "registration",
+                    "accept 503s retried / fan-out pages timed out (10 s)",
+                ],
+                rows,
+            ),
+            "A 503 is the accept's read of every subscription outlasting the API clients' 10 s read"
+            " timeout in moto (which serialises each item it answers in a few ms); a page that times out"
+            " comes back after the fan-out queue's 60 s visibility timeout and writes only what is missing,"
+            " so either adds to the time here, as it would in AWS.",
+        ]
+    )
+
+
+def _fanout_costs(results: Mapping[str, Any]) -> str:
+    costs = results.get("fanout_cost_per_million")
+    if not costs:
+        return ""
+    names = list(costs)
+    services = list(next(iter(costs.values()))["usd_by_service"])
+    rows = [
+        [service, *(_usd(costs[name]["usd_by_service"][service]) for name in names)] for service in services
+    ]
+    rows.append(["**total**", *(f"**{_usd(costs[name]['usd_total'])}**" for name in names)])
+    svix = results["prices"]["alternatives"]["svix"]
+    svix_usd = svix["usd"] / svix["per"] * MILLION
+    rows.append(["Svix ÷ Herald", *(f"{svix_usd / costs[name]['usd_total']:.0f}×" for name in names)])
+    quantities = list(next(iter(costs.values()))["per_notification"])
+    billed = [
+        [quantity, *(_units(costs[name]["per_notification"][quantity]) for name in names)]
+        for quantity in quantities
+    ]
+    return "\n\n".join(
+        [
+            "### Cost per million fan-out deliveries (USD, us-east-1 list prices, free tiers not subtracted)",
+            f"Assumptions: one 1 KB event fanned out to {FANOUT_WIDTH} subscriptions (its accept shared by"
+            " them), every delivery answered 2xx on its first attempt, the day counts' share of a webhook;"
+            " API Gateway for the event's one request, Lambda for the accept, the fan-out page and the worker,"
+            " SQS requests (the fan-out page, the delivery messages, the event source mappings' receives and"
+            " deletes), DynamoDB units and KMS requests as measured. Each delivery decrypts its subscription's"
+            " signing secret (one KMS call) because every subscription is new to the worker here; a warm"
+            " worker that delivered to the subscription recently has its data key cached.",
+            _table(["service", *names], rows),
+            f"Svix's list price as of writing: {_usd(svix_usd)} per million messages, from svix.com/pricing"
+            f" (`bench/prices.yaml`: {svix['as_of']}).",
+            "What is billed per delivery:",
+            _table(["quantity", *names], billed),
+        ]
     )

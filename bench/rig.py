@@ -71,9 +71,16 @@ class FairQueueUse:
         self.seen = False
 
     def __call__(self, call: SdkCall, proceed: Proceed) -> Any:
-        if call.service == "sqs" and call.operation == "SendMessage" and call.params.get("MessageGroupId"):
+        if call.service == "sqs" and any(message.get("MessageGroupId") for message in _sent(call)):
             self.seen = True
         return proceed()
+
+
+def _sent(call: SdkCall) -> list[Mapping[str, Any]]:
+    """The messages an SQS call sends: its own parameters, or a batch's entries."""
+    if call.operation == "SendMessage":
+        return [call.params]
+    return list(call.params.get("Entries") or []) if call.operation == "SendMessageBatch" else []
 
 
 @dataclass
@@ -267,7 +274,11 @@ class Rig:
         return answer
 
     def get(self, path: str, key: str, method: str = "GET") -> ApiAnswer:
-        answer: ApiAnswer = self._invoke(API, functools.partial(self.herald.api, method, path, key=key))
+        return self.call(method, path, None, key)
+
+    def call(self, method: str, path: str, body: Any, key: str) -> ApiAnswer:
+        """Any API request by ``key``, answered by ApiFunction (measured inside ``measuring``)."""
+        answer: ApiAnswer = self._invoke(API, functools.partial(self.herald.api, method, path, body, key=key))
         return answer
 
     def invoke(self, function: str, event: Any) -> Any:

@@ -30,6 +30,7 @@ from bench.day_counts import (
     status_poll,
     tally_window,
 )
+from bench.fanout import ACCEPT_WIDTHS, PAGE_WIDTH, accept_event, deliver_fanout, fanout_page
 from bench.rig import API, BOUNCER, EMAIL_QUEUE, REPORTER, WEBHOOK_QUEUE, Rig, Signed, Step, StepCost
 from herald.domain.vendors import ProviderName, vendor_of, webhook_route
 from herald_harness.in_moto import ApiAnswer
@@ -350,6 +351,32 @@ SCENARIOS: tuple[Scenario, ...] = (
         f"the day counts of {WINDOW_JOBS} webhooks of five tenants (one TallyFunction batch)",
         tally_window(5),
         "per job: a write per tenant-day of the batch, however the queue mixed them",
+    ),
+    *(
+        Scenario(
+            f"event_accept_{width}",
+            f"accept a 1 KB event for {width} subscription{'s' if width > 1 else ''}",
+            accept_event(width),
+            "per event: its fixed cost, whatever the fan-out's width (one fan-out message per page of 100)",
+        )
+        for width in ACCEPT_WIDTHS
+    ),
+    Scenario(
+        "event_fanout_page",
+        f"a fan-out page of {PAGE_WIDTH} subscriptions (FanoutFunction)",
+        fanout_page,
+        "per delivery job: the page's reads and messages shared by its jobs, one conditional put each",
+    ),
+    Scenario(
+        "event_deliver",
+        "deliver a fan-out job of a 1 KB event (endpoint answers 2xx)",
+        deliver_fanout(),
+    ),
+    Scenario(
+        "event_deliver_rate_limited",
+        "deliver a fan-out job to a rate-limited subscription (10 a second)",
+        deliver_fanout(rate_limit=10),
+        "each delivery reserves its send slot first (the subscription idle: no wait)",
     ),
     *(
         Scenario(

@@ -14,6 +14,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,8 +77,26 @@ class TableMeter:
         self.writes: list[MeteredWrite] = []
         self._writes_per_item: Counter[str] = Counter()
         self.reads: list[MeteredRead] = []
-        # Time spent in the meter's own reads, to be taken off the handlers' measured durations.
+        # Time spent in the meter's own reads, to be taken off the handlers' measured durations: the
+        # time while any of them runs (a handler's parallel writes meter side by side; adding up
+        # their reads would take off more than the handler took).
         self.overhead_seconds = 0.0
+        self._metering = 0
+        self._since = 0.0
+
+    @contextmanager
+    def _overhead(self) -> Iterator[None]:
+        with self._lock:
+            if not self._metering:
+                self._since = time.perf_counter()
+            self._metering += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._metering -= 1
+                if not self._metering:
+                    self.overhead_seconds += time.perf_counter() - self._since
 
     def begin_invocation(self) -> None:
         with self._lock:
@@ -125,10 +144,9 @@ class TableMeter:
         return Target(action, body["TableName"], schema.key(body["Key"] if "Key" in body else body["Item"]))
 
     def _stored(self, target: Target) -> Item | None:
-        started = time.perf_counter()
         params = {"TableName": target.table, "Key": target.key, "ConsistentRead": True}
-        item: Item | None = call_unobserved(self._client, "GetItem", params).get("Item")
-        self.overhead_seconds += time.perf_counter() - started
+        with self._overhead():
+            item: Item | None = call_unobserved(self._client, "GetItem", params).get("Item")
         return item
 
     def _bill(
@@ -199,11 +217,10 @@ class TableMeter:
         """DynamoDB bills a read on the whole item, whichever of its attributes the request asked for."""
         if item is None or not _PROJECTIONS.intersection(request):
             return item
-        started = time.perf_counter()
-        whole: Item | None = call_unobserved(self._client, "GetItem", {"TableName": table, "Key": key}).get(
-            "Item"
-        )
-        self.overhead_seconds += time.perf_counter() - started
+        with self._overhead():
+            whole: Item | None = call_unobserved(
+                self._client, "GetItem", {"TableName": table, "Key": key}
+            ).get("Item")
         return whole
 
     def _billed_read(
@@ -222,9 +239,8 @@ class TableMeter:
             rerun.pop(field, None)
             if kept:
                 rerun[field] = kept
-        started = time.perf_counter()
-        items: list[Item] = call_unobserved(self._client, operation, rerun).get("Items", [])
-        self.overhead_seconds += time.perf_counter() - started
+        with self._overhead():
+            items: list[Item] = call_unobserved(self._client, operation, rerun).get("Items", [])
         size = sum(item_size(item) for item in items)
         schema = self._schemas[params["TableName"]]
         shape = key_shape(schema.key(items[0])) if items else "(nothing)"
