@@ -870,8 +870,9 @@ def _events(results: Mapping[str, Any]) -> str:
     summary = (
         f"**Write units per delivered fan-out job: {_units(per_job)}** ({verdict} the target of"
         f" {TARGET_WRITE_UNITS_PER_DELIVERY}): the fan-out page's conditional put of the job"
-        f" ({_units(page['write_units']['total'])}: the job item of {job['bytes_after']} bytes with its 1 KB"
-        f" event{_over_a_unit(job['bytes_after'])}, {_units(job['table_units'])} table and"
+        f" ({_units(page['write_units']['total'])}: the job item of {job['bytes_after']} bytes, which refers"
+        " to the 1 KB event the event item holds once (the queue message carries the body)"
+        f"{_over_a_unit(job['bytes_after'])}, {_units(job['table_units'])} table and"
         f" {_units(job['index_units'])} index units) and the"
         f" worker's claim and outcome ({_units(deliver['write_units']['total'])}); plus {_units(fixed)} per"
         " event whatever its width (the usage counter and the event item). A rate-limited subscription's"
