@@ -115,8 +115,8 @@ def test_the_events_section_gives_write_units_per_delivered_job_against_the_targ
 
     assert "**Write units per delivered fan-out job: 5** (above the target of 4)" in text
     assert (
-        "the job item of 1061 bytes with its 1 KB event, 37 bytes past 1 KB, 2 table and 1 index units"
-        in text
+        "the job item of 1061 bytes, which refers to the 1 KB event the event item holds once (the queue"
+        " message carries the body), 37 bytes past 1 KB, 2 table and 1 index units" in text
     )
     assert "plus 3 per event whatever its width" in text
     assert "A rate-limited subscription's delivery writes 1 more (its send slot)" in text
